@@ -1,0 +1,50 @@
+# spreadwatch — developer entry points. `make test` and `make demo` work on a fresh machine.
+SHELL := /bin/bash
+.DEFAULT_GOAL := help
+
+PYTHON ?= python3
+VENV := .venv
+PY := $(VENV)/bin/python
+STAMP := $(VENV)/.installed
+export SPREADWATCH_CACHE ?= $(HOME)/.cache/spreadwatch
+
+.PHONY: help setup test test-unit lint typecheck layers oracle demo bench clean
+
+help:  ## list targets
+	@grep -hE '^[a-zA-Z_-]+:.*## ' $(MAKEFILE_LIST) | sed -E 's/:.*## /\t/' | sort
+
+$(STAMP): pyproject.toml
+	$(PYTHON) -m venv $(VENV)
+	$(PY) -m pip install --quiet --upgrade pip
+	$(PY) -m pip install --quiet -e '.[test]'
+	touch $(STAMP)
+
+setup: $(STAMP)  ## create .venv with spreadwatch (editable) and the test tools; idempotent
+
+lint: setup  ## ruff
+	$(VENV)/bin/ruff check operator tests
+
+typecheck: setup  ## mypy --strict on the package
+	$(VENV)/bin/mypy
+
+layers: setup  ## import-linter: layering and the pure core
+	$(VENV)/bin/lint-imports
+
+oracle: ## build (or reuse) the kube-scheduler v1.28 differential oracle
+	bash tests/oracle/build.sh >/dev/null
+
+test-unit: setup lint typecheck layers  ## everything except end-to-end and oracle tests
+	$(PY) -m pytest -q -m "not e2e and not oracle"
+
+test: setup lint typecheck layers oracle  ## every test: lint, types, layers, unit, oracle, end-to-end
+	$(PY) -m pytest -q
+
+demo: setup  ## the main job on the bundled example cluster
+	@echo '$$ spreadwatch analyze --cluster examples/cluster.yaml'
+	@$(VENV)/bin/spreadwatch analyze --cluster examples/cluster.yaml
+	@echo
+	@echo '$$ spreadwatch explain --cluster examples/cluster.yaml deployment/shop/web'
+	@$(VENV)/bin/spreadwatch explain --cluster examples/cluster.yaml deployment/shop/web
+
+clean:  ## remove the venv and caches (not the Go build cache)
+	rm -rf $(VENV) .pytest_cache .mypy_cache .ruff_cache .hypothesis

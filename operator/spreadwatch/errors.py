@@ -1,0 +1,65 @@
+"""The exception tree of spreadwatch.
+
+Every error a user can cause is a :class:`SpreadwatchError`; the CLI prints its message as one line on
+stderr and exits with code 2. Anything else is a bug.
+
+    SpreadwatchError                 base class; ``str(err)`` is the one line shown to the user
+    ├── InputError                   unusable input (exit code 2)
+    │   ├── SnapshotError            a file or directory cannot be read or parsed (missing, unreadable, bad YAML/JSON)
+    │   ├── ObjectError              one Kubernetes object is malformed (wrong kind, wrongly typed field)
+    │   ├── ProfileError             unknown scoring profile name
+    │   └── WorkloadNotFoundError    ``explain`` was asked about a workload that is not in the snapshot
+    └── SelectorError                a label selector is invalid (bad operator, key or value); also an InputError
+                                     when it comes from a CLI flag, but a *workload* with an invalid selector
+                                     only turns that workload's report into health ``Error``
+"""
+
+from __future__ import annotations
+
+__all__ = [
+    "InputError",
+    "ObjectError",
+    "ProfileError",
+    "SelectorError",
+    "SnapshotError",
+    "SpreadwatchError",
+    "WorkloadNotFoundError",
+]
+
+
+class SpreadwatchError(Exception):
+    """Base class of every error spreadwatch raises on purpose."""
+
+
+class InputError(SpreadwatchError):
+    """Input that spreadwatch cannot use; the CLI exits with code 2."""
+
+
+class SnapshotError(InputError):
+    """A snapshot file or directory cannot be read or parsed."""
+
+
+class ObjectError(InputError):
+    """A Kubernetes object is malformed: wrong kind, or a field of the wrong type.
+
+    The message names the object (``Kind namespace/name``) and the field path.
+    """
+
+    def __init__(self, ref: str, path: str, problem: str) -> None:
+        self.ref = ref
+        self.path = path
+        self.problem = problem
+        where = f"{ref}: {path}: " if path else f"{ref}: "
+        super().__init__(where + problem)
+
+
+class ProfileError(InputError):
+    """The requested scoring profile does not exist."""
+
+
+class WorkloadNotFoundError(InputError):
+    """The workload named on the command line is not in the snapshot."""
+
+
+class SelectorError(InputError):
+    """A label selector (structured or string form) is invalid."""

@@ -1,0 +1,556 @@
+"""The incremental spread index: cluster state and every workload's spread, kept current event by event.
+
+The operator's handlers and ``spreadwatch analyze`` both feed records into a :class:`SpreadIndex` and read
+:class:`~spreadwatch.report.SpreadReport` s back. Data structures (per namespace):
+
+* **label groups** — counting pods (bound, not deleting, not terminal) grouped by their exact label set
+  (pods of one ReplicaSet share one), each with a node → count map and a cached list of the workloads whose
+  spreading selector matches that label set;
+* **anchor index** — for each workload, one equality/``in`` requirement of its selector (its *anchor*)
+  indexes it under ``(key, value)``; a new label set only tests the workloads anchored on one of its labels
+  (plus the few whose selectors have no such requirement);
+* **workload state** — representative next pod, spreading selector, and a sparse node → matching-pod count
+  map (only nodes with matching pods);
+* **candidate sets** — cached per scheduling-constraint signature (tolerations, nodeSelector, required
+  affinity), since most workloads share one; rebuilt lazily after a node change.
+
+Costs (W: workloads in the namespace, G: label groups in the namespace, A: workloads a pod matches):
+
+==================================  ==========================================================================
+``apply(pod)`` / ``remove_pod``     O(labels + A) — O(labels + anchored candidates) for a new label set
+``apply(service)`` / controller     O(W) selector checks, plus O(G) recount per workload whose selector changed
+``apply(node)`` / ``remove_node``   O(1) now; candidate sets are rebuilt lazily, O(nodes) per signature
+``report_for`` (dirty workload)     O(nodes with matching pods + zones × top_n)
+``load(snapshot)``                  O(objects + workloads × G)
+==================================  ==========================================================================
+
+Only slim records are stored (see :mod:`spreadwatch.model`).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Iterator, Mapping
+from dataclasses import dataclass, field
+
+from spreadwatch.model import Controller, Namespace, Node, Pod, Record, Service
+from spreadwatch.report import CandidateLayout, ReportOptions, SpreadReport, build_report, error_report
+from spreadwatch.scoring import (
+    Profile,
+    SelectorMode,
+    SpreadSelector,
+    WorkloadRef,
+    ZoneKey,
+    build_spread_selector,
+    exclusion_reason,
+    is_workload,
+    representative_pod,
+    skip_reason,
+    zone_key,
+)
+from spreadwatch.selectors import Operator, Selector
+from spreadwatch.snapshot import Snapshot
+
+__all__ = ["IndexSizes", "SpreadIndex", "WorkloadKey"]
+
+WorkloadKey = tuple[str, str, str]  # (namespace, kind, name)
+_LabelKey = frozenset[tuple[str, str]]
+_POSITIVE = (Operator.EQUALS, Operator.DOUBLE_EQUALS, Operator.IN)
+
+
+@dataclass(slots=True)
+class _Group:
+    labels: Mapping[str, str]
+    nodes: dict[str, int] = field(default_factory=dict)
+    matches: list[WorkloadKey] | None = None
+
+
+@dataclass(slots=True)
+class _Workload:
+    ctrl: Controller
+    ref: WorkloadRef
+    pod: Pod | None = None
+    standin: Controller | None = None
+    selector: SpreadSelector | None = None
+    skip: str = ""
+    error: str = ""
+    anchors: tuple[tuple[str, str], ...] | None = ()  # None: no anchor, tested against every new label set
+    counts: dict[str, int] = field(default_factory=dict)
+    report: SpreadReport | None = None
+
+    @property
+    def counting(self) -> bool:
+        """Whether pods can count for this workload at all."""
+        return not self.skip and not self.error and self.selector is not None and not self.selector.empty
+
+
+@dataclass(slots=True)
+class _Namespace:
+    pods: dict[str, Pod] = field(default_factory=dict)
+    groups: dict[_LabelKey, _Group] = field(default_factory=dict)
+    services: dict[str, Service] = field(default_factory=dict)
+    controllers: dict[str, dict[str, Controller]] = field(default_factory=dict)
+    workloads: dict[WorkloadKey, _Workload] = field(default_factory=dict)
+    anchor_index: dict[tuple[str, str], set[WorkloadKey]] = field(default_factory=dict)
+    unanchored: set[WorkloadKey] = field(default_factory=set)
+    labels: Mapping[str, str] = field(default_factory=dict)
+
+
+@dataclass(frozen=True, slots=True)
+class _Candidates:
+    names: frozenset[str]
+    layout: CandidateLayout
+
+
+@dataclass(frozen=True, slots=True)
+class IndexSizes:
+    """Object counts, for self-metrics."""
+
+    nodes: int
+    pods: int
+    services: int
+    controllers: int
+    workloads: int
+    label_groups: int
+    candidate_sets: int
+
+
+def _anchors(selector: SpreadSelector | None) -> tuple[tuple[str, str], ...] | None:
+    """Index keys for a selector: any label set it matches has one of them. None: cannot be anchored."""
+    if selector is None or selector.empty:
+        return ()
+
+    def best(sel: Selector) -> tuple[tuple[str, str], ...] | None:
+        options = [r for r in sel.requirements if r.op in _POSITIVE]
+        if not options:
+            return None
+        req = min(options, key=lambda r: len(r.values))
+        return tuple((req.key, v) for v in req.values)
+
+    if selector.mode is SelectorMode.ANY_OF:
+        keys: list[tuple[str, str]] = []
+        for sel in selector.selectors:
+            found = best(sel)
+            if found is None:
+                return None
+            keys.extend(found)
+        return tuple(keys)
+    for sel in selector.selectors:
+        found = best(sel)
+        if found is not None:
+            return found
+    return None
+
+
+class SpreadIndex:
+    """Incremental cluster state and per-workload spread (see the module docstring for costs).
+
+    Implements ``scoring.ClusterLookup``. Not thread-safe: the operator calls it from one event loop.
+    """
+
+    def __init__(self, profile: Profile, options: ReportOptions | None = None) -> None:
+        self.profile = profile
+        self.options = options or ReportOptions()
+        self._ns: dict[str, _Namespace] = {}
+        self._nodes: dict[str, Node] = {}
+        self._zones: dict[str, ZoneKey | None] = {}
+        self._candidates: dict[tuple[object, ...], _Candidates] = {}
+        self._dirty: set[WorkloadKey] = set()
+        self._removed: set[WorkloadKey] = set()
+
+    # --- ClusterLookup ------------------------------------------------------------------------------------
+
+    def services_in(self, namespace: str) -> Iterable[Service]:
+        ns = self._ns.get(namespace)
+        return ns.services.values() if ns else ()
+
+    def controllers_in(self, kind: str, namespace: str) -> Iterable[Controller]:
+        ns = self._ns.get(namespace)
+        return ns.controllers.get(kind, {}).values() if ns else ()
+
+    def controller(self, kind: str, namespace: str, name: str) -> Controller | None:
+        ns = self._ns.get(namespace)
+        if ns is None:
+            return None
+        found = ns.controllers.get(kind, {}).get(name)
+        if found is None and kind == "ReplicaSet":
+            for w in ns.workloads.values():
+                if w.standin is not None and w.standin.name == name:
+                    return w.standin
+        return found
+
+    # --- bulk load ----------------------------------------------------------------------------------------
+
+    def load(self, snapshot: Snapshot) -> None:
+        """Add every record of a snapshot; workloads are computed once at the end. O(objects + W×G)."""
+        records: list[Record] = [*snapshot.nodes, *snapshot.namespaces, *snapshot.services, *snapshot.pods]
+        for record in records:
+            self.apply(record)
+        for ctrl in snapshot.controllers:
+            self._ns_of(ctrl.namespace).controllers.setdefault(ctrl.kind, {})[ctrl.name] = ctrl
+        for ctrl in snapshot.controllers:
+            if is_workload(ctrl):
+                self._add_workload(ctrl)
+
+    # --- events -------------------------------------------------------------------------------------------
+
+    def apply(self, record: Record) -> None:
+        """Add or update one object (an informer ADDED/MODIFIED event)."""
+        if isinstance(record, Pod):
+            self._apply_pod(record)
+        elif isinstance(record, Node):
+            self._apply_node(record)
+        elif isinstance(record, Service):
+            self._apply_service(record)
+        elif isinstance(record, Controller):
+            self._apply_controller(record)
+        elif isinstance(record, Namespace):
+            self._ns_of(record.name).labels = record.labels
+
+    def remove(self, kind: str, namespace: str, name: str) -> None:
+        """Remove one object (a DELETED event); unknown objects are ignored."""
+        if kind == "Pod":
+            ns = self._ns.get(namespace)
+            old = ns.pods.pop(name, None) if ns else None
+            if ns is not None and old is not None:
+                self._uncount(ns, old)
+        elif kind == "Node":
+            if self._nodes.pop(name, None) is not None:
+                self._zones.pop(name, None)
+                self._nodes_changed()
+        elif kind == "Service":
+            ns = self._ns.get(namespace)
+            svc = ns.services.pop(name, None) if ns else None
+            if ns is not None and svc is not None:
+                self._refresh_matching(ns, svc.selector, None)
+        elif kind == "Namespace":
+            ns = self._ns.get(name)
+            if ns is not None:
+                ns.labels = {}
+        else:
+            ns = self._ns.get(namespace)
+            ctrl = ns.controllers.get(kind, {}).pop(name, None) if ns else None
+            if ns is not None and ctrl is not None:
+                self._controller_changed(ns, ctrl, None)
+
+    # --- reading ------------------------------------------------------------------------------------------
+
+    def workload_keys(self) -> list[WorkloadKey]:
+        return sorted(k for ns in self._ns.values() for k in ns.workloads)
+
+    def report_for(self, kind: str, namespace: str, name: str) -> SpreadReport | None:
+        """The current report of a workload (rebuilt if it changed). O(busy nodes) when dirty, else O(1)."""
+        ns = self._ns.get(namespace)
+        w = ns.workloads.get((namespace, kind, name)) if ns else None
+        if w is None:
+            return None
+        if w.report is None:
+            w.report = self._build(w)
+        return w.report
+
+    def reports(self) -> list[SpreadReport]:
+        """Every workload's report, sorted by namespace, kind, name."""
+        out = []
+        for key in self.workload_keys():
+            report = self.report_for(key[1], key[0], key[2])
+            if report is not None:
+                out.append(report)
+        return out
+
+    def report_of_controller(self, ctrl: Controller) -> SpreadReport:
+        """A one-off report for a controller that is not a workload (a Deployment's ReplicaSet)."""
+        w = _Workload(ctrl, WorkloadRef.of(ctrl))
+        self._prepare(w)
+        self._recount(self._ns_of(ctrl.namespace), w)
+        return self._build(w)
+
+    def take_dirty(self) -> tuple[set[WorkloadKey], set[WorkloadKey]]:
+        """(workloads whose report may have changed, workloads removed) since the last call."""
+        dirty, removed = self._dirty, self._removed
+        self._dirty, self._removed = set(), set()
+        return dirty - removed, removed
+
+    def sizes(self) -> IndexSizes:
+        return IndexSizes(
+            nodes=len(self._nodes),
+            pods=sum(len(ns.pods) for ns in self._ns.values()),
+            services=sum(len(ns.services) for ns in self._ns.values()),
+            controllers=sum(len(c) for ns in self._ns.values() for c in ns.controllers.values()),
+            workloads=sum(len(ns.workloads) for ns in self._ns.values()),
+            label_groups=sum(len(ns.groups) for ns in self._ns.values()),
+            candidate_sets=len(self._candidates),
+        )
+
+    def namespace_labels(self, namespace: str) -> Mapping[str, str]:
+        ns = self._ns.get(namespace)
+        return ns.labels if ns else {}
+
+    def counts_of(self, kind: str, namespace: str, name: str) -> Mapping[str, int]:
+        """Matching counting pods per node (all nodes, candidate or not) — for tests and metrics."""
+        ns = self._ns.get(namespace)
+        w = ns.workloads.get((namespace, kind, name)) if ns else None
+        return dict(w.counts) if w else {}
+
+    # --- internals: pods ----------------------------------------------------------------------------------
+
+    def _ns_of(self, name: str) -> _Namespace:
+        ns = self._ns.get(name)
+        if ns is None:
+            ns = self._ns[name] = _Namespace()
+        return ns
+
+    def _apply_pod(self, pod: Pod) -> None:
+        ns = self._ns_of(pod.namespace)
+        old = ns.pods.get(pod.name)
+        ns.pods[pod.name] = pod
+        if old is not None:
+            if old.counts and pod.counts and old.node_name == pod.node_name and old.labels == pod.labels:
+                return
+            self._uncount(ns, old)
+        self._count(ns, pod)
+
+    def _group_matches(self, ns: _Namespace, group: _Group) -> list[WorkloadKey]:
+        if group.matches is None:
+            candidates: set[WorkloadKey] = set(ns.unanchored)
+            for item in group.labels.items():
+                found = ns.anchor_index.get(item)
+                if found:
+                    candidates |= found
+            matches = []
+            for key in candidates:
+                w = ns.workloads[key]
+                if w.counting and w.selector is not None and w.selector.matches(group.labels):
+                    matches.append(key)
+            group.matches = matches
+        return group.matches
+
+    def _count(self, ns: _Namespace, pod: Pod) -> None:
+        if not pod.counts:
+            return
+        label_key = frozenset(pod.labels.items())
+        group = ns.groups.get(label_key)
+        if group is None:
+            group = ns.groups[label_key] = _Group(pod.labels)
+        node = pod.node_name
+        group.nodes[node] = group.nodes.get(node, 0) + 1
+        for key in self._group_matches(ns, group):
+            w = ns.workloads[key]
+            w.counts[node] = w.counts.get(node, 0) + 1
+            self._touch(w, key)
+
+    def _uncount(self, ns: _Namespace, pod: Pod) -> None:
+        if not pod.counts:
+            return
+        label_key = frozenset(pod.labels.items())
+        group = ns.groups.get(label_key)
+        if group is None:
+            return
+        node = pod.node_name
+        left = group.nodes.get(node, 0) - 1
+        if left > 0:
+            group.nodes[node] = left
+        else:
+            group.nodes.pop(node, None)
+        for key in self._group_matches(ns, group):
+            w = ns.workloads[key]
+            c = w.counts.get(node, 0) - 1
+            if c > 0:
+                w.counts[node] = c
+            else:
+                w.counts.pop(node, None)
+            self._touch(w, key)
+        if not group.nodes:
+            del ns.groups[label_key]
+
+    def _touch(self, w: _Workload, key: WorkloadKey) -> None:
+        w.report = None
+        self._dirty.add(key)
+
+    # --- internals: nodes ---------------------------------------------------------------------------------
+
+    def _apply_node(self, node: Node) -> None:
+        old = self._nodes.get(node.name)
+        self._nodes[node.name] = node
+        if old is not None and (old.labels, old.taints, old.unschedulable) == (
+            node.labels,
+            node.taints,
+            node.unschedulable,
+        ):
+            return
+        self._zones[node.name] = zone_key(node.labels, self.profile)
+        self._nodes_changed()
+
+    def _nodes_changed(self) -> None:
+        self._candidates.clear()
+        for ns in self._ns.values():
+            for key, w in ns.workloads.items():
+                self._touch(w, key)
+
+    def _candidate_set(self, w: _Workload) -> _Candidates:
+        template = w.pod.template if w.pod is not None else w.ctrl.template
+        sig = template.constraint_key
+        cached = self._candidates.get(sig)
+        if cached is None:
+            by_zone: dict[ZoneKey | None, list[str]] = {}
+            excluded: dict[str, int] = {}
+            for name in sorted(self._nodes):
+                reason = exclusion_reason(self._nodes[name], template)
+                if reason is None:
+                    by_zone.setdefault(self._zones[name], []).append(name)
+                else:
+                    excluded[reason] = excluded.get(reason, 0) + 1
+            names = frozenset(n for names in by_zone.values() for n in names)
+            cached = self._candidates[sig] = _Candidates(names, CandidateLayout(by_zone, excluded))
+        return cached
+
+    # --- internals: services and controllers --------------------------------------------------------------
+
+    def _apply_service(self, svc: Service) -> None:
+        ns = self._ns_of(svc.namespace)
+        old = ns.services.get(svc.name)
+        ns.services[svc.name] = svc
+        if old is not None and old.selector == svc.selector:
+            return
+        self._refresh_matching(ns, old.selector if old else None, svc.selector)
+
+    def _refresh_matching(self, ns: _Namespace, old: Mapping[str, str] | None, new: Mapping[str, str] | None) -> None:
+        """Refresh workloads whose next pod is selected by the old or new Service selector. O(W)."""
+        for w in list(ns.workloads.values()):
+            if w.pod is None:
+                continue
+            labels = w.pod.labels
+            if any(sel is not None and all(labels.get(k) == v for k, v in sel.items()) for sel in (old, new)):
+                self._refresh(ns, w)
+
+    def _apply_controller(self, ctrl: Controller) -> None:
+        ns = self._ns_of(ctrl.namespace)
+        by_name = ns.controllers.setdefault(ctrl.kind, {})
+        old = by_name.get(ctrl.name)
+        by_name[ctrl.name] = ctrl
+        self._controller_changed(ns, old, ctrl)
+
+    def _controller_changed(self, ns: _Namespace, old: Controller | None, new: Controller | None) -> None:
+        ctrl = new or old
+        assert ctrl is not None
+        key = (ctrl.namespace, ctrl.kind, ctrl.name)
+        if new is None:
+            self._drop_workload(ns, key)
+        elif is_workload(new):
+            w = ns.workloads.get(key)
+            if w is None:
+                self._add_workload(new)
+            else:
+                w.ctrl, w.ref = new, WorkloadRef.of(new)
+                self._refresh(ns, w)
+        else:
+            self._drop_workload(ns, key)
+        affected: set[WorkloadKey] = set()
+        for c in (old, new):
+            if c is not None and c.kind == "ReplicaSet" and c.controller is not None:
+                affected.add((c.namespace, "Deployment", c.controller.name))
+        if self.profile.mode is not SelectorMode.OWNER_MERGED:
+            for wk, w in ns.workloads.items():
+                if w.pod is not None and any(
+                    c is not None and not c.selector.empty and c.selector.matches(w.pod.labels) for c in (old, new)
+                ):
+                    affected.add(wk)
+        affected.discard(key)
+        for wk in affected:
+            target = ns.workloads.get(wk)
+            if target is not None:
+                self._refresh(ns, target)
+
+    def _add_workload(self, ctrl: Controller) -> None:
+        ns = self._ns_of(ctrl.namespace)
+        key = (ctrl.namespace, ctrl.kind, ctrl.name)
+        w = _Workload(ctrl, WorkloadRef.of(ctrl))
+        ns.workloads[key] = w
+        self._removed.discard(key)
+        self._refresh(ns, w, force=True)
+
+    def _drop_workload(self, ns: _Namespace, key: WorkloadKey) -> None:
+        w = ns.workloads.pop(key, None)
+        if w is None:
+            return
+        self._unindex(ns, key, w)
+        self._invalidate_groups(ns)
+        self._dirty.discard(key)
+        self._removed.add(key)
+
+    # --- internals: workload refresh ----------------------------------------------------------------------
+
+    def _prepare(self, w: _Workload) -> None:
+        """Compute the workload's next pod, skip reason, error and spreading selector."""
+        ctrl = w.ctrl
+        replicasets = self.controllers_in("ReplicaSet", ctrl.namespace) if ctrl.kind == "Deployment" else ()
+        pod, rs = representative_pod(ctrl, replicasets)
+        w.pod = pod
+        real = self._ns_of(ctrl.namespace).controllers.get("ReplicaSet", {})
+        w.standin = rs if rs is not None and rs.name not in real else None
+        w.error = ""
+        if ctrl.selector_error:
+            w.error = f"InvalidSelector: {ctrl.selector_error}"
+        elif rs is not None and rs.selector_error:
+            w.error = f"InvalidSelector: ReplicaSet {rs.name}: {rs.selector_error}"
+        w.skip = skip_reason(pod, self.profile)
+        w.selector = None if (w.error or w.skip) else build_spread_selector(pod, self, self.profile)
+
+    def _refresh(self, ns: _Namespace, w: _Workload, force: bool = False) -> None:
+        key = (w.ctrl.namespace, w.ctrl.kind, w.ctrl.name)
+        old_selector, old_counting = w.selector, w.counting
+        self._prepare(w)
+        if force or w.selector != old_selector or w.counting != old_counting:
+            self._unindex(ns, key, w)
+            w.anchors = _anchors(w.selector) if w.counting else ()
+            if w.anchors is None:
+                ns.unanchored.add(key)
+            else:
+                for item in w.anchors:
+                    ns.anchor_index.setdefault(item, set()).add(key)
+            self._invalidate_groups(ns)
+            self._recount(ns, w)
+        self._touch(w, key)
+
+    def _unindex(self, ns: _Namespace, key: WorkloadKey, w: _Workload) -> None:
+        ns.unanchored.discard(key)
+        for item in w.anchors or ():
+            keys = ns.anchor_index.get(item)
+            if keys is not None:
+                keys.discard(key)
+                if not keys:
+                    del ns.anchor_index[item]
+
+    @staticmethod
+    def _invalidate_groups(ns: _Namespace) -> None:
+        for group in ns.groups.values():
+            group.matches = None
+
+    @staticmethod
+    def _recount(ns: _Namespace, w: _Workload) -> None:
+        counts: dict[str, int] = {}
+        if w.counting and w.selector is not None:
+            for group in ns.groups.values():
+                if w.selector.matches(group.labels):
+                    for node, c in group.nodes.items():
+                        counts[node] = counts.get(node, 0) + c
+        w.counts = counts
+
+    def _build(self, w: _Workload) -> SpreadReport:
+        replicas = w.ctrl.replicas
+        if w.error:
+            return error_report(w.ref, self.profile.name, replicas, w.error)
+        candidates = self._candidate_set(w)
+        counts = {n: c for n, c in w.counts.items() if n in candidates.names}
+        return build_report(
+            w.ref,
+            self.profile,
+            str(w.selector) if w.selector is not None else "",
+            w.skip,
+            candidates.layout,
+            counts,
+            {n: self._zones.get(n) for n in counts},
+            replicas,
+            self.options,
+        )
+
+    def __iter__(self) -> Iterator[SpreadReport]:
+        return iter(self.reports())

@@ -1,0 +1,204 @@
+"""Build a :class:`SpreadReport` from sparse spread state.
+
+Input is what the incremental index keeps: candidate node names grouped by zone (sorted), the matching-pod
+count of each candidate node that has any, and excluded-node reason counts. Cost: O(nodes with matching
+pods + zones × top_n), independent of the number of empty candidate nodes.
+"""
+
+from __future__ import annotations
+
+import heapq
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+
+from spreadwatch.report.health import Health, HealthThresholds, SpreadFacts, judge
+from spreadwatch.report.structure import NodeEntry, SpreadReport, ZoneEntry
+from spreadwatch.scoring import Profile, SpreadSummary, WorkloadRef, ZoneKey
+
+__all__ = ["DEFAULT_MAX_NODES", "DEFAULT_TOP_N", "CandidateLayout", "ReportOptions", "build_report", "error_report"]
+
+DEFAULT_TOP_N = 3
+DEFAULT_MAX_NODES = 500
+
+
+@dataclass(frozen=True, slots=True)
+class ReportOptions:
+    """Report shape and verdict settings (``--top-nodes``, ``--max-report-nodes``, health thresholds)."""
+
+    top_n: int = DEFAULT_TOP_N
+    max_nodes: int = DEFAULT_MAX_NODES
+    thresholds: HealthThresholds = field(default_factory=HealthThresholds)
+
+
+@dataclass(frozen=True, slots=True)
+class CandidateLayout:
+    """Candidate nodes by zone (None: no zone), each list sorted by name; excluded reason → count."""
+
+    by_zone: Mapping[ZoneKey | None, Sequence[str]]
+    excluded: Mapping[str, int]
+
+    @property
+    def total(self) -> int:
+        return sum(len(names) for names in self.by_zone.values())
+
+
+def _empties(names: Sequence[str], busy: Mapping[str, int], limit: int) -> list[str]:
+    """The first ``limit`` names (sorted order) without matching pods. O(limit + busy nodes in the zone)."""
+    out: list[str] = []
+    for name in names:
+        if len(out) >= limit:
+            break
+        if name not in busy:
+            out.append(name)
+    return out
+
+
+def _zone_fields(zone: ZoneKey | None) -> tuple[str, str]:
+    return ("", "") if zone is None else (zone[1], zone[0])
+
+
+def error_report(workload: WorkloadRef, profile: str, replicas: int, reason: str) -> SpreadReport:
+    """A report for a workload that cannot be scored (health Error)."""
+    return SpreadReport(
+        workload,
+        profile,
+        "",
+        False,
+        "",
+        replicas,
+        0,
+        0,
+        {},
+        (),
+        0,
+        (),
+        0,
+        0,
+        0,
+        (),
+        0,
+        0,
+        0,
+        Health.ERROR,
+        (reason,),
+    )
+
+
+def build_report(
+    workload: WorkloadRef,
+    profile: Profile,
+    selector: str,
+    skip_reason: str,
+    layout: CandidateLayout,
+    counts: Mapping[str, int],
+    node_zone: Mapping[str, ZoneKey | None],
+    replicas: int,
+    options: ReportOptions,
+) -> SpreadReport:
+    """The report of one workload.
+
+    ``counts`` maps candidate nodes with matching pods (count > 0) to their count; ``node_zone`` gives
+    those nodes' zones. A non-empty ``skip_reason`` makes every score 0 (health Skipped).
+    """
+    skipped = bool(skip_reason)
+    busy = {n: c for n, c in counts.items() if c > 0}
+    zone_counts: dict[ZoneKey, int] = {z: 0 for z in layout.by_zone if z is not None}
+    busy_per_group: dict[ZoneKey | None, int] = {}
+    for name, count in busy.items():
+        zone = node_zone[name]
+        if zone is not None:
+            zone_counts[zone] += count
+        busy_per_group[zone] = busy_per_group.get(zone, 0) + 1
+    summary = SpreadSummary(
+        profile.max_score, max(busy.values(), default=0), max(zone_counts.values(), default=0), zone_counts
+    )
+
+    def score(count: int, zone: ZoneKey | None) -> int:
+        return 0 if skipped else summary.score(count, zone)
+
+    scored = [(score(c, node_zone[n]), n, c, node_zone[n]) for n, c in busy.items()]
+    empty_score = {z: score(0, z) for z in layout.by_zone}
+    empty_count = {z: len(names) - busy_per_group.get(z, 0) for z, names in layout.by_zone.items()}
+    top_n = options.top_n
+    best_empty = [
+        (empty_score[z], n, 0, z)
+        for z, names in layout.by_zone.items()
+        if empty_count[z] > 0
+        for n in _empties(names, busy, top_n)
+    ]
+    top = heapq.nsmallest(top_n, scored + best_empty, key=lambda e: (-e[0], e[1]))
+    listed_busy = sorted(scored, key=lambda e: (-e[2], e[1]))
+    omitted = max(0, len(listed_busy) - options.max_nodes)
+    listed = {e[1]: e for e in listed_busy[: options.max_nodes]}
+    for entry in top:
+        listed.setdefault(entry[1], entry)
+    nodes = tuple(
+        NodeEntry(n, *_zone_fields(z), c, s) for s, n, c, z in sorted(listed.values(), key=lambda e: (-e[0], e[1]))
+    )
+    all_scores = [s for s, _, _, _ in scored] + [empty_score[z] for z in layout.by_zone if empty_count[z] > 0]
+    best = max(all_scores, default=0)
+    worst = min(all_scores, default=0)
+    best_pool = [n for s, n, _, _ in scored if s == best] + [
+        n
+        for z, names in layout.by_zone.items()
+        if empty_count[z] > 0 and empty_score[z] == best
+        for n in _empties(names, busy, top_n)
+    ]
+    best_total = sum(1 for s, _, _, _ in scored if s == best) + sum(
+        empty_count[z] for z in layout.by_zone if empty_count[z] > 0 and empty_score[z] == best
+    )
+    zones = tuple(
+        ZoneEntry(
+            zone=z[1],
+            region=z[0],
+            pods=zone_counts[z],
+            candidate_nodes=len(layout.by_zone[z]),
+            zone_score=0 if skipped else int(summary.zone_score(z)),
+            empty_node_score=empty_score[z],
+        )
+        for z in sorted(zone_counts)
+    )
+    any_empty = any(empty_count[z] > 0 for z in layout.by_zone)
+    node_skew = summary.max_node - (0 if any_empty or not busy else min(busy.values()))
+    zone_skew = (max(zone_counts.values()) - min(zone_counts.values())) if zone_counts else 0
+    pods = sum(busy.values())
+    if skipped:
+        health, reasons = Health.SKIPPED, [skip_reason]
+    else:
+        groups_with_pods = {node_zone[n] for n in busy}
+        busiest_zone = max(zone_counts, key=lambda z: zone_counts[z], default=None)
+        facts = SpreadFacts(
+            pods=pods,
+            candidate_nodes=layout.total,
+            nodes_with_pods=len(busy),
+            busiest_node=max(busy, key=lambda n: (busy[n], n), default=""),
+            zones_with_pods=len(groups_with_pods) if zone_counts else 0,
+            busiest_zone=busiest_zone[1] if busiest_zone else "",
+            candidate_zones=len(layout.by_zone) if zone_counts else 0,
+            node_skew=node_skew,
+            zone_skew=zone_skew,
+        )
+        health, reasons = judge(facts, options.thresholds)
+    return SpreadReport(
+        workload=workload,
+        profile=profile.name,
+        selector=selector,
+        skipped=skipped,
+        skip_reason=skip_reason,
+        replicas=replicas,
+        pods=pods,
+        candidate_nodes=layout.total,
+        excluded_nodes=dict(sorted(layout.excluded.items())),
+        nodes=nodes,
+        nodes_omitted=omitted,
+        zones=zones,
+        empty_node_score=empty_score.get(None, score(0, None)),
+        best_score=best,
+        worst_score=worst,
+        best_nodes=tuple(sorted(best_pool)[:top_n]),
+        best_node_count=best_total,
+        node_skew=node_skew,
+        zone_skew=zone_skew,
+        health=health,
+        reasons=tuple(reasons),
+    )

@@ -1,0 +1,80 @@
+"""Spread health: the verdict a report carries, and its thresholds.
+
+================  =======================================================================================
+health            when
+================  =======================================================================================
+Error             the workload cannot be scored (e.g. its selector is invalid)
+Skipped           the profile skips the workload's pods (topologySpreadConstraints)
+SinglePointOf-    at least ``min_replicas`` (default 2) matching pods, and all of them on one node, or all
+Failure           in one zone while another zone has candidate nodes
+Imbalanced        node skew > ``max_node_skew`` (default 1) or zone skew > ``max_zone_skew`` (default 1), or
+                  no candidate node at all
+Balanced          otherwise
+================  =======================================================================================
+
+Skew is max − min matching pods over candidate nodes (over zones for zone skew). Reasons are CamelCase
+codes followed by a human sentence, e.g. ``AllPodsOnOneNode: 3 pods on node-a``.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from enum import StrEnum
+
+__all__ = ["Health", "HealthThresholds", "SpreadFacts", "judge"]
+
+
+class Health(StrEnum):
+    BALANCED = "Balanced"
+    IMBALANCED = "Imbalanced"
+    SINGLE_POINT_OF_FAILURE = "SinglePointOfFailure"
+    SKIPPED = "Skipped"
+    ERROR = "Error"
+
+
+@dataclass(frozen=True, slots=True)
+class HealthThresholds:
+    """Configurable limits (CLI flags ``--max-node-skew``, ``--max-zone-skew``, ``--spof-min-pods``)."""
+
+    max_node_skew: int = 1
+    max_zone_skew: int = 1
+    min_replicas: int = 2
+
+
+@dataclass(frozen=True, slots=True)
+class SpreadFacts:
+    """What the verdict looks at."""
+
+    pods: int
+    candidate_nodes: int
+    nodes_with_pods: int
+    busiest_node: str
+    zones_with_pods: int
+    busiest_zone: str
+    candidate_zones: int
+    node_skew: int
+    zone_skew: int
+
+
+def judge(facts: SpreadFacts, thresholds: HealthThresholds) -> tuple[Health, list[str]]:
+    """The health of a scored (not skipped, not failed) workload, with reasons. O(1)."""
+    reasons: list[str] = []
+    if facts.candidate_nodes == 0:
+        return Health.IMBALANCED, ["NoCandidateNodes: no node passes the workload's taints/affinity filters"]
+    if facts.pods >= thresholds.min_replicas:
+        if facts.nodes_with_pods == 1:
+            reasons.append(f"AllPodsOnOneNode: {facts.pods} pods on {facts.busiest_node}")
+        if facts.zones_with_pods == 1 and facts.candidate_zones > 1:
+            reasons.append(
+                f"AllPodsInOneZone: {facts.pods} pods in zone {facts.busiest_zone or '<none>'} "
+                f"while {facts.candidate_zones - 1} other zone(s) have candidate nodes"
+            )
+    if reasons:
+        return Health.SINGLE_POINT_OF_FAILURE, reasons
+    if facts.node_skew > thresholds.max_node_skew:
+        reasons.append(f"NodeSkew: {facts.node_skew} > {thresholds.max_node_skew}")
+    if facts.zone_skew > thresholds.max_zone_skew:
+        reasons.append(f"ZoneSkew: {facts.zone_skew} > {thresholds.max_zone_skew}")
+    if reasons:
+        return Health.IMBALANCED, reasons
+    return Health.BALANCED, []

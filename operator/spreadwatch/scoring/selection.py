@@ -1,0 +1,138 @@
+"""The selector a pod is spread by, per profile (``helper.DefaultSelector`` and its ancestors).
+
+* v1.28 (``OWNER_MERGED``): the selectors of the pod's namespace's Services that select the pod are merged
+  into one label set; the pod's *controller* ownerReference is followed by name — a ReplicationController
+  (``v1``) merges its selector map into the set, a ReplicaSet or StatefulSet (``apps/v1``) ANDs its selector's
+  requirements (an invalid or nil selector adds nothing). The owner need not match the pod.
+* v1.18 (``LABEL_MERGED``): the same merge, but controllers are every RC/RS/StatefulSet of the namespace
+  whose non-empty, valid selector matches the pod's labels (client-go's ``GetPodControllers``,
+  ``GetPodReplicaSets``, ``GetPodStatefulSets``; a pod without labels has none).
+* v1.16 / v1.12 (``ALL_OF`` / ``ANY_OF``): no merge: one selector per matching Service, RC, RS and
+  StatefulSet; a pod counts if it matches all of them (v1.16) or any of them (v1.12).
+
+Cost: O(services + controllers in the pod's namespace) per pod (O(services) for v1.28).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass
+from typing import Protocol
+
+from spreadwatch.model import Controller, Pod, Service
+from spreadwatch.scoring.profiles import Profile, SelectorMode
+from spreadwatch.selectors import EVERYTHING, Selector, selector_from_set
+
+__all__ = ["ClusterLookup", "SpreadSelector", "build_spread_selector", "matching_services"]
+
+
+class ClusterLookup(Protocol):
+    """What selector building needs from the cluster state (implemented by the index and tests)."""
+
+    def services_in(self, namespace: str) -> Iterable[Service]: ...
+
+    def controllers_in(self, kind: str, namespace: str) -> Iterable[Controller]: ...
+
+    def controller(self, kind: str, namespace: str, name: str) -> Controller | None: ...
+
+
+@dataclass(frozen=True, slots=True)
+class SpreadSelector:
+    """The pods a pod is spread against: one merged selector, or a list matched with all/any."""
+
+    mode: SelectorMode
+    selectors: tuple[Selector, ...]
+
+    @property
+    def empty(self) -> bool:
+        """True when no pod can count (``selector.Empty()`` / ``len(selectors) == 0``): every node scores max."""
+        if self.mode in (SelectorMode.OWNER_MERGED, SelectorMode.LABEL_MERGED):
+            return self.selectors[0].empty
+        return not self.selectors
+
+    def matches(self, labels: Mapping[str, str]) -> bool:
+        """Whether a pod with ``labels`` counts (namespace and node checks are the caller's). O(r)."""
+        if self.mode is SelectorMode.ANY_OF:
+            return any(s.matches(labels) for s in self.selectors)
+        return all(s.matches(labels) for s in self.selectors)
+
+    def __str__(self) -> str:
+        if self.mode is SelectorMode.ANY_OF:
+            return " OR ".join(f"({s})" for s in self.selectors)
+        return ",".join(str(s) for s in self.selectors if str(s))
+
+
+def matching_services(pod: Pod, lookup: ClusterLookup) -> list[Service]:
+    """``GetPodServices``: Services of the pod's namespace whose (non-nil) selector matches its labels."""
+    labels = pod.labels
+    return [
+        svc
+        for svc in lookup.services_in(pod.namespace)
+        if svc.selector is not None and all(labels.get(k) == v for k, v in svc.selector.items())
+    ]
+
+
+def _matching_controllers(pod: Pod, kind: str, lookup: ClusterLookup) -> list[Controller]:
+    """The listers' ``GetPod*``: valid, non-empty selectors that match; none for a pod without labels."""
+    if not pod.labels:
+        return []
+    return [
+        c
+        for c in lookup.controllers_in(kind, pod.namespace)
+        if c.selector_error is None and not c.selector.empty and c.selector.matches(pod.labels)
+    ]
+
+
+def _merge(into: dict[str, str], extra: Mapping[str, str] | None) -> None:
+    if extra:
+        into.update(extra)
+
+
+def _owner_merged(pod: Pod, lookup: ClusterLookup) -> Selector:
+    label_set: dict[str, str] = {}
+    for svc in matching_services(pod, lookup):
+        _merge(label_set, svc.selector)
+    selector = selector_from_set(label_set)
+    owner = pod.controller
+    if owner is None:
+        return selector
+    if owner.api_version == "v1" and owner.kind == "ReplicationController":
+        rc = lookup.controller("ReplicationController", pod.namespace, owner.name)
+        if rc is not None:
+            _merge(label_set, rc.selector_map)
+            selector = selector_from_set(label_set)
+    elif owner.api_version == "apps/v1" and owner.kind in ("ReplicaSet", "StatefulSet"):
+        ctrl = lookup.controller(owner.kind, pod.namespace, owner.name)
+        if ctrl is not None and ctrl.selector_error is None and not ctrl.selector.nothing:
+            selector = selector.add(*ctrl.selector.requirements)
+    return selector
+
+
+def _label_merged(pod: Pod, lookup: ClusterLookup) -> Selector:
+    label_set: dict[str, str] = {}
+    for svc in matching_services(pod, lookup):
+        _merge(label_set, svc.selector)
+    for rc in _matching_controllers(pod, "ReplicationController", lookup):
+        _merge(label_set, rc.selector_map)
+    selector = selector_from_set(label_set) if label_set else EVERYTHING
+    for kind in ("ReplicaSet", "StatefulSet"):
+        for ctrl in _matching_controllers(pod, kind, lookup):
+            selector = selector.add(*ctrl.selector.requirements)
+    return selector
+
+
+def _selector_list(pod: Pod, lookup: ClusterLookup) -> tuple[Selector, ...]:
+    selectors = [selector_from_set(svc.selector or {}) for svc in matching_services(pod, lookup)]
+    for kind in ("ReplicationController", "ReplicaSet", "StatefulSet"):
+        selectors.extend(c.selector for c in _matching_controllers(pod, kind, lookup))
+    return tuple(selectors)
+
+
+def build_spread_selector(pod: Pod, lookup: ClusterLookup, profile: Profile) -> SpreadSelector:
+    """The selector ``pod`` is spread by under ``profile`` (see the module docstring)."""
+    mode = profile.mode
+    if mode is SelectorMode.OWNER_MERGED:
+        return SpreadSelector(mode, (_owner_merged(pod, lookup),))
+    if mode is SelectorMode.LABEL_MERGED:
+        return SpreadSelector(mode, (_label_merged(pod, lookup),))
+    return SpreadSelector(mode, _selector_list(pod, lookup))

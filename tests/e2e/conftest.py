@@ -1,0 +1,115 @@
+"""Fixtures for end-to-end tests against a real local control plane.
+
+The session-scoped `control_plane` fixture starts etcd, kube-apiserver and
+kube-controller-manager through hack/devcluster.py (the code behind `make dev-cluster`)
+in a temporary directory on free ports, so it never touches the developer's .dev-cluster.
+The binaries come from hack/controlplane/build.sh (built once, then reused from
+~/.cache/spreadwatch); set SPREADWATCH_CONTROLPLANE_BIN to use binaries from another dir.
+
+If any test of the session failed, the control-plane logs are kept and their path is
+printed in the terminal summary.
+"""
+
+from __future__ import annotations
+
+import importlib.util
+import os
+import sys
+from collections.abc import Callable, Iterator
+from pathlib import Path
+from types import ModuleType
+
+import pytest
+
+REPO_ROOT = Path(__file__).resolve().parents[2]
+DATA_DIR = Path(__file__).resolve().parent / "data"
+_LOG_DIR_KEY = pytest.StashKey[str]()
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from kube_helpers import ControlPlane, create_namespace, delete_namespace  # noqa: E402
+from kube_helpers import service_account_token as _service_account_token  # noqa: E402
+
+
+def pytest_configure(config: pytest.Config) -> None:
+    config.addinivalue_line("markers", "e2e: end-to-end test against a local control plane (slow)")
+
+
+def pytest_terminal_summary(terminalreporter, exitstatus: int, config: pytest.Config) -> None:  # type: ignore[no-untyped-def]
+    log_dir = config.stash.get(_LOG_DIR_KEY, None)
+    if log_dir:
+        terminalreporter.write_line(f"control-plane logs kept in {log_dir}", yellow=True)
+
+
+def _load_devcluster() -> ModuleType:
+    """Import hack/devcluster.py (not a package) once."""
+    if "devcluster" in sys.modules:
+        return sys.modules["devcluster"]
+    spec = importlib.util.spec_from_file_location("devcluster", REPO_ROOT / "hack" / "devcluster.py")
+    assert spec and spec.loader
+    module = importlib.util.module_from_spec(spec)
+    sys.modules["devcluster"] = module
+    spec.loader.exec_module(module)
+    return module
+
+
+@pytest.fixture(scope="session")
+def control_plane(request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFactory) -> Iterator[ControlPlane]:
+    """A private control plane for the test session (admin access)."""
+    devcluster = _load_devcluster()
+    state_dir = tmp_path_factory.mktemp("controlplane")
+    env_bin = os.environ.get("SPREADWATCH_CONTROLPLANE_BIN")
+    bin_dir = Path(env_bin) if env_bin else state_dir / "bin"
+    try:
+        if not env_bin:
+            devcluster.ensure_tools(bin_dir)
+        cluster = devcluster.up(state_dir, bin_dir=bin_dir, ports="auto", die_with_parent=True)
+    except devcluster.ClusterError as err:
+        devcluster.down(state_dir, keep_logs=True)
+        request.config.stash[_LOG_DIR_KEY] = str(state_dir / "logs")
+        pytest.fail(f"control plane did not start: {err}\nlogs: {state_dir / 'logs'}", pytrace=False)
+
+    home = state_dir / "home"  # helm/kubectl caches and config stay inside the state dir
+    env = dict(os.environ, KUBECONFIG=str(cluster.kubeconfig), HOME=str(home),
+               HELM_CONFIG_HOME=str(home / "helm-config"), HELM_CACHE_HOME=str(home / "helm-cache"),
+               HELM_DATA_HOME=str(home / "helm-data"))
+    yield ControlPlane(dir=state_dir, kubeconfig=str(cluster.kubeconfig), server=cluster.server,
+                       bin_dir=bin_dir, log_dir=cluster.log_dir, ca_file=cluster.pki_dir / "ca.crt", env=env)
+
+    failed = request.session.testsfailed > 0
+    devcluster.down(state_dir, keep_logs=failed)
+    if failed:
+        request.config.stash[_LOG_DIR_KEY] = str(cluster.log_dir)
+
+
+@pytest.fixture(scope="session")
+def kube_api(control_plane: ControlPlane) -> Iterator["kubernetes.client.ApiClient"]:  # type: ignore[name-defined]  # noqa: F821
+    """An admin `kubernetes.client.ApiClient` for the control plane."""
+    from kubernetes import config
+
+    api = config.new_client_from_config(config_file=control_plane.kubeconfig)
+    yield api
+    api.close()
+
+
+@pytest.fixture
+def namespace(kube_api) -> Iterator[str]:  # type: ignore[no-untyped-def]
+    """A fresh namespace (with its default ServiceAccount), deleted after the test."""
+    name = create_namespace(kube_api)
+    yield name
+    delete_namespace(kube_api, name)
+
+
+@pytest.fixture
+def service_account_token(kube_api) -> Callable[..., str]:  # type: ignore[no-untyped-def]
+    """service_account_token(namespace, name, *, audiences=None, expiration_seconds=3600, create=True) -> str
+
+    A TokenRequest token for the ServiceAccount (created if missing), to act with its RBAC.
+    """
+    def token(namespace: str, name: str, **kwargs: object) -> str:
+        return _service_account_token(kube_api, namespace, name, **kwargs)  # type: ignore[arg-type]
+    return token
+
+
+@pytest.fixture(scope="session")
+def e2e_data_dir() -> Path:
+    return DATA_DIR

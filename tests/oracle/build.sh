@@ -1,0 +1,64 @@
+#!/usr/bin/env bash
+# Build (or reuse) spreadwatch-oracle and print the absolute path of the
+# binary as the only line on stdout.  Build logs go to stderr.
+#
+# The binary is cached in ${SPREADWATCH_CACHE:-$HOME/.cache/spreadwatch}/oracle/<key>/
+# where <key> hashes go.mod, go.sum, every *.go file, the Go toolchain version
+# and the build flags, so any change to the oracle rebuilds it and an unchanged
+# tree reuses it.  GOMODCACHE/GOCACHE are left at their defaults.
+#
+# Environment:
+#   SPREADWATCH_CACHE        cache root (default $HOME/.cache/spreadwatch)
+#   SPREADWATCH_ORACLE_GOFLAGS extra flags for `go build` (part of the key)
+set -euo pipefail
+here="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
+cd "$here"
+
+command -v go >/dev/null || { echo "build.sh: go is not on PATH" >&2; exit 1; }
+
+# -trimpath: reproducible binary independent of the checkout location.
+# -mod=readonly: never rewrite go.mod/go.sum during a build.
+# No -checklinkname=0 is needed with Go 1.26 (see README.md, "Go toolchain").
+build_flags=(-trimpath -mod=readonly)
+# shellcheck disable=SC2206
+extra=(${SPREADWATCH_ORACLE_GOFLAGS:-})
+
+key="$(
+  {
+    for f in go.mod go.sum $(ls ./*.go | LC_ALL=C sort); do
+      printf '%s\0' "$f"; cat "$f"; printf '\0'
+    done
+    go version
+    go env GOOS GOARCH CGO_ENABLED
+    printf '%s\0' "${build_flags[@]}" "${extra[@]+"${extra[@]}"}"
+  } | sha256sum | cut -c1-16
+)"
+
+root="${SPREADWATCH_CACHE:-$HOME/.cache/spreadwatch}"
+dir="$root/oracle/$key"
+bin="$dir/spreadwatch-oracle"
+mkdir -p "$dir"
+dir="$(cd "$dir" && pwd)"
+bin="$dir/spreadwatch-oracle"
+
+if [ -x "$bin" ]; then
+  echo "build.sh: reusing $bin" >&2
+  echo "$bin"
+  exit 0
+fi
+
+# Serialise concurrent builds of the same key (e.g. two pytest sessions).
+exec 9>"$dir/.lock"
+flock 9
+if [ ! -x "$bin" ]; then
+  echo "build.sh: building spreadwatch-oracle (key $key); a cold build takes several minutes" >&2
+  start=$(date +%s)
+  tmp="$dir/.spreadwatch-oracle.tmp.$$"
+  trap 'rm -f "$tmp"' EXIT
+  go build "${build_flags[@]}" "${extra[@]+"${extra[@]}"}" -o "$tmp" . >&2
+  "$tmp" --version >&2
+  mv -f "$tmp" "$bin"
+  trap - EXIT
+  echo "build.sh: built $bin in $(( $(date +%s) - start ))s" >&2
+fi
+echo "$bin"

@@ -1,0 +1,335 @@
+// Command spreadwatch-oracle runs the real kube-scheduler v1.28 SelectorSpread
+// plugin (and, to pick candidate nodes, the real NodeUnschedulable,
+// TaintToleration and NodeAffinity filter plugins) over clusters described in
+// JSON, one JSON line in, one JSON line out.  See README.md for the contract.
+package main
+
+import (
+	"bufio"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"time"
+
+	v1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/util/sets"
+	"k8s.io/client-go/informers"
+	clientsetfake "k8s.io/client-go/kubernetes/fake"
+	"k8s.io/kubernetes/pkg/scheduler/apis/config"
+	"k8s.io/kubernetes/pkg/scheduler/framework"
+	"k8s.io/kubernetes/pkg/scheduler/framework/plugins/nodeaffinity"
+	"k8s.io/kubernetes/pkg/scheduler/framework/plugins/nodeunschedulable"
+	"k8s.io/kubernetes/pkg/scheduler/framework/plugins/selectorspread"
+	"k8s.io/kubernetes/pkg/scheduler/framework/plugins/tainttoleration"
+	frameworkruntime "k8s.io/kubernetes/pkg/scheduler/framework/runtime"
+	sigsjson "sigs.k8s.io/json"
+)
+
+// maxLine bounds one input line (a whole cluster); generous on purpose.
+const maxLine = 256 << 20
+
+type result struct {
+	Skipped    bool              `json:"skipped"`
+	Candidates []string          `json:"candidates"`
+	Scores     map[string]int64  `json:"scores"`
+	Filtered   map[string]string `json:"filtered"`
+}
+
+type response struct {
+	Results   []result `json:"results"`
+	ElapsedNs int64    `json:"elapsedNs"`
+}
+
+type errorResponse struct {
+	Error string `json:"error"`
+}
+
+func main() {
+	if len(os.Args) > 1 && (os.Args[1] == "-h" || os.Args[1] == "--help") {
+		fmt.Fprintln(os.Stderr, "usage: spreadwatch-oracle < cases.jsonl > results.jsonl (see tests/oracle/README.md)")
+		os.Exit(2)
+	}
+	if len(os.Args) > 1 && os.Args[1] == "--version" {
+		fmt.Println(kubernetesVersion())
+		return
+	}
+	// The fake clientset is only needed to construct informer factories; it is
+	// never started and never queried, so one instance serves every line.
+	client := clientsetfake.NewSimpleClientset()
+	in := bufio.NewReaderSize(os.Stdin, 1<<20)
+	out := bufio.NewWriterSize(os.Stdout, 1<<20)
+	defer out.Flush()
+	enc := json.NewEncoder(out)
+	enc.SetEscapeHTML(false)
+	for {
+		line, err := readLine(in)
+		if len(line) > 0 {
+			var resp any
+			r, perr := process(client, line)
+			if perr != nil {
+				resp = errorResponse{Error: perr.Error()}
+			} else {
+				resp = r
+			}
+			if eerr := enc.Encode(resp); eerr != nil {
+				fmt.Fprintln(os.Stderr, "spreadwatch-oracle: writing output:", eerr)
+				os.Exit(1)
+			}
+			// Flush per line: the Python client waits for each answer.
+			if ferr := out.Flush(); ferr != nil {
+				fmt.Fprintln(os.Stderr, "spreadwatch-oracle: writing output:", ferr)
+				os.Exit(1)
+			}
+		}
+		if err == io.EOF {
+			return
+		}
+		if err != nil {
+			fmt.Fprintln(os.Stderr, "spreadwatch-oracle: reading input:", err)
+			os.Exit(1)
+		}
+	}
+}
+
+// readLine returns the next line without its terminator; blank lines are
+// returned as empty and skipped by the caller (no output for them).
+func readLine(r *bufio.Reader) ([]byte, error) {
+	var buf []byte
+	for {
+		chunk, isPrefix, err := r.ReadLine()
+		buf = append(buf, chunk...)
+		if len(buf) > maxLine {
+			return nil, fmt.Errorf("input line longer than %d bytes", maxLine)
+		}
+		if err != nil || !isPrefix {
+			trimmed := trimSpace(buf)
+			return trimmed, err
+		}
+	}
+}
+
+func trimSpace(b []byte) []byte {
+	for len(b) > 0 && (b[0] == ' ' || b[0] == '\t' || b[0] == '\r') {
+		b = b[1:]
+	}
+	for len(b) > 0 && (b[len(b)-1] == ' ' || b[len(b)-1] == '\t' || b[len(b)-1] == '\r') {
+		b = b[:len(b)-1]
+	}
+	return b
+}
+
+// process handles one input line.
+func process(client *clientsetfake.Clientset, line []byte) (res *response, err error) {
+	defer func() {
+		if p := recover(); p != nil {
+			res, err = nil, fmt.Errorf("panic: %v", p)
+		}
+	}()
+	var req request
+	if err := decodeStrict(line, &req); err != nil {
+		return nil, err
+	}
+	cl, err := newCluster(client, &req.Cluster)
+	if err != nil {
+		return nil, err
+	}
+	incoming := make([]*v1.Pod, len(req.Incoming))
+	for i := range req.Incoming {
+		p := &req.Incoming[i]
+		defaultNamespace(&p.ObjectMeta)
+		incoming[i] = p
+	}
+	var explicit []*v1.Node
+	if req.Candidates != nil {
+		seen := map[string]bool{}
+		for _, name := range *req.Candidates {
+			if seen[name] {
+				return nil, fmt.Errorf("candidate node %q listed twice", name)
+			}
+			seen[name] = true
+			ni, ok := cl.lister.byName[name]
+			if !ok {
+				return nil, fmt.Errorf("candidate node %q is not a node of the cluster", name)
+			}
+			explicit = append(explicit, ni.Node())
+		}
+	}
+
+	ctx := context.Background()
+	resp := &response{Results: make([]result, 0, len(incoming))}
+	for _, pod := range incoming {
+		state := framework.NewCycleState()
+		r := result{Scores: map[string]int64{}, Filtered: map[string]string{}}
+		nodes := explicit
+		if req.Candidates == nil {
+			nodes, err = cl.filter(ctx, state, pod, r.Filtered)
+			if err != nil {
+				return nil, err
+			}
+		}
+		r.Candidates = make([]string, 0, len(nodes))
+		for _, n := range nodes {
+			r.Candidates = append(r.Candidates, n.Name)
+		}
+		skipped, scores, elapsed, err := cl.score(ctx, state, pod, nodes)
+		if err != nil {
+			return nil, err
+		}
+		resp.ElapsedNs += elapsed
+		r.Skipped = skipped
+		for _, s := range scores {
+			r.Scores[s.Name] = s.Score
+		}
+		resp.Results = append(resp.Results, r)
+	}
+	return resp, nil
+}
+
+// decodeStrict decodes like the API server does: case-sensitive field names,
+// unknown fields ignored, integers kept as integers.
+func decodeStrict(data []byte, v any) error {
+	if err := sigsjson.UnmarshalCaseSensitivePreserveInts(data, v); err != nil {
+		return fmt.Errorf("invalid input: %w", err)
+	}
+	return nil
+}
+
+// cluster is the per-line world: the snapshot plus the framework handle and
+// the plugin instances built on top of it.
+type cluster struct {
+	lister       *sharedLister
+	spread       *selectorspread.SelectorSpread
+	unschedPl    framework.FilterPlugin
+	taintPl      framework.FilterPlugin
+	affinityPl   *nodeaffinity.NodeAffinity
+	affinityName string
+}
+
+func newCluster(client *clientsetfake.Clientset, c *clusterInput) (*cluster, error) {
+	lister, err := newSharedLister(c.Nodes, c.Pods)
+	if err != nil {
+		return nil, err
+	}
+	factory := informers.NewSharedInformerFactory(client, 0)
+	if err := populateInformers(factory, c); err != nil {
+		return nil, err
+	}
+	ctx := context.Background()
+	fh, err := frameworkruntime.NewFramework(ctx, nil, nil,
+		frameworkruntime.WithSnapshotSharedLister(lister),
+		frameworkruntime.WithInformerFactory(factory))
+	if err != nil {
+		return nil, fmt.Errorf("building framework handle: %w", err)
+	}
+	spread, err := selectorspread.New(nil, fh)
+	if err != nil {
+		return nil, fmt.Errorf("building SelectorSpread: %w", err)
+	}
+	unsched, err := nodeunschedulable.New(nil, fh)
+	if err != nil {
+		return nil, err
+	}
+	taint, err := tainttoleration.New(nil, fh)
+	if err != nil {
+		return nil, err
+	}
+	aff, err := nodeaffinity.New(&config.NodeAffinityArgs{}, fh)
+	if err != nil {
+		return nil, err
+	}
+	return &cluster{
+		lister:       lister,
+		spread:       spread.(*selectorspread.SelectorSpread),
+		unschedPl:    unsched.(framework.FilterPlugin),
+		taintPl:      taint.(framework.FilterPlugin),
+		affinityPl:   aff.(*nodeaffinity.NodeAffinity),
+		affinityName: aff.Name(),
+	}, nil
+}
+
+// filter mirrors the part of the scheduling cycle that picks feasible nodes,
+// restricted to the default profile's NodeUnschedulable, TaintToleration and
+// NodeAffinity plugins (in the default profile's filter order; NodeName sits
+// between the first two but is irrelevant for unbound pods).  Every node is
+// checked, in input order; the first failing plugin's message is recorded.
+func (c *cluster) filter(ctx context.Context, state *framework.CycleState, pod *v1.Pod, rejected map[string]string) ([]*v1.Node, error) {
+	// PreFilter: only NodeAffinity has one among the three.
+	_, st := c.affinityPl.PreFilter(ctx, state, pod)
+	if st.IsSkip() {
+		// The framework records the skip and never calls that Filter.
+		state.SkipFilterPlugins = sets.New(c.affinityName)
+	} else if !st.IsSuccess() {
+		if !st.IsUnschedulable() {
+			return nil, fmt.Errorf("NodeAffinity PreFilter: %v", st.AsError())
+		}
+		// schedule_one.go findNodesThatFitPod: a rejecting PreFilter gives
+		// every node the same status and no node is feasible.
+		for _, ni := range c.lister.list {
+			rejected[ni.Node().Name] = st.Message()
+		}
+		return []*v1.Node{}, nil
+	}
+	// A PreFilterResult with NodeNames only narrows which nodes Filter runs
+	// on; the NodeAffinity Filter rejects every node outside that set anyway,
+	// so running all filters on every node yields the same feasible set.
+	plugins := []framework.FilterPlugin{c.unschedPl, c.taintPl, c.affinityPl}
+	feasible := []*v1.Node{}
+	for _, ni := range c.lister.list {
+		var failed *framework.Status
+		for _, pl := range plugins {
+			if state.SkipFilterPlugins.Has(pl.Name()) {
+				continue
+			}
+			s := pl.Filter(ctx, state, pod, ni)
+			if !s.IsSuccess() {
+				if !s.IsUnschedulable() {
+					return nil, fmt.Errorf("running %q filter plugin: %v", pl.Name(), s.AsError())
+				}
+				failed = s
+				break
+			}
+		}
+		if failed != nil {
+			rejected[ni.Node().Name] = failed.Message()
+			continue
+		}
+		feasible = append(feasible, ni.Node())
+	}
+	return feasible, nil
+}
+
+// preScoreStateKey is the CycleState key selectorspread's PreScore writes
+// ("PreScore" + Name in selector_spread.go).  PreScore writes it exactly when
+// the plugin does not skip the pod, so its presence is how we report
+// "skipped" from the real code instead of re-implementing the condition.
+var preScoreStateKey = framework.StateKey("PreScore" + selectorspread.Name)
+
+// score runs PreScore, Score for every node and NormalizeScore, timing only
+// those calls.
+func (c *cluster) score(ctx context.Context, state *framework.CycleState, pod *v1.Pod, nodes []*v1.Node) (bool, framework.NodeScoreList, int64, error) {
+	scores := make(framework.NodeScoreList, len(nodes))
+	start := time.Now()
+	if st := c.spread.PreScore(ctx, state, pod, nodes); !st.IsSuccess() {
+		return false, nil, 0, fmt.Errorf("SelectorSpread PreScore: %v", st.AsError())
+	}
+	for i, n := range nodes {
+		s, st := c.spread.Score(ctx, state, pod, n.Name)
+		if !st.IsSuccess() {
+			return false, nil, 0, fmt.Errorf("SelectorSpread Score(%s): %v", n.Name, st.AsError())
+		}
+		scores[i] = framework.NodeScore{Name: n.Name, Score: s}
+	}
+	if st := c.spread.ScoreExtensions().NormalizeScore(ctx, state, pod, scores); !st.IsSuccess() {
+		return false, nil, 0, fmt.Errorf("SelectorSpread NormalizeScore: %v", st.AsError())
+	}
+	elapsed := time.Since(start).Nanoseconds()
+	_, err := state.Read(preScoreStateKey)
+	skipped := errors.Is(err, framework.ErrNotFound)
+	if err != nil && !skipped {
+		return false, nil, 0, err
+	}
+	return skipped, scores, elapsed, nil
+}
