@@ -26,6 +26,8 @@ from __future__ import annotations
 
 import argparse
 import base64
+import contextlib
+import ctypes
 import json
 import os
 import shutil
@@ -37,6 +39,7 @@ import sys
 import time
 import urllib.error
 import urllib.request
+from collections.abc import Callable
 from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Literal
@@ -318,12 +321,20 @@ def _controller_manager_args(cluster: Cluster) -> list[str]:
     ]
 
 
-def _die_with_parent() -> None:
-    """preexec_fn: the child gets SIGTERM when the process that started it dies (Linux)."""
-    import ctypes
+def _pdeathsig_preexec() -> Callable[[], None] | None:
+    """A preexec_fn that makes the child get SIGTERM when its parent dies (Linux), else None.
 
+    libc's prctl is looked up here, in the parent, so the forked child only calls into C.
+    """
+    if not sys.platform.startswith("linux"):
+        return None
+    prctl = ctypes.CDLL(None, use_errno=True).prctl
     pr_set_pdeathsig = 1
-    ctypes.CDLL(None, use_errno=True).prctl(pr_set_pdeathsig, signal.SIGTERM, 0, 0, 0)
+
+    def preexec() -> None:
+        prctl(pr_set_pdeathsig, signal.SIGTERM, 0, 0, 0)
+
+    return preexec
 
 
 def _start(cluster: Cluster, name: str, args: list[str], die_with_parent: bool) -> None:
@@ -333,7 +344,8 @@ def _start(cluster: Cluster, name: str, args: list[str], die_with_parent: bool) 
         proc = subprocess.Popen(
             args, stdin=subprocess.DEVNULL, stdout=log, stderr=subprocess.STDOUT,
             cwd=cluster.dir, start_new_session=True,  # not hit by Ctrl-C of make
-            preexec_fn=_die_with_parent if die_with_parent and sys.platform == "linux" else None,
+            # pytest is single-threaded while it starts the cluster; the hook only calls prctl.
+            preexec_fn=_pdeathsig_preexec() if die_with_parent else None,  # noqa: PLW1509
         )
     cluster.pids[name] = proc.pid
     _save_state(cluster)
@@ -368,7 +380,10 @@ def _http_get(url: str, ctx: ssl.SSLContext | None = None, timeout: float = 5.0)
         return 0, str(err)
 
 
-def _wait(cluster: Cluster, name: str, what: str, probe, timeout: float) -> None:
+Probe = Callable[[], tuple[bool, str]]
+
+
+def _wait(cluster: Cluster, name: str, what: str, probe: Probe, timeout: float) -> None:
     deadline, last = time.monotonic() + timeout, ""
     while time.monotonic() < deadline:
         _check_alive(cluster, name)
@@ -381,7 +396,7 @@ def _wait(cluster: Cluster, name: str, what: str, probe, timeout: float) -> None
                        f"last lines of {log_path}:\n{_tail(log_path)}")
 
 
-def _probe(url: str, ctx: ssl.SSLContext | None, expect: str | None = None):
+def _probe(url: str, ctx: ssl.SSLContext | None, expect: str | None = None) -> Probe:
     def probe() -> tuple[bool, str]:
         code, body = _http_get(url, ctx)
         return code == 200 and (expect is None or expect in body), f"HTTP {code}: {body}"
@@ -505,10 +520,8 @@ def _stop_processes(cluster: Cluster, grace: float = 15.0) -> None:
         if _pid_alive(pid):
             _log(f"{name} did not exit after {grace:.0f}s; killing")
             os.kill(pid, signal.SIGKILL)
-        try:  # reap if it is our child (pytest), harmless otherwise
+        with contextlib.suppress(ChildProcessError):  # reap it if it is our child (pytest)
             os.waitpid(pid, os.WNOHANG)
-        except ChildProcessError:
-            pass
 
 
 def down(state_dir: Path = DEFAULT_DIR, keep_logs: bool = False, keep_bin: bool = True) -> None:

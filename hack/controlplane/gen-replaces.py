@@ -62,8 +62,8 @@ class ReleaseMod:
 
 def read_versions(path: Path) -> dict[str, str]:
     versions: dict[str, str] = {}
-    for line in path.read_text().splitlines():
-        line = line.strip()
+    for raw in path.read_text().splitlines():
+        line = raw.strip()
         if not line or line.startswith("#"):
             continue
         key, sep, value = line.partition("=")
@@ -78,7 +78,7 @@ def read_versions(path: Path) -> dict[str, str]:
 
 def go(args: list[str], cwd: Path) -> str:
     env = dict(os.environ, GOFLAGS=os.environ.get("GOFLAGS", "") + " -mod=mod")
-    proc = subprocess.run(["go", *args], cwd=cwd, env=env, text=True, capture_output=True)
+    proc = subprocess.run(["go", *args], cwd=cwd, env=env, text=True, capture_output=True, check=False)
     if proc.returncode != 0:
         raise GenError(f"go {' '.join(args)} failed in {cwd}:\n{proc.stderr.strip()}")
     return proc.stdout

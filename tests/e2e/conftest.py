@@ -15,11 +15,13 @@ from __future__ import annotations
 import importlib.util
 import os
 import sys
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Sequence
 from pathlib import Path
 from types import ModuleType
 
 import pytest
+from kubernetes import client
+from kubernetes import config as kube_config
 
 REPO_ROOT = Path(__file__).resolve().parents[2]
 DATA_DIR = Path(__file__).resolve().parent / "data"
@@ -34,7 +36,8 @@ def pytest_configure(config: pytest.Config) -> None:
     config.addinivalue_line("markers", "e2e: end-to-end test against a local control plane (slow)")
 
 
-def pytest_terminal_summary(terminalreporter, exitstatus: int, config: pytest.Config) -> None:  # type: ignore[no-untyped-def]
+def pytest_terminal_summary(terminalreporter: pytest.TerminalReporter, exitstatus: int,
+                            config: pytest.Config) -> None:
     log_dir = config.stash.get(_LOG_DIR_KEY, None)
     if log_dir:
         terminalreporter.write_line(f"control-plane logs kept in {log_dir}", yellow=True)
@@ -45,7 +48,8 @@ def _load_devcluster() -> ModuleType:
     if "devcluster" in sys.modules:
         return sys.modules["devcluster"]
     spec = importlib.util.spec_from_file_location("devcluster", REPO_ROOT / "hack" / "devcluster.py")
-    assert spec and spec.loader
+    if spec is None or spec.loader is None:
+        raise ImportError(f"cannot load {REPO_ROOT / 'hack' / 'devcluster.py'}")
     module = importlib.util.module_from_spec(spec)
     sys.modules["devcluster"] = module
     spec.loader.exec_module(module)
@@ -82,17 +86,15 @@ def control_plane(request: pytest.FixtureRequest, tmp_path_factory: pytest.TempP
 
 
 @pytest.fixture(scope="session")
-def kube_api(control_plane: ControlPlane) -> Iterator["kubernetes.client.ApiClient"]:  # type: ignore[name-defined]  # noqa: F821
+def kube_api(control_plane: ControlPlane) -> Iterator[client.ApiClient]:
     """An admin `kubernetes.client.ApiClient` for the control plane."""
-    from kubernetes import config
-
-    api = config.new_client_from_config(config_file=control_plane.kubeconfig)
+    api = kube_config.new_client_from_config(config_file=control_plane.kubeconfig)
     yield api
     api.close()
 
 
 @pytest.fixture
-def namespace(kube_api) -> Iterator[str]:  # type: ignore[no-untyped-def]
+def namespace(kube_api: client.ApiClient) -> Iterator[str]:
     """A fresh namespace (with its default ServiceAccount), deleted after the test."""
     name = create_namespace(kube_api)
     yield name
@@ -100,13 +102,15 @@ def namespace(kube_api) -> Iterator[str]:  # type: ignore[no-untyped-def]
 
 
 @pytest.fixture
-def service_account_token(kube_api) -> Callable[..., str]:  # type: ignore[no-untyped-def]
+def service_account_token(kube_api: client.ApiClient) -> Callable[..., str]:
     """service_account_token(namespace, name, *, audiences=None, expiration_seconds=3600, create=True) -> str
 
     A TokenRequest token for the ServiceAccount (created if missing), to act with its RBAC.
     """
-    def token(namespace: str, name: str, **kwargs: object) -> str:
-        return _service_account_token(kube_api, namespace, name, **kwargs)  # type: ignore[arg-type]
+    def token(namespace: str, name: str, *, audiences: Sequence[str] | None = None,
+              expiration_seconds: int = 3600, create: bool = True) -> str:
+        return _service_account_token(kube_api, namespace, name, audiences=audiences,
+                                      expiration_seconds=expiration_seconds, create=create)
     return token
 
 

@@ -25,7 +25,7 @@ import uuid
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, TypeVar
+from typing import Any, TypeAlias, TypeVar
 
 from kubernetes import client
 from kubernetes.client.exceptions import ApiException
@@ -146,7 +146,7 @@ def delete_namespace(api: client.ApiClient, name: str, wait: bool = False, timeo
 
 # --------------------------------------------------------------------------- nodes
 
-TaintSpec = client.V1Taint | Mapping[str, str] | tuple[str, ...]
+TaintSpec: TypeAlias = "client.V1Taint | Mapping[str, str] | tuple[str, ...]"
 
 
 def _taint(spec: TaintSpec) -> client.V1Taint:
@@ -156,8 +156,9 @@ def _taint(spec: TaintSpec) -> client.V1Taint:
     if isinstance(spec, tuple):
         if not 1 <= len(spec) <= 3:
             raise ValueError(f"taint tuple must be (key[, value[, effect]]), got {spec!r}")
-        key, value, effect = spec + (None, "NoSchedule")[len(spec) - 1:]
-        return client.V1Taint(key=key, value=value or None, effect=effect)
+        value = spec[1] if len(spec) > 1 else None
+        effect = spec[2] if len(spec) > 2 else "NoSchedule"  # noqa: PLR2004
+        return client.V1Taint(key=spec[0], value=value or None, effect=effect)
     return client.V1Taint(key=spec["key"], value=spec.get("value"), effect=spec.get("effect", "NoSchedule"))
 
 
@@ -296,12 +297,17 @@ def delete_pod(api: client.ApiClient, namespace: str, name: str) -> None:
             raise
 
 
-def list_pods(api: client.ApiClient, namespace: str, selector: Mapping[str, str] | str | None = None) -> list[client.V1Pod]:
+Selector: TypeAlias = Mapping[str, str] | str
+
+
+def list_pods(api: client.ApiClient, namespace: str, selector: Selector | None = None) -> list[client.V1Pod]:
     label_selector = selector if isinstance(selector, str) or selector is None else _selector(selector)
-    return client.CoreV1Api(api).list_namespaced_pod(namespace, label_selector=label_selector or "").items
+    pods: list[client.V1Pod] = client.CoreV1Api(api).list_namespaced_pod(
+        namespace, label_selector=label_selector or "").items
+    return pods
 
 
-def wait_for_pods(api: client.ApiClient, namespace: str, selector: Mapping[str, str] | str, count: int,
+def wait_for_pods(api: client.ApiClient, namespace: str, selector: Selector, count: int,
                   timeout: float = 60.0) -> list[client.V1Pod]:
     """Wait until at least `count` non-terminating pods match (e.g. created by a workload controller)."""
     def enough() -> list[client.V1Pod] | None:
@@ -311,7 +317,7 @@ def wait_for_pods(api: client.ApiClient, namespace: str, selector: Mapping[str, 
 
 
 def schedule_pending_pods(api: client.ApiClient, namespace: str, node_names: Sequence[str],
-                          selector: Mapping[str, str] | str | None = None, phase: str | None = "Running") -> dict[str, str]:
+                          selector: Selector | None = None, phase: str | None = "Running") -> dict[str, str]:
     """Fake scheduler: bind the unbound pods round-robin to node_names; returns {pod: node}."""
     if not node_names:
         raise ValueError("schedule_pending_pods needs at least one node")
@@ -346,7 +352,8 @@ def _app_labels(name: str, labels: Mapping[str, str] | None) -> dict[str, str]:
 
 
 def create_deployment(api: client.ApiClient, namespace: str, name: str, replicas: int = 1,
-                      labels: Mapping[str, str] | None = None, spec: client.V1PodSpec | None = None) -> client.V1Deployment:
+                      labels: Mapping[str, str] | None = None,
+                      spec: client.V1PodSpec | None = None) -> client.V1Deployment:
     labels = _app_labels(name, labels)
     body = client.V1Deployment(metadata=_meta(name, labels), spec=client.V1DeploymentSpec(
         replicas=replicas, selector=client.V1LabelSelector(match_labels=labels), template=_template(labels, spec)))
@@ -354,7 +361,8 @@ def create_deployment(api: client.ApiClient, namespace: str, name: str, replicas
 
 
 def create_replicaset(api: client.ApiClient, namespace: str, name: str, replicas: int = 1,
-                      labels: Mapping[str, str] | None = None, spec: client.V1PodSpec | None = None) -> client.V1ReplicaSet:
+                      labels: Mapping[str, str] | None = None,
+                      spec: client.V1PodSpec | None = None) -> client.V1ReplicaSet:
     labels = _app_labels(name, labels)
     body = client.V1ReplicaSet(metadata=_meta(name, labels), spec=client.V1ReplicaSetSpec(
         replicas=replicas, selector=client.V1LabelSelector(match_labels=labels), template=_template(labels, spec)))

@@ -73,12 +73,19 @@ def matching_services(pod: Pod, lookup: ClusterLookup) -> list[Service]:
 
 
 def _matching_controllers(pod: Pod, kind: str, lookup: ClusterLookup) -> list[Controller]:
-    """The listers' ``GetPod*``: valid, non-empty selectors that match; none for a pod without labels."""
+    """The listers' ``GetPod*``: valid, non-empty selectors that match; none for a pod without labels.
+
+    ``GetPodStatefulSets`` fails as a whole (so no StatefulSet counts) when any StatefulSet of the namespace
+    has an invalid selector; the other listers skip invalid ones.
+    """
     if not pod.labels:
+        return []
+    controllers = list(lookup.controllers_in(kind, pod.namespace))
+    if kind == "StatefulSet" and any(c.selector_error is not None for c in controllers):
         return []
     return [
         c
-        for c in lookup.controllers_in(kind, pod.namespace)
+        for c in controllers
         if c.selector_error is None and not c.selector.empty and c.selector.matches(pod.labels)
     ]
 
