@@ -15,28 +15,22 @@ DEVCLUSTER_PYTHON  ?= python3
 
 .PHONY: dev-cluster-tools dev-cluster dev-cluster-down dev-cluster-status controlplane-gen controlplane-gen-check
 
-## Build (or reuse from ~/.cache/spreadwatch) kube-apiserver, kube-controller-manager, kubectl, etcd, helm into .dev-cluster/bin
-dev-cluster-tools:
+dev-cluster-tools:  ## Build (or reuse from ~/.cache/spreadwatch) kube-apiserver, kube-controller-manager, kubectl, etcd, helm into .dev-cluster/bin
 	bash $(CONTROLPLANE_DIR)/build.sh $(DEV_CLUSTER_DIR)/bin
 
-## Start etcd + kube-apiserver + kube-controller-manager (reuses a running one); writes .dev-cluster/kubeconfig
-dev-cluster: dev-cluster-tools
+dev-cluster: dev-cluster-tools  ## Start etcd + kube-apiserver + kube-controller-manager (reuses a running one); writes .dev-cluster/kubeconfig
 	$(DEVCLUSTER_PYTHON) hack/devcluster.py up --dir $(DEV_CLUSTER_DIR) --ports $(DEV_CLUSTER_PORTS)
 
-## Stop the dev cluster and delete its state (the tool symlinks in .dev-cluster/bin stay)
-dev-cluster-down:
+dev-cluster-down:  ## Stop the dev cluster and delete its state (the tool symlinks in .dev-cluster/bin stay)
 	$(DEVCLUSTER_PYTHON) hack/devcluster.py down --dir $(DEV_CLUSTER_DIR)
 
-## Show whether the dev cluster is running
-dev-cluster-status:
+dev-cluster-status:  ## Show whether the dev cluster is running
 	$(DEVCLUSTER_PYTHON) hack/devcluster.py status --dir $(DEV_CLUSTER_DIR)
 
-## Regenerate hack/controlplane/{kube,helm}/go.mod + go.sum from versions.env
-controlplane-gen:
+controlplane-gen:  ## Regenerate hack/controlplane/{kube,helm}/go.mod + go.sum from versions.env
 	$(DEVCLUSTER_PYTHON) $(CONTROLPLANE_DIR)/gen-replaces.py
 
-## Fail if the generated go.mod/go.sum are out of date
-controlplane-gen-check:
+controlplane-gen-check:  ## Fail if the generated go.mod/go.sum are out of date
 	$(DEVCLUSTER_PYTHON) $(CONTROLPLANE_DIR)/gen-replaces.py --check
 
 .DEFAULT_GOAL := $(_CONTROLPLANE_SAVED_GOAL)

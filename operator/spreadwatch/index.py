@@ -448,9 +448,15 @@ class SpreadIndex:
             if c is not None and c.kind == "ReplicaSet" and c.controller is not None:
                 affected.add((c.namespace, "Deployment", c.controller.name))
         if self.profile.mode is not SelectorMode.OWNER_MERGED:
+            # An invalid StatefulSet selector makes GetPodStatefulSets fail for the whole namespace.
+            poisons = ctrl.kind == "StatefulSet" and any(c is not None and c.selector_error for c in (old, new))
             for wk, w in ns.workloads.items():
-                if w.pod is not None and any(
-                    c is not None and not c.selector.empty and c.selector.matches(w.pod.labels) for c in (old, new)
+                if w.pod is not None and (
+                    poisons
+                    or any(
+                        c is not None and not c.selector.empty and c.selector.matches(w.pod.labels)
+                        for c in (old, new)
+                    )
                 ):
                     affected.add(wk)
         affected.discard(key)

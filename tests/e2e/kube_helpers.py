@@ -157,7 +157,7 @@ def _taint(spec: TaintSpec) -> client.V1Taint:
         if not 1 <= len(spec) <= 3:
             raise ValueError(f"taint tuple must be (key[, value[, effect]]), got {spec!r}")
         value = spec[1] if len(spec) > 1 else None
-        effect = spec[2] if len(spec) > 2 else "NoSchedule"  # noqa: PLR2004
+        effect = spec[2] if len(spec) > 2 else "NoSchedule"
         return client.V1Taint(key=spec[0], value=value or None, effect=effect)
     return client.V1Taint(key=spec["key"], value=spec.get("value"), effect=spec.get("effect", "NoSchedule"))
 
