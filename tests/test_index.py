@@ -8,8 +8,8 @@ from typing import Any
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
-from k8s_objects import GA_ZONE, controller, node, owner, pod, service
 
+from k8s_objects import GA_ZONE, controller, node, owner, pod, service
 from spreadwatch.index import SpreadIndex
 from spreadwatch.model import Controller, Node, Pod, Record, Service, parse_object
 from spreadwatch.report import ReportOptions
@@ -26,8 +26,10 @@ labels_st = st.fixed_dictionaries(
 )
 selector_st = st.one_of(
     st.builds(lambda app: {"matchLabels": {"app": app}}, st.sampled_from(APPS)),
-    st.builds(lambda vals: {"matchExpressions": [{"key": "app", "operator": "In", "values": vals}]},
-              st.lists(st.sampled_from(APPS), min_size=1, max_size=2, unique=True)),
+    st.builds(
+        lambda vals: {"matchExpressions": [{"key": "app", "operator": "In", "values": vals}]},
+        st.lists(st.sampled_from(APPS), min_size=1, max_size=2, unique=True),
+    ),
     st.just({"matchExpressions": [{"key": "tier", "operator": "Exists"}]}),
     st.just({"matchExpressions": [{"key": "app", "operator": "NotIn", "values": ["db"]}]}),
     st.just({"matchExpressions": [{"key": "app", "operator": "Bogus", "values": ["db"]}]}),
@@ -38,7 +40,9 @@ selector_st = st.one_of(
 def node_event(draw: st.DrawFn) -> tuple[str, dict[str, Any]]:
     name = draw(st.sampled_from(NODES))
     zone = draw(st.sampled_from([None, "z1", "z2", "z3"]))
-    taints = [{"key": "gpu", "value": "1", "effect": "NoSchedule"}] if draw(st.booleans()) and draw(st.booleans()) else None
+    taints = (
+        [{"key": "gpu", "value": "1", "effect": "NoSchedule"}] if draw(st.booleans()) and draw(st.booleans()) else None
+    )
     return "apply", node(name, zone, key=GA_ZONE, taints=taints, unschedulable=draw(st.integers(0, 5)) == 0)
 
 
@@ -63,8 +67,9 @@ def pod_event(draw: st.DrawFn) -> tuple[str, dict[str, Any]]:
 
 @st.composite
 def service_event(draw: st.DrawFn) -> tuple[str, dict[str, Any]]:
-    selector = draw(st.one_of(st.none(), st.builds(lambda a: {"app": a}, st.sampled_from(APPS)),
-                              st.just({"tier": "fe"})))
+    selector = draw(
+        st.one_of(st.none(), st.builds(lambda a: {"app": a}, st.sampled_from(APPS)), st.just({"tier": "fe"}))
+    )
     return "apply", service(f"s{draw(st.integers(0, 2))}", selector, draw(st.sampled_from(NAMESPACES)))
 
 
@@ -87,8 +92,17 @@ def controller_event(draw: st.DrawFn) -> tuple[str, dict[str, Any]]:
     if kind == "ReplicaSet" and draw(st.booleans()):
         owners = [owner("Deployment", f"deployment-{draw(st.integers(0, 2))}")]
     annotations = {"deployment.kubernetes.io/revision": str(draw(st.integers(1, 3)))}
-    return "apply", controller(kind, name, selector, template, namespace=ns, replicas=draw(st.integers(0, 4)),
-                               owners=owners, annotations=annotations, template_spec=spec)
+    return "apply", controller(
+        kind,
+        name,
+        selector,
+        template,
+        namespace=ns,
+        replicas=draw(st.integers(0, 4)),
+        owners=owners,
+        annotations=annotations,
+        template_spec=spec,
+    )
 
 
 @st.composite
@@ -102,8 +116,17 @@ def delete_event(draw: st.DrawFn) -> tuple[str, dict[str, Any]]:
 
 
 events_st = st.lists(
-    st.one_of(node_event(), pod_event(), pod_event(), pod_event(), service_event(), service_event(),
-              controller_event(), controller_event(), delete_event()),
+    st.one_of(
+        node_event(),
+        pod_event(),
+        pod_event(),
+        pod_event(),
+        service_event(),
+        service_event(),
+        controller_event(),
+        controller_event(),
+        delete_event(),
+    ),
     min_size=5,
     max_size=80,
 )

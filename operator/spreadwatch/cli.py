@@ -8,6 +8,7 @@ gets a report with health ``Error``.
 from __future__ import annotations
 
 import argparse
+import contextlib
 import json
 import os
 import sys
@@ -344,7 +345,8 @@ def main(argv: Sequence[str] | None = None, out: TextIO | None = None, err: Text
     stderr = err or sys.stderr
     try:
         try:
-            args = build_parser().parse_args(argv)
+            with contextlib.redirect_stderr(stderr), contextlib.redirect_stdout(stdout):
+                args = build_parser().parse_args(argv)
         except SystemExit as exc:  # usage errors (2), --help and --version (0)
             return int(exc.code) if isinstance(exc.code, int) else 0
         if hasattr(args, "profile"):

@@ -5,8 +5,8 @@ from __future__ import annotations
 from typing import Any
 
 import pytest
-from k8s_objects import node, pod
 
+from k8s_objects import node, pod
 from spreadwatch.model import Node, parse_object, parse_pod
 from spreadwatch.scoring import exclusion_reason
 
@@ -26,8 +26,11 @@ def _reason(n: Node, spec: dict[str, Any]) -> str | None:
 
 
 def _affinity(*terms: dict[str, Any]) -> dict[str, Any]:
-    return {"affinity": {"nodeAffinity": {"requiredDuringSchedulingIgnoredDuringExecution": {
-        "nodeSelectorTerms": list(terms)}}}}
+    return {
+        "affinity": {
+            "nodeAffinity": {"requiredDuringSchedulingIgnoredDuringExecution": {"nodeSelectorTerms": list(terms)}}
+        }
+    }
 
 
 @pytest.mark.parametrize(
@@ -35,29 +38,50 @@ def _affinity(*terms: dict[str, Any]) -> dict[str, Any]:
     [
         ({}, {}, None),
         ({"unschedulable": True}, {}, "Unschedulable"),
-        ({"unschedulable": True},
-         {"tolerations": [{"key": "node.kubernetes.io/unschedulable", "operator": "Exists"}]}, None),
+        (
+            {"unschedulable": True},
+            {"tolerations": [{"key": "node.kubernetes.io/unschedulable", "operator": "Exists"}]},
+            None,
+        ),
         ({"taints": [NOSCHED]}, {}, "UntoleratedTaint"),
         ({"taints": [NOEXEC]}, {}, "UntoleratedTaint"),
         ({"taints": [PREFER]}, {}, None),  # PreferNoSchedule does not filter
         ({"taints": [NOSCHED]}, {"tolerations": [{"key": "gpu", "value": "true", "effect": "NoSchedule"}]}, None),
         ({"taints": [NOSCHED]}, {"tolerations": [{"key": "gpu", "value": "false"}]}, "UntoleratedTaint"),
         ({"taints": [NOSCHED]}, {"tolerations": [{"operator": "Exists"}]}, None),  # tolerates everything
-        ({"taints": [NOSCHED]}, {"tolerations": [{"key": "gpu", "operator": "Exists", "effect": "NoExecute"}]},
-         "UntoleratedTaint"),
+        (
+            {"taints": [NOSCHED]},
+            {"tolerations": [{"key": "gpu", "operator": "Exists", "effect": "NoExecute"}]},
+            "UntoleratedTaint",
+        ),
         ({"labels": {"disk": "ssd"}}, {"nodeSelector": {"disk": "ssd"}}, None),
         ({"labels": {"disk": "hdd"}}, {"nodeSelector": {"disk": "ssd"}}, "NodeAffinity"),
-        ({"labels": {"tier": "3"}},
-         _affinity({"matchExpressions": [{"key": "tier", "operator": "Gt", "values": ["2"]}]}), None),
-        ({"labels": {"tier": "3"}},
-         _affinity({"matchExpressions": [{"key": "tier", "operator": "Lt", "values": ["2"]}]}), "NodeAffinity"),
+        (
+            {"labels": {"tier": "3"}},
+            _affinity({"matchExpressions": [{"key": "tier", "operator": "Gt", "values": ["2"]}]}),
+            None,
+        ),
+        (
+            {"labels": {"tier": "3"}},
+            _affinity({"matchExpressions": [{"key": "tier", "operator": "Lt", "values": ["2"]}]}),
+            "NodeAffinity",
+        ),
         ({}, _affinity({"matchExpressions": [{"key": "x", "operator": "DoesNotExist"}]}), None),
         ({}, _affinity({"matchFields": [{"key": "metadata.name", "operator": "In", "values": ["n1"]}]}), None),
-        ({}, _affinity({"matchFields": [{"key": "metadata.name", "operator": "NotIn", "values": ["n1"]}]}),
-         "NodeAffinity"),
+        (
+            {},
+            _affinity({"matchFields": [{"key": "metadata.name", "operator": "NotIn", "values": ["n1"]}]}),
+            "NodeAffinity",
+        ),
         ({}, _affinity({}), "NodeAffinity"),  # an empty term selects nothing
-        ({}, _affinity({"matchExpressions": [{"key": "x", "operator": "In", "values": ["1"]}]},
-                       {"matchExpressions": [{"key": "x", "operator": "DoesNotExist"}]}), None),  # terms are ORed
+        (
+            {},
+            _affinity(
+                {"matchExpressions": [{"key": "x", "operator": "In", "values": ["1"]}]},
+                {"matchExpressions": [{"key": "x", "operator": "DoesNotExist"}]},
+            ),
+            None,
+        ),  # terms are ORed
     ],
 )
 def test_exclusion_reason(node_kw: dict[str, Any], spec: dict[str, Any], reason: str | None) -> None:

@@ -6,8 +6,8 @@ labels1 = {foo: bar, baz: blah} (the incoming pod's labels), labels2 = {bar: foo
 from __future__ import annotations
 
 import pytest
-from k8s_objects import node, pod, service
 
+from k8s_objects import node, pod, service
 from spreadwatch.analysis import score_objects
 
 L1 = {"foo": "bar", "baz": "blah"}
@@ -22,28 +22,58 @@ def _six_nodes() -> list[dict[str, object]]:
 
 CASES = [
     pytest.param(
-        [node("n1"), node("n2"), pod("a", L1, "n1"), pod("b", L2, "n1"), pod("c", L1, "n2"), pod("d", L1, "n2"),
-         service("s", L1)],
+        [
+            node("n1"),
+            node("n2"),
+            pod("a", L1, "n1"),
+            pod("b", L2, "n1"),
+            pod("c", L1, "n2"),
+            pod("d", L1, "n2"),
+            service("s", L1),
+        ],
         {"n1": 50, "n2": 0},
         id="ex1 no zones: counts n1=1 n2=2, max 2 -> n1 100*(2-1)/2=50, n2 100*(2-2)/2=0",
     ),
     pytest.param(
-        [node("n1"), node("n2"), pod("a", L1, "n1"), pod("b", L2, "n1"), pod("c", L1, "n2"),
-         service("s", {"baz": "blah"}),
-         {"apiVersion": "v1", "kind": "ReplicationController", "metadata": {"name": "rc", "namespace": "default"},
-          "spec": {"selector": {"foo": "bar"}}}],
+        [
+            node("n1"),
+            node("n2"),
+            pod("a", L1, "n1"),
+            pod("b", L2, "n1"),
+            pod("c", L1, "n2"),
+            service("s", {"baz": "blah"}),
+            {
+                "apiVersion": "v1",
+                "kind": "ReplicationController",
+                "metadata": {"name": "rc", "namespace": "default"},
+                "spec": {"selector": {"foo": "bar"}},
+            },
+        ],
         {"n1": 0, "n2": 50},
         id="ex2 under v1.28: the RC is not the pod's owner, so only baz=blah counts: n1=2 n2=1 -> 0, 50",
     ),
     pytest.param(
-        [*_six_nodes(), pod("p1", L2, "n1"), pod("p2", L1, "n2"), pod("p3", L1, "n3"), pod("p4", L2, "n4"),
-         pod("p5", L1, "n5"), service("s", L1)],
+        [
+            *_six_nodes(),
+            pod("p1", L2, "n1"),
+            pod("p2", L1, "n2"),
+            pod("p3", L1, "n3"),
+            pod("p4", L2, "n4"),
+            pod("p5", L1, "n5"),
+            service("s", L1),
+        ],
         {"n1": 100, "n2": 0, "n3": 0, "n4": 66, "n5": 33, "n6": 66},
         id="ex3 zones: nodes 0,1,1,0,1,0 zones z1=0 z2=2 z3=1; n4 = 100/3 + 2/3*50 = 66",
     ),
     pytest.param(
-        [*_six_nodes(), pod("p1", L1, "n1"), pod("p2", L1, "n2"), pod("p3", L2, "n3"), pod("p4", L1, "n4"),
-         service("s", L1)],
+        [
+            *_six_nodes(),
+            pod("p1", L1, "n1"),
+            pod("p2", L1, "n2"),
+            pod("p3", L2, "n3"),
+            pod("p4", L1, "n4"),
+            service("s", L1),
+        ],
         {"n1": 0, "n2": 0, "n3": 33, "n4": 0, "n5": 33, "n6": 33},
         id="ex4 zones: nodes 1,1,0,1,0,0 every zone 1 -> zone part 0; empty nodes 100/3=33",
     ),
@@ -59,10 +89,18 @@ def test_example_2_label_matched_rc() -> None:
     """ex2: service {baz: blah} + RC {foo: bar} merge to foo=bar,baz=blah; n1 has 1 match (labels2 lacks
     foo), n2 has 1 -> max 1, both 100*(1-1)/1 = 0. The seed's RC is found by labels: profile v1.18."""
     objects = [
-        node("n1"), node("n2"), pod("a", L1, "n1"), pod("b", L2, "n1"), pod("c", L1, "n2"),
+        node("n1"),
+        node("n2"),
+        pod("a", L1, "n1"),
+        pod("b", L2, "n1"),
+        pod("c", L1, "n2"),
         service("s", {"baz": "blah"}),
-        {"apiVersion": "v1", "kind": "ReplicationController", "metadata": {"name": "rc", "namespace": "default"},
-         "spec": {"selector": {"foo": "bar"}}},
+        {
+            "apiVersion": "v1",
+            "kind": "ReplicationController",
+            "metadata": {"name": "rc", "namespace": "default"},
+            "spec": {"selector": {"foo": "bar"}},
+        },
     ]
     result = score_objects(objects, INCOMING, profile="v1.18")
     assert str(result.selector) == "baz=blah,foo=bar"

@@ -9,8 +9,8 @@ from __future__ import annotations
 from typing import Any
 
 import pytest
-from k8s_objects import controller, node, owner, pod, service
 
+from k8s_objects import controller, node, owner, pod, service
 from spreadwatch.analysis import score_objects
 
 WEB_FE = {"app": "web", "tier": "fe"}
@@ -29,20 +29,51 @@ CLUSTER = [
 @pytest.mark.parametrize(
     ("profile", "owners", "selector", "scores"),
     [
-        pytest.param("v1.28", [owner("ReplicaSet", "rs1")], "app=web,tier=fe", {"n1": 0, "n2": 100},
-                     id="v1.28 owner RS ANDed: n1=1 n2=0"),
-        pytest.param("v1.28", None, "tier=fe", {"n1": 50, "n2": 0},
-                     id="v1.28 no owner: service only, n1=1 n2=2 -> 100*(2-1)/2=50"),
-        pytest.param("v1.28", [owner("ReplicaSet", "rs1", "extensions/v1beta1")], "tier=fe", {"n1": 50, "n2": 0},
-                     id="v1.28 owner with another apiVersion is not followed"),
-        pytest.param("v1.28", [owner("ReplicaSet", "missing")], "tier=fe", {"n1": 50, "n2": 0},
-                     id="v1.28 owner not found: service only"),
-        pytest.param("v1.18", None, "app=web,tier=fe", {"n1": 0, "n2": 100},
-                     id="v1.18 RS found by labels, no owner needed"),
-        pytest.param("v1.16", None, "tier=fe,app=web", {"n1": 0, "n2": 10},
-                     id="v1.16 all of [tier=fe, app=web]: n1=1 n2=0, 0-10 scale"),
-        pytest.param("v1.12", None, "(tier=fe) OR (app=web)", {"n1": 0, "n2": 0},
-                     id="v1.12 any of: n1=2 n2=2 -> max 2, both 10*(2-2)/2=0"),
+        pytest.param(
+            "v1.28",
+            [owner("ReplicaSet", "rs1")],
+            "app=web,tier=fe",
+            {"n1": 0, "n2": 100},
+            id="v1.28 owner RS ANDed: n1=1 n2=0",
+        ),
+        pytest.param(
+            "v1.28",
+            None,
+            "tier=fe",
+            {"n1": 50, "n2": 0},
+            id="v1.28 no owner: service only, n1=1 n2=2 -> 100*(2-1)/2=50",
+        ),
+        pytest.param(
+            "v1.28",
+            [owner("ReplicaSet", "rs1", "extensions/v1beta1")],
+            "tier=fe",
+            {"n1": 50, "n2": 0},
+            id="v1.28 owner with another apiVersion is not followed",
+        ),
+        pytest.param(
+            "v1.28",
+            [owner("ReplicaSet", "missing")],
+            "tier=fe",
+            {"n1": 50, "n2": 0},
+            id="v1.28 owner not found: service only",
+        ),
+        pytest.param(
+            "v1.18", None, "app=web,tier=fe", {"n1": 0, "n2": 100}, id="v1.18 RS found by labels, no owner needed"
+        ),
+        pytest.param(
+            "v1.16",
+            None,
+            "tier=fe,app=web",
+            {"n1": 0, "n2": 10},
+            id="v1.16 all of [tier=fe, app=web]: n1=1 n2=0, 0-10 scale",
+        ),
+        pytest.param(
+            "v1.12",
+            None,
+            "(tier=fe) OR (app=web)",
+            {"n1": 0, "n2": 0},
+            id="v1.12 any of: n1=2 n2=2 -> max 2, both 10*(2-2)/2=0",
+        ),
     ],
 )
 def test_profile_selectors(
@@ -69,8 +100,9 @@ def test_v128_rc_owner_merges_its_map() -> None:
 
 @pytest.mark.parametrize("profile", ["v1.28", "v1.18", "v1.16", "v1.12"])
 def test_no_selector_scores_every_node_max(profile: str) -> None:
-    result = score_objects([node("n1"), node("n2"), pod("a", {"x": "y"}, "n1")], pod("incoming", {"x": "y"}),
-                           profile=profile)
+    result = score_objects(
+        [node("n1"), node("n2"), pod("a", {"x": "y"}, "n1")], pod("incoming", {"x": "y"}), profile=profile
+    )
     top = result.profile.max_score
     assert result.scores == {"n1": top, "n2": top}
 
@@ -87,7 +119,9 @@ def test_topology_spread_constraints_skip(profile: str, skipped: bool) -> None:
 def test_pods_that_do_not_count() -> None:
     """Other namespaces, deleting, terminal and unbound pods never count."""
     cluster = [
-        node("n1"), node("n2"), service("fe", {"tier": "fe"}),
+        node("n1"),
+        node("n2"),
+        service("fe", {"tier": "fe"}),
         pod("ok", {"tier": "fe"}, "n1"),
         pod("other-ns", {"tier": "fe"}, "n2", namespace="elsewhere"),
         pod("deleting", {"tier": "fe"}, "n2", deleting=True),

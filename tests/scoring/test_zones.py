@@ -3,8 +3,8 @@
 from __future__ import annotations
 
 import pytest
-from k8s_objects import BETA_REGION, BETA_ZONE, GA_REGION, GA_ZONE
 
+from k8s_objects import BETA_REGION, BETA_ZONE, GA_REGION, GA_ZONE
 from spreadwatch.scoring import get_profile, zone_key
 
 
