@@ -59,6 +59,8 @@ class _Gen:
         self.seed = seed
         self.r = random.Random(seed)
         self._uid = 0
+        self.templates: list[dict[str, str]] = []
+        self.namespaces: list[str] = ["default"]
 
     # -- helpers -----------------------------------------------------------
     def chance(self, p: float) -> bool:
@@ -77,13 +79,35 @@ class _Gen:
             m["labels"] = labels
         return m
 
+    def ns(self) -> str:
+        """A namespace: mostly the first one, so that objects meet."""
+        if self.chance(0.65):
+            return self.namespaces[0]
+        return self.r.choice(self.namespaces)
+
     def pod_labels(self, lo: int = 0, hi: int = 3) -> dict[str, str]:
         keys = self.r.sample(LABEL_KEYS, self.r.randint(lo, hi))
         return {k: self.r.choice(LABELS[k]) for k in keys}
 
     def label_map(self, lo: int = 1, hi: int = 2) -> dict[str, str]:
-        """A selector map, built from the same vocabulary as pod labels."""
+        """A selector map: mostly a non-empty subset of a workload template,
+        so that it selects some pods, otherwise random."""
+        if self.templates and self.chance(0.75):
+            tpl = self.r.choice(self.templates)
+            keys = self.r.sample(sorted(tpl), self.r.randint(1, len(tpl)))
+            return {k: tpl[k] for k in keys}
         return self.pod_labels(lo, hi)
+
+    def workload_labels(self) -> dict[str, str]:
+        """Labels for a pod: usually a workload template, sometimes varied."""
+        if self.templates and self.chance(0.7):
+            labels = dict(self.r.choice(self.templates))
+            if self.chance(0.2):
+                labels.update(self.pod_labels(1, 1))
+            if labels and self.chance(0.1):
+                del labels[self.r.choice(sorted(labels))]
+            return labels
+        return self.pod_labels(0, 3)
 
     # -- nodes -------------------------------------------------------------
     def zone_labels(self) -> dict[str, str]:
@@ -128,7 +152,7 @@ class _Gen:
 
     def taints(self) -> list[Obj]:
         out = []
-        for key in self.r.sample(TAINT_KEYS, self.r.choice([0, 0, 0, 1, 1, 2])):
+        for key in self.r.sample(TAINT_KEYS, self.r.choice([0, 0, 0, 0, 0, 0, 1, 1, 2])):
             t: Obj = {"key": key, "effect": self.r.choice(EFFECTS)}
             v = self.r.choice(TAINT_VALUES)
             if v:
@@ -144,7 +168,7 @@ class _Gen:
                 labels[k] = self.r.choice(vals)
         spec: Obj = {}
         taints = self.taints()
-        if self.chance(0.12):
+        if self.chance(0.08):
             spec["unschedulable"] = True
             if self.chance(0.7):  # what the node lifecycle controller adds
                 taints.append({"key": UNSCHEDULABLE_TAINT, "effect": "NoSchedule"})
@@ -295,7 +319,7 @@ class _Gen:
         return out
 
     def node_affinity(self, node_names: list[str]) -> Obj | None:
-        if self.chance(0.7):
+        if self.chance(0.8):
             return None
         terms = []
         for _ in range(self.r.choice([1, 1, 2])):
@@ -324,15 +348,20 @@ class _Gen:
             terms.append(term)
         return {"requiredDuringSchedulingIgnoredDuringExecution": {"nodeSelectorTerms": terms}}
 
-    def incoming(self, cl: Obj, namespaces: list[str], node_names: list[str]) -> Obj:
-        ns = self.r.choice(namespaces)
+    def incoming(self, cl: Obj, node_names: list[str]) -> Obj:
+        ns = self.ns()
         same_ns = [p for p in cl["pods"] if p["metadata"]["namespace"] == ns and p["metadata"].get("labels")]
-        if same_ns and self.chance(0.5):
+        svcs = [s for s in cl["services"] if s["metadata"]["namespace"] == ns and s["spec"].get("selector")]
+        if svcs and self.chance(0.4):
+            labels = dict(self.r.choice(svcs)["spec"]["selector"])  # a service's pod
+            if self.chance(0.5):
+                labels.update(self.r.choice(self.templates))
+        elif same_ns and self.chance(0.3):
             labels = dict(self.r.choice(same_ns)["metadata"]["labels"])  # a sibling's labels
             if self.chance(0.3):
                 labels.update(self.pod_labels(1, 1))
         else:
-            labels = self.pod_labels(0, 3)
+            labels = self.workload_labels()
         meta = self.meta(f"incoming-{self.seed}", ns, labels or None)
         refs = self.owner_refs(ns, cl)
         if refs:
@@ -342,7 +371,7 @@ class _Gen:
         tols = self.tolerations()
         if tols:
             spec["tolerations"] = tols
-        if self.chance(0.2):
+        if self.chance(0.12):
             k = self.r.choice(["disk", "pool", ZONE])
             spec["nodeSelector"] = {k: self.r.choice(NODE_LABELS.get(k, ZONES))}
         aff = self.node_affinity(node_names)
@@ -359,27 +388,29 @@ class _Gen:
     # -- whole case ----------------------------------------------------------
     def case(self) -> Obj:
         r = self.r
-        namespaces = NAMESPACES[: r.randint(1, 3)]
-        n_nodes = r.choice([0, 1, 2, 2, 3, 3, 4, 5, 6, 8, 10, 12])
+        namespaces = self.namespaces = NAMESPACES[: r.randint(1, 3)]
+        n_nodes = r.choice([0, 1, 2, 2, 3, 3, 4, 4, 5, 6, 6, 7, 8, 9, 10, 11, 12])
         node_names = [f"node-{i}" for i in range(n_nodes)]
         if self.chance(0.3):
             r.shuffle(node_names)  # input order is not alphabetical
         nodes = [self.node(n) for n in node_names]
 
+        # A few workload templates (label sets) shared by pods and selectors.
+        self.templates = [self.pod_labels(1, 3) for _ in range(r.randint(1, 4))]
         pods = []
-        for i in range(r.randint(0, 40)):
-            ns = r.choice(namespaces)
-            pods.append(self.pod(f"pod-{i}", ns, node_names, self.pod_labels(0, 3)))
+        for i in range(r.choice([0, r.randint(1, 10), r.randint(0, 40), r.randint(10, 40)])):
+            ns = self.ns()
+            pods.append(self.pod(f"pod-{i}", ns, node_names, self.workload_labels()))
 
         cl: Obj = {
             "nodes": nodes,
             "pods": pods,
-            "services": [self.service(f"svc-{i}", r.choice(namespaces)) for i in range(r.randint(0, 4))],
-            "replicationControllers": [self.rc(f"rc-{i}", r.choice(namespaces)) for i in range(r.randint(0, 2))],
-            "replicaSets": [self.apps("ReplicaSet", f"rs-{i}", r.choice(namespaces)) for i in range(r.randint(0, 3))],
-            "statefulSets": [self.apps("StatefulSet", f"ss-{i}", r.choice(namespaces)) for i in range(r.randint(0, 2))],
+            "services": [self.service(f"svc-{i}", self.ns()) for i in range(r.choice([0, 1, 2, 2, 3, 4]))],
+            "replicationControllers": [self.rc(f"rc-{i}", self.ns()) for i in range(r.randint(0, 2))],
+            "replicaSets": [self.apps("ReplicaSet", f"rs-{i}", self.ns()) for i in range(r.randint(0, 3))],
+            "statefulSets": [self.apps("StatefulSet", f"ss-{i}", self.ns()) for i in range(r.randint(0, 2))],
         }
-        pod = self.incoming(cl, namespaces, node_names)
+        pod = self.incoming(cl, node_names)
         return {"seed": self.seed, "cluster": cl, "incoming": [pod]}
 
 
