@@ -352,7 +352,7 @@ class _Gen:
         ns = self.ns()
         same_ns = [p for p in cl["pods"] if p["metadata"]["namespace"] == ns and p["metadata"].get("labels")]
         svcs = [s for s in cl["services"] if s["metadata"]["namespace"] == ns and s["spec"].get("selector")]
-        if svcs and self.chance(0.4):
+        if svcs and self.chance(0.6):
             labels = dict(self.r.choice(svcs)["spec"]["selector"])  # a service's pod
             if self.chance(0.5):
                 labels.update(self.r.choice(self.templates))
@@ -398,7 +398,7 @@ class _Gen:
         # A few workload templates (label sets) shared by pods and selectors.
         self.templates = [self.pod_labels(1, 3) for _ in range(r.randint(1, 4))]
         pods = []
-        for i in range(r.choice([0, r.randint(1, 10), r.randint(0, 40), r.randint(10, 40)])):
+        for i in range(r.choice([0, r.randint(1, 10), r.randint(1, 10), r.randint(0, 40), r.randint(10, 40), r.randint(10, 40), r.randint(0, 40), r.randint(20, 40)])):
             ns = self.ns()
             pods.append(self.pod(f"pod-{i}", ns, node_names, self.workload_labels()))
 
