@@ -5,7 +5,7 @@ JSON field names (camelCase) are a contract (see ``docs/report.md``)::
     workload {apiVersion, kind, namespace, name, uid}, profile, selector, skipped, skipReason, replicas,
     pods, candidateNodes, excludedNodes {reason: count},
     nodes [{node, zone, region, pods, score}], nodesOmitted,
-    zones [{zone, region, pods, candidateNodes, zoneScore, emptyNodeScore}], emptyNodeScore,
+    zones [{zone, region, pods, candidateNodes, zoneScore, emptyNodeScore}], zoneCount, emptyNodeScore,
     bestScore, worstScore, bestNodes, bestNodeCount, nodeSkew, zoneSkew, health, reasons
 
 Every candidate node's score is derivable: a node listed in ``nodes`` has its score there; any other
@@ -117,6 +117,7 @@ class SpreadReport:
             "nodes": [n.to_dict() for n in self.nodes],
             "nodesOmitted": self.nodes_omitted,
             "zones": [z.to_dict() for z in self.zones],
+            "zoneCount": len(self.zones),
             "emptyNodeScore": self.empty_node_score,
             "bestScore": self.best_score,
             "worstScore": self.worst_score,
