@@ -10,11 +10,14 @@
 # module proxy) and writes exactly one replace per staging module.
 #
 # Usage: tests/oracle/gen-replaces.sh [KUBERNETES_VERSION]   (default: the
-#        version currently required in go.mod)
+#        version currently required in go.mod), then `go mod tidy`.
 set -euo pipefail
 cd "$(dirname "$0")"
 
-kver="${1:-$(go mod edit -json | python3 -c 'import json,sys; print(next(r["Path"] and r["Version"] for r in json.load(sys.stdin)["Require"] if r["Path"]=="k8s.io/kubernetes"))')}"
+kver="${1:-$(go mod edit -json | python3 -c '
+import json, sys
+print(next(r["Version"] for r in json.load(sys.stdin)["Require"] if r["Path"] == "k8s.io/kubernetes"))
+')}"
 case "$kver" in
   v1.*.*) ;;
   *) echo "gen-replaces: unexpected kubernetes version '$kver'" >&2; exit 2 ;;

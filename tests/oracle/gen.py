@@ -4,8 +4,9 @@ Everything is derived from one integer seed with ``random.Random(seed)``, so a
 seed names a case for good.  Objects are plain dicts in Kubernetes JSON form
 (``kind``, ``apiVersion``, ``metadata.name/namespace/uid/labels``, ...), the way
 ``kubectl get -o json`` prints them, and they are valid as the API server would
-accept them (the oracle mirrors what informers deliver, so invalid objects
-would test nothing real).
+accept them (the oracle mirrors what informers deliver), with a few deliberate
+exceptions that exercise the plugin's tolerance of bad input: empty or missing
+workload selectors, and rare invalid selector requirements.
 
 The vocabularies are deliberately tiny so that selectors often match.
 
@@ -52,6 +53,21 @@ TAINT_VALUES = ["", "true", "infra"]
 EFFECTS = ["NoSchedule", "NoExecute", "PreferNoSchedule"]
 
 Obj = dict[str, Any]
+
+# Requirements the API server would reject; rare, to cover the error paths.
+BAD_LABEL_EXPRS: list[Obj] = [
+    {"key": "app", "operator": "In", "values": []},
+    {"key": "app", "operator": "Exists", "values": ["web"]},
+    {"key": "app", "operator": "Gt", "values": ["1"]},
+    {"key": "bad key!", "operator": "Exists"},
+    {"key": "app", "operator": "In", "values": ["not valid!"]},
+]
+BAD_NODE_EXPRS: list[Obj] = [
+    {"key": "disk", "operator": "In", "values": []},
+    {"key": "cpus", "operator": "Gt", "values": ["four"]},
+    {"key": "cpus", "operator": "Lt", "values": ["1", "2"]},
+    {"key": "disk", "operator": "Near", "values": ["ssd"]},
+]
 
 
 class _Gen:
@@ -112,11 +128,23 @@ class _Gen:
     # -- nodes -------------------------------------------------------------
     def zone_labels(self) -> dict[str, str]:
         z, rg = self.r.choice(ZONES), self.r.choice(REGIONS)
-        mode = self.r.choice([
-            "none", "none", "topology", "topology", "topology-zone-only",
-            "legacy", "both-equal", "both-different", "region-only",
-            "legacy-region-only", "empty", "legacy-empty-zone", "mixed",
-        ])
+        mode = self.r.choice(
+            [
+                "none",
+                "none",
+                "topology",
+                "topology",
+                "topology-zone-only",
+                "legacy",
+                "both-equal",
+                "both-different",
+                "region-only",
+                "legacy-region-only",
+                "empty",
+                "legacy-empty-zone",
+                "mixed",
+            ]
+        )
         if mode == "none":
             return {}
         if mode == "topology":
@@ -194,8 +222,13 @@ class _Gen:
             status["phase"] = "Running"
         if "nodeName" in spec and self.chance(0.12):
             status["phase"] = self.r.choice(["Succeeded", "Failed"])
-        pod: Obj = {"apiVersion": "v1", "kind": "Pod", "metadata": self.meta(name, ns, labels or None),
-                    "spec": spec, "status": status}
+        pod: Obj = {
+            "apiVersion": "v1",
+            "kind": "Pod",
+            "metadata": self.meta(name, ns, labels or None),
+            "spec": spec,
+            "status": status,
+        }
         if self.chance(0.1):
             pod["metadata"]["deletionTimestamp"] = "2024-01-01T00:00:00Z"
             pod["metadata"]["deletionGracePeriodSeconds"] = 30
@@ -213,7 +246,7 @@ class _Gen:
             sel["matchLabels"] = self.label_map(1, 2)
         if not sel or self.chance(0.5):
             exprs = []
-            for key in self.r.sample(LABEL_KEYS + ["absent"], self.r.randint(1, 2)):
+            for key in self.r.sample([*LABEL_KEYS, "absent"], self.r.randint(1, 2)):
                 op = self.r.choice(["In", "NotIn", "Exists", "DoesNotExist"])
                 e: Obj = {"key": key, "operator": op}
                 if op in ("In", "NotIn"):
@@ -221,6 +254,10 @@ class _Gen:
                     e["values"] = self.r.sample(vals, self.r.randint(1, min(2, len(vals))))
                 exprs.append(e)
             sel["matchExpressions"] = exprs
+        if self.chance(0.03):
+            # Rejected by API validation, tolerated by the plugin (the whole
+            # selector is then ignored): covers LabelSelectorAsSelector's error path.
+            sel.setdefault("matchExpressions", []).append(self.r.choice(BAD_LABEL_EXPRS))
         return sel
 
     def service(self, name: str, ns: str) -> Obj:
@@ -243,8 +280,12 @@ class _Gen:
             spec["selector"] = {}
         else:
             spec["selector"] = self.label_map(1, 2)
-        return {"apiVersion": "v1", "kind": "ReplicationController", "metadata": self.meta(name, ns, None),
-                "spec": spec}
+        return {
+            "apiVersion": "v1",
+            "kind": "ReplicationController",
+            "metadata": self.meta(name, ns, None),
+            "spec": spec,
+        }
 
     def apps(self, kind: str, name: str, ns: str) -> Obj:
         spec: Obj = {"replicas": 1}
@@ -257,9 +298,11 @@ class _Gen:
 
     # -- the incoming pod --------------------------------------------------
     def owner_refs(self, ns: str, cl: Obj) -> list[Obj] | None:
-        kinds = [("ReplicationController", "v1", cl["replicationControllers"]),
-                 ("ReplicaSet", "apps/v1", cl["replicaSets"]),
-                 ("StatefulSet", "apps/v1", cl["statefulSets"])]
+        kinds = [
+            ("ReplicationController", "v1", cl["replicationControllers"]),
+            ("ReplicaSet", "apps/v1", cl["replicaSets"]),
+            ("StatefulSet", "apps/v1", cl["statefulSets"]),
+        ]
         roll = self.r.random()
         if roll < 0.25:
             return None
@@ -271,11 +314,16 @@ class _Gen:
             target = self.r.choice(objs)  # maybe another namespace: not found
         else:
             target = {"metadata": {"name": f"missing-{kind.lower()}", "uid": self.uid()}}
-        ref: Obj = {"apiVersion": api, "kind": kind, "name": target["metadata"]["name"],
-                    "uid": target["metadata"].get("uid", self.uid())}
+        ref: Obj = {
+            "apiVersion": api,
+            "kind": kind,
+            "name": target["metadata"]["name"],
+            "uid": target["metadata"].get("uid", self.uid()),
+        }
         variant = self.r.random()
         if variant < 0.1:
-            ref["apiVersion"] = self.r.choice(["extensions/v1beta1", "apps/v1beta2", "apps/v1" if api == "v1" else "v1"])
+            wrong = "apps/v1" if api == "v1" else "v1"
+            ref["apiVersion"] = self.r.choice(["extensions/v1beta1", "apps/v1beta2", wrong])
         if variant < 0.8 or variant >= 0.9:
             ref["controller"] = True
             ref["blockOwnerDeletion"] = True
@@ -334,17 +382,20 @@ class _Gen:
                     if op in ("Gt", "Lt"):
                         exprs.append({"key": "cpus", "operator": op, "values": [self.r.choice(["3", "4", "10"])]})
                         continue
-                    key = self.r.choice(list(NODE_LABELS) + [ZONE, LEGACY_ZONE])
+                    key = self.r.choice([*NODE_LABELS, ZONE, LEGACY_ZONE])
                     e: Obj = {"key": key, "operator": op}
                     if op in ("In", "NotIn"):
                         pool = NODE_LABELS.get(key, ZONES)
                         e["values"] = self.r.sample(pool, self.r.randint(1, 2))
                     exprs.append(e)
+                if self.chance(0.03):
+                    exprs.append(self.r.choice(BAD_NODE_EXPRS))  # the term then matches no node
                 term["matchExpressions"] = exprs
             if node_names and (not term or self.chance(0.3)):
-                name = self.r.choice(node_names + ["no-such-node"])
-                term["matchFields"] = [{"key": "metadata.name", "operator": self.r.choice(["In", "NotIn"]),
-                                        "values": [name]}]
+                name = self.r.choice([*node_names, "no-such-node"])
+                term["matchFields"] = [
+                    {"key": "metadata.name", "operator": self.r.choice(["In", "NotIn"]), "values": [name]}
+                ]
             terms.append(term)
         return {"requiredDuringSchedulingIgnoredDuringExecution": {"nodeSelectorTerms": terms}}
 
@@ -366,8 +417,10 @@ class _Gen:
         refs = self.owner_refs(ns, cl)
         if refs:
             meta["ownerReferences"] = refs
-        spec: Obj = {"containers": [{"name": "c", "image": "registry.k8s.io/pause:3.9"}],
-                     "schedulerName": "default-scheduler"}
+        spec: Obj = {
+            "containers": [{"name": "c", "image": "registry.k8s.io/pause:3.9"}],
+            "schedulerName": "default-scheduler",
+        }
         tols = self.tolerations()
         if tols:
             spec["tolerations"] = tols
@@ -378,17 +431,20 @@ class _Gen:
         if aff:
             spec["affinity"] = {"nodeAffinity": aff}
         if self.chance(0.08):
-            spec["topologySpreadConstraints"] = [{
-                "maxSkew": 1, "topologyKey": ZONE, "whenUnsatisfiable": "ScheduleAnyway",
-                "labelSelector": {"matchLabels": labels or {"app": "web"}},
-            }]
-        return {"apiVersion": "v1", "kind": "Pod", "metadata": meta, "spec": spec,
-                "status": {"phase": "Pending"}}
+            spec["topologySpreadConstraints"] = [
+                {
+                    "maxSkew": 1,
+                    "topologyKey": ZONE,
+                    "whenUnsatisfiable": "ScheduleAnyway",
+                    "labelSelector": {"matchLabels": labels or {"app": "web"}},
+                }
+            ]
+        return {"apiVersion": "v1", "kind": "Pod", "metadata": meta, "spec": spec, "status": {"phase": "Pending"}}
 
     # -- whole case ----------------------------------------------------------
     def case(self) -> Obj:
         r = self.r
-        namespaces = self.namespaces = NAMESPACES[: r.randint(1, 3)]
+        self.namespaces = NAMESPACES[: r.randint(1, 3)]
         n_nodes = r.choice([0, 1, 2, 2, 3, 3, 4, 4, 5, 6, 6, 7, 8, 9, 10, 11, 12])
         node_names = [f"node-{i}" for i in range(n_nodes)]
         if self.chance(0.3):
@@ -398,7 +454,17 @@ class _Gen:
         # A few workload templates (label sets) shared by pods and selectors.
         self.templates = [self.pod_labels(1, 3) for _ in range(r.randint(1, 4))]
         pods = []
-        for i in range(r.choice([0, r.randint(1, 10), r.randint(1, 10), r.randint(0, 40), r.randint(10, 40), r.randint(10, 40), r.randint(0, 40), r.randint(20, 40)])):
+        sizes = [
+            0,
+            r.randint(1, 10),
+            r.randint(1, 10),
+            r.randint(0, 40),
+            r.randint(10, 40),
+            r.randint(10, 40),
+            r.randint(0, 40),
+            r.randint(20, 40),
+        ]
+        for i in range(r.choice(sizes)):
             ns = self.ns()
             pods.append(self.pod(f"pod-{i}", ns, node_names, self.workload_labels()))
 
@@ -450,7 +516,10 @@ def main(argv: list[str] | None = None) -> int:
         line: dict[str, Any] = {"cluster": case["cluster"], "incoming": case["incoming"]}
         if args.explicit:
             line["candidates"] = candidates_for(seed, case)
-        sys.stdout.write(json.dumps(line, indent=2 if args.pretty else None, separators=None if args.pretty else (",", ":")))
+        if args.pretty:
+            sys.stdout.write(json.dumps(line, indent=2))
+        else:
+            sys.stdout.write(json.dumps(line, separators=(",", ":")))
         sys.stdout.write("\n")
     return 0
 

@@ -129,10 +129,14 @@ func process(client *clientsetfake.Clientset, line []byte) (res *response, err e
 		}
 	}()
 	var req request
-	if err := decodeStrict(line, &req); err != nil {
+	if err := decodeJSON(line, &req); err != nil {
 		return nil, err
 	}
-	cl, err := newCluster(client, &req.Cluster)
+	// NewFramework starts a metrics goroutine that lives until its context is
+	// done: one context per line, cancelled when the line is answered.
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	cl, err := newCluster(ctx, client, &req.Cluster)
 	if err != nil {
 		return nil, err
 	}
@@ -158,7 +162,6 @@ func process(client *clientsetfake.Clientset, line []byte) (res *response, err e
 		}
 	}
 
-	ctx := context.Background()
 	resp := &response{Results: make([]result, 0, len(incoming))}
 	for _, pod := range incoming {
 		state := framework.NewCycleState()
@@ -188,9 +191,9 @@ func process(client *clientsetfake.Clientset, line []byte) (res *response, err e
 	return resp, nil
 }
 
-// decodeStrict decodes like the API server does: case-sensitive field names,
+// decodeJSON decodes like the API server does: case-sensitive field names,
 // unknown fields ignored, integers kept as integers.
-func decodeStrict(data []byte, v any) error {
+func decodeJSON(data []byte, v any) error {
 	if err := sigsjson.UnmarshalCaseSensitivePreserveInts(data, v); err != nil {
 		return fmt.Errorf("invalid input: %w", err)
 	}
@@ -208,7 +211,7 @@ type cluster struct {
 	affinityName string
 }
 
-func newCluster(client *clientsetfake.Clientset, c *clusterInput) (*cluster, error) {
+func newCluster(ctx context.Context, client *clientsetfake.Clientset, c *clusterInput) (*cluster, error) {
 	lister, err := newSharedLister(c.Nodes, c.Pods)
 	if err != nil {
 		return nil, err
@@ -217,7 +220,6 @@ func newCluster(client *clientsetfake.Clientset, c *clusterInput) (*cluster, err
 	if err := populateInformers(factory, c); err != nil {
 		return nil, err
 	}
-	ctx := context.Background()
 	fh, err := frameworkruntime.NewFramework(ctx, nil, nil,
 		frameworkruntime.WithSnapshotSharedLister(lister),
 		frameworkruntime.WithInformerFactory(factory))

@@ -19,8 +19,9 @@ import os
 import subprocess
 import tempfile
 import threading
+from collections.abc import Iterable
 from pathlib import Path
-from typing import Any, Iterable
+from typing import Any
 
 HERE = Path(__file__).resolve().parent
 BUILD_SH = HERE / "build.sh"
@@ -80,7 +81,7 @@ class Oracle:
     def __init__(self, binary: str | os.PathLike[str] | None = None):
         self.binary = str(binary) if binary is not None else build()
         self.last_elapsed_ns: int = 0
-        self._stderr = tempfile.TemporaryFile()
+        self._stderr = tempfile.TemporaryFile()  # noqa: SIM115 - lives as long as the process
         self._proc: subprocess.Popen[bytes] | None = subprocess.Popen(
             [self.binary],
             stdin=subprocess.PIPE,
@@ -90,7 +91,7 @@ class Oracle:
         self._lock = threading.Lock()
 
     # -- lifecycle -----------------------------------------------------------
-    def __enter__(self) -> "Oracle":
+    def __enter__(self) -> Oracle:
         return self
 
     def __exit__(self, *exc: object) -> None:

@@ -1,0 +1,36 @@
+"""Fixtures for the differential oracle tests (see README.md)."""
+
+from __future__ import annotations
+
+import os
+import shutil
+import sys
+from pathlib import Path
+
+import pytest
+
+HERE = Path(__file__).resolve().parent
+# gen.py, edge_cases.py and oracle_client.py are plain modules next to the
+# tests; make them importable whatever pytest's import mode is.
+if str(HERE) not in sys.path:
+    sys.path.insert(0, str(HERE))
+
+
+def pytest_configure(config: pytest.Config) -> None:
+    config.addinivalue_line(
+        "markers",
+        "oracle: differential test against the real kube-scheduler SelectorSpread plugin "
+        "(builds tests/oracle with Go on first use)",
+    )
+
+
+@pytest.fixture(scope="session")
+def oracle():
+    """One spreadwatch-oracle process for the whole session."""
+    from oracle_client import Oracle, build
+
+    if not os.environ.get("SPREADWATCH_ORACLE_BIN") and shutil.which("go") is None:
+        pytest.fail("no Go toolchain on PATH to build tests/oracle (or set SPREADWATCH_ORACLE_BIN to a built binary)")
+    binary = build()
+    with Oracle(binary) as o:
+        yield o
