@@ -84,7 +84,7 @@ class Ports:
 
 @dataclass
 class Cluster:
-    """A running (or just stopped) control plane; returned by up() and status()."""
+    """A control plane recorded in a state dir; returned by up() and load()."""
 
     dir: Path
     bin_dir: Path
@@ -211,12 +211,26 @@ def _ext_file(pki: Path, name: str, lines: list[str]) -> Path:
     return path
 
 
-def _issue_cert(pki: Path, name: str, subject: str, ext: list[str]) -> None:
+def _ec_key(path: Path) -> None:
+    _openssl("genpkey", "-algorithm", "EC", "-pkeyopt", "ec_paramgen_curve:P-256", "-out", str(path))
+
+
+def _create_ca(pki: Path, name: str, common_name: str) -> None:
+    _ec_key(pki / f"{name}.key")
+    _openssl(
+        "req", "-x509", "-new", "-key", str(pki / f"{name}.key"), "-subj", f"/CN={common_name}",
+        "-days", "3650", "-sha256", "-out", str(pki / f"{name}.crt"),
+        "-addext", "basicConstraints=critical,CA:TRUE",
+        "-addext", "keyUsage=critical,keyCertSign,cRLSign,digitalSignature",
+    )
+
+
+def _issue_cert(pki: Path, name: str, subject: str, ext: list[str], ca: str = "ca") -> None:
     key, csr, crt = pki / f"{name}.key", pki / f"{name}.csr", pki / f"{name}.crt"
-    _openssl("genpkey", "-algorithm", "EC", "-pkeyopt", "ec_paramgen_curve:P-256", "-out", str(key))
+    _ec_key(key)
     _openssl("req", "-new", "-key", str(key), "-subj", subject, "-out", str(csr))
     _openssl(
-        "x509", "-req", "-in", str(csr), "-CA", str(pki / "ca.crt"), "-CAkey", str(pki / "ca.key"),
+        "x509", "-req", "-in", str(csr), "-CA", str(pki / f"{ca}.crt"), "-CAkey", str(pki / f"{ca}.key"),
         "-CAcreateserial", "-days", "3650", "-sha256", "-out", str(crt),
         "-extfile", str(_ext_file(pki, name, ext)),
     )
@@ -224,15 +238,10 @@ def _issue_cert(pki: Path, name: str, subject: str, ext: list[str]) -> None:
 
 
 def create_pki(pki: Path) -> None:
-    """CA, apiserver serving cert, admin + controller-manager client certs, SA key pair."""
+    """CAs, apiserver serving cert, client certs (admin, controller-manager, front proxy), SA keys."""
     pki.mkdir(parents=True, exist_ok=True)
-    _openssl("genpkey", "-algorithm", "EC", "-pkeyopt", "ec_paramgen_curve:P-256", "-out", str(pki / "ca.key"))
-    _openssl(
-        "req", "-x509", "-new", "-key", str(pki / "ca.key"), "-subj", "/CN=spreadwatch-dev-ca",
-        "-days", "3650", "-sha256", "-out", str(pki / "ca.crt"),
-        "-addext", "basicConstraints=critical,CA:TRUE",
-        "-addext", "keyUsage=critical,keyCertSign,cRLSign,digitalSignature",
-    )
+    _create_ca(pki, "ca", "spreadwatch-dev-ca")
+    _create_ca(pki, "front-proxy-ca", "spreadwatch-dev-front-proxy-ca")
     sans = [
         f"IP:{LOOPBACK}", "IP:::1", f"IP:{SERVICE_IP}", "DNS:localhost", "DNS:kubernetes",
         "DNS:kubernetes.default", "DNS:kubernetes.default.svc", "DNS:kubernetes.default.svc.cluster.local",
@@ -244,6 +253,7 @@ def create_pki(pki: Path) -> None:
     _issue_cert(pki, "apiserver", "/CN=kube-apiserver", server_ext)
     _issue_cert(pki, "admin", "/O=system:masters/CN=admin", client_ext)
     _issue_cert(pki, "controller-manager", "/CN=system:kube-controller-manager", client_ext)
+    _issue_cert(pki, "front-proxy-client", "/CN=front-proxy-client", client_ext, ca="front-proxy-ca")
     _openssl("genpkey", "-algorithm", "RSA", "-pkeyopt", "rsa_keygen_bits:2048", "-out", str(pki / "sa.key"))
     _openssl("pkey", "-in", str(pki / "sa.key"), "-pubout", "-out", str(pki / "sa.pub"))
     for key in pki.glob("*.key"):
@@ -299,8 +309,18 @@ def _apiserver_args(cluster: Cluster) -> list[str]:
         f"--service-account-key-file={pki / 'sa.pub'}",
         f"--service-account-signing-key-file={pki / 'sa.key'}",
         f"--service-cluster-ip-range={SERVICE_CIDR}",
+        # The advertise address is loopback, which an Endpoints object may not contain.
+        "--endpoint-reconciler-type=none",
         f"--disable-admission-plugins={','.join(DISABLED_ADMISSION)}",
         "--allow-privileged=true", "--profiling=false", f"--cert-dir={pki}",
+        # Aggregation-layer front proxy: components that delegate authentication (the
+        # controller-manager) read this CA from kube-system/extension-apiserver-authentication.
+        f"--requestheader-client-ca-file={pki / 'front-proxy-ca.crt'}",
+        "--requestheader-allowed-names=front-proxy-client",
+        "--requestheader-username-headers=X-Remote-User", "--requestheader-group-headers=X-Remote-Group",
+        "--requestheader-extra-headers-prefix=X-Remote-Extra-",
+        f"--proxy-client-cert-file={pki / 'front-proxy-client.crt'}",
+        f"--proxy-client-key-file={pki / 'front-proxy-client.key'}",
     ]
 
 
@@ -312,6 +332,9 @@ def _controller_manager_args(cluster: Cluster) -> list[str]:
         f"--bind-address={LOOPBACK}", f"--secure-port={cluster.ports.controller_manager}",
         f"--cert-dir={cluster.dir / 'controller-manager-certs'}",
         "--leader-elect=false",
+        # Each controller acts as its own kube-system ServiceAccount with its bootstrap RBAC role
+        # (as in kubeadm clusters); the shared system:kube-controller-manager identity lacks them.
+        "--use-service-account-credentials=true",
         "--controllers=*," + ",".join(f"-{c}" for c in DISABLED_CONTROLLERS),
         f"--service-account-private-key-file={pki / 'sa.key'}",
         f"--root-ca-file={pki / 'ca.crt'}",
@@ -322,9 +345,12 @@ def _controller_manager_args(cluster: Cluster) -> list[str]:
 
 
 def _pdeathsig_preexec() -> Callable[[], None] | None:
-    """A preexec_fn that makes the child get SIGTERM when its parent dies (Linux), else None.
+    """A preexec_fn that makes the child get SIGKILL when its parent dies (Linux), else None.
 
-    libc's prctl is looked up here, in the parent, so the forked child only calls into C.
+    This is the emergency path (pytest killed): SIGTERM could leave kube-apiserver hanging in
+    its graceful shutdown once etcd is gone.  The normal path is down(), which stops the
+    components in order.  libc's prctl is looked up here, in the parent, so the forked
+    child only calls into C.
     """
     if not sys.platform.startswith("linux"):
         return None
@@ -332,7 +358,7 @@ def _pdeathsig_preexec() -> Callable[[], None] | None:
     pr_set_pdeathsig = 1
 
     def preexec() -> None:
-        prctl(pr_set_pdeathsig, signal.SIGTERM, 0, 0, 0)
+        prctl(pr_set_pdeathsig, signal.SIGKILL, 0, 0, 0)
 
     return preexec
 

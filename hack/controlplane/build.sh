@@ -44,24 +44,33 @@ ETCD_VERSION=$(gomod_version go.etcd.io/etcd/server/v3 "$HERE/kube/go.mod")
   || die "helm/go.mod does not match HELM_VERSION=$HELM_VERSION; run the controlplane-gen target"
 
 GO_VERSION=$(go env GOVERSION)
+# Fail clearly instead of letting GOTOOLCHAIN=auto try to download a newer Go (no internet).
+need_go=$(awk '$1 == "go" { print $2; exit }' "$HERE/kube/go.mod")
+have_go=${GO_VERSION#go}
+if [[ "$(printf '%s\n%s\n' "$need_go" "$have_go" | sort -V | head -n1)" != "$need_go" ]]; then
+  die "Go $need_go or newer is required (the go directive of k8s.io/kubernetes $KUBERNETES_VERSION); found $GO_VERSION"
+fi
 GOOS=$(go env GOOS)
 GOARCH=$(go env GOARCH)
 
 # --- version stamping -------------------------------------------------------------
-# buildDate is the release's publication time from the module proxy (.info), so that the
-# binaries are reproducible; the proxy carries no git commit, so gitCommit stays empty.
-module_time() { # MODULE VERSION -> RFC3339 time, or a fixed epoch
-  local t
-  t=$(cd "$HERE/kube" && go list -m -json "$1@$2" 2>/dev/null \
-        | sed -n 's/^[[:space:]]*"Time": "\([^"]*\)".*$/\1/p' | head -n1) || true
-  echo "${t:-1970-01-01T00:00:00Z}"
+# buildDate is the release's publication time on the module proxy (release.env, written by
+# gen-replaces.py), so that the binaries are reproducible. The proxy carries no git commit,
+# so gitCommit is set empty (left alone it would read "$Format:%H$").
+release_value() { # KEY -> value from release.env
+  local value
+  value=$(sed -n "s/^$1=\(.*\)$/\1/p" "$HERE/release.env" 2>/dev/null | tail -n1)
+  [[ -n "$value" ]] || die "$1 missing from $HERE/release.env; run the controlplane-gen target"
+  echo "$value"
 }
+[[ "$(release_value ETCD_VERSION)" == "$ETCD_VERSION" ]] \
+  || die "release.env and kube/go.mod disagree on the etcd version; run the controlplane-gen target"
 kube_minor=$(echo "$KUBERNETES_VERSION" | cut -d. -f2)
-KUBE_BUILD_DATE=$(module_time k8s.io/kubernetes "$KUBERNETES_VERSION")
+KUBE_BUILD_DATE=$(release_value KUBERNETES_BUILD_DATE)
 KUBE_LDFLAGS="-s -w"
 for pkg in k8s.io/component-base/version k8s.io/client-go/pkg/version; do
   KUBE_LDFLAGS+=" -X $pkg.gitVersion=$KUBERNETES_VERSION -X $pkg.gitMajor=1 -X $pkg.gitMinor=$kube_minor"
-  KUBE_LDFLAGS+=" -X $pkg.gitTreeState=clean -X $pkg.buildDate=$KUBE_BUILD_DATE"
+  KUBE_LDFLAGS+=" -X $pkg.gitCommit= -X $pkg.gitTreeState=clean -X $pkg.buildDate=$KUBE_BUILD_DATE"
 done
 KUBE_LDFLAGS+=" -X go.etcd.io/etcd/api/v3/version.GitSHA=module-$ETCD_VERSION"
 KUBE_TAGS="selinux,notest,grpcnotrace" # what upstream hack/lib/golang.sh uses for release builds
@@ -81,7 +90,7 @@ cache_key() {
   local digest
   digest=$(
     {
-      cat "$HERE/versions.env" "$HERE/kube/go.mod" "$HERE/kube/go.sum" "$HERE/helm/go.mod" \
+      cat "$HERE/versions.env" "$HERE/release.env" "$HERE/kube/go.mod" "$HERE/kube/go.sum" "$HERE/helm/go.mod" \
           "$HERE/helm/go.sum" "$HERE/kube/cmd/etcd/main.go"
       echo "$GO_VERSION $GOOS $GOARCH CGO_ENABLED=$CGO_ENABLED ${COMMON_FLAGS[*]}"
       echo "$KUBE_TAGS $KUBE_LDFLAGS"

@@ -34,6 +34,8 @@ from kube_helpers import service_account_token as _service_account_token  # noqa
 
 def pytest_configure(config: pytest.Config) -> None:
     config.addinivalue_line("markers", "e2e: end-to-end test against a local control plane (slow)")
+    # kubernetes<35 calls urllib3's deprecated HTTPResponse.getheaders() on every request.
+    config.addinivalue_line("filterwarnings", r"ignore:HTTPResponse.getheaders\(\) is deprecated:DeprecationWarning")
 
 
 def pytest_terminal_summary(terminalreporter: pytest.TerminalReporter, exitstatus: int,

@@ -57,7 +57,7 @@ class ControlPlane:
     bin_dir: Path
     log_dir: Path
     ca_file: Path
-    env: dict[str, str] = field(default_factory=dict)
+    env: dict[str, str] = field(default_factory=dict, repr=False)
 
     def _run(self, tool: str, args: Sequence[str], check: bool, input: str | None,
              timeout: float) -> subprocess.CompletedProcess[str]:
