@@ -8,7 +8,9 @@ PY := $(VENV)/bin/python
 STAMP := $(VENV)/.installed
 export SPREADWATCH_CACHE ?= $(HOME)/.cache/spreadwatch
 
-.PHONY: help setup test test-unit lint typecheck layers oracle demo bench clean
+.PHONY: help setup test test-unit test-e2e lint typecheck layers oracle demo clean
+
+include hack/controlplane/controlplane.mk
 
 help:  ## list targets
 	@grep -hE '^[a-zA-Z_-]+:.*## ' $(MAKEFILE_LIST) | sed -E 's/:.*## /\t/' | sort
@@ -36,8 +38,11 @@ oracle: ## build (or reuse) the kube-scheduler v1.28 differential oracle
 test-unit: setup lint typecheck layers  ## everything except end-to-end and oracle tests
 	$(PY) -m pytest -q -m "not e2e and not oracle"
 
-test: setup lint typecheck layers oracle  ## every test: lint, types, layers, unit, oracle, end-to-end
+test: setup lint typecheck layers oracle dev-cluster-tools controlplane-gen-check  ## every test: lint, types, layers, unit, oracle, end-to-end
 	$(PY) -m pytest -q
+
+test-e2e: setup dev-cluster-tools  ## end-to-end tests against a real local control plane
+	$(PY) -m pytest -q -m e2e
 
 demo: setup  ## the main job on the bundled example cluster
 	@echo '$$ spreadwatch analyze --cluster examples/cluster.yaml'
