@@ -1,8 +1,13 @@
-"""The ``spreadwatch`` command line: ``score``, ``analyze``, ``explain``.
+"""The ``spreadwatch`` command line: ``score``, ``analyze``, ``explain``, ``run``.
 
 Every flag has an environment-variable default (``SPREADWATCH_<FLAG>``, e.g. ``SPREADWATCH_PROFILE``).
 Unusable input ends with one line on stderr and exit code 2; a workload with an invalid selector only
 gets a report with health ``Error``.
+
+``analyze`` and ``explain`` read a snapshot (``--cluster``) or, without ``--cluster``, the live cluster
+through the kubeconfig (``--kubeconfig``, ``$KUBECONFIG``, ``~/.kube/config``, or in-cluster). ``run``
+starts the operator (docs/operator.md). The Kubernetes client and kopf are imported only by the commands
+that need them, so the offline commands start fast.
 """
 
 from __future__ import annotations
@@ -10,21 +15,31 @@ from __future__ import annotations
 import argparse
 import contextlib
 import json
+import math
 import os
 import sys
 from collections.abc import Callable, Sequence
 from typing import Any, NoReturn, TextIO
 
+import orjson
 import yaml
 
 from spreadwatch import __version__
 from spreadwatch.analysis import analyze_snapshot, explain_workload, score_objects
+from spreadwatch.config import (
+    DEFAULT_OPT_OUT_LABEL,
+    LOG_FORMATS,
+    LeaderElection,
+    OperatorConfig,
+    default_identity,
+    parse_label_requirement,
+)
 from spreadwatch.errors import InputError, SpreadwatchError
 from spreadwatch.model import object_ref
 from spreadwatch.report import DEFAULT_MAX_NODES, DEFAULT_TOP_N, HealthThresholds, ReportOptions, SpreadReport
 from spreadwatch.scoring import DEFAULT_PROFILE, PROFILES, PodScores, get_profile
 from spreadwatch.selectors import parse_selector
-from spreadwatch.snapshot import load_snapshot, read_documents
+from spreadwatch.snapshot import Snapshot, load_snapshot, read_documents
 
 __all__ = ["build_parser", "main"]
 
@@ -52,6 +67,60 @@ def _env_int(name: str, default: int) -> int:
         raise InputError(f"SPREADWATCH_{name}={raw!r}: expected an integer") from None
 
 
+def _env_float(name: str, default: float) -> float:
+    raw = os.environ.get(f"SPREADWATCH_{name}")
+    if raw is None:
+        return default
+    try:
+        return float(raw)
+    except ValueError:
+        raise InputError(f"SPREADWATCH_{name}={raw!r}: expected a number") from None
+
+
+def _env_bool(name: str, default: bool) -> bool:
+    raw = os.environ.get(f"SPREADWATCH_{name}")
+    if raw is None:
+        return default
+    value = raw.strip().lower()
+    if value in ("1", "true", "yes", "on"):
+        return True
+    if value in ("0", "false", "no", "off"):
+        return False
+    raise InputError(f"SPREADWATCH_{name}={raw!r}: expected true or false")
+
+
+def _env_list(name: str) -> list[str]:
+    return _split_list(os.environ.get(f"SPREADWATCH_{name}", ""))
+
+
+def _split_list(text: str) -> list[str]:
+    return [part.strip() for part in text.split(",") if part.strip()]
+
+
+def _seconds(text: str) -> float:
+    try:
+        value = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected a number of seconds, got {text!r}") from None
+    if value < 0 or math.isnan(value):
+        raise argparse.ArgumentTypeError(f"expected a number of seconds >= 0, got {text!r}")
+    return value
+
+
+def _positive(text: str) -> float:
+    value = _seconds(text)
+    if value <= 0:
+        raise argparse.ArgumentTypeError(f"expected a number > 0, got {text!r}")
+    return value
+
+
+def _port(text: str) -> int:
+    value = _non_negative(text)
+    if value > 65535:
+        raise argparse.ArgumentTypeError(f"expected a port 0-65535, got {text!r}")
+    return value
+
+
 def _non_negative(text: str) -> int:
     try:
         value = int(text)
@@ -68,12 +137,27 @@ def _add_common(p: argparse.ArgumentParser, cluster_required: bool = True) -> No
         action="append",
         required=cluster_required,
         metavar="FILE",
-        help="snapshot: kubectl get -o yaml|json output, multi-document YAML or a directory (repeatable; - for stdin)",
+        help="snapshot: kubectl get -o yaml|json output, multi-document YAML or a directory (repeatable; - for stdin)"
+        + ("" if cluster_required else "; without it the live cluster is read through the kubeconfig"),
     )
+    if not cluster_required:
+        _add_kubeconfig(p)
     p.add_argument(
         "--profile",
         default=_env("PROFILE", DEFAULT_PROFILE),
         help=f"scoring generation: {', '.join(PROFILES)} (default {DEFAULT_PROFILE}; env SPREADWATCH_PROFILE)",
+    )
+
+
+def _add_kubeconfig(p: argparse.ArgumentParser) -> None:
+    p.add_argument(
+        "--kubeconfig",
+        default=_env("KUBECONFIG", "") or None,
+        metavar="FILE",
+        help="kubeconfig file (default: $KUBECONFIG, ~/.kube/config, or in-cluster; env SPREADWATCH_KUBECONFIG)",
+    )
+    p.add_argument(
+        "--context", default=_env("CONTEXT", "") or None, help="kubeconfig context (env SPREADWATCH_CONTEXT)"
     )
 
 
@@ -122,19 +206,146 @@ def build_parser() -> argparse.ArgumentParser:
     score.add_argument("--nodes", metavar="N1,N2,...", help="exactly these candidate nodes, in this order, unfiltered")
     score.add_argument("-o", "--output", choices=("table", "json"), default=_env("OUTPUT", "table"))
 
-    analyze = sub.add_parser("analyze", help="spread report of every workload in a snapshot")
-    _add_common(analyze)
+    analyze = sub.add_parser("analyze", help="spread report of every workload in a snapshot or the live cluster")
+    _add_common(analyze, cluster_required=False)
     _add_report_options(analyze)
     analyze.add_argument("-o", "--output", choices=("table", "json", "yaml"), default=_env("OUTPUT", "table"))
     analyze.add_argument("-n", "--namespace", action="append", default=[], help="only these namespaces")
     analyze.add_argument("-l", "--selector", help="only workloads whose labels match (e.g. 'tier=web,env!=dev')")
 
     explain = sub.add_parser("explain", help="step-by-step score table of one workload's next pod")
-    _add_common(explain)
+    _add_common(explain, cluster_required=False)
     _add_report_options(explain)
     explain.add_argument("workload", metavar="KIND/NAMESPACE/NAME")
     explain.add_argument("--all-nodes", action="store_true", help="list every empty candidate node too")
+
+    run = sub.add_parser("run", help="run the operator: one SpreadReport per workload, kept current")
+    _add_run_options(run)
     return parser
+
+
+def _add_run_options(p: argparse.ArgumentParser) -> None:
+    p.add_argument(
+        "--profile",
+        default=_env("PROFILE", DEFAULT_PROFILE),
+        help=f"scoring generation: {', '.join(PROFILES)} (default {DEFAULT_PROFILE}; env SPREADWATCH_PROFILE)",
+    )
+    _add_report_options(p)
+    _add_kubeconfig(p)
+    p.add_argument(
+        "-n",
+        "--namespace",
+        action="append",
+        default=[],
+        metavar="NS[,NS...]",
+        help="watch only these namespaces (repeatable; default all; env SPREADWATCH_NAMESPACE, comma-separated)",
+    )
+    p.add_argument(
+        "--skip-namespace",
+        action="append",
+        default=[],
+        metavar="NS[,NS...]",
+        help="never report on these namespaces (repeatable; env SPREADWATCH_SKIP_NAMESPACE, comma-separated)",
+    )
+    p.add_argument(
+        "--opt-out-label",
+        default=_env("OPT_OUT_LABEL", DEFAULT_OPT_OUT_LABEL),
+        metavar="KEY[=VALUE]",
+        help=f"workloads and namespaces with this label get no report (default {DEFAULT_OPT_OUT_LABEL}; "
+        "empty: off; env SPREADWATCH_OPT_OUT_LABEL)",
+    )
+    p.add_argument(
+        "--debounce",
+        type=_seconds,
+        default=_env_float("DEBOUNCE", 1.0),
+        metavar="SECONDS",
+        help="a workload must be quiet this long before its report is written (default 1; env SPREADWATCH_DEBOUNCE)",
+    )
+    p.add_argument(
+        "--max-writes-per-second",
+        type=_positive,
+        default=_env_float("MAX_WRITES_PER_SECOND", 20.0),
+        help="global API write rate limit (default 20; env SPREADWATCH_MAX_WRITES_PER_SECOND)",
+    )
+    p.add_argument(
+        "--write-burst",
+        type=_non_negative,
+        default=_env_int("WRITE_BURST", 20),
+        help="writes allowed in a burst above the rate (default 20; env SPREADWATCH_WRITE_BURST)",
+    )
+    p.add_argument(
+        "--resync-period",
+        type=_seconds,
+        default=_env_float("RESYNC_PERIOD", 300.0),
+        metavar="SECONDS",
+        help="list SpreadReports, delete orphans, rewrite missing ones (default 300; 0: only at start; "
+        "env SPREADWATCH_RESYNC_PERIOD)",
+    )
+    p.add_argument(
+        "--port",
+        type=_port,
+        default=_env_int("PORT", 8080),
+        help="port of /healthz, /readyz and /metrics (default 8080; env SPREADWATCH_PORT)",
+    )
+    p.add_argument(
+        "--bind-address",
+        default=_env("BIND_ADDRESS", "0.0.0.0"),
+        help="address of the probe/metrics server (default 0.0.0.0; env SPREADWATCH_BIND_ADDRESS)",
+    )
+    p.add_argument(
+        "--log-format",
+        choices=LOG_FORMATS,
+        default=_env("LOG_FORMAT", "text"),
+        help="text or json (env SPREADWATCH_LOG_FORMAT)",
+    )
+    p.add_argument(
+        "--log-level",
+        choices=("DEBUG", "INFO", "WARNING", "ERROR"),
+        type=str.upper,
+        default=_env("LOG_LEVEL", "INFO").upper(),
+        help="(env SPREADWATCH_LOG_LEVEL)",
+    )
+    p.add_argument(
+        "--leader-elect",
+        action=argparse.BooleanOptionalAction,
+        default=_env_bool("LEADER_ELECT", True),
+        help="only the holder of a coordination.k8s.io Lease writes (default on; env SPREADWATCH_LEADER_ELECT)",
+    )
+    p.add_argument(
+        "--lease-name",
+        default=_env("LEASE_NAME", "spreadwatch-leader"),
+        help="(env SPREADWATCH_LEASE_NAME)",
+    )
+    p.add_argument(
+        "--lease-namespace",
+        default=_env("LEASE_NAMESPACE", os.environ.get("POD_NAMESPACE", "") or "default"),
+        help="(default $POD_NAMESPACE or default; env SPREADWATCH_LEASE_NAMESPACE)",
+    )
+    p.add_argument(
+        "--identity",
+        default=_env("IDENTITY", "") or default_identity(),
+        help="leader-election identity (default $POD_NAME or the host name; env SPREADWATCH_IDENTITY)",
+    )
+    p.add_argument(
+        "--lease-duration",
+        type=_positive,
+        default=_env_float("LEASE_DURATION", 15.0),
+        metavar="SECONDS",
+        help="(default 15; env SPREADWATCH_LEASE_DURATION)",
+    )
+    p.add_argument(
+        "--renew-period",
+        type=_positive,
+        default=_env_float("RENEW_PERIOD", 2.0),
+        metavar="SECONDS",
+        help="(default 2; env SPREADWATCH_RENEW_PERIOD)",
+    )
+    p.add_argument(
+        "--events",
+        action=argparse.BooleanOptionalAction,
+        default=_env_bool("EVENTS", True),
+        help="post an Event on a SpreadReport when its health changes (default on; env SPREADWATCH_EVENTS)",
+    )
 
 
 def _options(args: argparse.Namespace) -> ReportOptions:
@@ -247,13 +458,32 @@ def _analyze_table(reports: Sequence[SpreadReport], out: TextIO) -> None:
     _table(rows, out)
 
 
+def _snapshot(args: argparse.Namespace, namespaces: Sequence[str] = ()) -> Snapshot:
+    """The ``--cluster`` snapshot, or the live cluster (only ``namespaces`` when given) via the kubeconfig."""
+    if args.cluster:
+        return load_snapshot(args.cluster)
+    from spreadwatch import kube  # noqa: PLC0415 - the client is slow to import; only live mode needs it
+
+    try:
+        api = kube.load_api_client(args.kubeconfig, args.context)
+    except InputError as err:
+        if args.kubeconfig:
+            raise
+        raise InputError(f"--cluster FILE or a usable kubeconfig is required ({err})") from None
+    try:
+        return Snapshot.from_objects(kube.iter_cluster_objects(api, namespaces))
+    finally:
+        api.close()
+
+
 def _cmd_analyze(args: argparse.Namespace, out: TextIO) -> int:
     profile = get_profile(args.profile)
     selector = parse_selector(args.selector) if args.selector else None
-    snapshot = load_snapshot(args.cluster)
+    snapshot = _snapshot(args, args.namespace)
     reports = analyze_snapshot(snapshot, profile, _options(args), args.namespace, selector)
     if args.output == "json":
-        out.write(json.dumps({"reports": [r.to_dict() for r in reports]}, indent=2) + "\n")
+        out.write(orjson.dumps({"reports": [r.to_dict() for r in reports]}, option=orjson.OPT_INDENT_2).decode())
+        out.write("\n")
     elif args.output == "yaml":
         out.write(yaml.safe_dump({"reports": [r.to_dict() for r in reports]}, sort_keys=False))
     else:
@@ -266,7 +496,8 @@ def _cmd_analyze(args: argparse.Namespace, out: TextIO) -> int:
 
 def _cmd_explain(args: argparse.Namespace, out: TextIO) -> int:
     profile = get_profile(args.profile)
-    snapshot = load_snapshot(args.cluster)
+    parts = args.workload.split("/")
+    snapshot = _snapshot(args, [parts[1]] if len(parts) == 3 and parts[1] else [])
     exp = explain_workload(snapshot, args.workload, profile, _options(args))
     ctrl, report, scores = exp.workload, exp.report, exp.scores
     out.write(f"Workload:    {ctrl.kind} {ctrl.namespace}/{ctrl.name}\n")
@@ -332,10 +563,59 @@ def _cmd_explain(args: argparse.Namespace, out: TextIO) -> int:
     return 0
 
 
+# --- run --------------------------------------------------------------------------------------------------
+
+
+def operator_config(args: argparse.Namespace) -> OperatorConfig:
+    """The operator's settings from ``run``'s flags (validated; InputError on unusable values)."""
+
+    def listed(flag_values: list[str], env_name: str) -> tuple[str, ...]:
+        values = [v for item in flag_values for v in _split_list(item)] or _env_list(env_name)
+        return tuple(dict.fromkeys(values))
+
+    return OperatorConfig(
+        namespaces=listed(args.namespace, "NAMESPACE"),
+        skip_namespaces=listed(args.skip_namespace, "SKIP_NAMESPACE"),
+        opt_out=parse_label_requirement(args.opt_out_label),
+        profile=args.profile,
+        report=_options(args),
+        debounce=args.debounce,
+        max_writes_per_second=args.max_writes_per_second,
+        write_burst=max(1, args.write_burst),
+        resync_period=args.resync_period,
+        port=args.port,
+        host=args.bind_address,
+        log_format=args.log_format,
+        log_level=args.log_level,
+        kubeconfig=args.kubeconfig,
+        context=args.context,
+        leader=LeaderElection(
+            enabled=args.leader_elect,
+            lease_name=args.lease_name,
+            lease_namespace=args.lease_namespace,
+            identity=args.identity,
+            lease_duration=args.lease_duration,
+            renew_period=args.renew_period,
+        ),
+        events=args.events,
+    ).validate()
+
+
+def _cmd_run(args: argparse.Namespace, out: TextIO) -> int:
+    config = operator_config(args)
+    from spreadwatch.handlers.logs import configure_logging  # noqa: PLC0415 - kopf is slow to import
+    from spreadwatch.handlers.runtime import run_operator  # noqa: PLC0415
+
+    configure_logging(config.log_format, config.log_level)
+    run_operator(config)
+    return 0
+
+
 _COMMANDS: dict[str, Callable[[argparse.Namespace, TextIO], int]] = {
     "score": _cmd_score,
     "analyze": _cmd_analyze,
     "explain": _cmd_explain,
+    "run": _cmd_run,
 }
 
 

@@ -48,7 +48,7 @@ from spreadwatch.scoring import (
     zone_key,
 )
 from spreadwatch.selectors import Operator, Selector
-from spreadwatch.snapshot import Snapshot
+from spreadwatch.snapshot import Snapshot, paused_gc
 
 __all__ = ["IndexSizes", "SpreadIndex", "WorkloadKey"]
 
@@ -62,6 +62,7 @@ class _Group:
     labels: Mapping[str, str]
     nodes: dict[str, int] = field(default_factory=dict)
     matches: list[WorkloadKey] | None = None
+    epoch: int = -1  # the namespace epoch ``matches`` was computed at
 
 
 @dataclass(slots=True)
@@ -76,6 +77,7 @@ class _Workload:
     anchors: tuple[tuple[str, str], ...] | None = ()  # None: no anchor, tested against every new label set
     counts: dict[str, int] = field(default_factory=dict)
     report: SpreadReport | None = None
+    selector_text: str = ""
 
     @property
     def counting(self) -> bool:
@@ -92,6 +94,8 @@ class _Namespace:
     workloads: dict[WorkloadKey, _Workload] = field(default_factory=dict)
     anchor_index: dict[tuple[str, str], set[WorkloadKey]] = field(default_factory=dict)
     unanchored: set[WorkloadKey] = field(default_factory=set)
+    group_index: dict[tuple[str, str], set[_LabelKey]] = field(default_factory=dict)  # label -> groups having it
+    epoch: int = 0  # bumped whenever a workload selector changes: invalidates every group's ``matches``
     labels: Mapping[str, str] = field(default_factory=dict)
 
 
@@ -182,14 +186,15 @@ class SpreadIndex:
 
     def load(self, snapshot: Snapshot) -> None:
         """Add every record of a snapshot; workloads are computed once at the end. O(objects + W×G)."""
-        records: list[Record] = [*snapshot.nodes, *snapshot.namespaces, *snapshot.services, *snapshot.pods]
-        for record in records:
-            self.apply(record)
-        for ctrl in snapshot.controllers:
-            self._ns_of(ctrl.namespace).controllers.setdefault(ctrl.kind, {})[ctrl.name] = ctrl
-        for ctrl in snapshot.controllers:
-            if is_workload(ctrl):
-                self._add_workload(ctrl)
+        with paused_gc():
+            records: list[Record] = [*snapshot.nodes, *snapshot.namespaces, *snapshot.services, *snapshot.pods]
+            for record in records:
+                self.apply(record)
+            for ctrl in snapshot.controllers:
+                self._ns_of(ctrl.namespace).controllers.setdefault(ctrl.kind, {})[ctrl.name] = ctrl
+            for ctrl in snapshot.controllers:
+                if is_workload(ctrl):
+                    self._add_workload(ctrl)
 
     # --- events -------------------------------------------------------------------------------------------
 
@@ -248,18 +253,20 @@ class SpreadIndex:
         return w.report
 
     def reports(self) -> list[SpreadReport]:
-        """Every workload's report, sorted by namespace, kind, name."""
+        """Every workload's report, sorted by namespace, kind, name (the GC is paused while they are built)."""
         out = []
-        for key in self.workload_keys():
-            report = self.report_for(key[1], key[0], key[2])
-            if report is not None:
-                out.append(report)
+        with paused_gc():
+            for key in self.workload_keys():
+                report = self.report_for(key[1], key[0], key[2])
+                if report is not None:
+                    out.append(report)
         return out
 
     def report_of_controller(self, ctrl: Controller) -> SpreadReport:
         """A one-off report for a controller that is not a workload (a Deployment's ReplicaSet)."""
         w = _Workload(ctrl, WorkloadRef.of(ctrl))
         self._prepare(w)
+        w.anchors = _anchors(w.selector) if w.counting else ()
         self._recount(self._ns_of(ctrl.namespace), w)
         return self._build(w)
 
@@ -309,19 +316,21 @@ class SpreadIndex:
         self._count(ns, pod)
 
     def _group_matches(self, ns: _Namespace, group: _Group) -> list[WorkloadKey]:
-        if group.matches is None:
-            candidates: set[WorkloadKey] = set(ns.unanchored)
-            for item in group.labels.items():
-                found = ns.anchor_index.get(item)
-                if found:
-                    candidates |= found
-            matches = []
-            for key in candidates:
-                w = ns.workloads[key]
-                if w.counting and w.selector is not None and w.selector.matches(group.labels):
-                    matches.append(key)
-            group.matches = matches
-        return group.matches
+        cached = group.matches
+        if cached is not None and group.epoch == ns.epoch:
+            return cached
+        candidates: set[WorkloadKey] = set(ns.unanchored)
+        for item in group.labels.items():
+            found = ns.anchor_index.get(item)
+            if found:
+                candidates |= found
+        matches = []
+        for key in candidates:
+            w = ns.workloads[key]
+            if w.counting and w.selector is not None and w.selector.matches(group.labels):
+                matches.append(key)
+        group.matches, group.epoch = matches, ns.epoch
+        return matches
 
     def _count(self, ns: _Namespace, pod: Pod) -> None:
         if not pod.counts:
@@ -330,6 +339,8 @@ class SpreadIndex:
         group = ns.groups.get(label_key)
         if group is None:
             group = ns.groups[label_key] = _Group(pod.labels)
+            for item in label_key:
+                ns.group_index.setdefault(item, set()).add(label_key)
         node = pod.node_name
         group.nodes[node] = group.nodes.get(node, 0) + 1
         for key in self._group_matches(ns, group):
@@ -360,6 +371,12 @@ class SpreadIndex:
             self._touch(w, key)
         if not group.nodes:
             del ns.groups[label_key]
+            for item in label_key:
+                keys = ns.group_index.get(item)
+                if keys is not None:
+                    keys.discard(label_key)
+                    if not keys:
+                        del ns.group_index[item]
 
     def _touch(self, w: _Workload, key: WorkloadKey) -> None:
         w.report = None
@@ -454,8 +471,7 @@ class SpreadIndex:
                 if w.pod is not None and (
                     poisons
                     or any(
-                        c is not None and not c.selector.empty and c.selector.matches(w.pod.labels)
-                        for c in (old, new)
+                        c is not None and not c.selector.empty and c.selector.matches(w.pod.labels) for c in (old, new)
                     )
                 ):
                     affected.add(wk)
@@ -499,6 +515,7 @@ class SpreadIndex:
             w.error = f"InvalidSelector: ReplicaSet {rs.name}: {rs.selector_error}"
         w.skip = skip_reason(pod, self.profile)
         w.selector = None if (w.error or w.skip) else build_spread_selector(pod, self, self.profile)
+        w.selector_text = str(w.selector) if w.selector is not None else ""
 
     def _refresh(self, ns: _Namespace, w: _Workload, force: bool = False) -> None:
         key = (w.ctrl.namespace, w.ctrl.kind, w.ctrl.name)
@@ -527,15 +544,27 @@ class SpreadIndex:
 
     @staticmethod
     def _invalidate_groups(ns: _Namespace) -> None:
-        for group in ns.groups.values():
-            group.matches = None
+        """O(1): every group's cached workload list is stale from now on."""
+        ns.epoch += 1
 
     @staticmethod
     def _recount(ns: _Namespace, w: _Workload) -> None:
+        """Counts from the label groups the workload's anchors point at (all groups if unanchored)."""
         counts: dict[str, int] = {}
-        if w.counting and w.selector is not None:
-            for group in ns.groups.values():
-                if w.selector.matches(group.labels):
+        selector = w.selector
+        if w.counting and selector is not None:
+            groups: Iterable[_Group]
+            if w.anchors is None:
+                groups = ns.groups.values()
+            else:
+                keys: set[_LabelKey] = set()
+                for item in w.anchors:
+                    found = ns.group_index.get(item)
+                    if found:
+                        keys |= found
+                groups = (ns.groups[k] for k in keys)
+            for group in groups:
+                if selector.matches(group.labels):
                     for node, c in group.nodes.items():
                         counts[node] = counts.get(node, 0) + c
         w.counts = counts
@@ -549,7 +578,7 @@ class SpreadIndex:
         return build_report(
             w.ref,
             self.profile,
-            str(w.selector) if w.selector is not None else "",
+            w.selector_text,
             w.skip,
             candidates.layout,
             counts,

@@ -17,7 +17,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Iterable, Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from enum import StrEnum
 from typing import Any
 
@@ -185,6 +185,23 @@ class Selector:
 
     requirements: tuple[Requirement, ...] = ()
     nothing: bool = False
+    # derived for fast matching: equality terms as (key, value) pairs, and the other requirements
+    _equals: tuple[tuple[str, str], ...] = field(default=(), init=False, repr=False, compare=False, hash=False)
+    _others: tuple[Requirement, ...] = field(default=(), init=False, repr=False, compare=False, hash=False)
+
+    def __post_init__(self) -> None:
+        equals = tuple(
+            (r.key, r.values[0])
+            for r in self.requirements
+            if r.op in (Operator.EQUALS, Operator.DOUBLE_EQUALS) and len(r.values) == 1
+        )
+        others = tuple(
+            r
+            for r in self.requirements
+            if not (r.op in (Operator.EQUALS, Operator.DOUBLE_EQUALS) and len(r.values) == 1)
+        )
+        object.__setattr__(self, "_equals", equals)
+        object.__setattr__(self, "_others", others)
 
     @property
     def empty(self) -> bool:
@@ -192,10 +209,15 @@ class Selector:
         return not self.nothing and not self.requirements
 
     def matches(self, labels: Mapping[str, str]) -> bool:
-        """True when every requirement matches; O(r)."""
+        """True when every requirement matches; O(r) dictionary look-ups."""
         if self.nothing:
             return False
-        return all(req.matches(labels) for req in self.requirements)
+        get = labels.get
+        for key, value in self._equals:
+            if get(key) != value:
+                return False
+        others = self._others
+        return not others or all(req.matches(labels) for req in others)
 
     def add(self, *requirements: Requirement) -> Selector:
         """``Selector.Add``: a new selector with more requirements (stable sort by key)."""

@@ -11,6 +11,8 @@ ObjectError naming the object and field.
 
 from __future__ import annotations
 
+import contextlib
+import gc
 import sys
 from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import dataclass, field
@@ -23,10 +25,26 @@ import yaml
 from spreadwatch.errors import SnapshotError
 from spreadwatch.model import Controller, Namespace, Node, Pod, Record, Service, parse_object
 
-__all__ = ["Snapshot", "iter_documents", "load_snapshot", "read_documents"]
+__all__ = ["Snapshot", "iter_documents", "load_snapshot", "paused_gc", "read_documents"]
 
 _SUFFIXES = (".yaml", ".yml", ".json")
 _YamlLoader: Any = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
+
+
+@contextlib.contextmanager
+def paused_gc() -> Iterator[None]:
+    """Pause the cyclic garbage collector while building large acyclic structures (parsed JSON, records).
+
+    Parsing a 150,000-pod dump allocates millions of containers; without this, CPython's generational GC
+    rescans them repeatedly and more than doubles the time. Reference counting still frees everything.
+    """
+    was_enabled = gc.isenabled()
+    gc.disable()
+    try:
+        yield
+    finally:
+        if was_enabled:
+            gc.enable()
 
 
 def _flatten(doc: Any, source: str) -> Iterator[Mapping[str, Any]]:
@@ -93,7 +111,8 @@ def iter_documents(paths: Iterable[str | Path]) -> Iterator[Mapping[str, Any]]:
 
 def read_documents(paths: Iterable[str | Path]) -> list[Mapping[str, Any]]:
     """All objects of :func:`iter_documents` as a list."""
-    return list(iter_documents(paths))
+    with paused_gc():
+        return list(iter_documents(paths))
 
 
 @dataclass(slots=True)
@@ -147,5 +166,6 @@ class Snapshot:
 
 
 def load_snapshot(paths: Iterable[str | Path]) -> Snapshot:
-    """Read and parse a snapshot from files/directories."""
-    return Snapshot.from_objects(iter_documents(paths))
+    """Read and parse a snapshot from files/directories (objects are parsed as they are read)."""
+    with paused_gc():
+        return Snapshot.from_objects(iter_documents(paths))

@@ -53,8 +53,12 @@ def _empties(names: Sequence[str], busy: Mapping[str, int], limit: int) -> list[
     return out
 
 
-def _zone_fields(zone: ZoneKey | None) -> tuple[str, str]:
-    return ("", "") if zone is None else (zone[1], zone[0])
+def _by_score(entry: tuple[int, str, int, ZoneKey | None]) -> tuple[int, str]:
+    return (-entry[0], entry[1])
+
+
+def _by_pods(entry: tuple[int, str, int, ZoneKey | None]) -> tuple[int, str]:
+    return (-entry[2], entry[1])
 
 
 def error_report(workload: WorkloadRef, profile: str, replicas: int, reason: str) -> SpreadReport:
@@ -113,39 +117,46 @@ def build_report(
         profile.max_score, max(busy.values(), default=0), max(zone_counts.values(), default=0), zone_counts
     )
 
-    def score(count: int, zone: ZoneKey | None) -> int:
-        return 0 if skipped else summary.score(count, zone)
+    memo: dict[tuple[int, ZoneKey | None], int] = {}
 
-    scored = [(score(c, node_zone[n]), n, c, node_zone[n]) for n, c in busy.items()]
-    empty_score = {z: score(0, z) for z in layout.by_zone}
-    empty_count = {z: len(names) - busy_per_group.get(z, 0) for z, names in layout.by_zone.items()}
+    def score(count: int, zone: ZoneKey | None) -> int:
+        """Nodes with the same count in the same zone score the same: compute each pair once."""
+        key = (count, zone)
+        value = memo.get(key)
+        if value is None:
+            value = memo[key] = 0 if skipped else summary.score(count, zone)
+        return value
+
+    scored = []
+    for n, c in busy.items():
+        z = node_zone[n]
+        scored.append((score(c, z), n, c, z))
     top_n = options.top_n
-    best_empty = [
-        (empty_score[z], n, 0, z)
-        for z, names in layout.by_zone.items()
-        if empty_count[z] > 0
-        for n in _empties(names, busy, top_n)
-    ]
-    top = heapq.nsmallest(top_n, scored + best_empty, key=lambda e: (-e[0], e[1]))
-    listed_busy = sorted(scored, key=lambda e: (-e[2], e[1]))
-    omitted = max(0, len(listed_busy) - options.max_nodes)
-    listed = {e[1]: e for e in listed_busy[: options.max_nodes]}
+    empty_score: dict[ZoneKey | None, int] = {}
+    empty_count: dict[ZoneKey | None, int] = {}
+    best_empty: list[tuple[int, str, int, ZoneKey | None]] = []
+    for z, names in layout.by_zone.items():
+        empty_score[z] = score(0, z)
+        empty_count[z] = count = len(names) - busy_per_group.get(z, 0)
+        if count > 0:
+            best_empty.extend((empty_score[z], n, 0, z) for n in _empties(names, busy, top_n))
+    top = heapq.nsmallest(top_n, scored + best_empty, key=_by_score)
+    omitted = max(0, len(scored) - options.max_nodes)
+    kept = heapq.nsmallest(options.max_nodes, scored, key=_by_pods) if omitted else scored
+    listed = {e[1]: e for e in kept}
     for entry in top:
         listed.setdefault(entry[1], entry)
     nodes = tuple(
-        NodeEntry(n, *_zone_fields(z), c, s) for s, n, c, z in sorted(listed.values(), key=lambda e: (-e[0], e[1]))
+        NodeEntry(n, z[1], z[0], c, s) if z is not None else NodeEntry(n, "", "", c, s)
+        for s, n, c, z in sorted(listed.values(), key=_by_score)
     )
-    all_scores = [s for s, _, _, _ in scored] + [empty_score[z] for z in layout.by_zone if empty_count[z] > 0]
-    best = max(all_scores, default=0)
-    worst = min(all_scores, default=0)
-    best_pool = [n for s, n, _, _ in scored if s == best] + [
-        n
-        for z, names in layout.by_zone.items()
-        if empty_count[z] > 0 and empty_score[z] == best
-        for n in _empties(names, busy, top_n)
-    ]
+    scores_present = {s for s, _, _, _ in scored}
+    scores_present.update(empty_score[z] for z, count in empty_count.items() if count > 0)
+    best = max(scores_present, default=0)
+    worst = min(scores_present, default=0)
+    best_pool = [n for s, n, _, _ in scored if s == best] + [n for s, n, _, _ in best_empty if s == best]
     best_total = sum(1 for s, _, _, _ in scored if s == best) + sum(
-        empty_count[z] for z in layout.by_zone if empty_count[z] > 0 and empty_score[z] == best
+        count for z, count in empty_count.items() if count > 0 and empty_score[z] == best
     )
     zones = tuple(
         ZoneEntry(

@@ -19,7 +19,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, NamedTuple
 
 from spreadwatch.report.health import Health
 from spreadwatch.scoring import WorkloadRef
@@ -27,8 +27,9 @@ from spreadwatch.scoring import WorkloadRef
 __all__ = ["NodeEntry", "SpreadReport", "ZoneEntry"]
 
 
-@dataclass(frozen=True, slots=True)
-class NodeEntry:
+class NodeEntry(NamedTuple):
+    """One listed candidate node (a tuple: cheap to build by the thousand)."""
+
     node: str
     zone: str
     region: str
@@ -39,8 +40,9 @@ class NodeEntry:
         return {"node": self.node, "zone": self.zone, "region": self.region, "pods": self.pods, "score": self.score}
 
 
-@dataclass(frozen=True, slots=True)
-class ZoneEntry:
+class ZoneEntry(NamedTuple):
+    """One zone with candidate nodes."""
+
     zone: str
     region: str
     pods: int

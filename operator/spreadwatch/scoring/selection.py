@@ -52,9 +52,12 @@ class SpreadSelector:
 
     def matches(self, labels: Mapping[str, str]) -> bool:
         """Whether a pod with ``labels`` counts (namespace and node checks are the caller's). O(r)."""
+        selectors = self.selectors
+        if len(selectors) == 1:
+            return selectors[0].matches(labels)
         if self.mode is SelectorMode.ANY_OF:
-            return any(s.matches(labels) for s in self.selectors)
-        return all(s.matches(labels) for s in self.selectors)
+            return any(s.matches(labels) for s in selectors)
+        return all(s.matches(labels) for s in selectors)
 
     def __str__(self) -> str:
         if self.mode is SelectorMode.ANY_OF:
@@ -84,9 +87,7 @@ def _matching_controllers(pod: Pod, kind: str, lookup: ClusterLookup) -> list[Co
     if kind == "StatefulSet" and any(c.selector_error is not None for c in controllers):
         return []
     return [
-        c
-        for c in controllers
-        if c.selector_error is None and not c.selector.empty and c.selector.matches(pod.labels)
+        c for c in controllers if c.selector_error is None and not c.selector.empty and c.selector.matches(pod.labels)
     ]
 
 

@@ -1,0 +1,144 @@
+"""Operator settings (``spreadwatch run`` flags): one frozen :class:`OperatorConfig`, pure.
+
+Every field has a CLI flag with an environment-variable default (``SPREADWATCH_<FLAG>``); see
+``docs/operator.md`` for the table. :meth:`OperatorConfig.validate` raises :class:`InputError` with a
+one-line message for unusable values, so ``spreadwatch run`` fails fast with exit code 2.
+"""
+
+from __future__ import annotations
+
+import os
+import socket
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from typing import Final, Literal
+
+from spreadwatch.errors import InputError
+from spreadwatch.report import ReportOptions
+from spreadwatch.scoring import DEFAULT_PROFILE, PROFILES
+
+__all__ = [
+    "DEFAULT_OPT_OUT_LABEL",
+    "LOG_FORMATS",
+    "LabelRequirement",
+    "LeaderElection",
+    "OperatorConfig",
+    "default_identity",
+    "parse_label_requirement",
+]
+
+DEFAULT_OPT_OUT_LABEL: Final = "spreadwatch.io/ignore=true"
+LOG_FORMATS: Final = ("text", "json")
+LogFormat = Literal["text", "json"]
+
+
+@dataclass(frozen=True, slots=True)
+class LabelRequirement:
+    """``key=value`` (value required) or ``key`` (any value): the opt-out label."""
+
+    key: str
+    value: str | None = None
+
+    def matches(self, labels: Mapping[str, str]) -> bool:
+        if self.key not in labels:
+            return False
+        return self.value is None or labels[self.key] == self.value
+
+    def __str__(self) -> str:
+        return self.key if self.value is None else f"{self.key}={self.value}"
+
+
+def parse_label_requirement(text: str) -> LabelRequirement | None:
+    """``key=value`` / ``key`` → requirement; an empty string → None (opt-out disabled)."""
+    text = text.strip()
+    if not text:
+        return None
+    key, sep, value = text.partition("=")
+    key = key.strip()
+    if not key or any(c.isspace() for c in key):
+        raise InputError(f"opt-out label {text!r}: expected KEY=VALUE or KEY")
+    return LabelRequirement(key, value.strip() if sep else None)
+
+
+def default_identity() -> str:
+    """Leader-election identity: ``$POD_NAME`` (downward API) or the host name."""
+    return os.environ.get("POD_NAME") or socket.gethostname() or "spreadwatch"
+
+
+@dataclass(frozen=True, slots=True)
+class LeaderElection:
+    """coordination.k8s.io/v1 Lease settings (only the holder writes SpreadReports)."""
+
+    enabled: bool = True
+    lease_name: str = "spreadwatch-leader"
+    lease_namespace: str = "default"
+    identity: str = field(default_factory=default_identity)
+    lease_duration: float = 15.0
+    renew_period: float = 2.0
+
+
+@dataclass(frozen=True, slots=True)
+class OperatorConfig:
+    """Everything ``spreadwatch run`` needs; immutable once the operator starts."""
+
+    namespaces: tuple[str, ...] = ()  # watched namespaces; empty: all
+    skip_namespaces: tuple[str, ...] = ()
+    opt_out: LabelRequirement | None = field(default_factory=lambda: parse_label_requirement(DEFAULT_OPT_OUT_LABEL))
+    profile: str = DEFAULT_PROFILE
+    report: ReportOptions = field(default_factory=ReportOptions)
+    debounce: float = 1.0  # seconds a workload must be quiet before its report is written
+    max_writes_per_second: float = 20.0
+    write_burst: int = 20
+    resync_period: float = 300.0
+    port: int = 8080  # /healthz (and /metrics, added by spreadwatch.metrics)
+    host: str = "0.0.0.0"  # probes come from the kubelet, outside the pod
+    log_format: LogFormat = "text"
+    log_level: str = "INFO"
+    kubeconfig: str | None = None  # None: in-cluster config, else $KUBECONFIG / ~/.kube/config
+    context: str | None = None
+    leader: LeaderElection = field(default_factory=LeaderElection)
+    events: bool = True  # post a core/v1 Event on the SpreadReport when its health changes
+
+    @property
+    def clusterwide(self) -> bool:
+        return not self.namespaces
+
+    def validate(self) -> OperatorConfig:
+        """Raise InputError (one line) for unusable settings; returns self."""
+        if self.profile not in PROFILES:
+            raise InputError(f"unknown profile {self.profile!r} (expected one of {', '.join(PROFILES)})")
+        if self.debounce < 0:
+            raise InputError(f"debounce must be >= 0 seconds, got {self.debounce}")
+        if self.max_writes_per_second <= 0:
+            raise InputError(f"max writes per second must be > 0, got {self.max_writes_per_second}")
+        if self.write_burst < 1:
+            raise InputError(f"write burst must be >= 1, got {self.write_burst}")
+        if self.resync_period < 0:
+            raise InputError(f"resync period must be >= 0 seconds (0: off), got {self.resync_period}")
+        if not 0 <= self.port <= 65535:
+            raise InputError(f"port must be 0-65535, got {self.port}")
+        if self.log_format not in LOG_FORMATS:
+            raise InputError(f"log format must be one of {', '.join(LOG_FORMATS)}, got {self.log_format!r}")
+        overlap = set(self.namespaces) & set(self.skip_namespaces)
+        if overlap:
+            raise InputError(f"namespaces both watched and skipped: {', '.join(sorted(overlap))}")
+        le = self.leader
+        if le.enabled:
+            if not le.lease_name or not le.lease_namespace or not le.identity:
+                raise InputError("leader election needs a lease name, a lease namespace and an identity")
+            if le.renew_period <= 0 or le.lease_duration <= le.renew_period:
+                raise InputError(
+                    f"lease duration ({le.lease_duration}s) must exceed the renew period ({le.renew_period}s) > 0"
+                )
+        return self
+
+    def namespace_excluded(self, namespace: str, labels: Mapping[str, str] | None = None) -> bool:
+        """Whether a namespace is out of scope (by flags, or by the opt-out label on the namespace)."""
+        if namespace in self.skip_namespaces:
+            return True
+        if self.namespaces and namespace not in self.namespaces:
+            return True
+        return bool(labels) and self.opt_out is not None and self.opt_out.matches(labels or {})
+
+    def workload_opted_out(self, labels: Mapping[str, str]) -> bool:
+        return self.opt_out is not None and self.opt_out.matches(labels)

@@ -1,0 +1,14 @@
+"""The operator runtime (kopf): watch events → spread index → debounced, rate-limited SpreadReport writes.
+
+* :mod:`~spreadwatch.handlers.events` — raw watch events into the index (kopf-free; tests feed it dicts);
+* :mod:`~spreadwatch.handlers.writer` — debouncing, dedup, rate limit, leader gating, resync, deletions;
+* :mod:`~spreadwatch.handlers.status` — the SpreadReport status (report + conditions), pure;
+* :mod:`~spreadwatch.handlers.ratelimit` — the global token bucket;
+* :mod:`~spreadwatch.handlers.health` — ``/healthz``, ``/readyz``, ``/statusz`` (and the ``/metrics`` hook);
+* :mod:`~spreadwatch.handlers.logs` — text/JSON structured logs;
+* :mod:`~spreadwatch.handlers.runtime` — kopf registry and settings, startup/cleanup, ``run_operator``.
+
+See ``docs/operator.md``.
+"""
+
+from __future__ import annotations

@@ -1,0 +1,180 @@
+"""Watch events → the spread index (no kopf here: kopf's ``on.event`` handlers are one-line wrappers).
+
+:meth:`EventRouter.handle` takes a raw watch event (``{"type": "ADDED"|"MODIFIED"|"DELETED"|None,
+"object": {...}}`` — kopf reports objects of its initial listing with type None) for pods, nodes,
+services, namespaces, deployments, replicasets, statefulsets and replicationcontrollers, and:
+
+* ``DELETED`` → ``index.remove(kind, namespace, name)``;
+* anything else → ``parse_object(body)`` → ``index.apply(record)``;
+* a malformed object (:class:`~spreadwatch.errors.ObjectError`) is logged once (one line) and skipped — its
+  previous state, if any, stays — so one broken object never hides the others;
+* namespaced objects of namespaces excluded by flags (``--skip-namespace``, or not in ``--namespace``) are not
+  indexed at all; a namespace whose opt-out label flips makes the writer re-evaluate its workloads;
+* then the writer is woken (it debounces).
+
+The router never touches the API and never mutates the event's body.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass
+from typing import Any, Final
+
+from spreadwatch.config import OperatorConfig
+from spreadwatch.errors import ObjectError
+from spreadwatch.index import SpreadIndex
+from spreadwatch.model import parse_object
+
+__all__ = ["WATCHED", "EventRouter", "RouterStats", "Watched"]
+
+log = logging.getLogger("spreadwatch.events")
+
+
+@dataclass(frozen=True, slots=True)
+class Watched:
+    group: str
+    version: str
+    plural: str
+    kind: str
+    namespaced: bool = True
+
+    @property
+    def api_version(self) -> str:
+        return f"{self.group}/{self.version}" if self.group else self.version
+
+
+#: The resources the operator watches (read-only).
+WATCHED: Final = (
+    Watched("", "v1", "nodes", "Node", namespaced=False),
+    Watched("", "v1", "namespaces", "Namespace", namespaced=False),
+    Watched("", "v1", "pods", "Pod"),
+    Watched("", "v1", "services", "Service"),
+    Watched("", "v1", "replicationcontrollers", "ReplicationController"),
+    Watched("apps", "v1", "replicasets", "ReplicaSet"),
+    Watched("apps", "v1", "statefulsets", "StatefulSet"),
+    Watched("apps", "v1", "deployments", "Deployment"),
+)
+_BY_KIND: Final = {w.kind: w for w in WATCHED}
+
+
+@dataclass(slots=True)
+class RouterStats:
+    events: int = 0
+    applied: int = 0
+    removed: int = 0
+    ignored: int = 0  # excluded namespaces, unknown kinds
+    broken: int = 0  # malformed objects skipped
+
+
+def _name_of(body: Mapping[str, Any]) -> tuple[str, str]:
+    meta = body.get("metadata")
+    if not isinstance(meta, Mapping):
+        return "", ""
+    ns, name = meta.get("namespace"), meta.get("name")
+    return (ns if isinstance(ns, str) else ""), (name if isinstance(name, str) else "")
+
+
+class EventRouter:
+    """Applies watch events to a :class:`SpreadIndex` (see the module docstring)."""
+
+    def __init__(
+        self,
+        index: SpreadIndex,
+        config: OperatorConfig,
+        wake: Callable[[], None] = lambda: None,
+        namespace_changed: Callable[[str], None] = lambda _ns: None,
+    ) -> None:
+        self.index = index
+        self.config = config
+        self.wake = wake
+        self.namespace_changed = namespace_changed
+        self.stats = RouterStats()
+        self._broken: dict[tuple[str, str, str], str] = {}  # (kind, ns, name) -> problem, logged once
+
+    def handle(self, event: Mapping[str, Any], kind: str | None = None) -> None:
+        """Apply one raw watch event. ``kind`` is the watched kind (used when the body lacks ``kind``)."""
+        self.stats.events += 1
+        body = event.get("object") if isinstance(event, Mapping) else None
+        if not isinstance(body, Mapping):
+            self.stats.broken += 1
+            log.warning("ignoring a watch event without an object: %.200r", event)
+            return
+        body_kind = body.get("kind")
+        if not isinstance(body_kind, str) or not body_kind:
+            if kind is None:
+                self.stats.broken += 1
+                log.warning("ignoring an object without a kind: %.200r", body)
+                return
+            body = {**body, "kind": kind}
+            body_kind = kind
+        watched = _BY_KIND.get(body_kind)
+        if watched is None:
+            self.stats.ignored += 1
+            return
+        namespace, name = _name_of(body)
+        if watched.namespaced:
+            namespace = namespace or "default"
+            if self._namespace_out_of_scope(namespace):
+                self.stats.ignored += 1
+                return
+        if event.get("type") == "DELETED":
+            self._delete(watched, namespace, name)
+        else:
+            self._apply(watched, body, namespace, name)
+        self.wake()
+
+    def _namespace_out_of_scope(self, namespace: str) -> bool:
+        cfg = self.config
+        return namespace in cfg.skip_namespaces or bool(cfg.namespaces and namespace not in cfg.namespaces)
+
+    def _apply(self, watched: Watched, body: Mapping[str, Any], namespace: str, name: str) -> None:
+        key = (watched.kind, namespace, name)
+        try:
+            record = parse_object(body)
+        except ObjectError as err:
+            self.stats.broken += 1
+            problem = str(err)
+            if self._broken.get(key) != problem:
+                self._broken[key] = problem
+                log.warning(
+                    "skipping malformed object: %s", problem, extra={"object": f"{watched.kind}/{namespace}/{name}"}
+                )
+            return
+        if self._broken.pop(key, None) is not None:
+            log.info("object is valid again: %s %s/%s", watched.kind, namespace, name)
+        if record is None:
+            self.stats.ignored += 1
+            return
+        if watched.kind == "Namespace":
+            before = self._opted_out(name)
+            self.index.apply(record)
+            if self._opted_out(name) != before:
+                self.namespace_changed(name)
+        else:
+            self.index.apply(record)
+        self.stats.applied += 1
+
+    def _delete(self, watched: Watched, namespace: str, name: str) -> None:
+        if not name:
+            self.stats.broken += 1
+            return
+        self._broken.pop((watched.kind, namespace, name), None)
+        if watched.kind == "Namespace":
+            before = self._opted_out(name)
+            self.index.remove("Namespace", "", name)
+            if self._opted_out(name) != before:
+                self.namespace_changed(name)
+        else:
+            self.index.remove(watched.kind, namespace, name)
+        self.stats.removed += 1
+
+    def _opted_out(self, namespace: str) -> bool:
+        opt_out = self.config.opt_out
+        return opt_out is not None and opt_out.matches(self.index.namespace_labels(namespace))
+
+    @property
+    def broken_objects(self) -> dict[tuple[str, str, str], str]:
+        """Objects currently skipped as malformed: (kind, namespace, name) → problem."""
+        return dict(self._broken)

@@ -1,0 +1,302 @@
+"""The operator process: kopf watches → :class:`EventRouter` → index → :class:`ReportWriter` → API.
+
+kopf is used for watching only (list + watch with reconnects, per-object serialization, login). It must
+never write to users' objects, so:
+
+* only ``@kopf.on.event`` handlers are registered (no on.create/update/resume/delete, timers or daemons,
+  which keep progress/diff-base annotations or finalizers on the handled objects);
+* ``settings.posting.enabled = False`` (no Events about handler errors on users' objects);
+* ``settings.persistence.finalizer`` is a name nobody uses: kopf removes *its* finalizer from objects that
+  carry it when no handler needs it, and the default name is shared by every kopf operator;
+* progress/diff-base storages use a spreadwatch-only annotation prefix (read, never written: there are no
+  change-detecting handlers) so kopf never even looks at another kopf operator's annotations;
+* ``standalone=True``: no kopf peering (it needs extra CRDs, writes KopfPeering objects, and pauses
+  standbys entirely); leader election is a coordination.k8s.io Lease (``kube.LeaseElector``) that gates
+  writes only, so standbys keep their index warm;
+* ``settings.scanning.disabled = True``: no CRD/namespace observation (every watched kind is built in).
+
+At startup (a kopf startup handler, which runs before any watch starts) the whole cluster state is listed
+once and loaded into the index, so the first resync (which deletes reports of workloads that do not exist)
+never runs against a half-filled index. kopf's own initial listing then re-applies the same objects
+(idempotent).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import importlib
+import logging
+import time
+from collections.abc import Callable, Mapping
+from typing import Any
+
+import kopf
+
+from spreadwatch import __version__
+from spreadwatch.config import OperatorConfig
+from spreadwatch.errors import SpreadwatchError
+from spreadwatch.handlers.events import WATCHED, EventRouter, Watched
+from spreadwatch.handlers.health import HealthServer
+from spreadwatch.handlers.writer import ReportSink, ReportWriter
+from spreadwatch.index import SpreadIndex
+from spreadwatch.kube import (
+    AsyncReportClient,
+    LeaseElector,
+    ReportClient,
+    connection_params,
+    iter_cluster_objects,
+    load_api_client,
+    load_configuration,
+    run_sync,
+)
+from spreadwatch.scoring import get_profile
+
+__all__ = ["ROUTE_HOOKS", "Runtime", "build_registry", "operator_settings", "run_operator"]
+
+log = logging.getLogger("spreadwatch.operator")
+
+#: Called with (server, runtime) before the probe server starts: add routes (``/metrics``) on the same port.
+#: ``spreadwatch.metrics.install(server, runtime)``, when that module defines it, is called too.
+ROUTE_HOOKS: list[Callable[[HealthServer, Runtime], None]] = []
+
+
+class Runtime:
+    """Everything one operator process holds: config, index, router, writer, elector, probe server."""
+
+    def __init__(self, config: OperatorConfig, sink: ReportSink | None = None) -> None:
+        self.config = config
+        self.index = SpreadIndex(get_profile(config.profile), config.report)
+        self.api: Any = None
+        self.client: ReportClient | None = None
+        self.elector: LeaseElector | None = None
+        if sink is None:
+            self.api = _api_client(config)
+            self.client = ReportClient(self.api, instance=config.leader.identity)
+            sink = AsyncReportClient(self.client)
+            if config.leader.enabled:
+                le = config.leader
+                self.elector = LeaseElector(
+                    self.api,
+                    le.lease_name,
+                    le.lease_namespace,
+                    le.identity,
+                    le.lease_duration,
+                    le.renew_period,
+                    on_change=self._leadership_changed,
+                )
+        self.writer = ReportWriter(self.index, config, sink, is_leader=self.is_leader)
+        self.router = EventRouter(
+            self.index, config, wake=self.writer.wake, namespace_changed=self.writer.namespace_changed
+        )
+        self.server = HealthServer(config.host, config.port, self.alive, self.ready, self.state)
+        self.started = time.monotonic()
+        self._stop: asyncio.Event | None = None
+        self._tasks: list[asyncio.Task[None]] = []
+
+    # --- state --------------------------------------------------------------------------------------------
+
+    def is_leader(self) -> bool:
+        return self.elector.is_leader if self.elector is not None else True
+
+    def ready(self) -> bool:
+        return self.writer.ready
+
+    def alive(self) -> bool:
+        """The writer loop cycled recently (it wakes at least every second)."""
+        stalled_after = max(30.0, 10 * self.config.debounce)
+        last = self.writer.stats.last_cycle or self.started
+        return time.monotonic() - last < stalled_after
+
+    def state(self) -> dict[str, Any]:
+        sizes = self.index.sizes()
+        return {
+            "version": __version__,
+            "ready": self.ready(),
+            "leader": self.is_leader(),
+            "identity": self.config.leader.identity,
+            "pending": self.writer.pending,
+            "reports": len(self.writer.known_reports()),
+            "writer": self.writer.stats.as_dict(),
+            "apiRequests": self.client.requests if self.client is not None else None,
+            "events": {
+                "total": self.router.stats.events,
+                "applied": self.router.stats.applied,
+                "removed": self.router.stats.removed,
+                "ignored": self.router.stats.ignored,
+                "broken": self.router.stats.broken,
+            },
+            "index": {
+                "nodes": sizes.nodes,
+                "pods": sizes.pods,
+                "services": sizes.services,
+                "controllers": sizes.controllers,
+                "workloads": sizes.workloads,
+                "labelGroups": sizes.label_groups,
+            },
+        }
+
+    async def _leadership_changed(self, leader: bool) -> None:
+        if leader:
+            self.writer.request_resync()
+        self.writer.wake()
+
+    # --- lifecycle ----------------------------------------------------------------------------------------
+
+    async def load_initial_state(self) -> int:
+        """List the cluster once and feed it to the index (retrying until it works). Returns objects."""
+        delay = 1.0
+        while True:
+            try:
+                objects = await run_sync(lambda: list(iter_cluster_objects(self.api, self.config.namespaces)))
+                break
+            except (SpreadwatchError, OSError) as err:
+                log.warning("initial listing failed (retrying in %.0fs): %s", delay, err)
+                await asyncio.sleep(delay)
+                delay = min(30.0, delay * 2)
+        for i, obj in enumerate(objects):
+            self.router.handle({"type": None, "object": obj})
+            if i % 2000 == 1999:
+                await asyncio.sleep(0)
+        self.writer.ready = True
+        self.writer.wake()
+        return len(objects)
+
+    async def start(self, load: bool = True) -> None:
+        """Start the probe server, the elector and the writer (after loading the cluster state)."""
+        self._stop = asyncio.Event()
+        for hook in [*ROUTE_HOOKS, *_metrics_hooks()]:
+            hook(self.server, self)
+        await self.server.start()
+        if self.elector is not None:
+            self._tasks.append(asyncio.create_task(self.elector.run(self._stop), name="spreadwatch leader election"))
+        if load:
+            started = time.monotonic()
+            count = await self.load_initial_state()
+            sizes = self.index.sizes()
+            log.info(
+                "loaded %d objects in %.1fs: %d nodes, %d pods, %d workloads",
+                count,
+                time.monotonic() - started,
+                sizes.nodes,
+                sizes.pods,
+                sizes.workloads,
+            )
+        else:
+            self.writer.ready = True
+        self._tasks.append(asyncio.create_task(self.writer.run(self._stop), name="spreadwatch report writer"))
+
+    async def stop(self) -> None:
+        if self._stop is not None:
+            self._stop.set()
+        for task in self._tasks:
+            with contextlib.suppress(asyncio.CancelledError, asyncio.TimeoutError):
+                await asyncio.wait_for(task, 10)
+        self._tasks.clear()
+        await self.server.stop()
+        stats = self.writer.stats
+        log.info(
+            "stopped: %d API writes (%d creates, %d status, %d deletes, %d events), %d unchanged skipped",
+            stats.api_writes,
+            stats.creates,
+            stats.status_writes,
+            stats.deletes,
+            stats.events,
+            stats.skipped_unchanged,
+        )
+        if self.api is not None:
+            self.api.close()
+
+
+def _api_client(config: OperatorConfig) -> Any:
+    return load_api_client(config.kubeconfig, config.context)
+
+
+def _metrics_hooks() -> list[Callable[[HealthServer, Runtime], None]]:
+    try:
+        module = importlib.import_module("spreadwatch.metrics")
+    except ModuleNotFoundError:
+        return []
+    install = getattr(module, "install", None)
+    return [install] if callable(install) else []
+
+
+# --- kopf -------------------------------------------------------------------------------------------------
+
+
+def operator_settings(config: OperatorConfig) -> kopf.OperatorSettings:
+    """kopf settings that keep kopf read-only towards users' objects (see the module docstring)."""
+    settings = kopf.OperatorSettings()
+    settings.posting.enabled = False
+    settings.peering.standalone = True
+    settings.peering.clusterwide = config.clusterwide
+    settings.scanning.disabled = True
+    settings.persistence.finalizer = "spreadwatch.io/kopf-finalizer-never-set"
+    settings.persistence.progress_storage = kopf.AnnotationsProgressStorage(prefix="kopf.spreadwatch.io")
+    settings.persistence.diffbase_storage = kopf.AnnotationsDiffBaseStorage(
+        prefix="kopf.spreadwatch.io", key="last-handled-configuration"
+    )
+    settings.watching.server_timeout = 300  # re-establish every watch now and then
+    settings.watching.client_timeout = 330
+    settings.watching.connect_timeout = 10
+    settings.networking.request_timeout = 60
+    settings.networking.connect_timeout = 10
+    settings.queueing.idle_timeout = 1.0  # per-object workers end soon after their last event
+    return settings
+
+
+def _event_handler(runtime: Runtime, watched: Watched) -> Callable[..., Any]:
+    kind = watched.kind
+
+    async def handler(event: Mapping[str, Any], **_: Any) -> None:
+        runtime.router.handle(event, kind)
+
+    handler.__name__ = handler.__qualname__ = f"on_{watched.plural}"
+    return handler
+
+
+def build_registry(runtime: Runtime, load: bool = True) -> kopf.OperatorRegistry:
+    """A private kopf registry: login, startup/cleanup, and one ``on.event`` handler per watched kind."""
+    registry = kopf.OperatorRegistry()
+    config = runtime.config
+
+    @kopf.on.login(registry=registry)
+    def login(**_: Any) -> kopf.ConnectionInfo:
+        return kopf.ConnectionInfo(**connection_params(load_configuration(config.kubeconfig, config.context)))
+
+    @kopf.on.startup(registry=registry, errors=kopf.ErrorsMode.PERMANENT)
+    async def startup(**_: Any) -> None:
+        await runtime.start(load=load)
+
+    @kopf.on.cleanup(registry=registry)
+    async def cleanup(**_: Any) -> None:
+        await runtime.stop()
+
+    for watched in WATCHED:
+        kopf.on.event(group=watched.group, version=watched.version, plural=watched.plural, registry=registry)(
+            _event_handler(runtime, watched)
+        )
+    return registry
+
+
+def run_operator(config: OperatorConfig, stop_flag: asyncio.Event | None = None) -> None:
+    """Run until SIGTERM/SIGINT (or ``stop_flag``): kopf's loop with spreadwatch's handlers. Blocking."""
+    runtime = Runtime(config)
+    registry = build_registry(runtime)
+    log.info(
+        "spreadwatch %s starting: profile %s, %s, leader election %s",
+        __version__,
+        config.profile,
+        "all namespaces" if config.clusterwide else "namespaces " + ",".join(config.namespaces),
+        f"on (Lease {config.leader.lease_namespace}/{config.leader.lease_name}, identity {config.leader.identity})"
+        if config.leader.enabled
+        else "off",
+    )
+    kopf.run(
+        registry=registry,
+        settings=operator_settings(config),
+        standalone=True,
+        clusterwide=config.clusterwide,
+        namespaces=list(config.namespaces),
+        stop_flag=stop_flag,
+    )
