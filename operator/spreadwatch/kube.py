@@ -701,6 +701,9 @@ class LeaseElector:
                 except (ApiException, *_CONNECTION_ERRORS) as err:
                     log.warning("leader election: %s", _describe(err))
                     held = self.is_leader  # keep leading until the lease would have expired
+                except Exception:  # never let the elector die: writes would silently stop
+                    log.exception("leader election round failed")
+                    held = self.is_leader
                 await self._set(held)
                 with contextlib.suppress(TimeoutError):
                     await asyncio.wait_for(stop.wait(), self.renew_period)

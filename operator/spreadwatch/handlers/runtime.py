@@ -35,7 +35,7 @@ import kopf
 
 from spreadwatch import __version__
 from spreadwatch.config import OperatorConfig
-from spreadwatch.errors import SpreadwatchError
+from spreadwatch.errors import InputError, SpreadwatchError
 from spreadwatch.handlers.events import WATCHED, EventRouter, Watched
 from spreadwatch.handlers.health import HealthServer
 from spreadwatch.handlers.writer import ReportSink, ReportWriter
@@ -162,12 +162,23 @@ class Runtime:
         self.writer.wake()
         return len(objects)
 
+    async def serve_probes(self) -> None:
+        """Bind the probe/metrics server (first: a busy port fails before anything else starts)."""
+        if self.server.bound_port is not None:
+            return
+        for hook in [*ROUTE_HOOKS, *_metrics_hooks()]:
+            hook(self.server, self)
+        try:
+            await self.server.start()
+        except OSError as err:
+            raise InputError(
+                f"cannot serve probes on {self.config.host}:{self.config.port}: {err.strerror or err}"
+            ) from None
+
     async def start(self, load: bool = True) -> None:
         """Start the probe server, the elector and the writer (after loading the cluster state)."""
         self._stop = asyncio.Event()
-        for hook in [*ROUTE_HOOKS, *_metrics_hooks()]:
-            hook(self.server, self)
-        await self.server.start()
+        await self.serve_probes()
         if self.elector is not None:
             self._tasks.append(asyncio.create_task(self.elector.run(self._stop), name="spreadwatch leader election"))
         if load:
@@ -292,11 +303,16 @@ def run_operator(config: OperatorConfig, stop_flag: asyncio.Event | None = None)
         if config.leader.enabled
         else "off",
     )
-    kopf.run(
-        registry=registry,
-        settings=operator_settings(config),
-        standalone=True,
-        clusterwide=config.clusterwide,
-        namespaces=list(config.namespaces),
-        stop_flag=stop_flag,
-    )
+
+    async def main() -> None:
+        await runtime.serve_probes()
+        await kopf.operator(
+            registry=registry,
+            settings=operator_settings(config),
+            standalone=True,
+            clusterwide=config.clusterwide,
+            namespaces=list(config.namespaces),
+            stop_flag=stop_flag,
+        )
+
+    asyncio.run(main())

@@ -267,36 +267,46 @@ class ReportWriter:
             if not self.is_leader():
                 break
             self._deletions.discard(key)
-            await self._delete(key, "workload deleted")
+            try:
+                await self._delete(key, "workload deleted")
+            except (SpreadwatchError, OSError) as err:
+                # retried through the pending table: sync() deletes the report of a workload that is gone
+                self._failed(key, _Pending(self.clock(), self.clock()), err)
         now = self.clock()
         due = [
             (p.first, key)
             for key, p in self._pending.items()
             if now >= p.not_before and (now - p.last >= self.debounce or now - p.first >= self.max_delay)
         ]
-        for _, key in sorted(due):
+        for n, (_, key) in enumerate(sorted(due)):
             if not self.is_leader():
                 break
+            if n % 200 == 199:
+                await asyncio.sleep(0)  # unchanged reports never await: let the watches run during a resync
             p = self._pending.pop(key, None)
             if p is None:
                 continue
             try:
                 await self.sync(key)
             except (SpreadwatchError, OSError) as err:
-                self.stats.failures += 1
-                p.attempts += 1
-                backoff = min(60.0, 0.5 * 2 ** min(p.attempts, 7))
-                p.not_before = self.clock() + backoff
-                self._pending.setdefault(key, p)
-                log.warning(
-                    "cannot write the report of %s (attempt %d, retry in %.0fs): %s",
-                    workload_label(key),
-                    p.attempts,
-                    backoff,
-                    err,
-                    extra={"workload": workload_label(key)},
-                )
+                self._failed(key, p, err)
         return self.stats.api_writes - before
+
+    def _failed(self, key: WorkloadKey, p: _Pending, err: BaseException) -> None:
+        """Retry a workload later, with exponential backoff (0.5 s doubling, at most 60 s)."""
+        self.stats.failures += 1
+        p.attempts += 1
+        backoff = min(60.0, 0.5 * 2 ** min(p.attempts, 7))
+        p.not_before = self.clock() + backoff
+        self._pending.setdefault(key, p)
+        log.warning(
+            "cannot update the report of %s (attempt %d, retry in %.0fs): %s",
+            workload_label(key),
+            p.attempts,
+            backoff,
+            err,
+            extra={"workload": workload_label(key)},
+        )
 
     async def run(self, stop: asyncio.Event) -> None:
         """Loop until ``stop`` is set."""
@@ -473,7 +483,10 @@ class ReportWriter:
         except (SpreadwatchError, OSError) as err:
             self.stats.failures += 1
             self._next_resync = self.clock() + 5.0
-            log.warning("resync: cannot list SpreadReports: %s", err)
+            hint = ""
+            if isinstance(err, KubeApiError) and err.status == 404:
+                hint = " (is the CRD installed? kubectl apply -f crds/spreadreports.spreadwatch.io.yaml)"
+            log.warning("resync: cannot list SpreadReports: %s%s", err, hint)
             return
         self.stats.resyncs += 1
         live = set(self.index.workload_keys())

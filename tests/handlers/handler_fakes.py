@@ -1,0 +1,299 @@
+"""Fakes for the operator pipeline tests: an in-memory SpreadReport API, a manual clock, raw watch events.
+
+No Kubernetes API and no kopf: the tests feed raw watch-event dicts (``{"type": ..., "object": {...}}``) to
+``EventRouter.handle`` — exactly what kopf's ``on.event`` wrappers pass — and drive ``ReportWriter.step``
+with a manual clock.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import copy
+import itertools
+from collections.abc import Coroutine, Iterable, Mapping
+from dataclasses import dataclass, field, replace
+from typing import Any, TypeVar
+
+from k8s_objects import GA_ZONE, controller, node, owner, pod, service
+from spreadwatch.config import OperatorConfig
+from spreadwatch.handlers.events import EventRouter
+from spreadwatch.handlers.ratelimit import TokenBucket
+from spreadwatch.handlers.writer import ReportWriter
+from spreadwatch.index import SpreadIndex
+from spreadwatch.kube import KubeApiError
+from spreadwatch.scoring import get_profile
+
+T = TypeVar("T")
+_uids = itertools.count(1)
+
+
+def run(coro: Coroutine[Any, Any, T]) -> T:
+    return asyncio.run(coro)
+
+
+def ev(event_type: str | None, obj: Mapping[str, Any]) -> dict[str, Any]:
+    """A raw watch event as kopf hands it over (type None: kopf's initial listing)."""
+    return {"type": event_type, "object": obj}
+
+
+def with_meta(obj: dict[str, Any], **meta: Any) -> dict[str, Any]:
+    out = copy.deepcopy(obj)
+    out.setdefault("metadata", {}).update(meta)
+    return out
+
+
+class Clock:
+    """A manual monotonic clock; ``sleep`` advances it (for the token bucket)."""
+
+    def __init__(self, start: float = 1000.0) -> None:
+        self.now = start
+        self.slept = 0.0
+
+    def __call__(self) -> float:
+        return self.now
+
+    def advance(self, seconds: float) -> None:
+        self.now += seconds
+
+    async def sleep(self, seconds: float) -> None:
+        self.slept += seconds
+        self.now += seconds
+
+
+@dataclass
+class Call:
+    verb: str
+    namespace: str
+    name: str
+    at: float
+    body: Any = None
+
+
+class FakeReportApi:
+    """An in-memory SpreadReport store with the writer's ReportSink interface.
+
+    ``fail_next[verb] = [status, ...]`` makes the next calls of that verb raise KubeApiError(status).
+    """
+
+    def __init__(self, clock: Clock | None = None) -> None:
+        self.objects: dict[tuple[str, str], dict[str, Any]] = {}
+        self.calls: list[Call] = []
+        self.events: list[dict[str, Any]] = []
+        self.fail_next: dict[str, list[int]] = {}
+        self.clock = clock or Clock()
+        self._rv = itertools.count(1)
+
+    # helpers for tests
+
+    def writes(self, verb: str | None = None) -> list[Call]:
+        return [c for c in self.calls if c.verb != "list" and (verb is None or c.verb == verb)]
+
+    def status(self, namespace: str, name: str) -> dict[str, Any]:
+        return dict(self.objects[(namespace, name)].get("status") or {})
+
+    def names(self) -> set[tuple[str, str]]:
+        return set(self.objects)
+
+    def put(
+        self, namespace: str, name: str, workload: Mapping[str, str], status: Mapping[str, Any] | None = None
+    ) -> None:
+        """Pre-existing report (as a previous leader or a user left it)."""
+        obj = self._new(namespace, name, workload)
+        if status is not None:
+            obj["status"] = copy.deepcopy(dict(status))
+        self.objects[(namespace, name)] = obj
+
+    def _maybe_fail(self, verb: str, namespace: str, name: str) -> None:
+        self.calls.append(Call(verb, namespace, name, self.clock()))
+        queue = self.fail_next.get(verb)
+        if queue:
+            status = queue.pop(0)
+            raise KubeApiError(f"{verb} {namespace}/{name}: HTTP {status}", status)
+
+    def _new(self, namespace: str, name: str, workload: Mapping[str, str]) -> dict[str, Any]:
+        return {
+            "apiVersion": "spreadwatch.io/v1alpha1",
+            "kind": "SpreadReport",
+            "metadata": {
+                "namespace": namespace,
+                "name": name,
+                "uid": f"report-uid-{next(_uids)}",
+                "resourceVersion": str(next(self._rv)),
+                "labels": {"app.kubernetes.io/managed-by": "spreadwatch"},
+                "ownerReferences": [{"uid": workload.get("uid", "")}] if workload.get("uid") else [],
+            },
+            "spec": {"workloadRef": dict(workload)},
+        }
+
+    # the ReportSink interface
+
+    async def list_reports(self, namespaces: Iterable[str] = ()) -> list[dict[str, Any]]:
+        self._maybe_fail("list", "", "")
+        wanted = set(namespaces)
+        return [copy.deepcopy(o) for (ns, _), o in sorted(self.objects.items()) if not wanted or ns in wanted]
+
+    async def create(self, namespace: str, name: str, workload: Mapping[str, str]) -> dict[str, Any]:
+        self._maybe_fail("create", namespace, name)
+        if (namespace, name) not in self.objects:
+            self.objects[(namespace, name)] = self._new(namespace, name, workload)
+        return copy.deepcopy(self.objects[(namespace, name)])
+
+    async def set_owner(self, namespace: str, name: str, workload: Mapping[str, str]) -> dict[str, Any]:
+        self._maybe_fail("set_owner", namespace, name)
+        obj = self.objects.get((namespace, name))
+        if obj is None:
+            raise KubeApiError("not found", 404)
+        obj["spec"]["workloadRef"] = dict(workload)
+        obj["metadata"]["ownerReferences"] = [{"uid": workload.get("uid", "")}]
+        return copy.deepcopy(obj)
+
+    async def replace_status(self, namespace: str, name: str, status: Mapping[str, Any]) -> dict[str, Any]:
+        self._maybe_fail("replace_status", namespace, name)
+        self.calls[-1].body = copy.deepcopy(dict(status))
+        obj = self.objects.get((namespace, name))
+        if obj is None:
+            raise KubeApiError("not found", 404)
+        obj["status"] = copy.deepcopy(dict(status))
+        obj["metadata"]["resourceVersion"] = str(next(self._rv))
+        return copy.deepcopy(obj)
+
+    async def delete(self, namespace: str, name: str) -> bool:
+        self._maybe_fail("delete", namespace, name)
+        return self.objects.pop((namespace, name), None) is not None
+
+    async def post_event(self, report: Mapping[str, Any], event_type: str, reason: str, message: str) -> None:
+        self._maybe_fail("event", report["metadata"].get("namespace", ""), report["metadata"].get("name", ""))
+        self.events.append(
+            {"report": report["metadata"].get("name"), "type": event_type, "reason": reason, "message": message}
+        )
+
+
+@dataclass
+class Pipeline:
+    """Router → index → writer → fake API, on a manual clock."""
+
+    config: OperatorConfig = field(default_factory=lambda: OperatorConfig(debounce=1.0))
+    leader: bool = True
+
+    def __post_init__(self) -> None:
+        self.clock = Clock()
+        self.api = FakeReportApi(self.clock)
+        self.index = SpreadIndex(get_profile(self.config.profile), self.config.report)
+        bucket = TokenBucket(
+            self.config.max_writes_per_second, self.config.write_burst, clock=self.clock, sleep=self.clock.sleep
+        )
+        self.writer = ReportWriter(
+            self.index,
+            self.config,
+            self.api,
+            is_leader=lambda: self.leader,
+            bucket=bucket,
+            clock=self.clock,
+            wall=self.wall,
+        )
+        self.writer.ready = True
+        self.router = EventRouter(
+            self.index, self.config, wake=self.writer.wake, namespace_changed=self.writer.namespace_changed
+        )
+
+    def wall(self) -> str:
+        seconds = int(self.clock())
+        return f"2026-01-01T{seconds // 3600 % 24:02d}:{seconds // 60 % 60:02d}:{seconds % 60:02d}Z"
+
+    def feed(self, *events: Mapping[str, Any]) -> None:
+        for event in events:
+            self.router.handle(event)
+
+    def step(self) -> int:
+        return run(self.writer.step())
+
+    def settle(self, max_steps: int = 50) -> int:
+        """Let every workload go quiet and write until nothing is pending; returns API writes made."""
+        total = 0
+        for _ in range(max_steps):
+            self.clock.advance(self.writer.debounce + 0.01)
+            total += self.step()
+            if not self.writer.pending:
+                return total
+        raise AssertionError(f"still {self.writer.pending} pending after {max_steps} steps")
+
+    def report(self, namespace: str, name: str) -> dict[str, Any]:
+        return self.api.status(namespace, name)
+
+
+def pipeline(**config: Any) -> Pipeline:
+    base = OperatorConfig(debounce=1.0)
+    return Pipeline(config=replace(base, **config))
+
+
+# --- a small cluster as raw objects ----------------------------------------------------------------------
+
+ZONES = ("zone-a", "zone-b", "zone-c")
+NODES = [f"node-{z[-1]}{i}" for z in ZONES for i in (1, 2)]  # node-a1, node-a2, node-b1, ...
+
+
+def zone_nodes() -> list[dict[str, Any]]:
+    return [node(n, f"zone-{n[5]}", key=GA_ZONE) for n in NODES]
+
+
+def namespace_obj(name: str, labels: Mapping[str, str] | None = None) -> dict[str, Any]:
+    return {"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": name, "labels": dict(labels or {})}}
+
+
+def deployment(
+    name: str,
+    namespace: str = "shop",
+    replicas: int = 3,
+    generation: int = 1,
+    labels: Mapping[str, str] | None = None,
+    uid: str | None = None,
+) -> dict[str, Any]:
+    obj = controller(
+        "Deployment", name, {"matchLabels": {"app": name}}, {"app": name}, namespace=namespace, replicas=replicas
+    )
+    obj["metadata"]["generation"] = generation
+    obj["metadata"]["labels"] = dict(labels or {"app": name})
+    if uid:
+        obj["metadata"]["uid"] = uid
+    return obj
+
+
+def replicaset_of(deploy: str, namespace: str = "shop", replicas: int = 3, hash_: str = "abc") -> dict[str, Any]:
+    labels = {"app": deploy, "pod-template-hash": hash_}
+    obj = controller(
+        "ReplicaSet",
+        f"{deploy}-{hash_}",
+        {"matchLabels": labels},
+        labels,
+        namespace=namespace,
+        replicas=replicas,
+        owners=[owner("Deployment", deploy)],
+        annotations={"deployment.kubernetes.io/revision": "1"},
+    )
+    return obj
+
+
+def pod_of(
+    deploy: str, index: int, node_name: str, namespace: str = "shop", hash_: str = "abc", **kw: Any
+) -> dict[str, Any]:
+    labels = {"app": deploy, "pod-template-hash": hash_}
+    return pod(
+        f"{deploy}-{hash_}-{index}",
+        labels,
+        node_name,
+        namespace=namespace,
+        owners=[owner("ReplicaSet", f"{deploy}-{hash_}")],
+        **kw,
+    )
+
+
+def web_cluster(
+    namespace: str = "shop", pods_on: Iterable[str] = ("node-a1", "node-b1", "node-c1"), name: str = "web"
+) -> list[dict[str, Any]]:
+    """ADDED events: 6 nodes in 3 zones, the namespace, Deployment/ReplicaSet ``name`` and its pods."""
+    objs: list[dict[str, Any]] = [*zone_nodes(), namespace_obj(namespace)]
+    placed = list(pods_on)
+    objs += [deployment(name, namespace, replicas=len(placed)), replicaset_of(name, namespace, len(placed))]
+    objs += [pod_of(name, i, n, namespace) for i, n in enumerate(placed)]
+    objs.append(service(name, {"app": name}, namespace=namespace))
+    return [ev("ADDED", o) for o in objs]

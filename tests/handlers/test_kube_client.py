@@ -1,0 +1,222 @@
+"""kube.py without a cluster: retries/backoff, credentials for kopf, Lease election rounds on a fake API."""
+
+from __future__ import annotations
+
+import datetime as dt
+from types import SimpleNamespace
+from typing import Any
+
+import pytest
+from kubernetes import client
+from kubernetes.client.exceptions import ApiException
+
+from spreadwatch import kube
+from spreadwatch.kube import LeaseElector, RetryPolicy, _retrying, connection_params
+
+
+def api_error(status: int, reason: str = "") -> ApiException:
+    err = ApiException(status=status, reason="x")
+    err.body = f'{{"reason": "{reason}"}}' if reason else ""
+    return err
+
+
+@pytest.fixture(autouse=True)
+def no_sleep(monkeypatch: pytest.MonkeyPatch) -> list[float]:
+    slept: list[float] = []
+    monkeypatch.setattr(kube.time, "sleep", slept.append)
+    return slept
+
+
+@pytest.mark.parametrize("status", [409, 429, 500, 502, 503, 504])
+def test_retryable_statuses_are_retried(status: int, no_sleep: list[float]) -> None:
+    calls = []
+
+    def flaky() -> str:
+        calls.append(1)
+        if len(calls) < 3:
+            raise api_error(status)
+        return "ok"
+
+    assert _retrying(RetryPolicy(), flaky) == "ok"
+    assert len(calls) == 3
+    assert len(no_sleep) == 2
+
+
+@pytest.mark.parametrize("err", [api_error(404), api_error(403), api_error(422), api_error(409, "AlreadyExists")])
+def test_other_errors_are_not_retried(err: ApiException) -> None:
+    calls = []
+
+    def failing() -> None:
+        calls.append(1)
+        raise err
+
+    with pytest.raises(ApiException):
+        _retrying(RetryPolicy(), failing)
+    assert len(calls) == 1
+
+
+def test_connection_errors_are_retried_then_raised(no_sleep: list[float]) -> None:
+    calls = []
+
+    def down() -> None:
+        calls.append(1)
+        raise ConnectionRefusedError("refused")
+
+    with pytest.raises(ConnectionRefusedError):
+        _retrying(RetryPolicy(attempts=4), down)
+    assert len(calls) == 4
+    assert len(no_sleep) == 3
+
+
+def test_backoff_is_exponential_with_full_jitter() -> None:
+    policy = RetryPolicy(base=0.5, cap=4.0)
+    for attempt, ceiling in enumerate([0.5, 1.0, 2.0, 4.0, 4.0, 4.0]):
+        samples = [policy.delay(attempt) for _ in range(200)]
+        assert all(0 <= s <= ceiling for s in samples)
+        assert max(samples) > ceiling / 2  # jitter spreads over the whole range
+
+
+def test_retry_after_header_is_honoured(no_sleep: list[float]) -> None:
+    err = api_error(429)
+    err.headers = {"Retry-After": "3"}
+    calls = []
+
+    def throttled() -> str:
+        calls.append(1)
+        if len(calls) == 1:
+            raise err
+        return "ok"
+
+    assert _retrying(RetryPolicy(), throttled) == "ok"
+    assert no_sleep == [3.0]
+
+
+def test_connection_params_for_kopf() -> None:
+    cfg = client.Configuration()
+    cfg.host = "https://h:6443"
+    cfg.ssl_ca_cert = "/ca.crt"
+    cfg.api_key = {"authorization": "Bearer tok"}
+    params = connection_params(cfg)
+    assert params["server"] == "https://h:6443"
+    assert (params["scheme"], params["token"], params["ca_path"]) == ("Bearer", "tok", "/ca.crt")
+    assert params["insecure"] is False
+
+
+# --- Lease election -----------------------------------------------------------------------------------------
+
+
+class FakeCoordination:
+    """Enough of CoordinationV1Api for LeaseElector: optimistic concurrency on resourceVersion."""
+
+    def __init__(self) -> None:
+        self.lease: dict[str, Any] | None = None
+        self.rv = 0
+
+    def _model(self) -> Any:
+        assert self.lease is not None
+        spec = self.lease["spec"]
+
+        def t(key: str) -> dt.datetime | None:
+            raw = spec.get(key)
+            return dt.datetime.fromisoformat(raw.replace("Z", "+00:00")) if raw else None
+
+        return SimpleNamespace(
+            metadata=SimpleNamespace(resource_version=str(self.rv)),
+            spec=SimpleNamespace(
+                holder_identity=spec.get("holderIdentity"),
+                renew_time=t("renewTime"),
+                acquire_time=t("acquireTime"),
+                lease_duration_seconds=spec.get("leaseDurationSeconds"),
+                lease_transitions=spec.get("leaseTransitions"),
+            ),
+        )
+
+    def read_namespaced_lease(self, name: str, namespace: str, **_: Any) -> Any:
+        if self.lease is None:
+            raise ApiException(status=404)
+        return self._model()
+
+    def create_namespaced_lease(self, namespace: str, body: dict[str, Any], **_: Any) -> None:
+        if self.lease is not None:
+            raise ApiException(status=409)
+        self.lease, self.rv = body, self.rv + 1
+
+    def replace_namespaced_lease(self, name: str, namespace: str, body: dict[str, Any], **_: Any) -> None:
+        if body["metadata"]["resourceVersion"] != str(self.rv):
+            raise ApiException(status=409)
+        self.lease, self.rv = body, self.rv + 1
+
+
+class Clock:
+    def __init__(self) -> None:
+        self.now = 0.0
+
+    def __call__(self) -> float:
+        return self.now
+
+
+def elector(identity: str, coord: FakeCoordination, clock: Clock) -> LeaseElector:
+    e = LeaseElector(client.ApiClient(), "lease", "ns", identity, lease_duration=15, renew_period=2, clock=clock)
+    e.coord = coord  # type: ignore[assignment]
+    return e
+
+
+def test_one_leader_renews_and_the_standby_takes_over_after_expiry() -> None:
+    coord, clock = FakeCoordination(), Clock()
+    a, b = elector("a", coord, clock), elector("b", coord, clock)
+    assert a.try_acquire_or_renew()
+    assert not b.try_acquire_or_renew()
+    for _ in range(10):  # a keeps renewing: b never wins
+        clock.now += 2
+        assert a.try_acquire_or_renew()
+        assert not b.try_acquire_or_renew()
+    assert coord.lease is not None
+    assert coord.lease["spec"]["holderIdentity"] == "a"
+    # a stops renewing: b waits a full lease duration from when it last saw a change, then takes over
+    clock.now += 14
+    assert not b.try_acquire_or_renew()
+    clock.now += 2
+    assert b.try_acquire_or_renew()
+    assert coord.lease["spec"]["holderIdentity"] == "b"
+    assert coord.lease["spec"]["leaseTransitions"] == 1
+
+
+def test_concurrent_takeover_has_one_winner() -> None:
+    coord, clock = FakeCoordination(), Clock()
+    a, b, c = (elector(x, coord, clock) for x in "abc")
+    assert a.try_acquire_or_renew()
+    assert not b.try_acquire_or_renew()
+    assert not c.try_acquire_or_renew()
+    clock.now += 20
+    # both read the same expired lease; the second update carries a stale resourceVersion
+    lease = coord.read_namespaced_lease("lease", "ns")
+    real_read = coord.read_namespaced_lease
+    coord.read_namespaced_lease = lambda *args, **kw: lease  # type: ignore[method-assign]
+    assert b.try_acquire_or_renew()
+    assert not c.try_acquire_or_renew()
+    coord.read_namespaced_lease = real_read  # type: ignore[method-assign]
+    assert coord.lease is not None
+    assert coord.lease["spec"]["holderIdentity"] == "b"
+
+
+def test_leader_steps_down_when_it_cannot_renew() -> None:
+    coord, clock = FakeCoordination(), Clock()
+    a = elector("a", coord, clock)
+    assert a.try_acquire_or_renew()
+    a._leader = True
+    clock.now += 14.9
+    assert a.is_leader
+    clock.now += 0.2
+    assert not a.is_leader
+
+
+def test_released_lease_is_taken_at_once() -> None:
+    coord, clock = FakeCoordination(), Clock()
+    a, b = elector("a", coord, clock), elector("b", coord, clock)
+    assert a.try_acquire_or_renew()
+    a._leader = True
+    assert not b.try_acquire_or_renew()
+    a.release()
+    assert coord.lease is not None
+    assert coord.lease["spec"]["holderIdentity"] is None
+    assert b.try_acquire_or_renew()

@@ -1,0 +1,102 @@
+"""The runtime without kopf or an API: probes, the /metrics route hook, the writer loop, structured logs."""
+
+from __future__ import annotations
+
+import asyncio
+import io
+import json
+import logging
+from dataclasses import replace
+
+import aiohttp
+from aiohttp import web
+from handler_fakes import FakeReportApi, web_cluster
+
+from spreadwatch.config import OperatorConfig
+from spreadwatch.handlers import runtime as runtime_module
+from spreadwatch.handlers.logs import configure_logging
+from spreadwatch.handlers.runtime import Runtime
+
+
+def test_probes_statusz_metrics_hook_and_writer_loop() -> None:
+    cfg = replace(OperatorConfig(), host="127.0.0.1", port=0, debounce=0.05)
+    api = FakeReportApi()
+    rt = Runtime(cfg, sink=api)
+
+    async def metrics(_request: web.Request) -> web.StreamResponse:
+        return web.Response(text="spreadwatch_up 1\n")
+
+    def hook(server: object, runtime: Runtime) -> None:
+        assert runtime is rt
+        rt.server.add_route("GET", "/metrics", metrics)
+
+    runtime_module.ROUTE_HOOKS.append(hook)
+
+    async def main() -> dict[str, object]:
+        try:
+            await rt.start(load=False)
+        finally:
+            runtime_module.ROUTE_HOOKS.remove(hook)
+        base = f"http://127.0.0.1:{rt.server.bound_port}"
+        for event in web_cluster():
+            rt.router.handle(event)
+        async with aiohttp.ClientSession() as session:
+            for _ in range(100):
+                await asyncio.sleep(0.05)
+                if api.objects.get(("shop", "deployment-web"), {}).get("status"):
+                    break
+            got = {}
+            for path in ("/healthz", "/readyz", "/metrics"):
+                async with session.get(base + path) as resp:
+                    got[path] = (resp.status, await resp.text())
+            async with session.get(base + "/statusz") as resp:
+                got["/statusz"] = await resp.json()
+        await rt.stop()
+        return got
+
+    got = asyncio.run(main())
+    assert got["/healthz"] == (200, "ok\n")
+    assert got["/readyz"] == (200, "ok\n")
+    assert got["/metrics"] == (200, "spreadwatch_up 1\n")
+    state = got["/statusz"]
+    assert isinstance(state, dict)
+    assert state["leader"] is True
+    assert state["index"]["pods"] == 3
+    assert state["writer"]["statusWrites"] == 1
+    assert api.status("shop", "deployment-web")["pods"] == 3
+
+
+def test_not_alive_when_the_writer_loop_stalls() -> None:
+    rt = Runtime(OperatorConfig(), sink=FakeReportApi())
+    assert rt.alive()
+    rt.writer.stats.last_cycle = rt.started - 100
+    assert not rt.alive()
+
+
+def test_text_and_json_logs_carry_the_workload() -> None:
+    names = ("", "kopf", "aiohttp.access", "kubernetes", "urllib3")
+    saved_levels = {n: logging.getLogger(n).level for n in names}
+    saved_handlers = list(logging.getLogger().handlers)
+    for fmt in ("text", "json"):
+        stream = io.StringIO()
+        handler = configure_logging(fmt, "INFO", stream)
+        try:
+            logging.getLogger("spreadwatch.writer").info(
+                "report %s", "x", extra={"workload": "shop/Deployment/web", "health": "Balanced"}
+            )
+            logging.getLogger("kopf.objects").info("kopf chatter is quiet")
+        finally:
+            logging.getLogger().removeHandler(handler)
+            for h in saved_handlers:
+                logging.getLogger().addHandler(h)
+            for n, level in saved_levels.items():
+                logging.getLogger(n).setLevel(level)
+        lines = stream.getvalue().splitlines()
+        assert len(lines) == 1
+        if fmt == "json":
+            data = json.loads(lines[0])
+            assert data["message"] == "report x"
+            assert data["workload"] == "shop/Deployment/web"
+            assert data["level"] == "INFO"
+        else:
+            assert lines[0].endswith("report x workload=shop/Deployment/web health=Balanced")

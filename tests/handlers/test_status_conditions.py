@@ -1,0 +1,192 @@
+"""The SpreadReport status: report fields + a metav1.Condition, valid against the CRD schema; Events on
+health changes only."""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+from typing import Any
+
+import pytest
+import yaml
+from handler_fakes import deployment, ev, pipeline, pod_of, web_cluster
+
+from k8s_objects import controller
+from spreadwatch.handlers.status import balanced_condition, build_status, content_digest, find_condition, rfc3339
+from spreadwatch.report import Health, SpreadReport, error_report
+from spreadwatch.scoring import WorkloadRef
+
+CRD = Path(__file__).resolve().parents[2] / "crds" / "spreadreports.spreadwatch.io.yaml"
+
+
+def _status_schema() -> dict[str, Any]:
+    crd = yaml.safe_load(CRD.read_text())
+    schema: dict[str, Any] = crd["spec"]["versions"][0]["schema"]["openAPIV3Schema"]["properties"]["status"]
+    return schema
+
+
+def validate(value: Any, schema: dict[str, Any], path: str = "status") -> list[str]:
+    """A small structural-schema check (type, enum, required, pattern, bounds, maxItems, maxLength)."""
+    errors: list[str] = []
+    kind = schema.get("type")
+    types = {"object": dict, "array": list, "string": str, "boolean": bool}
+    if kind == "integer":
+        if isinstance(value, bool) or not isinstance(value, int):
+            return [f"{path}: expected integer, got {value!r}"]
+    elif kind in types and not isinstance(value, types[kind]):
+        return [f"{path}: expected {kind}, got {value!r}"]
+    if "enum" in schema and value not in schema["enum"]:
+        errors.append(f"{path}: {value!r} not in {schema['enum']}")
+    if "minimum" in schema and value < schema["minimum"]:
+        errors.append(f"{path}: {value} < {schema['minimum']}")
+    if "maximum" in schema and value > schema["maximum"]:
+        errors.append(f"{path}: {value} > {schema['maximum']}")
+    if "pattern" in schema and not re.search(schema["pattern"], value):
+        errors.append(f"{path}: {value!r} does not match {schema['pattern']}")
+    if "maxLength" in schema and len(value) > schema["maxLength"]:
+        errors.append(f"{path}: longer than {schema['maxLength']}")
+    if "minLength" in schema and len(value) < schema["minLength"]:
+        errors.append(f"{path}: shorter than {schema['minLength']}")
+    if kind == "array":
+        if len(value) > schema.get("maxItems", len(value)):
+            errors.append(f"{path}: more than {schema['maxItems']} items")
+        for i, item in enumerate(value):
+            errors += validate(item, schema.get("items", {}), f"{path}[{i}]")
+    if kind == "object":
+        for key in schema.get("required", []):
+            if key not in value:
+                errors.append(f"{path}.{key}: required")
+        props = schema.get("properties")
+        for key, item in value.items():
+            if props is not None:
+                if key not in props:
+                    errors.append(f"{path}.{key}: not in the schema (would be pruned)")
+                else:
+                    errors += validate(item, props[key], f"{path}.{key}")
+            elif "additionalProperties" in schema:
+                errors += validate(item, schema["additionalProperties"], f"{path}.{key}")
+    return errors
+
+
+def _report(health: Health, reasons: tuple[str, ...] = (), skip: str = "") -> SpreadReport:
+    base = error_report(WorkloadRef("ns", "Deployment", "web", "u1", "apps/v1"), "v1.28", 3, "x")
+    from dataclasses import replace
+
+    return replace(base, health=health, reasons=reasons, skipped=bool(skip), skip_reason=skip)
+
+
+@pytest.mark.parametrize(
+    ("health", "status"),
+    [
+        (Health.BALANCED, "True"),
+        (Health.IMBALANCED, "False"),
+        (Health.SINGLE_POINT_OF_FAILURE, "False"),
+        (Health.SKIPPED, "Unknown"),
+        (Health.ERROR, "Unknown"),
+    ],
+)
+def test_condition_status_and_reason_per_health(health: Health, status: str) -> None:
+    cond = balanced_condition(_report(health, ("NodeSkew: 3 > 1",)), 4, None, "2026-01-01T00:00:00Z")
+    assert cond == {
+        "type": "Balanced",
+        "status": status,
+        "reason": health.value,
+        "message": "NodeSkew: 3 > 1",
+        "lastTransitionTime": "2026-01-01T00:00:00Z",
+        "observedGeneration": 4,
+    }
+    assert not validate(cond, _status_schema()["properties"]["conditions"]["items"])
+
+
+def test_message_joins_reasons_or_explains() -> None:
+    two = _report(Health.SINGLE_POINT_OF_FAILURE, ("AllPodsOnOneNode: 3 pods on a", "AllPodsInOneZone: z"))
+    assert balanced_condition(two, 1, None, "t")["message"] == "AllPodsOnOneNode: 3 pods on a; AllPodsInOneZone: z"
+    skipped = _report(Health.SKIPPED, skip="topologySpreadConstraints")
+    assert "topologySpreadConstraints" in balanced_condition(skipped, 1, None, "t")["message"]
+    assert "spread" in balanced_condition(_report(Health.BALANCED), 1, None, "t")["message"]
+
+
+def test_last_transition_time_changes_only_with_status_or_reason() -> None:
+    first = balanced_condition(_report(Health.IMBALANCED, ("NodeSkew: 2 > 1",)), 1, None, "T1")
+    same = balanced_condition(_report(Health.IMBALANCED, ("NodeSkew: 3 > 1",)), 2, first, "T2")
+    assert same["lastTransitionTime"] == "T1"
+    assert same["message"] == "NodeSkew: 3 > 1"
+    spof = balanced_condition(_report(Health.SINGLE_POINT_OF_FAILURE), 2, same, "T3")  # same status, new reason
+    assert spof["lastTransitionTime"] == "T3"
+    ok = balanced_condition(_report(Health.BALANCED), 2, spof, "T4")
+    assert (ok["status"], ok["lastTransitionTime"]) == ("True", "T4")
+
+
+def test_digest_ignores_last_update_time_only() -> None:
+    report = _report(Health.BALANCED)
+    a = build_status(report, 1, None, "2026-01-01T00:00:00Z")
+    b = {**a, "lastUpdateTime": "2027-01-01T00:00:00Z"}
+    assert content_digest(a) == content_digest(b)
+    assert content_digest(a) == content_digest(dict(reversed(list(a.items()))))
+    assert content_digest(a) != content_digest({**a, "observedGeneration": 2})
+    assert find_condition(a) == a["conditions"][0]
+    assert find_condition({"conditions": ["junk", {"type": "Other"}]}) is None
+    assert re.fullmatch(r"\d{4}-\d\d-\d\dT\d\d:\d\d:\d\dZ", rfc3339())
+
+
+def test_written_statuses_validate_against_the_crd_schema() -> None:
+    p = pipeline()
+    p.feed(*web_cluster(pods_on=["node-a1", "node-a1"]))
+    bad = controller(
+        "Deployment", "broken", {"matchExpressions": [{"key": "a", "operator": "Nope"}]}, {}, namespace="shop"
+    )
+    skip = controller(
+        "StatefulSet",
+        "spread",
+        {"matchLabels": {"app": "spread"}},
+        {"app": "spread"},
+        namespace="shop",
+        template_spec={"topologySpreadConstraints": [{"maxSkew": 1, "topologyKey": "zone"}]},
+    )
+    p.feed(ev("ADDED", bad), ev("ADDED", skip))
+    p.settle()
+    schema = _status_schema()
+    healths = set()
+    for (ns, name), obj in p.api.objects.items():
+        errors = validate(obj["status"], schema)
+        assert not errors, (ns, name, errors)
+        healths.add(obj["status"]["health"])
+    assert healths == {"SinglePointOfFailure", "Error", "Skipped"}
+
+
+def test_event_on_health_change_only() -> None:
+    p = pipeline()
+    p.feed(*web_cluster(pods_on=["node-a1", "node-b1", "node-c1"]))
+    p.settle()
+    assert p.api.events == []  # a first Balanced report is no news
+    p.feed(ev("ADDED", pod_of("web", 5, "node-a1")), ev("ADDED", pod_of("web", 6, "node-a1")))
+    p.settle()
+    assert [(e["type"], e["reason"]) for e in p.api.events] == [("Warning", "Imbalanced")]
+    assert "Balanced -> Imbalanced" in p.api.events[0]["message"]
+    assert "NodeSkew" in p.api.events[0]["message"]
+    p.feed(ev("MODIFIED", deployment("web", generation=2)))  # same health
+    p.settle()
+    assert len(p.api.events) == 1
+    p.feed(ev("DELETED", pod_of("web", 5, "node-a1")), ev("DELETED", pod_of("web", 6, "node-a1")))
+    p.settle()
+    assert [(e["type"], e["reason"]) for e in p.api.events][-1] == ("Normal", "Balanced")
+
+
+def test_first_report_with_a_problem_posts_an_event_and_events_can_be_disabled() -> None:
+    p = pipeline()
+    p.feed(*web_cluster(pods_on=["node-a1", "node-a1"]))
+    p.settle()
+    assert [e["reason"] for e in p.api.events] == ["SinglePointOfFailure"]
+    quiet = pipeline(events=False)
+    quiet.feed(*web_cluster(pods_on=["node-a1", "node-a1"]))
+    quiet.settle()
+    assert quiet.api.events == []
+
+
+def test_a_failed_event_does_not_fail_the_write() -> None:
+    p = pipeline()
+    p.api.fail_next["event"] = [500]
+    p.feed(*web_cluster(pods_on=["node-a1", "node-a1"]))
+    p.settle()
+    assert p.report("shop", "deployment-web")["health"] == "SinglePointOfFailure"
+    assert p.writer.stats.failures == 0
