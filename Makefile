@@ -8,7 +8,7 @@ PY := $(VENV)/bin/python
 STAMP := $(VENV)/.installed
 export SPREADWATCH_CACHE ?= $(HOME)/.cache/spreadwatch
 
-.PHONY: help setup test test-unit test-e2e lint typecheck layers oracle demo clean
+.PHONY: help setup test test-unit test-e2e lint typecheck layers oracle demo demo-down demo-offline clean
 
 include hack/controlplane/controlplane.mk
 
@@ -44,7 +44,14 @@ test: setup lint typecheck layers oracle dev-cluster-tools controlplane-gen-chec
 test-e2e: setup dev-cluster-tools  ## end-to-end tests against a real local control plane
 	$(PY) -m pytest -q -m e2e
 
-demo: setup  ## the main job on the bundled example cluster
+demo: setup dev-cluster  ## the main job: local control plane, CRD, demo workloads, the operator, its reports
+	@$(PY) hack/demo.py
+
+demo-down:  ## stop the demo operator and the local control plane
+	@$(PY) hack/demo.py down
+	@$(MAKE) --no-print-directory dev-cluster-down
+
+demo-offline: setup  ## no cluster needed: analyze and explain the bundled example snapshot
 	@echo '$$ spreadwatch analyze --cluster examples/cluster.yaml'
 	@$(VENV)/bin/spreadwatch analyze --cluster examples/cluster.yaml
 	@echo

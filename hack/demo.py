@@ -1,0 +1,180 @@
+"""`make demo`: spreadwatch end to end on the local control plane.
+
+Run after `make dev-cluster` (the Makefile does both). Installs the SpreadReport CRD, creates nodes in three
+zones and a few workloads whose pods are bound (there is no scheduler or kubelet: pods are bound through the
+Binding API) with good and bad spread, starts `spreadwatch run` in the background, waits for its reports and
+prints `kubectl get spreadreports -A` and one `spreadwatch explain`. `make demo-down` stops everything.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import subprocess
+import sys
+import time
+import urllib.request
+from pathlib import Path
+from typing import Any
+
+ROOT = Path(__file__).resolve().parents[1]
+STATE = ROOT / ".dev-cluster"
+KUBECONFIG = STATE / "kubeconfig"
+KUBECTL = STATE / "bin" / "kubectl"
+SPREADWATCH = ROOT / ".venv" / "bin" / "spreadwatch"
+PIDFILE = STATE / "operator.pid"
+LOG = STATE / "logs" / "operator.log"
+NS = "spreadwatch-demo"
+
+ZONES = {"a": ["demo-a1", "demo-a2"], "b": ["demo-b1", "demo-b2"], "c": ["demo-c1", "demo-c2"]}
+# workload -> nodes its pods are bound to, in pod order
+PLACEMENT = {
+    "web": ["demo-a1", "demo-b1", "demo-c1"],  # one per zone: Balanced
+    "cache": ["demo-a2", "demo-a2"],  # both on one node: SinglePointOfFailure
+    "api": ["demo-b2", "demo-b2", "demo-b2", "demo-c2"],  # piled up: Imbalanced
+}
+
+
+def kubectl(*args: str, stdin: str | None = None, check: bool = True) -> str:
+    proc = subprocess.run(
+        [str(KUBECTL), "--kubeconfig", str(KUBECONFIG), *args],
+        input=stdin, capture_output=True, text=True, check=False,
+    )  # fmt: skip
+    if check and proc.returncode != 0:
+        sys.exit(f"demo: kubectl {' '.join(args)} failed: {proc.stderr.strip()}")
+    return proc.stdout
+
+
+def apply(objects: list[dict[str, Any]]) -> None:
+    kubectl("apply", "-f", "-", stdin=json.dumps({"apiVersion": "v1", "kind": "List", "items": objects}))
+
+
+def nodes() -> list[dict[str, Any]]:
+    out = []
+    for zone, names in ZONES.items():
+        for name in names:
+            labels = {
+                "kubernetes.io/hostname": name,
+                "topology.kubernetes.io/region": "demo",
+                "topology.kubernetes.io/zone": f"demo-{zone}",
+            }
+            out.append({"apiVersion": "v1", "kind": "Node", "metadata": {"name": name, "labels": labels}})
+    out.append({"apiVersion": "v1", "kind": "Node", "metadata": {"name": "demo-gpu", "labels": {
+        "topology.kubernetes.io/zone": "demo-a"}}, "spec": {"taints": [
+            {"key": "gpu", "value": "true", "effect": "NoSchedule"}]}})  # fmt: skip
+    return out
+
+
+def deployment(name: str, replicas: int) -> dict[str, Any]:
+    labels = {"app": name}
+    return {
+        "apiVersion": "apps/v1", "kind": "Deployment", "metadata": {"name": name, "namespace": NS},
+        "spec": {"replicas": replicas, "selector": {"matchLabels": labels}, "template": {
+            "metadata": {"labels": labels},
+            "spec": {"containers": [{"name": "app", "image": "registry.example/demo:1"}]}}},
+    }  # fmt: skip
+
+
+def service(name: str) -> dict[str, Any]:
+    return {"apiVersion": "v1", "kind": "Service", "metadata": {"name": name, "namespace": NS},
+            "spec": {"selector": {"app": name}, "ports": [{"port": 80}]}}  # fmt: skip
+
+
+def wait_for(what: str, check: Any, timeout: float = 90) -> Any:
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        value = check()
+        if value:
+            return value
+        time.sleep(0.5)
+    sys.exit(f"demo: timed out waiting for {what} (operator log: {LOG})")
+
+
+def bind_pods() -> None:
+    for app, targets in PLACEMENT.items():
+
+        def pending(app: str = app, want: int = len(targets)) -> list[str] | None:
+            pods = json.loads(kubectl("get", "pods", "-n", NS, "-l", f"app={app}", "-o", "json"))["items"]
+            names = sorted(p["metadata"]["name"] for p in pods if not p["metadata"].get("deletionTimestamp"))
+            return names if len(names) >= want else None
+
+        names = wait_for(f"the pods of {app}", pending)
+        for pod, node in zip(names, targets, strict=False):
+            binding = {"apiVersion": "v1", "kind": "Binding", "metadata": {"name": pod, "namespace": NS},
+                       "target": {"apiVersion": "v1", "kind": "Node", "name": node}}  # fmt: skip
+            kubectl("create", "-f", "-", stdin=json.dumps(binding), check=False)
+
+
+def start_operator() -> None:
+    stop_operator(quiet=True)
+    LOG.parent.mkdir(parents=True, exist_ok=True)
+    with LOG.open("w") as log:
+        proc = subprocess.Popen(
+            [str(SPREADWATCH), "run", "--kubeconfig", str(KUBECONFIG), "--namespace", NS, "--debounce", "0.5",
+             "--lease-namespace", NS, "--port", "18080"],
+            stdout=log, stderr=subprocess.STDOUT, start_new_session=True,
+        )  # fmt: skip
+    PIDFILE.write_text(str(proc.pid))
+
+
+def stop_operator(quiet: bool = False) -> None:
+    if PIDFILE.exists():
+        try:
+            os.kill(int(PIDFILE.read_text()), signal.SIGTERM)
+            if not quiet:
+                print("demo: operator stopped")
+        except (ProcessLookupError, ValueError):
+            pass
+        PIDFILE.unlink(missing_ok=True)
+
+
+def main() -> int:
+    if sys.argv[1:] == ["down"]:
+        stop_operator()
+        return 0
+    print("demo: installing the SpreadReport CRD")
+    kubectl("apply", "--server-side", "-f", str(ROOT / "crds" / "spreadreports.spreadwatch.io.yaml"))
+    kubectl("wait", "--for=condition=Established", "crd/spreadreports.spreadwatch.io", "--timeout=60s")
+    print("demo: creating 7 nodes in 3 zones and workloads with good and bad spread")
+    kubectl("create", "namespace", NS, check=False)
+    apply(nodes())
+    apply([deployment(name, len(targets)) for name, targets in PLACEMENT.items()] + [service("web")])
+    bind_pods()
+    print("demo: starting `spreadwatch run` in the background (log: .dev-cluster/logs/operator.log)")
+    start_operator()
+
+    def all_reports() -> bool:
+        out = kubectl("get", "spreadreports", "-n", NS, "-o", "json", check=False)
+        items = json.loads(out)["items"] if out else []
+        done = {i["status"]["workload"]["name"]: i["status"]["pods"] for i in items if i.get("status")}
+        return all(done.get(app) == len(targets) for app, targets in PLACEMENT.items())
+
+    wait_for("the operator's reports", all_reports)
+    print("\n$ kubectl get spreadreports -A")
+    print(kubectl("get", "spreadreports", "-A"), end="")
+    print(f"\n$ spreadwatch explain deployment/{NS}/api   # live, through the kubeconfig")
+    explain = subprocess.run(
+        [str(SPREADWATCH), "explain", "--kubeconfig", str(KUBECONFIG), f"deployment/{NS}/api"],
+        capture_output=True, text=True, check=False,
+    )  # fmt: skip
+    print(explain.stdout or explain.stderr, end="")
+    print(f"\n$ curl -s localhost:18080/healthz\n{_healthz()}")
+    print(
+        "\nThe operator keeps running: try `kubectl --kubeconfig .dev-cluster/kubeconfig scale deploy/web "
+        f"-n {NS} --replicas=1` and watch `kubectl get spr -A -w`."
+    )
+    print("Stop everything with: make demo-down")
+    return 0
+
+
+def _healthz() -> str:
+    try:
+        with urllib.request.urlopen("http://127.0.0.1:18080/healthz", timeout=5) as resp:
+            return resp.read().decode().strip() or str(resp.status)
+    except OSError as err:
+        return f"(unavailable: {err})"
+
+
+if __name__ == "__main__":
+    sys.exit(main())
