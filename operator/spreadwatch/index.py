@@ -33,6 +33,7 @@ from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import dataclass, field
 
 from spreadwatch.model import Controller, Namespace, Node, Pod, Record, Service
+from spreadwatch.model import label_key as label_key_of
 from spreadwatch.report import CandidateLayout, ReportOptions, SpreadReport, build_report, error_report
 from spreadwatch.scoring import (
     Profile,
@@ -335,7 +336,7 @@ class SpreadIndex:
     def _count(self, ns: _Namespace, pod: Pod) -> None:
         if not pod.counts:
             return
-        label_key = frozenset(pod.labels.items())
+        label_key = label_key_of(pod.labels)
         group = ns.groups.get(label_key)
         if group is None:
             group = ns.groups[label_key] = _Group(pod.labels)
@@ -351,7 +352,7 @@ class SpreadIndex:
     def _uncount(self, ns: _Namespace, pod: Pod) -> None:
         if not pod.counts:
             return
-        label_key = frozenset(pod.labels.items())
+        label_key = label_key_of(pod.labels)
         group = ns.groups.get(label_key)
         if group is None:
             return

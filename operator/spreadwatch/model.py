@@ -35,6 +35,7 @@ __all__ = [
     "Taint",
     "Toleration",
     "intern_labels",
+    "label_key",
     "object_ref",
     "parse_object",
     "parse_pod",
@@ -47,6 +48,20 @@ TERMINAL_PHASES: Final = frozenset({"Succeeded", "Failed"})
 
 _EMPTY: Mapping[str, str] = {}
 _LABELS_CACHE: dict[frozenset[tuple[str, str]], dict[str, str]] = {}
+
+
+_KEY_BY_ID: dict[int, frozenset[tuple[str, str]]] = {}
+
+
+def label_key(labels: Mapping[str, str]) -> frozenset[tuple[str, str]]:
+    """A hashable key of a label map: O(1) for an interned map (cached by identity), else O(len)."""
+    key = _KEY_BY_ID.get(id(labels))
+    if key is not None and _LABELS_CACHE.get(key) is labels:
+        return key
+    key = frozenset(labels.items())
+    if _LABELS_CACHE.get(key) is labels:
+        _KEY_BY_ID[id(labels)] = key
+    return key
 
 
 def intern_labels(labels: Mapping[str, str]) -> Mapping[str, str]:

@@ -71,7 +71,7 @@ def matching_services(pod: Pod, lookup: ClusterLookup) -> list[Service]:
     return [
         svc
         for svc in lookup.services_in(pod.namespace)
-        if svc.selector is not None and all(labels.get(k) == v for k, v in svc.selector.items())
+        if svc.selector is not None and svc.selector.items() <= labels.items()
     ]
 
 
