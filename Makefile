@@ -11,6 +11,9 @@ export SPREADWATCH_CACHE ?= $(HOME)/.cache/spreadwatch
 .PHONY: help setup test test-unit test-e2e lint typecheck layers oracle demo demo-down demo-offline clean
 
 include hack/controlplane/controlplane.mk
+include bench/bench.mk
+
+bench: setup oracle
 
 help:  ## list targets
 	@grep -hE '^[a-zA-Z_-]+:.*## ' $(MAKEFILE_LIST) | sed -E 's/:.*## /\t/' | sort
@@ -24,7 +27,7 @@ $(STAMP): pyproject.toml
 setup: $(STAMP)  ## create .venv with spreadwatch (editable) and the test tools; idempotent
 
 lint: setup  ## ruff
-	$(VENV)/bin/ruff check operator tests
+	$(VENV)/bin/ruff check operator tests bench hack
 
 typecheck: setup  ## mypy --strict on the package
 	$(VENV)/bin/mypy
