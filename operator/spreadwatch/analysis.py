@@ -127,26 +127,7 @@ def explain_workload(
     scores: PodScores | None = None
     if ctrl.selector_error is None:
         replicasets = snapshot.controllers_in("ReplicaSet", ctrl.namespace)
-        pod, standin = representative_pod(ctrl, replicasets)
-        lookup = (
-            snapshot
-            if standin is None or snapshot.controller("ReplicaSet", ctrl.namespace, standin.name)
-            else (_with_controller(snapshot, standin))
-        )
-        scores = score_pod(pod, snapshot.nodes, snapshot.pods, lookup, profile)
+        pod, _ = representative_pod(ctrl, replicasets)
+        # the index is the lookup: it also resolves a Deployment's stand-in ReplicaSet by name
+        scores = score_pod(pod, snapshot.nodes, snapshot.pods, index, profile)
     return WorkloadExplanation(ctrl, scores, report)
-
-
-def _with_controller(snapshot: Snapshot, extra: Controller) -> Snapshot:
-    clone = Snapshot(
-        nodes=snapshot.nodes,
-        pods=snapshot.pods,
-        services=snapshot.services,
-        controllers=snapshot.controllers,
-        namespaces=snapshot.namespaces,
-        ignored=snapshot.ignored,
-        _services_by_ns=snapshot._services_by_ns,
-        _controllers_by_key=snapshot._controllers_by_key,
-        _controller_by_name={**snapshot._controller_by_name, (extra.kind, extra.namespace, extra.name): extra},
-    )
-    return clone

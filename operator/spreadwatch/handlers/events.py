@@ -25,6 +25,7 @@ from typing import Any, Final
 from spreadwatch.config import OperatorConfig
 from spreadwatch.errors import ObjectError
 from spreadwatch.index import SpreadIndex
+from spreadwatch.kube import ApiResource
 from spreadwatch.model import parse_object
 
 __all__ = ["WATCHED", "EventRouter", "RouterStats", "Watched"]
@@ -32,17 +33,7 @@ __all__ = ["WATCHED", "EventRouter", "RouterStats", "Watched"]
 log = logging.getLogger("spreadwatch.events")
 
 
-@dataclass(frozen=True, slots=True)
-class Watched:
-    group: str
-    version: str
-    plural: str
-    kind: str
-    namespaced: bool = True
-
-    @property
-    def api_version(self) -> str:
-        return f"{self.group}/{self.version}" if self.group else self.version
+Watched = ApiResource  # the watched kinds are described exactly like the API resources kube.py lists
 
 
 #: The resources the operator watches (read-only).
