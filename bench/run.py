@@ -1187,8 +1187,8 @@ def render(
     if meta.get("source_end", meta["source_start"]) != meta["source_start"]:
         L.append(
             f"* **WARNING:** the spreadwatch sources changed during the run ({meta['source_start']} → "
-            f"{meta['source_end']}): in-process figures and subprocess figures may come from different code. "
-            "Re-run."
+            f"{meta['source_end']}; files: {', '.join(meta.get('source_changed', [])) or '?'}): in-process and "
+            "subprocess figures may come from different code. Re-run unless those files are off the measured paths."
         )
     L.append(
         f"* **Load average** at start / end: {meta['load_start']} / {meta['load_end']} on {meta['cpus']} cores "
@@ -1485,16 +1485,21 @@ def keep_analysis(text: str, path: Path) -> str:
     return text.replace("## Method", block + "\n\n## Method", 1)
 
 
-def source_hash() -> str:
-    """Hash of the spreadwatch package sources, to detect code changing under a running benchmark."""
+def source_hashes() -> dict[str, str]:
+    """Per-file hashes of the spreadwatch package sources, to detect code changing under a running benchmark."""
     import hashlib  # noqa: PLC0415
 
-    h = hashlib.sha256()
     pkg = ROOT / "operator" / "spreadwatch"
-    for path in sorted(pkg.rglob("*.py")):
-        h.update(str(path.relative_to(pkg)).encode())
-        h.update(path.read_bytes())
-    return h.hexdigest()[:12]
+    return {
+        str(path.relative_to(pkg)): hashlib.sha256(path.read_bytes()).hexdigest()[:12]
+        for path in sorted(pkg.rglob("*.py"))
+    }
+
+
+def source_hash(hashes: dict[str, str]) -> str:
+    import hashlib  # noqa: PLC0415
+
+    return hashlib.sha256(json.dumps(hashes, sort_keys=True).encode()).hexdigest()[:12]
 
 
 def machine_info() -> dict[str, Any]:
@@ -1559,7 +1564,7 @@ def main(argv: Sequence[str] | None = None) -> int:
 
     started = time.time()
     load_start = loadavg()
-    src_start = source_hash()
+    src_start = source_hashes()
     scales = [float(s) for s in (args.scales or ("0.005" if args.quick else "0.1,0.3,1.0")).split(",")]
     cfg = Config(
         scales=sorted(scales),
@@ -1603,8 +1608,9 @@ def main(argv: Sequence[str] | None = None) -> int:
         "seed": cfg.seed,
         "profile": cfg.profile,
         "run_minutes": (time.time() - started) / 60,
-        "source_start": src_start,
-        "source_end": source_hash(),
+        "source_start": source_hash(src_start),
+        "source_end": source_hash(src_end := source_hashes()),
+        "source_changed": sorted(k for k in src_start.keys() | src_end.keys() if src_start.get(k) != src_end.get(k)),
     }
     text = render(results, meta, prof)
     print(text)
