@@ -19,7 +19,7 @@ import math
 import os
 import sys
 from collections.abc import Callable, Sequence
-from typing import Any, NoReturn, TextIO
+from typing import Any, NoReturn, TextIO, TypeVar
 
 import orjson
 import yaml
@@ -53,28 +53,29 @@ class _Parser(argparse.ArgumentParser):
         self.exit(EXIT_INPUT, f"{self.prog}: error: {message}\n")
 
 
+_Num = TypeVar("_Num", int, float)
+
+
 def _env(name: str, default: str) -> str:
     return os.environ.get(f"SPREADWATCH_{name}", default)
 
 
-def _env_int(name: str, default: int) -> int:
+def _env_number(name: str, default: _Num, convert: Callable[[str], _Num], what: str) -> _Num:
     raw = os.environ.get(f"SPREADWATCH_{name}")
     if raw is None:
         return default
     try:
-        return int(raw)
+        return convert(raw)
     except ValueError:
-        raise InputError(f"SPREADWATCH_{name}={raw!r}: expected an integer") from None
+        raise InputError(f"SPREADWATCH_{name}={raw!r}: expected {what}") from None
+
+
+def _env_int(name: str, default: int) -> int:
+    return _env_number(name, default, int, "an integer")
 
 
 def _env_float(name: str, default: float) -> float:
-    raw = os.environ.get(f"SPREADWATCH_{name}")
-    if raw is None:
-        return default
-    try:
-        return float(raw)
-    except ValueError:
-        raise InputError(f"SPREADWATCH_{name}={raw!r}: expected a number") from None
+    return _env_number(name, default, float, "a number")
 
 
 def _env_bool(name: str, default: bool) -> bool:

@@ -25,7 +25,7 @@ from typing import Any, Final
 from spreadwatch.config import OperatorConfig
 from spreadwatch.errors import ObjectError
 from spreadwatch.index import SpreadIndex
-from spreadwatch.kube import ApiResource
+from spreadwatch.kube import CLUSTER_RESOURCES, ApiResource
 from spreadwatch.model import parse_object
 
 __all__ = ["WATCHED", "EventRouter", "RouterStats", "Watched"]
@@ -36,17 +36,8 @@ log = logging.getLogger("spreadwatch.events")
 Watched = ApiResource  # the watched kinds are described exactly like the API resources kube.py lists
 
 
-#: The resources the operator watches (read-only).
-WATCHED: Final = (
-    Watched("", "v1", "nodes", "Node", namespaced=False),
-    Watched("", "v1", "namespaces", "Namespace", namespaced=False),
-    Watched("", "v1", "pods", "Pod"),
-    Watched("", "v1", "services", "Service"),
-    Watched("", "v1", "replicationcontrollers", "ReplicationController"),
-    Watched("apps", "v1", "replicasets", "ReplicaSet"),
-    Watched("apps", "v1", "statefulsets", "StatefulSet"),
-    Watched("apps", "v1", "deployments", "Deployment"),
-)
+#: The resources the operator watches (read-only): exactly what a snapshot holds.
+WATCHED: Final = CLUSTER_RESOURCES
 _BY_KIND: Final = {w.kind: w for w in WATCHED}
 
 
