@@ -8,10 +8,11 @@ PY := $(VENV)/bin/python
 STAMP := $(VENV)/.installed
 export SPREADWATCH_CACHE ?= $(HOME)/.cache/spreadwatch
 
-.PHONY: help setup test test-unit test-e2e lint typecheck layers oracle demo demo-down demo-offline clean
+.PHONY: help setup test test-unit test-e2e lint typecheck layers oracle demo demo-down demo-offline clean chart-lint
 
 include hack/controlplane/controlplane.mk
 include bench/bench.mk
+include hack/prometheus.mk
 
 bench: setup oracle
 
@@ -35,13 +36,17 @@ typecheck: setup  ## mypy --strict on the package
 layers: setup  ## import-linter: layering and the pure core
 	$(VENV)/bin/lint-imports
 
+chart-lint: dev-cluster-tools  ## helm lint --strict of charts/spreadwatch (default values, and with monitoring on)
+	$(DEV_CLUSTER_DIR)/bin/helm lint --strict charts/spreadwatch
+	$(DEV_CLUSTER_DIR)/bin/helm lint --strict charts/spreadwatch --set serviceMonitor.enabled=true,prometheusRule.enabled=true
+
 oracle: ## build (or reuse) the kube-scheduler v1.28 differential oracle
 	bash tests/oracle/build.sh >/dev/null
 
 test-unit: setup lint typecheck layers  ## everything except end-to-end and oracle tests
 	$(PY) -m pytest -q -m "not e2e and not oracle"
 
-test: setup lint typecheck layers oracle dev-cluster-tools controlplane-gen-check  ## every test: lint, types, layers, unit, oracle, end-to-end
+test: setup lint typecheck layers oracle dev-cluster-tools controlplane-gen-check prometheus-tools chart-lint  ## every test: lint, types, layers, unit, oracle, end-to-end
 	$(PY) -m pytest -q
 
 test-e2e: setup dev-cluster-tools  ## end-to-end tests against a real local control plane

@@ -13,9 +13,13 @@ Per scale, on one synthetic cluster (bench/synth.py):
   workload, timed per event (p50/p99) and over the stream (events/s);
 * the naive seed algorithm (bench/naive.py) on a sample of workloads, extrapolated linearly;
 * the real kube-scheduler v1.28 plugin (tests/oracle) once per workload: summed ``elapsedNs``;
-* ``spreadwatch analyze -o json`` of the dump as a subprocess vs ``json.load`` of the same dump.
+* ``spreadwatch analyze -o json`` of the dump as a subprocess vs ``json.load`` of the same dump;
+* the Prometheus metrics: series per ``--node-metrics`` mode against the series budget, and the scrape cost
+  (``metrics.freeze`` in the event loop + ``metrics.render`` in a worker thread).
 
 Results are also written as JSON to bench-results/ (git-ignored).
+
+    .venv/bin/python bench/run.py --metrics-only --scales 0.1,1.0   # only the "Metrics" section, spliced in
 """
 
 from __future__ import annotations
@@ -55,6 +59,8 @@ import synth  # noqa: E402
 from spreadwatch.analysis import analyze_snapshot  # noqa: E402
 from spreadwatch.cli import main as cli_main  # noqa: E402
 from spreadwatch.index import SpreadIndex  # noqa: E402
+from spreadwatch.metrics import MetricsOptions, freeze, registry_for  # noqa: E402
+from spreadwatch.metrics import render as render_metrics  # noqa: E402
 from spreadwatch.model import Controller, Pod, intern_labels, parse_object, parse_pod  # noqa: E402
 from spreadwatch.report import ReportOptions, SpreadReport  # noqa: E402
 from spreadwatch.scoring import DEFAULT_PROFILE, Profile, get_profile, representative_pod, zone_key  # noqa: E402
@@ -905,6 +911,165 @@ def profiles(snapshot: Snapshot, profile: Profile, stream: Sequence[Event], dump
     return out
 
 
+# --- metrics ---------------------------------------------------------------------------------------------------
+
+METRICS_SCRAPE_TARGET_S = 1.0
+METRICS_START = "<!-- metrics:start (generated; `bench/run.py --metrics-only` rewrites only this block) -->"
+METRICS_END = "<!-- metrics:end -->"
+
+
+def measure_metrics(snapshot: Snapshot, profile: Profile, repeats: int) -> dict[str, Any]:
+    """Series per node-series mode and the scrape cost (freeze in the loop + render in a thread).
+
+    The index is loaded and every report built first, as in a running operator whose writer keeps the
+    reports current. Timings are medians of ``repeats`` with the GC enabled (as in the operator).
+    """
+    index = fresh_index(snapshot, profile)
+    reports = index.reports()
+    zones = {zone_key(n.labels, profile) for n in snapshot.nodes} - {None}
+    pods = index.sizes().pods
+    workloads = len(reports)
+    out: dict[str, Any] = {
+        "pods": pods,
+        "workloads": workloads,
+        "zones": len(zones),
+        "budget": pods + 10 * workloads * len(zones),
+        "workload_zones": sum(len(r.zones) for r in reports),
+        "candidates": sum(r.candidate_nodes for r in reports),
+        "modes": {},
+    }
+    for mode in ("default", "none"):
+        registry = registry_for(index, MetricsOptions(node_series=mode))  # type: ignore[arg-type]
+        freezes, renders, cpus, oms = [], [], [], []
+        body = b""
+        for _ in range(repeats):
+            t0 = time.perf_counter()
+            frozen = freeze(registry)
+            t1 = time.perf_counter()
+            c0 = time.process_time()
+            body = render_metrics(frozen)
+            cpus.append(time.process_time() - c0)
+            t2 = time.perf_counter()
+            render_metrics(frozen, openmetrics=True)
+            oms.append(time.perf_counter() - t2)
+            freezes.append(t1 - t0)
+            renders.append(t2 - t1)
+        series = sum(1 for line in body.split(b"\n") if line and not line.startswith(b"#"))
+        out["modes"][mode] = {
+            "series": series,
+            "mib": len(body) / 2**20,
+            "freeze_s": median(freezes),
+            "render_s": median(renders),
+            "render_cpu_s": median(cpus),
+            "openmetrics_s": median(oms),
+            "scrape_s": median([f + r for f, r in zip(freezes, renders, strict=True)]),
+            "scrape_runs_s": [f + r for f, r in zip(freezes, renders, strict=True)],
+        }
+    # every candidate node twice: counted, not rendered (tens of millions of series at scale 1.0)
+    out["modes"]["all"] = {"series": out["modes"]["none"]["series"] + 2 * out["candidates"]}
+    return out
+
+
+def metrics_section(results: list[dict[str, Any]], meta: dict[str, Any]) -> list[str]:
+    """The "Metrics" section (between markers, so ``--metrics-only`` can replace just this block)."""
+    results = [r for r in results if r.get("metrics")]
+    if not results:
+        return []
+    top = results[-1]
+    m = top["metrics"]
+    default = m["modes"]["default"]
+    L = [METRICS_START, "## Metrics", ""]
+    L.append(
+        f"Measured {meta['date']} with `{meta['command']}` (load average {meta['load_start']} / "
+        f"{meta['load_end']}). A scrape is `metrics.freeze` (in the event loop: an immutable view, O(workloads)) "
+        "plus `metrics.render` (in a worker thread: the exposition text, O(series)); docs/metrics.md explains "
+        "the modes and the budget."
+    )
+    L.append("")
+    L.append(f"| target (at scale {fmt(top['scale'])}) | value | target | status |")
+    L.append("|---|---:|---|---|")
+    budget = m["budget"]
+    ok = default["series"] <= budget
+    L.append(
+        f"| series, `--node-metrics default` | {default['series']:,} | ≤ pods + 10 × workloads × zones = "
+        f"{m['pods']:,} + 10 × {m['workloads']:,} × {m['zones']} = {budget:,} | "
+        f"{'PASS' if ok else '**MISS**'} ({100 * (1 - default['series'] / budget):.0f} % margin) |"
+    )
+    ok = default["scrape_s"] <= METRICS_SCRAPE_TARGET_S
+    L.append(
+        f"| scrape (freeze + render, text format), `default` | {fmt(default['scrape_s'])} s | "
+        f"≤ {fmt(METRICS_SCRAPE_TARGET_S)} s | {'PASS' if ok else '**MISS**'} "
+        f"({100 * (1 - default['scrape_s'] / METRICS_SCRAPE_TARGET_S):.0f} % margin) |"
+    )
+    L.append("")
+    L.append("| figure | " + " | ".join(f"scale {r['scale']}" for r in results) + " |")
+    L.append("|---|" + "---:|" * len(results))
+
+    def row(label: str, get: Callable[[dict[str, Any]], Any], unit: str = "") -> None:
+        vals = []
+        for r in results:
+            try:
+                v = get(r["metrics"])
+            except (KeyError, TypeError, ZeroDivisionError):
+                v = None
+            vals.append(v if isinstance(v, str) else fmt(v, unit))
+        L.append(f"| {label} | " + " | ".join(vals) + " |")
+
+    row("pods / workloads / zones", lambda x: f"{x['pods']:,} / {x['workloads']:,} / {x['zones']}")
+    row("series budget: pods + 10 × workloads × zones", lambda x: x["budget"], "/s")
+    row(
+        "**series, default** (node_pods on busy nodes, node_score on the top 3)",
+        lambda x: x["modes"]["default"]["series"],
+        "/s",
+    )
+    row("  ↳ of the budget (%)", lambda x: 100 * x["modes"]["default"]["series"] / x["budget"])
+    row("series, none (no node series)", lambda x: x["modes"]["none"]["series"], "/s")
+    row("series, all (every candidate node; counted, not rendered)", lambda x: x["modes"]["all"]["series"], "/s")
+    row(
+        "  ↳ workload × zone pairs / workload × candidate-node pairs",
+        lambda x: f"{x['workload_zones']:,} / {x['candidates']:,}",
+    )
+    row("**scrape, default: freeze + render** (s, median)", lambda x: x["modes"]["default"]["scrape_s"])
+    row("  ↳ freeze, in the event loop (s)", lambda x: x["modes"]["default"]["freeze_s"])
+    row("  ↳ render, worker thread, text format (s)", lambda x: x["modes"]["default"]["render_s"])
+    row("  ↳ render CPU time (s)", lambda x: x["modes"]["default"]["render_cpu_s"])
+    row("  ↳ render, OpenMetrics (s)", lambda x: x["modes"]["default"]["openmetrics_s"])
+    row("  ↳ runs (s)", lambda x: ", ".join(fmt(v) for v in x["modes"]["default"]["scrape_runs_s"]))
+    row("  ↳ body size (MiB, uncompressed text)", lambda x: x["modes"]["default"]["mib"])
+    row("scrape, none: freeze + render (s)", lambda x: x["modes"]["none"]["scrape_s"])
+    row("  ↳ body size (MiB)", lambda x: x["modes"]["none"]["mib"])
+    L.append("")
+    L.append(METRICS_END)
+    L.append("")
+    return L
+
+
+def splice_metrics(section: list[str], path: Path) -> str:
+    """Replace the metrics block of an existing benchmarks file (or insert it before "## Scaling")."""
+    old = path.read_text()
+    block = "\n".join(section).rstrip("\n")
+    if METRICS_START in old and METRICS_END in old:
+        start, end = old.index(METRICS_START), old.index(METRICS_END) + len(METRICS_END)
+        return old[:start] + block + old[end:]
+    anchor = "## Scaling" if "## Scaling" in old else "## Method"
+    return old.replace(anchor, block + "\n\n" + anchor, 1)
+
+
+def metrics_only(cfg: Config) -> list[dict[str, Any]]:
+    """Just the metrics measurement at each scale (``--metrics-only``)."""
+    results = []
+    profile = get_profile(cfg.profile)
+    for scale in cfg.scales:
+        log(f"scale {scale}: generating and parsing")
+        with paused_gc():
+            snapshot = Snapshot.from_objects(synth.iter_objects(scale, cfg.seed))
+        log(f"scale {scale}: metrics x{cfg.repeats}")
+        results.append({"scale": scale, "metrics": measure_metrics(snapshot, profile, cfg.repeats)})
+        del snapshot
+        gc.collect()
+    return results
+
+
 # --- the whole run ---------------------------------------------------------------------------------------------
 
 
@@ -924,6 +1089,7 @@ class Config:
     analyze: bool = True
     profile_misses: bool = True
     quick: bool = False
+    metrics: bool = True
 
 
 def bench_scale(cfg: Config, scale: float, workdir: Path, binary: str | None) -> dict[str, Any]:
@@ -986,6 +1152,10 @@ def bench_scale(cfg: Config, scale: float, workdir: Path, binary: str | None) ->
         res["analyze_phases"] = analyze_phases(dump, profile)
     else:
         del objects
+
+    if cfg.metrics:
+        log(f"scale {scale}: metrics (series, scrape) x{cfg.repeats}")
+        res["metrics"] = measure_metrics(snapshot, profile, cfg.repeats)
 
     res["_snapshot"] = snapshot
     res["_stream"] = stream
@@ -1376,6 +1546,7 @@ def render(
     )
     L.append("")
 
+    L.extend(metrics_section(results, meta))
     if len(results) > 1:
         L.extend(scaling_section(results))
     if misses or close:
@@ -1464,6 +1635,11 @@ METHOD = """\
   `spreadwatch.scoring.representative_pod`, scheduling fields from the newest ReplicaSet's / workload's
   template), in chunks that keep each answer below ~2 M node scores; `elapsedNs` (PreScore + Score per
   candidate + NormalizeScore only, no filtering, no JSON) is summed over chunks. Scores are checked equal.
+* **Metrics:** an index loaded with every report built (as the operator's writer keeps them); per
+  `--node-metrics` mode, `metrics.freeze(registry_for(index, options))` (the event-loop part of a scrape) and
+  `metrics.render` of that view (the worker-thread part), text format and OpenMetrics, GC enabled, median of the
+  repeats. Series are the rendered sample lines; `all` is counted (`none` + 2 × workload × candidate-node
+  pairs), not rendered. Budget: pods + 10 × workloads × zones (zones: distinct zone keys of the nodes).
 * **analyze:** `spreadwatch analyze --cluster DUMP -o json > file` timed as a subprocess (interpreter start
   included) vs the `json.load(f)` call alone in a subprocess of the same Python (startup excluded).
 """
@@ -1555,6 +1731,11 @@ def main(argv: Sequence[str] | None = None) -> int:
         default=None,
         help=f"markdown file to write (default {DOC.relative_to(ROOT)}; --quick writes none unless given)",
     )
+    p.add_argument(
+        "--metrics-only",
+        action="store_true",
+        help="measure only the metrics and rewrite only the Metrics section of the output file",
+    )
     p.add_argument("--rss-child", action="store_true", help=argparse.SUPPRESS)
     args = p.parse_args(argv)
 
@@ -1577,6 +1758,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         oracle_sample=args.oracle_sample,
         quick=args.quick,
     )
+    if args.metrics_only:
+        return _main_metrics_only(cfg, args, argv, started, load_start)
     binary = oracle_binary() if cfg.oracle else None
     results = []
     prof = None
@@ -1624,6 +1807,32 @@ def main(argv: Sequence[str] | None = None) -> int:
         text = keep_analysis(text, Path(out))
         Path(out).write_text(text)
         log(f"wrote {out}")
+    return 0
+
+
+def _main_metrics_only(
+    cfg: Config, args: argparse.Namespace, argv: Sequence[str] | None, started: float, load_start: str
+) -> int:
+    results = metrics_only(cfg)
+    command = "python bench/run.py " + " ".join(shlex.quote(a) for a in (argv if argv is not None else sys.argv[1:]))
+    meta = {
+        "date": dt.datetime.now(dt.UTC).strftime("%Y-%m-%d %H:%M UTC"),
+        "command": command,
+        "load_start": load_start,
+        "load_end": loadavg(),
+        "run_minutes": (time.time() - started) / 60,
+    }
+    section = metrics_section(results, meta)
+    print("\n".join(section))
+    RESULTS_DIR.mkdir(exist_ok=True)
+    stamp = dt.datetime.now(dt.UTC).strftime("%Y%m%dT%H%M%SZ")
+    (RESULTS_DIR / f"results-{stamp}-metrics.json").write_text(
+        json.dumps({"meta": meta, "results": results}, indent=1, default=str)
+    )
+    out = Path(args.out) if args.out else (None if cfg.quick else DOC)
+    if out is not None:
+        out.write_text(splice_metrics(section, out) if out.exists() else "\n".join(section) + "\n")
+        log(f"wrote the Metrics section of {out}")
     return 0
 
 

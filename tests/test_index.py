@@ -126,9 +126,29 @@ events_st = st.lists(
         controller_event(),
         controller_event(),
         delete_event(),
+        st.just(("read", {})),  # build every report mid-stream: cached reports must be invalidated exactly
     ),
     min_size=5,
     max_size=80,
+)
+
+
+#: Node-heavy streams with frequent reads: a node change must invalidate exactly the cached reports it alters.
+node_churn_st = st.lists(
+    st.one_of(
+        node_event(),
+        node_event(),
+        node_event(),
+        pod_event(),
+        pod_event(),
+        controller_event(),
+        controller_event(),
+        delete_event(),
+        st.just(("read", {})),
+        st.just(("read", {})),
+    ),
+    min_size=10,
+    max_size=60,
 )
 
 
@@ -147,7 +167,9 @@ def _replay(events: list[tuple[str, dict[str, Any]]], profile: Profile) -> tuple
     index = SpreadIndex(profile, ReportOptions(top_n=2))
     state: dict[tuple[str, str, str], Record] = {}
     for action, body in events:
-        if action == "apply":
+        if action == "read":
+            index.reports()
+        elif action == "apply":
             record = parse_object(body)
             assert record is not None
             index.apply(record)
@@ -193,6 +215,87 @@ def test_report_scores_match_reference_scorer(profile_name: str, events: list[tu
         derived = {name: report.score_of(name, zones[name]) for name in expected.scores}
         assert derived == dict(expected.scores), (report.to_dict(), standin)
         assert report.pods == sum(expected.counts.values())
+
+
+@pytest.mark.parametrize("profile_name", ["v1.28", "v1.12"])
+@settings(max_examples=200, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(events=node_churn_st)
+def test_node_churn_with_cached_reports_equals_from_scratch(
+    profile_name: str, events: list[tuple[str, dict[str, Any]]]
+) -> None:
+    profile = get_profile(profile_name)
+    index, snapshot = _replay(events, profile)
+    fresh = SpreadIndex(profile, ReportOptions(top_n=2))
+    fresh.load(snapshot)
+    assert index.reports() == fresh.reports()
+
+
+def _web_index(*nodes: dict[str, Any]) -> SpreadIndex:
+    """ReplicaSet ``web`` (no constraints) and StatefulSet ``gpu`` (tolerates gpu taints) in ns a; one web
+    pod on n0 and one gpu pod on n1; every report built (cached)."""
+    index = SpreadIndex(get_profile("v1.28"))
+    gpu_spec = {"tolerations": [{"key": "gpu", "operator": "Exists"}]}
+    objects = [
+        *nodes,
+        controller("ReplicaSet", "web", {"matchLabels": {"app": "web"}}, {"app": "web"}, namespace="a"),
+        controller(
+            "StatefulSet", "gpu", {"matchLabels": {"app": "gpu"}}, {"app": "gpu"}, namespace="a", template_spec=gpu_spec
+        ),
+        pod("w0", {"app": "web"}, "n0", namespace="a", owners=[owner("ReplicaSet", "web")]),
+        pod("g0", {"app": "gpu"}, "n1", namespace="a", owners=[owner("StatefulSet", "gpu")]),
+    ]
+    for obj in objects:
+        record = parse_object(obj)
+        assert record is not None
+        index.apply(record)
+    index.reports()
+    index.take_dirty()
+    return index
+
+
+def _apply(index: SpreadIndex, obj: dict[str, Any]) -> set[tuple[str, str, str]]:
+    record = parse_object(obj)
+    assert record is not None
+    index.apply(record)
+    return index.take_dirty()[0]
+
+
+WEB, GPU = ("a", "ReplicaSet", "web"), ("a", "StatefulSet", "gpu")
+
+
+def test_node_label_change_that_moves_nothing_dirties_no_workload() -> None:
+    index = _web_index(node("n0", "z1", key=GA_ZONE), node("n1", "z2", key=GA_ZONE))
+    relabelled = node("n0", "z1", key=GA_ZONE, labels={"team": "x"})  # same zone, same filters
+    assert _apply(index, relabelled) == set()
+
+
+def test_node_zone_change_dirties_and_updates_the_zone_counts() -> None:
+    index = _web_index(node("n0", "z1", key=GA_ZONE), node("n1", "z2", key=GA_ZONE))
+    assert _apply(index, node("n0", "z2", key=GA_ZONE)) == {WEB, GPU}
+    report = index.report_for("ReplicaSet", "a", "web")
+    assert report is not None
+    assert [(z.zone, z.pods, z.candidate_nodes) for z in report.zones] == [("z2", 1, 2)]  # both nodes now in z2
+
+
+def test_gpu_taint_dirties_only_the_workloads_it_excludes() -> None:
+    # gpu tolerates the taint: n1 stays its candidate; web loses n1 (UntoleratedTaint).
+    index = _web_index(node("n0", "z1", key=GA_ZONE), node("n1", "z2", key=GA_ZONE))
+    tainted = node("n1", "z2", key=GA_ZONE, taints=[{"key": "gpu", "value": "1", "effect": "NoSchedule"}])
+    assert _apply(index, tainted) == {WEB}
+    web = index.report_for("ReplicaSet", "a", "web")
+    assert web is not None and web.candidate_nodes == 1 and dict(web.excluded_nodes) == {"UntoleratedTaint": 1}
+
+
+def test_moving_between_exclusion_reasons_updates_the_counts() -> None:
+    # n1: cordoned (Unschedulable) → cordoned is checked first, so adding the taint changes nothing for web;
+    # uncordoning while tainted moves it from Unschedulable to UntoleratedTaint.
+    taint = [{"key": "gpu", "value": "1", "effect": "NoSchedule"}]
+    index = _web_index(node("n0", "z1", key=GA_ZONE), node("n1", "z2", key=GA_ZONE, taints=taint, unschedulable=True))
+    web = index.report_for("ReplicaSet", "a", "web")
+    assert web is not None and dict(web.excluded_nodes) == {"Unschedulable": 1}
+    assert WEB in _apply(index, node("n1", "z2", key=GA_ZONE, taints=taint))
+    web = index.report_for("ReplicaSet", "a", "web")
+    assert web is not None and dict(web.excluded_nodes) == {"UntoleratedTaint": 1}
 
 
 def test_service_added_after_workload_changes_its_selector() -> None:

@@ -26,7 +26,14 @@ from spreadwatch.scoring import (
 from spreadwatch.selectors import Selector
 from spreadwatch.snapshot import Snapshot
 
-__all__ = ["WorkloadExplanation", "analyze_snapshot", "explain_workload", "find_workload", "score_objects"]
+__all__ = [
+    "WorkloadExplanation",
+    "analyze_index",
+    "analyze_snapshot",
+    "explain_workload",
+    "find_workload",
+    "score_objects",
+]
 
 
 def score_objects(
@@ -58,6 +65,17 @@ def analyze_snapshot(
     ``namespaces`` limits the workloads reported (empty: all); ``selector`` keeps workloads whose labels
     match it.
     """
+    return analyze_index(snapshot, profile, options, namespaces, selector)[1]
+
+
+def analyze_index(
+    snapshot: Snapshot,
+    profile: Profile,
+    options: ReportOptions | None = None,
+    namespaces: Sequence[str] = (),
+    selector: Selector | None = None,
+) -> tuple[SpreadIndex, list[SpreadReport]]:
+    """:func:`analyze_snapshot`, plus the loaded index (for ``analyze -o openmetrics``)."""
     index = SpreadIndex(profile, options or ReportOptions())
     index.load(snapshot)
     reports = index.reports()
@@ -71,7 +89,7 @@ def analyze_snapshot(
             for r in reports
             if selector.matches(labels.get((r.workload.kind, r.workload.namespace, r.workload.name), {}))
         ]
-    return reports
+    return index, reports
 
 
 _KIND_ALIASES = {

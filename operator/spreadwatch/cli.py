@@ -25,11 +25,13 @@ import orjson
 import yaml
 
 from spreadwatch import __version__
-from spreadwatch.analysis import analyze_snapshot, explain_workload, score_objects
+from spreadwatch.analysis import analyze_index, explain_workload, score_objects
 from spreadwatch.config import (
     DEFAULT_OPT_OUT_LABEL,
     LOG_FORMATS,
+    NODE_SERIES_MODES,
     LeaderElection,
+    MetricsOptions,
     OperatorConfig,
     default_identity,
     parse_label_requirement,
@@ -162,6 +164,25 @@ def _add_kubeconfig(p: argparse.ArgumentParser) -> None:
     )
 
 
+def _env_choice(name: str, default: str, choices: Sequence[str]) -> str:
+    raw = os.environ.get(f"SPREADWATCH_{name}")
+    if raw is None:
+        return default
+    if raw not in choices:
+        raise InputError(f"SPREADWATCH_{name}={raw!r}: expected one of {', '.join(choices)}")
+    return raw
+
+
+def _add_node_metrics(p: argparse.ArgumentParser) -> None:
+    p.add_argument(
+        "--node-metrics",
+        choices=NODE_SERIES_MODES,
+        default=_env_choice("NODE_METRICS", "default", NODE_SERIES_MODES),
+        help="per-node metric series: default (node_pods where the workload has pods, node_score on the "
+        "--top-nodes best candidates), none, or all (every candidate node; large) (env SPREADWATCH_NODE_METRICS)",
+    )
+
+
 def _add_report_options(p: argparse.ArgumentParser) -> None:
     p.add_argument(
         "--top-nodes",
@@ -210,7 +231,14 @@ def build_parser() -> argparse.ArgumentParser:
     analyze = sub.add_parser("analyze", help="spread report of every workload in a snapshot or the live cluster")
     _add_common(analyze, cluster_required=False)
     _add_report_options(analyze)
-    analyze.add_argument("-o", "--output", choices=("table", "json", "yaml"), default=_env("OUTPUT", "table"))
+    analyze.add_argument(
+        "-o",
+        "--output",
+        choices=("table", "json", "yaml", "openmetrics"),
+        default=_env("OUTPUT", "table"),
+        help="openmetrics: the workload, zone and node metric families (docs/metrics.md)",
+    )
+    _add_node_metrics(analyze)
     analyze.add_argument("-n", "--namespace", action="append", default=[], help="only these namespaces")
     analyze.add_argument("-l", "--selector", help="only workloads whose labels match (e.g. 'tier=web,env!=dev')")
 
@@ -232,6 +260,7 @@ def _add_run_options(p: argparse.ArgumentParser) -> None:
         help=f"scoring generation: {', '.join(PROFILES)} (default {DEFAULT_PROFILE}; env SPREADWATCH_PROFILE)",
     )
     _add_report_options(p)
+    _add_node_metrics(p)
     _add_kubeconfig(p)
     p.add_argument(
         "-n",
@@ -355,6 +384,10 @@ def _options(args: argparse.Namespace) -> ReportOptions:
         max_nodes=args.max_report_nodes,
         thresholds=HealthThresholds(args.max_node_skew, args.max_zone_skew, args.spof_min_pods),
     )
+
+
+def _metrics_options(args: argparse.Namespace) -> MetricsOptions:
+    return MetricsOptions(node_series=args.node_metrics, top_n=args.top_nodes)
 
 
 def _table(rows: Sequence[Sequence[object]], out: TextIO) -> None:
@@ -481,8 +514,13 @@ def _cmd_analyze(args: argparse.Namespace, out: TextIO) -> int:
     profile = get_profile(args.profile)
     selector = parse_selector(args.selector) if args.selector else None
     snapshot = _snapshot(args, args.namespace)
-    reports = analyze_snapshot(snapshot, profile, _options(args), args.namespace, selector)
-    if args.output == "json":
+    index, reports = analyze_index(snapshot, profile, _options(args), args.namespace, selector)
+    if args.output == "openmetrics":
+        from spreadwatch.metrics import registry_for, render  # noqa: PLC0415 - only this output needs it
+
+        keys = {(r.workload.namespace, r.workload.kind, r.workload.name) for r in reports}
+        out.write(render(registry_for(index, _metrics_options(args), workloads=keys), openmetrics=True).decode())
+    elif args.output == "json":
         out.write(orjson.dumps({"reports": [r.to_dict() for r in reports]}, option=orjson.OPT_INDENT_2).decode())
         out.write("\n")
     elif args.output == "yaml":
@@ -599,6 +637,7 @@ def operator_config(args: argparse.Namespace) -> OperatorConfig:
             renew_period=args.renew_period,
         ),
         events=args.events,
+        metrics=_metrics_options(args),
     ).validate()
 
 

@@ -20,8 +20,11 @@ from spreadwatch.scoring import DEFAULT_PROFILE, PROFILES
 __all__ = [
     "DEFAULT_OPT_OUT_LABEL",
     "LOG_FORMATS",
+    "NODE_SERIES_MODES",
     "LabelRequirement",
     "LeaderElection",
+    "MetricsOptions",
+    "NodeSeries",
     "OperatorConfig",
     "default_identity",
     "parse_label_requirement",
@@ -30,6 +33,30 @@ __all__ = [
 DEFAULT_OPT_OUT_LABEL: Final = "spreadwatch.io/ignore=true"
 LOG_FORMATS: Final = ("text", "json")
 LogFormat = Literal["text", "json"]
+NodeSeries = Literal["default", "none", "all"]
+NODE_SERIES_MODES: Final = ("default", "none", "all")
+
+
+@dataclass(frozen=True, slots=True)
+class MetricsOptions:
+    """Which per-node series the metrics carry (``--node-metrics``, env ``SPREADWATCH_NODE_METRICS``).
+
+    ``node_series``: ``default`` (node_pods on nodes with matching pods, node_score on the ``top_n`` best
+    candidates), ``none``, or ``all`` (both on every candidate node). ``top_n`` is at most the reports'
+    ``--top-nodes``. Re-exported by :mod:`spreadwatch.metrics`; defined here because the operator's config
+    carries it (config sits below metrics in the layers).
+    """
+
+    node_series: NodeSeries = "default"
+    top_n: int = 3
+
+    def __post_init__(self) -> None:
+        if self.node_series not in NODE_SERIES_MODES:
+            raise InputError(
+                f"node metrics {self.node_series!r}: expected one of {', '.join(NODE_SERIES_MODES)}"
+            )
+        if self.top_n < 0:
+            raise InputError(f"metrics top-N must be >= 0, got {self.top_n}")
 
 
 @dataclass(frozen=True, slots=True)
@@ -90,7 +117,7 @@ class OperatorConfig:
     max_writes_per_second: float = 20.0
     write_burst: int = 20
     resync_period: float = 300.0
-    port: int = 8080  # /healthz (and /metrics, added by spreadwatch.metrics)
+    port: int = 8080  # /healthz, /readyz, /statusz and /metrics
     host: str = "0.0.0.0"  # probes come from the kubelet, outside the pod
     log_format: LogFormat = "text"
     log_level: str = "INFO"
@@ -98,6 +125,7 @@ class OperatorConfig:
     context: str | None = None
     leader: LeaderElection = field(default_factory=LeaderElection)
     events: bool = True  # post a core/v1 Event on the SpreadReport when its health changes
+    metrics: MetricsOptions = field(default_factory=MetricsOptions)  # /metrics node series
 
     @property
     def clusterwide(self) -> bool:

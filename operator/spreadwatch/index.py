@@ -19,7 +19,8 @@ Costs (W: workloads in the namespace, G: label groups in the namespace, A: workl
 ==================================  ==========================================================================
 ``apply(pod)`` / ``remove_pod``     O(labels + A) — O(labels + anchored candidates) for a new label set
 ``apply(service)`` / controller     O(W) selector checks, plus O(G) recount per workload whose selector changed
-``apply(node)`` / ``remove_node``   O(1) now; candidate sets are rebuilt lazily, O(nodes) per signature
+``apply(node)`` / ``remove_node``   O(signatures + W); dirties only workloads whose candidate set changes
+                                    (rebuilt lazily, O(nodes) per signature)
 ``report_for`` (dirty workload)     O(nodes with matching pods + zones × top_n)
 ``load(snapshot)``                  O(objects + workloads × G)
 ==================================  ==========================================================================
@@ -32,7 +33,7 @@ from __future__ import annotations
 from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import dataclass, field
 
-from spreadwatch.model import Controller, Namespace, Node, Pod, Record, Service
+from spreadwatch.model import Controller, Namespace, Node, Pod, PodTemplate, Record, Service
 from spreadwatch.model import label_key as label_key_of
 from spreadwatch.report import CandidateLayout, ReportOptions, SpreadReport, build_report, error_report
 from spreadwatch.scoring import (
@@ -79,6 +80,7 @@ class _Workload:
     counts: dict[str, int] = field(default_factory=dict)
     report: SpreadReport | None = None
     selector_text: str = ""
+    sig: int = -1  # id of the scheduling-constraint signature (candidate sets are cached per signature)
 
     @property
     def counting(self) -> bool:
@@ -104,6 +106,7 @@ class _Namespace:
 class _Candidates:
     names: frozenset[str]
     layout: CandidateLayout
+    template: PodTemplate  # the constraints it was computed for (a node change re-checks one node against it)
 
 
 @dataclass(frozen=True, slots=True)
@@ -158,7 +161,8 @@ class SpreadIndex:
         self._ns: dict[str, _Namespace] = {}
         self._nodes: dict[str, Node] = {}
         self._zones: dict[str, ZoneKey | None] = {}
-        self._candidates: dict[tuple[object, ...], _Candidates] = {}
+        self._candidates: dict[int, _Candidates] = {}  # signature id -> candidate set
+        self._sig_ids: dict[tuple[object, ...], int] = {}  # constraint signature -> small int (cheap to hash)
         self._dirty: set[WorkloadKey] = set()
         self._removed: set[WorkloadKey] = set()
 
@@ -220,9 +224,9 @@ class SpreadIndex:
             if ns is not None and old is not None:
                 self._uncount(ns, old)
         elif kind == "Node":
-            if self._nodes.pop(name, None) is not None:
-                self._zones.pop(name, None)
-                self._nodes_changed()
+            old_node = self._nodes.pop(name, None)
+            if old_node is not None:
+                self._node_changed(old_node, self._zones.pop(name, None), None)
         elif kind == "Service":
             ns = self._ns.get(namespace)
             svc = ns.services.pop(name, None) if ns else None
@@ -297,6 +301,22 @@ class SpreadIndex:
         ns = self._ns.get(namespace)
         w = ns.workloads.get((namespace, kind, name)) if ns else None
         return dict(w.counts) if w else {}
+
+    def object_keys(self, kind: str) -> set[tuple[str, str]]:
+        """``(namespace, name)`` of every held record of a kind (namespace "" for nodes and namespaces).
+
+        Namespaces count only while they carry labels (removing one just forgets its labels). O(records of
+        the kind); used to reconcile the index with a fresh listing after a watch gap.
+        """
+        if kind == "Node":
+            return {("", name) for name in self._nodes}
+        if kind == "Namespace":
+            return {("", name) for name, ns in self._ns.items() if ns.labels}
+        if kind == "Pod":
+            return {(name, pod) for name, ns in self._ns.items() for pod in ns.pods}
+        if kind == "Service":
+            return {(name, svc) for name, ns in self._ns.items() for svc in ns.services}
+        return {(name, ctrl) for name, ns in self._ns.items() for ctrl in ns.controllers.get(kind, ())}
 
     # --- internals: pods ----------------------------------------------------------------------------------
 
@@ -394,20 +414,47 @@ class SpreadIndex:
             node.unschedulable,
         ):
             return
+        old_zone = self._zones.get(node.name)
         self._zones[node.name] = zone_key(node.labels, self.profile)
-        self._nodes_changed()
+        self._node_changed(old, old_zone, node)
 
-    def _nodes_changed(self) -> None:
-        self._candidates.clear()
+    def _node_changed(self, old: Node | None, old_zone: ZoneKey | None, new: Node | None) -> None:
+        """Drop the candidate sets this node's change alters and dirty only the workloads using them.
+
+        A set changes when the node enters or leaves it, changes zone inside it, or moves between exclusion
+        reasons. O(candidate sets) filter checks + O(W) signature look-ups — instead of rebuilding every
+        workload's report on any node event (a cordon or a label change used to dirty them all).
+        """
+        new_zone = self._zones.get(new.name) if new is not None else None
+
+        def placement(node: Node | None, zone: ZoneKey | None, template: PodTemplate) -> tuple[object, ...]:
+            if node is None:
+                return ("absent",)
+            reason = exclusion_reason(node, template)
+            return ("excluded", reason) if reason is not None else ("candidate", zone)
+
+        changed = {
+            sig
+            for sig, cands in self._candidates.items()
+            if placement(old, old_zone, cands.template) != placement(new, new_zone, cands.template)
+        }
+        if not changed:
+            return
+        for sig in changed:
+            del self._candidates[sig]
         for ns in self._ns.values():
             for key, w in ns.workloads.items():
-                self._touch(w, key)
+                if not w.error and w.sig in changed:
+                    self._touch(w, key)
+
+    @staticmethod
+    def _template(w: _Workload) -> PodTemplate:
+        return w.pod.template if w.pod is not None else w.ctrl.template
 
     def _candidate_set(self, w: _Workload) -> _Candidates:
-        template = w.pod.template if w.pod is not None else w.ctrl.template
-        sig = template.constraint_key
-        cached = self._candidates.get(sig)
+        cached = self._candidates.get(w.sig)
         if cached is None:
+            template = self._template(w)
             by_zone: dict[ZoneKey | None, list[str]] = {}
             excluded: dict[str, int] = {}
             for name in sorted(self._nodes):
@@ -417,7 +464,7 @@ class SpreadIndex:
                 else:
                     excluded[reason] = excluded.get(reason, 0) + 1
             names = frozenset(n for names in by_zone.values() for n in names)
-            cached = self._candidates[sig] = _Candidates(names, CandidateLayout(by_zone, excluded))
+            cached = self._candidates[w.sig] = _Candidates(names, CandidateLayout(by_zone, excluded), template)
         return cached
 
     # --- internals: services and controllers --------------------------------------------------------------
@@ -507,6 +554,8 @@ class SpreadIndex:
         replicasets = self.controllers_in("ReplicaSet", ctrl.namespace) if ctrl.kind == "Deployment" else ()
         pod, rs = representative_pod(ctrl, replicasets)
         w.pod = pod
+        sig_key = self._template(w).constraint_key
+        w.sig = self._sig_ids.setdefault(sig_key, len(self._sig_ids))
         real = self._ns_of(ctrl.namespace).controllers.get("ReplicaSet", {})
         w.standin = rs if rs is not None and rs.name not in real else None
         w.error = ""
@@ -590,3 +639,27 @@ class SpreadIndex:
 
     def __iter__(self) -> Iterator[SpreadReport]:
         return iter(self.reports())
+
+    # --- read-only accessors for the metrics ---------------------------------------------------------------
+
+    def candidate_layout(self, kind: str, namespace: str, name: str) -> CandidateLayout | None:
+        """A workload's candidate nodes by zone (each list sorted) and excluded-node counts; None for an
+        unknown workload or one in Error. Shared by workloads with the same scheduling constraints and never
+        mutated (a node change replaces it), so another thread may read it. O(1) cached, O(nodes) after a
+        node change."""
+        ns = self._ns.get(namespace)
+        w = ns.workloads.get((namespace, kind, name)) if ns else None
+        if w is None or w.error:
+            return None
+        return self._candidate_set(w).layout
+
+    def report_is_current(self, kind: str, namespace: str, name: str) -> bool:
+        """Whether ``report_for`` would return a cached report (False: it rebuilds, or the workload is
+        unknown). O(1)."""
+        ns = self._ns.get(namespace)
+        w = ns.workloads.get((namespace, kind, name)) if ns else None
+        return w is not None and w.report is not None
+
+    def namespace_count(self) -> int:
+        """Namespaces the index holds any state for (labels, pods, Services or controllers). O(1)."""
+        return len(self._ns)

@@ -13,6 +13,7 @@ the wrong type. Cost: O(size of the object's scheduling-relevant fields).
 from __future__ import annotations
 
 import sys
+import weakref
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any, Final
@@ -46,34 +47,40 @@ WORKLOAD_KINDS: Final = ("Deployment", "StatefulSet", "ReplicaSet", "Replication
 
 TERMINAL_PHASES: Final = frozenset({"Succeeded", "Failed"})
 
-_EMPTY: Mapping[str, str] = {}
-_LABELS_CACHE: dict[frozenset[tuple[str, str]], dict[str, str]] = {}
+class _Labels(dict[str, str]):
+    """An interned label map: a plain dict that remembers its hashable key and can be weakly referenced."""
+
+    __slots__ = ("__weakref__", "key")
+
+    key: frozenset[tuple[str, str]]
 
 
-_KEY_BY_ID: dict[int, frozenset[tuple[str, str]]] = {}
+_EMPTY = _Labels()
+_EMPTY.key = frozenset()
+#: Interned label maps by content. Weak: an entry goes away with the last record using it, so label sets of
+#: old rollouts (pod-template-hash) do not pile up in a long-running operator.
+_LABELS_CACHE: weakref.WeakValueDictionary[frozenset[tuple[str, str]], _Labels] = weakref.WeakValueDictionary()
 
 
 def label_key(labels: Mapping[str, str]) -> frozenset[tuple[str, str]]:
-    """A hashable key of a label map: O(1) for an interned map (cached by identity), else O(len)."""
-    key = _KEY_BY_ID.get(id(labels))
-    if key is not None and _LABELS_CACHE.get(key) is labels:
-        return key
-    key = frozenset(labels.items())
-    if _LABELS_CACHE.get(key) is labels:
-        _KEY_BY_ID[id(labels)] = key
-    return key
+    """A hashable key of a label map: O(1) for an interned map, else O(len)."""
+    if type(labels) is _Labels:
+        return labels.key
+    return frozenset(labels.items())
 
 
 def intern_labels(labels: Mapping[str, str]) -> Mapping[str, str]:
     """Return a shared dict equal to ``labels``: equal label maps are stored once. O(len(labels))."""
     if not labels:
         return _EMPTY
+    if type(labels) is _Labels:
+        return labels
     key = frozenset(labels.items())
     shared = _LABELS_CACHE.get(key)
     if shared is None:
-        shared = {sys.intern(k): sys.intern(v) for k, v in labels.items()}
-        if len(_LABELS_CACHE) < 1_000_000:
-            _LABELS_CACHE[key] = shared
+        shared = _Labels({sys.intern(k): sys.intern(v) for k, v in labels.items()})
+        shared.key = key
+        _LABELS_CACHE[key] = shared
     return shared
 
 

@@ -44,6 +44,10 @@ def paused_gc() -> Iterator[None]:
         yield
     finally:
         if was_enabled:
+            # Move what survived (records, mostly long-lived) out of the collected generations: otherwise the
+            # first collections after re-enabling rescan all of it (about 0.2 s for 150,000 pods). Frozen
+            # objects are still freed by reference counting; only cyclic garbage among them would linger.
+            gc.freeze()
             gc.enable()
 
 
@@ -149,10 +153,11 @@ class Snapshot:
 
     @classmethod
     def from_objects(cls, objects: Iterable[Mapping[str, Any]]) -> Snapshot:
-        """Parse API objects (raises ObjectError on the first malformed one)."""
+        """Parse API objects (raises ObjectError on the first malformed one). GC paused: O(objects)."""
         snap = cls()
-        for obj in objects:
-            snap.add(parse_object(obj))
+        with paused_gc():
+            for obj in objects:
+                snap.add(parse_object(obj))
         return snap
 
     def services_in(self, namespace: str) -> list[Service]:

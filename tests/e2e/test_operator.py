@@ -5,8 +5,9 @@ Checks: `kubectl get spreadreports` columns and values; every SpreadReport statu
 go away with their workload; a workload with an invalid selector gets an Error report while the others stay
 correct; users' objects are byte-for-byte untouched (resourceVersion, annotations, finalizers, field
 managers); a standby replica writes nothing; convergence after a churn of pod events (time and API writes
-are printed; SPREADWATCH_E2E_CHURN_PODS scales it, SPREADWATCH_E2E_DEBOUNCE sets the operator's debounce,
-default 0.3 s); survival of an API-server restart.
+are printed, and written as JSON to $SPREADWATCH_E2E_CHURN_OUT when set — `make bench` records them;
+SPREADWATCH_E2E_CHURN_PODS scales it, SPREADWATCH_E2E_DEBOUNCE sets the operator's debounce, default 0.3 s);
+survival of an API-server restart; pods deleted during a watch gap (410 Gone, kopf re-lists) stop counting.
 """
 
 from __future__ import annotations
@@ -338,16 +339,25 @@ def test_reports_follow_changes_and_go_away_with_the_workload(
     operator.assert_alive()
 
 
-def _etcd_put_json(cp: ControlPlane, key: str, obj: dict[str, Any]) -> None:
-    """Store an object in etcd as JSON (the apiserver reads JSON as well as protobuf from storage)."""
+def _etcd(cp: ControlPlane, call: str, request: dict[str, Any]) -> dict[str, Any]:
+    """One call of etcd's v3 JSON gateway (``/v3/kv/put``, ``/v3/kv/deleterange``, ``/v3/kv/compaction``)."""
     state = json.loads((Path(cp.dir) / "state.json").read_text())
     port = state["ports"]["etcd_client"]
-    body = json.dumps({"key": base64.b64encode(key.encode()).decode(),
-                       "value": base64.b64encode(json.dumps(obj).encode()).decode()}).encode()  # fmt: skip
-    request = urllib.request.Request(f"http://127.0.0.1:{port}/v3/kv/put", data=body,
-                                     headers={"Content-Type": "application/json"})  # fmt: skip
-    with urllib.request.urlopen(request, timeout=10) as resp:
+    req = urllib.request.Request(f"http://127.0.0.1:{port}/v3/kv/{call}", data=json.dumps(request).encode(),
+                                 headers={"Content-Type": "application/json"})  # fmt: skip
+    with urllib.request.urlopen(req, timeout=10) as resp:
         assert resp.status == 200
+        reply: dict[str, Any] = json.loads(resp.read())
+        return reply
+
+
+def _b64(text: str) -> str:
+    return base64.b64encode(text.encode()).decode()
+
+
+def _etcd_put_json(cp: ControlPlane, key: str, obj: dict[str, Any]) -> None:
+    """Store an object in etcd as JSON (the apiserver reads JSON as well as protobuf from storage)."""
+    _etcd(cp, "put", {"key": _b64(key), "value": _b64(json.dumps(obj))})
 
 
 def test_invalid_selector_gives_an_error_report_and_others_stay_correct(
@@ -432,8 +442,9 @@ def test_convergence_after_a_churn_of_pod_events(
     namespace: str, tmp_path: Path,
 ) -> None:  # fmt: skip
     """Pods (no controller creates or deletes them: StatefulSets ignore pods whose names are not theirs)
-    created bound, a third marked Succeeded, half deleted; SPREADWATCH_E2E_CHURN_PODS pods (default 300)."""
-    total = int(os.environ.get("SPREADWATCH_E2E_CHURN_PODS", "300"))
+    created bound, a third marked Succeeded, half deleted; SPREADWATCH_E2E_CHURN_PODS pods (default 2,800:
+    2,800 creates + 934 phase changes + 1,400 deletes = 5,134 pod events)."""
+    total = int(os.environ.get("SPREADWATCH_E2E_CHURN_PODS", "2800"))
     workloads = max(4, total // 75)
     for w in range(workloads):
         create_statefulset(kube_api, namespace, f"churn{w}", replicas=0)
@@ -481,7 +492,13 @@ def test_convergence_after_a_churn_of_pod_events(
         f"{by_kind['statusWrites']} status, {by_kind['events']} Events, {by_kind['creates']} creates)"
     )
     print(summary)
-    (tmp_path / "churn.txt").write_text(summary + "\n")
+    if os.environ.get("SPREADWATCH_E2E_CHURN_OUT"):
+        Path(os.environ["SPREADWATCH_E2E_CHURN_OUT"]).write_text(json.dumps({
+            "pods": total, "events": events, "workloads": workloads, "churn_seconds": round(churned, 2),
+            "converge_seconds": round(converge, 2), "api_writes": writes, "api_requests": requests,
+            "status_writes": by_kind["statusWrites"], "event_posts": by_kind["events"], "creates": by_kind["creates"],
+            "debounce": DEBOUNCE,
+        }, indent=2) + "\n")  # fmt: skip
     final = live_reports(control_plane, namespace)
     assert all(0 < r["pods"] < total // workloads for r in final.values())  # every workload kept some pods
     # debounced: a busy workload is written at most every max(1 s, 10 x debounce), plus its final state, each
@@ -492,7 +509,7 @@ def test_convergence_after_a_churn_of_pod_events(
     operator.assert_alive()
 
 
-def _restart_apiserver(cp: ControlPlane, down_for: float) -> None:
+def _restart_apiserver(cp: ControlPlane, down_for: float, while_down: Callable[[], None] = lambda: None) -> None:
     devcluster = sys.modules.get("devcluster")
     needed = ("load", "_start", "_apiserver_args", "_wait", "_probe", "_ssl_context", "_pid_alive")
     if devcluster is None or not all(hasattr(devcluster, n) for n in needed):
@@ -503,6 +520,7 @@ def _restart_apiserver(cp: ControlPlane, down_for: float) -> None:
     wait_for(lambda: not devcluster._pid_alive(pid), timeout=60, message="kube-apiserver to exit")
     with contextlib.suppress(ChildProcessError):
         os.waitpid(pid, os.WNOHANG)
+    while_down()
     time.sleep(down_for)
     devcluster._start(cluster, "kube-apiserver", devcluster._apiserver_args(cluster), True)
     probe = devcluster._probe(f"{cluster.server}/readyz", devcluster._ssl_context(cluster), "ok")
@@ -527,3 +545,34 @@ def test_survives_an_api_server_restart(
     assert operator.get("/healthz")[0] == 200
     state = operator.state()
     assert state["leader"] is True
+
+
+def test_pods_deleted_during_a_watch_gap_stop_counting(
+    control_plane: ControlPlane, kube_api: client.ApiClient, operator: Operator, zone_nodes: list[str],
+    namespace: str, tmp_path: Path,
+) -> None:  # fmt: skip
+    """While the apiserver is down, 2 of 4 pods vanish from etcd and etcd is compacted past them: the watches
+    cannot resume (410 Gone), kopf re-lists without reporting the deletions, and the re-list reconciler must
+    drop them. Without it the report keeps counting 4 pods."""
+    create_statefulset(kube_api, namespace, "gap", replicas=0)  # adopts nothing: pods below are not its own
+    for i in range(4):
+        create_pod(kube_api, namespace, f"gap-pod-{i}", node_name=zone_nodes[i], labels={"app": "gap"})
+    wait_converged(control_plane, namespace, tmp_path)
+    assert live_reports(control_plane, namespace)[("StatefulSet", "gap")]["pods"] == 4
+    removed_before = operator.state()["relist"]["removed"]
+
+    def delete_in_etcd() -> None:
+        revision = 0
+        for i in (0, 1):
+            reply = _etcd(control_plane, "deleterange", {"key": _b64(f"/registry/pods/{namespace}/gap-pod-{i}")})
+            assert reply.get("deleted") == "1", reply
+            revision = int(reply["header"]["revision"])
+        _etcd(control_plane, "compaction", {"revision": str(revision), "physical": True})
+
+    _restart_apiserver(control_plane, down_for=1, while_down=delete_in_etcd)
+    wait_for(lambda: control_plane.kubectl("get", "--raw", "/readyz", check=False).returncode == 0, timeout=60,
+             message="the apiserver to serve again")  # fmt: skip
+    wait_converged(control_plane, namespace, tmp_path, timeout=90)
+    assert live_reports(control_plane, namespace)[("StatefulSet", "gap")]["pods"] == 2  # 4 − 2 deleted in the gap
+    assert operator.state()["relist"]["removed"] - removed_before >= 2
+    operator.assert_alive()

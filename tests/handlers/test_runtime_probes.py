@@ -1,4 +1,4 @@
-"""The runtime without kopf or an API: probes, the /metrics route hook, the writer loop, structured logs."""
+"""The runtime without kopf or an API: probes, route hooks, the writer loop, structured logs."""
 
 from __future__ import annotations
 
@@ -18,17 +18,17 @@ from spreadwatch.handlers.logs import configure_logging
 from spreadwatch.handlers.runtime import Runtime
 
 
-def test_probes_statusz_metrics_hook_and_writer_loop() -> None:
+def test_probes_statusz_route_hook_and_writer_loop() -> None:
     cfg = replace(OperatorConfig(), host="127.0.0.1", port=0, debounce=0.05)
     api = FakeReportApi()
     rt = Runtime(cfg, sink=api)
 
-    async def metrics(_request: web.Request) -> web.StreamResponse:
-        return web.Response(text="spreadwatch_up 1\n")
+    async def extra(_request: web.Request) -> web.StreamResponse:
+        return web.Response(text="extra 1\n")
 
     def hook(server: object, runtime: Runtime) -> None:
         assert runtime is rt
-        rt.server.add_route("GET", "/metrics", metrics)
+        rt.server.add_route("GET", "/extra", extra)
 
     runtime_module.ROUTE_HOOKS.append(hook)
 
@@ -46,7 +46,7 @@ def test_probes_statusz_metrics_hook_and_writer_loop() -> None:
                 if api.objects.get(("shop", "deployment-web"), {}).get("status"):
                     break
             got = {}
-            for path in ("/healthz", "/readyz", "/metrics"):
+            for path in ("/healthz", "/readyz", "/extra"):
                 async with session.get(base + path) as resp:
                     got[path] = (resp.status, await resp.text())
             async with session.get(base + "/statusz") as resp:
@@ -57,7 +57,7 @@ def test_probes_statusz_metrics_hook_and_writer_loop() -> None:
     got = asyncio.run(main())
     assert got["/healthz"] == (200, "ok\n")
     assert got["/readyz"] == (200, "ok\n")
-    assert got["/metrics"] == (200, "spreadwatch_up 1\n")
+    assert got["/extra"] == (200, "extra 1\n")
     state = got["/statusz"]
     assert isinstance(state, dict)
     assert state["leader"] is True

@@ -19,7 +19,7 @@ from __future__ import annotations
 
 import logging
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any, Final
 
 from spreadwatch.config import OperatorConfig
@@ -44,6 +44,7 @@ _BY_KIND: Final = {w.kind: w for w in WATCHED}
 @dataclass(slots=True)
 class RouterStats:
     events: int = 0
+    by_kind: dict[str, int] = field(default_factory=dict)  # events of a watched kind, by kind (metrics)
     applied: int = 0
     removed: int = 0
     ignored: int = 0  # excluded namespaces, unknown kinds
@@ -72,6 +73,8 @@ class EventRouter:
         self.config = config
         self.wake = wake
         self.namespace_changed = namespace_changed
+        #: Called with (kind, event type, namespace, name) for every in-scope event (the re-list reconciler).
+        self.observe: Callable[[str, object, str, str], None] | None = None
         self.stats = RouterStats()
         self._broken: dict[tuple[str, str, str], str] = {}  # (kind, ns, name) -> problem, logged once
 
@@ -95,16 +98,20 @@ class EventRouter:
         if watched is None:
             self.stats.ignored += 1
             return
+        self.stats.by_kind[watched.kind] = self.stats.by_kind.get(watched.kind, 0) + 1
         namespace, name = _name_of(body)
         if watched.namespaced:
             namespace = namespace or "default"
             if self._namespace_out_of_scope(namespace):
                 self.stats.ignored += 1
                 return
-        if event.get("type") == "DELETED":
+        event_type = event.get("type")
+        if event_type == "DELETED":
             self._delete(watched, namespace, name)
         else:
             self._apply(watched, body, namespace, name)
+        if self.observe is not None:
+            self.observe(watched.kind, event_type, namespace, name)
         self.wake()
 
     def _namespace_out_of_scope(self, namespace: str) -> bool:

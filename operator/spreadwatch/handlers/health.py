@@ -1,20 +1,29 @@
-"""The probe endpoint: ``/healthz`` (liveness) and ``/readyz`` on ``--port``, with a hook for ``/metrics``.
+"""The probe and metrics endpoint on ``--port``: ``/healthz``, ``/readyz``, ``/statusz`` and ``/metrics``.
 
 A tiny aiohttp server (aiohttp comes with kopf). ``/healthz`` is 200 while the report writer's loop keeps
 cycling (it is stuck otherwise: 503); ``/readyz`` is 200 once the index holds the cluster's initial
 state; ``/statusz`` returns JSON counters (index sizes, writes, leader) for humans and tests.
 
-**Hook for metrics:** another module adds routes on the same port before the server starts, e.g.
-``server.add_route("GET", "/metrics", handler)`` (see ``spreadwatch.handlers.runtime.ROUTE_HOOKS``).
+``/metrics`` (when a registry is given) takes an immutable view of the registry in the event loop
+(``metrics.freeze``: O(workloads), milliseconds) and formats it in a worker thread (``metrics.render``:
+O(series), ~0.3 s at 450,000 series), so watch events keep flowing during a scrape. OpenMetrics when the
+``Accept`` header asks for it (Prometheus does), else the Prometheus text format 0.0.4.
+
+More routes can be added on the same port before the server starts: ``server.add_route(...)`` (see
+``spreadwatch.handlers.runtime.ROUTE_HOOKS``).
 """
 
 from __future__ import annotations
 
+import asyncio
 import logging
 from collections.abc import Awaitable, Callable
 from typing import Any
 
 from aiohttp import web
+from prometheus_client import CollectorRegistry
+
+from spreadwatch.metrics import content_type, freeze, render, wants_openmetrics
 
 __all__ = ["Handler", "HealthServer"]
 
@@ -31,6 +40,7 @@ class HealthServer:
         alive: Callable[[], bool],
         ready: Callable[[], bool],
         state: Callable[[], dict[str, Any]] = dict,
+        metrics: CollectorRegistry | None = None,
     ) -> None:
         self.host = host
         self.port = port
@@ -42,6 +52,9 @@ class HealthServer:
             ("GET", "/readyz", self._readyz),
             ("GET", "/statusz", self._statusz),
         ]
+        self._metrics = metrics
+        if metrics is not None:
+            self._routes.append(("GET", "/metrics", self._serve_metrics))
         self._runner: web.AppRunner | None = None
         self.bound_port: int | None = None
 
@@ -61,6 +74,13 @@ class HealthServer:
 
     async def _statusz(self, _request: web.Request) -> web.StreamResponse:
         return web.json_response(self._state())
+
+    async def _serve_metrics(self, request: web.Request) -> web.StreamResponse:
+        assert self._metrics is not None
+        openmetrics = wants_openmetrics(request.headers.get("Accept", ""))
+        frozen = freeze(self._metrics)  # in the loop: the index is only ever read here
+        body = await asyncio.to_thread(render, frozen, openmetrics=openmetrics)
+        return web.Response(body=body, headers={"Content-Type": content_type(openmetrics)})
 
     async def start(self) -> None:
         app = web.Application()

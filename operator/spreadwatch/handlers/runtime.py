@@ -25,20 +25,21 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-import importlib
 import logging
 import time
 from collections.abc import Callable, Mapping
 from typing import Any
 
 import kopf
+from prometheus_client import ProcessCollector
 
 from spreadwatch import __version__
 from spreadwatch.config import OperatorConfig
 from spreadwatch.errors import InputError, SpreadwatchError
 from spreadwatch.handlers.events import WATCHED, EventRouter, Watched
 from spreadwatch.handlers.health import HealthServer
-from spreadwatch.handlers.writer import ReportSink, ReportWriter
+from spreadwatch.handlers.relist import KeyLister, RelistReconciler
+from spreadwatch.handlers.writer import ApiErrors, ReportSink, ReportWriter
 from spreadwatch.index import SpreadIndex
 from spreadwatch.kube import (
     AsyncReportClient,
@@ -46,33 +47,37 @@ from spreadwatch.kube import (
     ReportClient,
     connection_params,
     iter_cluster_objects,
+    list_object_keys,
     load_api_client,
     load_configuration,
     run_sync,
 )
+from spreadwatch.metrics import OperatorState, registry_for
 from spreadwatch.scoring import get_profile
 
 __all__ = ["ROUTE_HOOKS", "Runtime", "build_registry", "operator_settings", "run_operator"]
 
 log = logging.getLogger("spreadwatch.operator")
 
-#: Called with (server, runtime) before the probe server starts: add routes (``/metrics``) on the same port.
-#: ``spreadwatch.metrics.install(server, runtime)``, when that module defines it, is called too.
+#: Called with (server, runtime) before the probe server starts: add more routes on the same port.
 ROUTE_HOOKS: list[Callable[[HealthServer, Runtime], None]] = []
 
 
 class Runtime:
     """Everything one operator process holds: config, index, router, writer, elector, probe server."""
 
-    def __init__(self, config: OperatorConfig, sink: ReportSink | None = None) -> None:
+    def __init__(
+        self, config: OperatorConfig, sink: ReportSink | None = None, list_keys: KeyLister | None = None
+    ) -> None:
         self.config = config
         self.index = SpreadIndex(get_profile(config.profile), config.report)
         self.api: Any = None
         self.client: ReportClient | None = None
         self.elector: LeaseElector | None = None
+        self.api_errors = ApiErrors()
         if sink is None:
             self.api = _api_client(config)
-            self.client = ReportClient(self.api, instance=config.leader.identity)
+            self.client = ReportClient(self.api, instance=config.leader.identity, on_request=self.api_errors.note)
             sink = AsyncReportClient(self.client)
             if config.leader.enabled:
                 le = config.leader
@@ -89,7 +94,14 @@ class Runtime:
         self.router = EventRouter(
             self.index, config, wake=self.writer.wake, namespace_changed=self.writer.namespace_changed
         )
-        self.server = HealthServer(config.host, config.port, self.alive, self.ready, self.state)
+        if list_keys is None and self.api is not None:
+            list_keys = self._list_keys
+        self.reconciler = RelistReconciler(self.router, list_keys) if list_keys is not None else None
+        if self.reconciler is not None:
+            self.router.observe = self.reconciler.observe
+        self.metrics = registry_for(self.index, config.metrics, operator=self)
+        ProcessCollector(registry=self.metrics)
+        self.server = HealthServer(config.host, config.port, self.alive, self.ready, self.state, self.metrics)
         self.started = time.monotonic()
         self._stop: asyncio.Event | None = None
         self._tasks: list[asyncio.Task[None]] = []
@@ -126,6 +138,16 @@ class Runtime:
                 "ignored": self.router.stats.ignored,
                 "broken": self.router.stats.broken,
             },
+            "relist": (
+                {
+                    "reconciles": self.reconciler.stats.reconciles,
+                    "removed": self.reconciler.stats.removed,
+                    "failures": self.reconciler.stats.failures,
+                    "pending": self.reconciler.pending,
+                }
+                if self.reconciler is not None
+                else None
+            ),
             "index": {
                 "nodes": sizes.nodes,
                 "pods": sizes.pods,
@@ -135,6 +157,33 @@ class Runtime:
                 "labelGroups": sizes.label_groups,
             },
         }
+
+    def metrics_state(self) -> OperatorState:
+        """The self-metrics' values now (``metrics.OperatorSource``). O(kinds + pending workloads)."""
+        sizes = self.index.sizes()
+        stats = self.writer.stats
+        return OperatorState(
+            events_by_kind=dict(self.router.stats.by_kind),
+            writes_by_result=stats.writes_by_result,
+            api_errors_by_code=self.api_errors.by_code(),
+            compute_durations=stats.compute.snapshot(),
+            reconcile_durations=stats.reconcile.snapshot(),
+            index_objects={
+                "Node": sizes.nodes,
+                "Namespace": self.index.namespace_count(),
+                "Pod": sizes.pods,
+                "Service": sizes.services,
+                "Controller": sizes.controllers,
+                "LabelGroup": sizes.label_groups,
+                "CandidateSet": sizes.candidate_sets,
+            },
+            workloads=sizes.workloads,
+            reports_pending=self.writer.pending,
+            oldest_pending_seconds=self.writer.oldest_pending_age,
+            last_resync_timestamp=stats.last_resync,
+            leader=self.is_leader(),
+            ready=self.ready(),
+        )
 
     async def _leadership_changed(self, leader: bool) -> None:
         if leader:
@@ -158,15 +207,24 @@ class Runtime:
             self.router.handle({"type": None, "object": obj})
             if i % 2000 == 1999:
                 await asyncio.sleep(0)
-        self.writer.ready = True
-        self.writer.wake()
+        self._loaded()
         return len(objects)
+
+    def _loaded(self) -> None:
+        """The index holds the initial state: the writer may resync, later type-None events are re-lists."""
+        self.writer.ready = True
+        if self.reconciler is not None:
+            self.reconciler.armed = True
+        self.writer.wake()
+
+    async def _list_keys(self, watched: Watched) -> set[tuple[str, str]]:
+        return await run_sync(lambda: list_object_keys(self.api, watched, self.config.namespaces))
 
     async def serve_probes(self) -> None:
         """Bind the probe/metrics server (first: a busy port fails before anything else starts)."""
         if self.server.bound_port is not None:
             return
-        for hook in [*ROUTE_HOOKS, *_metrics_hooks()]:
+        for hook in ROUTE_HOOKS:
             hook(self.server, self)
         try:
             await self.server.start()
@@ -194,8 +252,12 @@ class Runtime:
                 sizes.workloads,
             )
         else:
-            self.writer.ready = True
+            self._loaded()
         self._tasks.append(asyncio.create_task(self.writer.run(self._stop), name="spreadwatch report writer"))
+        if self.reconciler is not None:
+            self._tasks.append(
+                asyncio.create_task(self.reconciler.run(self._stop), name="spreadwatch re-list reconciler")
+            )
 
     async def stop(self) -> None:
         if self._stop is not None:
@@ -221,15 +283,6 @@ class Runtime:
 
 def _api_client(config: OperatorConfig) -> Any:
     return load_api_client(config.kubeconfig, config.context)
-
-
-def _metrics_hooks() -> list[Callable[[HealthServer, Runtime], None]]:
-    try:
-        module = importlib.import_module("spreadwatch.metrics")
-    except ModuleNotFoundError:
-        return []
-    install = getattr(module, "install", None)
-    return [install] if callable(install) else []
 
 
 # --- kopf -------------------------------------------------------------------------------------------------

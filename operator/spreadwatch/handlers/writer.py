@@ -26,6 +26,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import logging
+import threading
 import time
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
@@ -37,11 +38,12 @@ from spreadwatch.handlers.ratelimit import TokenBucket
 from spreadwatch.handlers.status import build_status, content_digest, find_condition, rfc3339, workload_ref
 from spreadwatch.index import SpreadIndex, WorkloadKey
 from spreadwatch.kube import KubeApiError
+from spreadwatch.metrics.histogram import DurationHistogram
 from spreadwatch.model import WORKLOAD_KINDS
 from spreadwatch.naming import report_name, workload_of_report_name
 from spreadwatch.report import Health, SpreadReport
 
-__all__ = ["ReportSink", "ReportWriter", "WriterStats", "workload_label"]
+__all__ = ["ApiErrors", "ReportSink", "ReportWriter", "WriterStats", "workload_label"]
 
 log = logging.getLogger("spreadwatch.writer")
 
@@ -85,10 +87,25 @@ class WriterStats:
     cycles: int = 0
     last_cycle: float = 0.0  # monotonic time of the last loop iteration (liveness)
     last_write: float = 0.0  # monotonic time of the last API write
+    last_resync: float = 0.0  # unix time of the last successful resync (0: none yet)
+    compute: DurationHistogram = field(default_factory=DurationHistogram)  # report rebuilds in sync()
+    reconcile: DurationHistogram = field(default_factory=DurationHistogram)  # one sync() of a due workload
 
     @property
     def api_writes(self) -> int:
         return self.creates + self.status_writes + self.owner_patches + self.deletes + self.events
+
+    @property
+    def writes_by_result(self) -> dict[str, int]:
+        """spreadwatch_report_writes_total: reports created, statuses written (a new report's first one
+        too), writes skipped as unchanged, reports deleted, failed attempts (retried with backoff)."""
+        return {
+            "created": self.creates,
+            "updated": self.status_writes,
+            "unchanged": self.skipped_unchanged,
+            "deleted": self.deletes,
+            "failed": self.failures,
+        }
 
     def as_dict(self) -> dict[str, int | float]:
         return {
@@ -104,6 +121,27 @@ class WriterStats:
             "resyncs": self.resyncs,
             "cycles": self.cycles,
         }
+
+
+class ApiErrors:
+    """Failed API requests by HTTP status ("0": no HTTP answer). :meth:`note` is ``kube.ReportClient``'s
+    ``on_request`` hook, called from worker threads, hence the lock. O(1)."""
+
+    def __init__(self) -> None:
+        self._lock = threading.Lock()
+        self._by_code: dict[str, int] = {}
+
+    def note(self, verb: str, outcome: str) -> None:
+        """One request's outcome: "ok", an HTTP status, or anything else for a connection error."""
+        if outcome == "ok":
+            return
+        code = outcome if outcome.isdigit() else "0"
+        with self._lock:
+            self._by_code[code] = self._by_code.get(code, 0) + 1
+
+    def by_code(self) -> dict[str, int]:
+        with self._lock:
+            return dict(self._by_code)
 
 
 @dataclass(slots=True)
@@ -209,6 +247,14 @@ class ReportWriter:
     def pending(self) -> int:
         return len(self._pending) + len(self._deletions)
 
+    @property
+    def oldest_pending_age(self) -> float:
+        """Seconds since the oldest pending workload's first unwritten change (0: none). A resync marks
+        every workload as changed ``max_delay`` ago. O(pending)."""
+        if not self._pending:
+            return 0.0
+        return max(0.0, self.clock() - min(p.first for p in self._pending.values()))
+
     def known_reports(self) -> dict[WorkloadKey, str]:
         """Workload → report name, for every report this replica believes exists."""
         return {k: v.name for k, v in self._known.items()}
@@ -286,10 +332,12 @@ class ReportWriter:
             p = self._pending.pop(key, None)
             if p is None:
                 continue
+            started = time.perf_counter()
             try:
                 await self.sync(key)
             except (SpreadwatchError, OSError) as err:
                 self._failed(key, p, err)
+            self.stats.reconcile.observe(time.perf_counter() - started)
         return self.stats.api_writes - before
 
     def _failed(self, key: WorkloadKey, p: _Pending, err: BaseException) -> None:
@@ -352,7 +400,11 @@ class ReportWriter:
     async def sync(self, key: WorkloadKey) -> None:
         """Bring one workload's report up to date (create, status, or delete). Raises on API failure."""
         namespace, kind, name = key
+        rebuild = not self.index.report_is_current(kind, namespace, name)
+        started = time.perf_counter()
         report = self.index.report_for(kind, namespace, name)
+        if rebuild and report is not None:
+            self.stats.compute.observe(time.perf_counter() - started)
         if report is None:
             await self._delete(key, "workload gone")
             return
@@ -489,6 +541,7 @@ class ReportWriter:
             log.warning("resync: cannot list SpreadReports: %s%s", err, hint)
             return
         self.stats.resyncs += 1
+        self.stats.last_resync = time.time()
         live = set(self.index.workload_keys())
         known: dict[WorkloadKey, _Known] = {}
         orphans: list[tuple[WorkloadKey, _Known]] = []

@@ -1,0 +1,60 @@
+"""Prometheus metrics: spread per workload, zone and node, and the operator's self-metrics.
+
+The names are a contract (docs/metrics.md). Custom collectors read the index and the handlers' counters at
+scrape time: :func:`registry_for` builds the registry, :func:`freeze` takes an immutable view in the thread
+that owns the index, :func:`render` formats it (Prometheus text or OpenMetrics) in any thread.
+
+Layering: below the handlers (which serve ``/metrics``) and above config/index/report; imports
+prometheus_client, never kopf, kubernetes or the handlers.
+"""
+
+from __future__ import annotations
+
+from spreadwatch.config import NODE_SERIES_MODES, MetricsOptions
+from spreadwatch.metrics.exposition import (
+    CONTENT_TYPE_OPENMETRICS,
+    CONTENT_TYPE_TEXT,
+    SpreadwatchRegistry,
+    content_type,
+    freeze,
+    registry_for,
+    render,
+    wants_openmetrics,
+)
+from spreadwatch.metrics.families import FAMILIES, HEALTH_STATES, FamilySpec
+from spreadwatch.metrics.histogram import DURATION_BUCKETS, DurationHistogram, HistogramSnapshot
+from spreadwatch.metrics.selfmetrics import (
+    WRITE_RESULTS,
+    OperatorCollector,
+    OperatorSource,
+    OperatorState,
+    StaticSource,
+)
+from spreadwatch.metrics.workloads import BuildInfoCollector, WorkloadCollector, WorkloadView
+
+__all__ = [
+    "CONTENT_TYPE_OPENMETRICS",
+    "CONTENT_TYPE_TEXT",
+    "DURATION_BUCKETS",
+    "FAMILIES",
+    "HEALTH_STATES",
+    "NODE_SERIES_MODES",
+    "WRITE_RESULTS",
+    "BuildInfoCollector",
+    "DurationHistogram",
+    "FamilySpec",
+    "HistogramSnapshot",
+    "MetricsOptions",
+    "OperatorCollector",
+    "OperatorSource",
+    "OperatorState",
+    "SpreadwatchRegistry",
+    "StaticSource",
+    "WorkloadCollector",
+    "WorkloadView",
+    "content_type",
+    "freeze",
+    "registry_for",
+    "render",
+    "wants_openmetrics",
+]

@@ -1,0 +1,81 @@
+"""A small cluster for the metrics tests, built with tests/k8s_objects.py, with its reports worked out.
+
+Nodes (zone labels are the legacy ``failure-domain.beta.kubernetes.io/*`` ones, region ``r1``)::
+
+    node-a1  z-a        node-b1  z-b        node-x   no zone
+    node-a2  z-a        node-b2  z-b, tainted NoSchedule (excluded: UntoleratedTaint)
+
+Workloads (profile v1.28, scores 0-100; candidates a1, a2, b1, x unless said):
+
+* ``shop/StatefulSet/db`` — 3 replicas: db-0, db-1 on node-a1, db-2 on node-b1 → Imbalanced (node skew 2)
+* ``shop/ReplicationController/cache`` — 2 replicas, both pods on node-a2 → SinglePointOfFailure
+* ``shop/StatefulSet/spread`` — topologySpreadConstraints → Skipped
+* ``shop/ReplicaSet/bad`` — invalid selector operator → Error
+* ``other/StatefulSet/solo`` — 1 replica on node-b1 → Balanced
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from k8s_objects import BETA_REGION, controller, node, owner, pod, service
+from spreadwatch.index import SpreadIndex
+from spreadwatch.scoring import get_profile
+from spreadwatch.snapshot import Snapshot
+
+TAINT = [{"key": "dedicated", "value": "infra", "effect": "NoSchedule"}]
+DB = ("shop", "StatefulSet", "db")
+CACHE = ("shop", "ReplicationController", "cache")
+SPREAD = ("shop", "StatefulSet", "spread")
+BAD = ("shop", "ReplicaSet", "bad")
+SOLO = ("other", "StatefulSet", "solo")
+
+
+def _owned(kind: str, name: str, pod_name: str, node_name: str, namespace: str = "shop") -> dict[str, Any]:
+    return pod(pod_name, {"app": name}, node_name, namespace=namespace, owners=[owner(kind, name)])
+
+
+def objects() -> list[dict[str, Any]]:
+    region = {BETA_REGION: "r1"}
+    return [
+        node("node-a1", "z-a", labels=region),
+        node("node-a2", "z-a", labels=region),
+        node("node-b1", "z-b", labels=region),
+        node("node-b2", "z-b", labels=region, taints=TAINT),
+        node("node-x"),
+        controller("StatefulSet", "db", {"matchLabels": {"app": "db"}}, {"app": "db"}, namespace="shop", replicas=3),
+        service("db", {"app": "db"}, namespace="shop"),
+        _owned("StatefulSet", "db", "db-0", "node-a1"),
+        _owned("StatefulSet", "db", "db-1", "node-a1"),
+        _owned("StatefulSet", "db", "db-2", "node-b1"),
+        controller("ReplicationController", "cache", {"app": "cache"}, {"app": "cache"}, namespace="shop", replicas=2),
+        _owned("ReplicationController", "cache", "cache-1", "node-a2"),
+        _owned("ReplicationController", "cache", "cache-2", "node-a2"),
+        controller(
+            "StatefulSet",
+            "spread",
+            {"matchLabels": {"app": "spread"}},
+            {"app": "spread"},
+            namespace="shop",
+            template_spec={
+                "topologySpreadConstraints": [
+                    {"maxSkew": 1, "topologyKey": "kubernetes.io/hostname", "whenUnsatisfiable": "DoNotSchedule"}
+                ]
+            },
+        ),
+        controller(
+            "ReplicaSet",
+            "bad",
+            {"matchExpressions": [{"key": "app", "operator": "Bogus", "values": ["bad"]}]},
+            {"app": "bad"},
+            namespace="shop",
+        ),
+        controller("StatefulSet", "solo", {"matchLabels": {"app": "solo"}}, {"app": "solo"}, namespace="other"),
+        _owned("StatefulSet", "solo", "solo-0", "node-b1", namespace="other"),
+    ]
+
+
+def index(profile: str = "v1.28") -> SpreadIndex:
+    idx = SpreadIndex(get_profile(profile))
+    idx.load(Snapshot.from_objects(objects()))
+    return idx

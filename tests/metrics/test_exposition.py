@@ -1,0 +1,192 @@
+"""Exposition of the workload/zone/node families for the fixture cluster (metrics_fixture.py)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+from metrics_fixture import BAD, CACHE, DB, SOLO, SPREAD, index
+from prometheus_client import generate_latest
+from prometheus_client.openmetrics.exposition import generate_latest as generate_openmetrics
+from prometheus_client.openmetrics.parser import text_string_to_metric_families as parse_openmetrics
+from prometheus_client.parser import text_string_to_metric_families as parse_text
+
+from spreadwatch.metrics import HEALTH_STATES, MetricsOptions, WorkloadCollector, freeze, registry_for, render
+from spreadwatch.metrics.families import escape_label_value
+
+Sample = tuple[str, tuple[tuple[str, str], ...], float]
+
+# shop/StatefulSet/db: pods on node-a1 (2) and node-b1 (1); candidates a1, a2 (z-a), b1 (z-b), x (no zone).
+# maxNode = 2, zone sums z-a = 2, z-b = 1, maxZone = 2; node part = 100*(2-c)/2, zone part = 100*(2-Z)/2,
+# score = int(node*(1-2/3) + zone*2/3), or int(node) on the zoneless node-x:
+#   a1: node 0,   zone 0  -> 0          a2: node 100, zone 0  -> int(33.33) = 33
+#   b1: node 50,  zone 50 -> int(50.0) = 50      x: node 100 -> 100
+# best 100, worst 0; node skew 2 - 0 = 2 (empty candidates exist); zone skew 2 - 1 = 1 -> Imbalanced.
+# zone_score: z-a int(0) = 0, z-b int(50) = 50; empty-node score: z-a = a2's 33, z-b = int(100/3 + 50*2/3) = 66.
+# Default node series: node_pods on a1 (2) and b1 (1); node_score on the 3 best: x 100, b1 50, a2 33.
+DB_LABELS = 'namespace="shop",kind="StatefulSet",workload="db"'
+EXPECTED_DB = f"""\
+# HELP spreadwatch_workload_pods Matching pods of the workload on its candidate nodes.
+# TYPE spreadwatch_workload_pods gauge
+spreadwatch_workload_pods{{{DB_LABELS}}} 3
+# HELP spreadwatch_workload_replicas Desired replicas of the workload.
+# TYPE spreadwatch_workload_replicas gauge
+spreadwatch_workload_replicas{{{DB_LABELS}}} 3
+# HELP spreadwatch_workload_candidate_nodes Nodes that pass the workload's taint, unschedulable and affinity filters.
+# TYPE spreadwatch_workload_candidate_nodes gauge
+spreadwatch_workload_candidate_nodes{{{DB_LABELS}}} 4
+# HELP spreadwatch_workload_best_node_score SelectorSpread score of the best candidate node for the next replica \
+(0-100; 0-10 for v1.12/v1.16).
+# TYPE spreadwatch_workload_best_node_score gauge
+spreadwatch_workload_best_node_score{{{DB_LABELS}}} 100
+# HELP spreadwatch_workload_worst_node_score SelectorSpread score of the worst candidate node for the next replica \
+(0-100; 0-10 for v1.12/v1.16).
+# TYPE spreadwatch_workload_worst_node_score gauge
+spreadwatch_workload_worst_node_score{{{DB_LABELS}}} 0
+# HELP spreadwatch_workload_node_skew Max minus min matching pods over the candidate nodes.
+# TYPE spreadwatch_workload_node_skew gauge
+spreadwatch_workload_node_skew{{{DB_LABELS}}} 2
+# HELP spreadwatch_workload_zone_skew Max minus min matching pods over the candidate zones.
+# TYPE spreadwatch_workload_zone_skew gauge
+spreadwatch_workload_zone_skew{{{DB_LABELS}}} 1
+# HELP spreadwatch_workload_health Spread health: 1 for the current state, 0 for the others.
+# TYPE spreadwatch_workload_health gauge
+spreadwatch_workload_health{{{DB_LABELS},state="Balanced"}} 0
+spreadwatch_workload_health{{{DB_LABELS},state="Imbalanced"}} 1
+spreadwatch_workload_health{{{DB_LABELS},state="SinglePointOfFailure"}} 0
+spreadwatch_workload_health{{{DB_LABELS},state="Skipped"}} 0
+spreadwatch_workload_health{{{DB_LABELS},state="Error"}} 0
+# HELP spreadwatch_workload_skipped 1 when the profile skips the workload (topologySpreadConstraints), else 0.
+# TYPE spreadwatch_workload_skipped gauge
+spreadwatch_workload_skipped{{{DB_LABELS}}} 0
+# HELP spreadwatch_workload_zone_pods Matching pods of the workload in the zone.
+# TYPE spreadwatch_workload_zone_pods gauge
+spreadwatch_workload_zone_pods{{{DB_LABELS},zone="z-a",region="r1"}} 2
+spreadwatch_workload_zone_pods{{{DB_LABELS},zone="z-b",region="r1"}} 1
+# HELP spreadwatch_workload_zone_candidate_nodes Candidate nodes of the workload in the zone.
+# TYPE spreadwatch_workload_zone_candidate_nodes gauge
+spreadwatch_workload_zone_candidate_nodes{{{DB_LABELS},zone="z-a",region="r1"}} 2
+spreadwatch_workload_zone_candidate_nodes{{{DB_LABELS},zone="z-b",region="r1"}} 1
+# HELP spreadwatch_workload_zone_score Zone component of the SelectorSpread score before weighting, truncated.
+# TYPE spreadwatch_workload_zone_score gauge
+spreadwatch_workload_zone_score{{{DB_LABELS},zone="z-a",region="r1"}} 0
+spreadwatch_workload_zone_score{{{DB_LABELS},zone="z-b",region="r1"}} 50
+# HELP spreadwatch_workload_zone_empty_node_score SelectorSpread score of a candidate node in the zone without \
+matching pods.
+# TYPE spreadwatch_workload_zone_empty_node_score gauge
+spreadwatch_workload_zone_empty_node_score{{{DB_LABELS},zone="z-a",region="r1"}} 33
+spreadwatch_workload_zone_empty_node_score{{{DB_LABELS},zone="z-b",region="r1"}} 66
+# HELP spreadwatch_workload_node_score SelectorSpread score of the candidate node for the next replica.
+# TYPE spreadwatch_workload_node_score gauge
+spreadwatch_workload_node_score{{{DB_LABELS},node="node-x",zone="",region=""}} 100
+spreadwatch_workload_node_score{{{DB_LABELS},node="node-b1",zone="z-b",region="r1"}} 50
+spreadwatch_workload_node_score{{{DB_LABELS},node="node-a2",zone="z-a",region="r1"}} 33
+# HELP spreadwatch_workload_node_pods Matching pods of the workload on the candidate node.
+# TYPE spreadwatch_workload_node_pods gauge
+spreadwatch_workload_node_pods{{{DB_LABELS},node="node-b1",zone="z-b",region="r1"}} 1
+spreadwatch_workload_node_pods{{{DB_LABELS},node="node-a1",zone="z-a",region="r1"}} 2
+"""
+
+
+def samples(text: str, openmetrics: bool = False) -> list[Sample]:
+    parse = parse_openmetrics if openmetrics else parse_text
+    return sorted((s.name, tuple(sorted(s.labels.items())), s.value) for f in parse(text) for s in f.samples)
+
+
+def test_db_exposition_text_equals_the_worked_example() -> None:
+    idx = index()
+    text = "".join(WorkloadCollector(idx, MetricsOptions(), workloads={DB}).view().render_text())
+    assert text == EXPECTED_DB
+    report = idx.report_for("StatefulSet", "shop", "db")
+    assert report is not None
+    # the worked example is the report's own numbers
+    assert (report.pods, report.best_score, report.worst_score, report.node_skew, report.zone_skew) == (3, 100, 0, 2, 1)
+    assert [(z.zone, z.zone_score, z.empty_node_score) for z in report.zones] == [("z-a", 0, 33), ("z-b", 50, 66)]
+
+
+def test_openmetrics_variant_has_the_same_samples_and_no_eof_inside() -> None:
+    view = WorkloadCollector(index(), MetricsOptions(), workloads={DB}).view()
+    om = "".join(view.render_text(openmetrics=True)) + "# EOF\n"
+    assert samples(om, openmetrics=True) == samples(EXPECTED_DB)
+    assert om.count("# EOF") == 1
+
+
+@pytest.mark.parametrize("mode", ["default", "none", "all"])
+def test_fast_renderer_equals_prometheus_client_formatting(mode: str) -> None:
+    registry = registry_for(index(), MetricsOptions(node_series=mode))  # type: ignore[arg-type]
+    fast_text = render(freeze(registry)).decode()
+    assert samples(fast_text) == samples(generate_latest(registry).decode())
+    fast_om = render(freeze(registry), openmetrics=True).decode()
+    assert fast_om.endswith("\n# EOF\n")
+    assert samples(fast_om, True) == samples(generate_openmetrics(registry).decode(), True)
+    assert samples(fast_om, True) == samples(fast_text)
+    help_and_types = {line for line in fast_text.splitlines() if line.startswith("#")}
+    assert help_and_types == {line for line in generate_latest(registry).decode().splitlines() if line.startswith("#")}
+
+
+def _health(text: str) -> dict[tuple[str, str, str], dict[str, float]]:
+    out: dict[tuple[str, str, str], dict[str, float]] = {}
+    for name, labels, value in samples(text):
+        if name == "spreadwatch_workload_health":
+            d = dict(labels)
+            out.setdefault((d["namespace"], d["kind"], d["workload"]), {})[d["state"]] = value
+    return out
+
+
+def test_health_is_one_hot_over_all_five_states() -> None:
+    idx = index()
+    health = _health(render(registry_for(idx, MetricsOptions())).decode())
+    expected = {
+        DB: "Imbalanced",
+        CACHE: "SinglePointOfFailure",
+        SPREAD: "Skipped",
+        BAD: "Error",
+        SOLO: "Balanced",
+    }
+    assert set(health) == set(expected)
+    for key, state in expected.items():
+        report = idx.report_for(key[1], key[0], key[2])
+        assert report is not None and report.health.value == state
+        assert health[key] == {s: (1.0 if s == state else 0.0) for s in HEALTH_STATES}
+
+
+def test_values_follow_the_reports_for_every_workload() -> None:
+    idx = index()
+    got: dict[tuple[str, Any], float] = {}
+    for name, labels, value in samples(render(registry_for(idx, MetricsOptions())).decode()):
+        got[(name, labels)] = value
+    for report in idx.reports():
+        w = report.workload
+        base = (("kind", w.kind), ("namespace", w.namespace), ("workload", w.name))
+        assert got[("spreadwatch_workload_pods", base)] == report.pods
+        assert got[("spreadwatch_workload_replicas", base)] == report.replicas
+        assert got[("spreadwatch_workload_candidate_nodes", base)] == report.candidate_nodes
+        assert got[("spreadwatch_workload_skipped", base)] == (1 if report.skipped else 0)
+        for zone in report.zones:
+            zl = tuple(sorted((*base, ("zone", zone.zone), ("region", zone.region))))
+            assert got[("spreadwatch_workload_zone_pods", zl)] == zone.pods
+            assert got[("spreadwatch_workload_zone_candidate_nodes", zl)] == zone.candidate_nodes
+
+
+def test_build_info_and_label_escaping() -> None:
+    text = render(registry_for(index("v1.16"), MetricsOptions(node_series="none"))).decode()
+    (info,) = [s for s in samples(text) if s[0] == "spreadwatch_build_info"]
+    assert dict(info[1])["profile"] == "v1.16" and info[2] == 1.0
+    assert escape_label_value('a"b\\c\nd') == 'a\\"b\\\\c\\nd'
+    assert escape_label_value("plain") == "plain"
+
+
+def test_a_frozen_view_does_not_see_later_changes() -> None:
+    idx = index()
+    registry = registry_for(idx, MetricsOptions())
+    frozen = freeze(registry)
+    from k8s_objects import owner, pod
+    from spreadwatch.model import parse_object
+
+    new_pod = pod("db-3", {"app": "db"}, "node-a2", namespace="shop", owners=[owner("StatefulSet", "db")])
+    idx.apply(parse_object(new_pod))
+    key = ("spreadwatch_workload_pods", (("kind", "StatefulSet"), ("namespace", "shop"), ("workload", "db")))
+    before = {(n, lab): v for n, lab, v in samples(render(frozen).decode())}
+    after = {(n, lab): v for n, lab, v in samples(render(freeze(registry)).decode())}
+    assert before[key] == 3
+    assert after[key] == 4

@@ -1,0 +1,379 @@
+"""The dashboard and the alert rules against a real Prometheus scraping a real spreadwatch operator process.
+
+Set-up (module scope, ~15 s):
+
+* a ``handlers.runtime.Runtime`` (index, router, writer, probe/metrics server) with an in-memory SpreadReport
+  API instead of the Kubernetes API, fed a small cluster: 6 nodes in 3 zones and the workloads
+  ``shop/web`` (Balanced), ``shop/api`` (Imbalanced: 3 + 1 pods), ``shop/cache`` (SinglePointOfFailure: both
+  pods on node-b2), ``data/zonal`` (SinglePointOfFailure: both pods in zone-a, on two nodes) and
+  ``shop/churn`` (a pod recreated every 0.25 s, so counters and histograms move). Its ``/metrics`` is
+  ``spreadwatch.metrics.registry_for(index, options, operator=runtime)``;
+* a second target serving only the self-metrics of a stale leader (an ``OperatorCollector`` over a
+  ``StaticSource``): oldest pending change 20 min old, last resync an hour ago;
+* a third target on a closed port (a replica that is down);
+* Debian's ``prometheus`` on a free loopback port, temporary storage, ``job_name: spreadwatch``, scrape and
+  rule evaluation every second, loading charts/spreadwatch/files/spreadwatch-rules.yaml.
+
+Then every dashboard target (variables substituted) and every alert expression runs through /api/v1/query.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import sys
+import threading
+import time
+from collections.abc import Iterator
+from dataclasses import dataclass
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "handlers"))
+from handler_fakes import (
+    FakeReportApi,
+    deployment,
+    ev,
+    namespace_obj,
+    pod_of,
+    replicaset_of,
+    service,
+    zone_nodes,
+)
+from monitoring_helpers import (
+    RULES,
+    Prometheus,
+    PrometheusError,
+    dashboard_targets,
+    free_port,
+    load_dashboard,
+    load_rules,
+    substitute,
+)
+
+from spreadwatch.config import LeaderElection, OperatorConfig
+from spreadwatch.handlers.runtime import Runtime
+from spreadwatch.metrics import (
+    CONTENT_TYPE_TEXT,
+    OperatorCollector,
+    OperatorState,
+    SpreadwatchRegistry,
+    StaticSource,
+    render,
+)
+
+pytestmark = pytest.mark.prometheus
+
+#: (namespace, name) → nodes of its pods
+PLACEMENT = {
+    ("shop", "web"): ["node-a1", "node-b1", "node-c1"],
+    ("shop", "api"): ["node-b1", "node-b1", "node-b1", "node-c1"],
+    ("shop", "cache"): ["node-b2", "node-b2"],
+    ("data", "zonal"): ["node-a1", "node-a2"],
+    ("shop", "churn"): ["node-a1"],
+}
+SEEDED = [w for w in PLACEMENT if w[1] != "churn"]
+JOB = "spreadwatch"
+
+
+def cluster_events() -> list[dict[str, Any]]:
+    objs: list[dict[str, Any]] = [*zone_nodes(), namespace_obj("shop"), namespace_obj("data")]
+    for (ns, name), nodes in PLACEMENT.items():
+        objs += [deployment(name, ns, replicas=len(nodes)), replicaset_of(name, ns, len(nodes))]
+        objs += [pod_of(name, i, n, ns) for i, n in enumerate(nodes)]
+        objs.append(service(name, {"app": name}, namespace=ns))
+    return [ev("ADDED", o) for o in objs]
+
+
+class OperatorThread(threading.Thread):
+    """A Runtime with a fake SpreadReport API on its own event loop; serves /metrics on a free port."""
+
+    def __init__(self) -> None:
+        super().__init__(name="spreadwatch-runtime", daemon=True)
+        self.api = FakeReportApi()
+        self.started_ok = threading.Event()
+        self.halt = threading.Event()
+        self.port = 0
+        self.error: BaseException | None = None
+
+    def run(self) -> None:
+        try:
+            asyncio.run(self._main())
+        except BaseException as err:  # reported by the fixture
+            self.error = err
+            self.started_ok.set()
+
+    async def _main(self) -> None:
+        config = OperatorConfig(
+            host="127.0.0.1", port=0, debounce=0.05, leader=LeaderElection(enabled=False, identity="test")
+        )
+        runtime = Runtime(config, sink=self.api)
+        for event in cluster_events():
+            runtime.router.handle(event)
+        # One failed status write (the fake API answers 500 once) and what kube.ReportClient's on_request hook
+        # notes for such a request in a real process: spreadwatch_report_writes_total{result="failed"} and
+        # spreadwatch_api_errors_total{code="500"} get series.
+        self.api.fail_next["replace_status"] = [500]
+        runtime.api_errors.note("replace_status", "500")
+        await runtime.start(load=False)
+        try:
+            self.port = runtime.server.bound_port or 0
+            self.started_ok.set()
+            i = 0
+            while not self.halt.is_set():
+                await asyncio.sleep(0.25)
+                i += 1
+                churn = pod_of("churn", 1, "node-b1", "shop")
+                runtime.router.handle(ev("ADDED" if i % 2 else "DELETED", churn))
+        finally:
+            await runtime.stop()
+
+
+def stale_leader_state() -> OperatorState:
+    return OperatorState(
+        workloads=3,
+        reports_pending=3,
+        oldest_pending_seconds=1200.0,
+        last_resync_timestamp=time.time() - 3600,
+        leader=True,
+        ready=True,
+    )
+
+
+class _StaleHandler(BaseHTTPRequestHandler):
+    registry: SpreadwatchRegistry
+
+    def do_GET(self) -> None:
+        body = render(self.registry)
+        self.send_response(200)
+        self.send_header("Content-Type", CONTENT_TYPE_TEXT)
+        self.send_header("Content-Length", str(len(body)))
+        self.end_headers()
+        self.wfile.write(body)
+
+    def log_message(self, format: str, *args: Any) -> None:
+        pass
+
+
+@dataclass
+class Live:
+    prom: Prometheus
+    operator: str  # instance label values
+    stale: str
+    down: str
+
+
+def _wait(what: str, check: Any, prom: Prometheus, timeout: float = 60.0) -> None:
+    deadline = time.monotonic() + timeout
+    last: Any = None
+    while time.monotonic() < deadline:
+        try:
+            last = check()
+            if last:
+                return
+        except PrometheusError as err:
+            last = err
+        time.sleep(0.5)
+    raise AssertionError(f"timed out waiting for {what} (last: {last})\n{prom.log_tail()}")
+
+
+@pytest.fixture(scope="module")
+def live(prometheus_bin: str, tmp_path_factory: pytest.TempPathFactory) -> Iterator[Live]:
+    operator = OperatorThread()
+    operator.start()
+    assert operator.started_ok.wait(30), "operator runtime did not start"
+    if operator.error is not None:
+        raise operator.error
+
+    registry = SpreadwatchRegistry()
+    registry.register(OperatorCollector(StaticSource(stale_leader_state())))
+    handler = type("StaleHandler", (_StaleHandler,), {"registry": registry})
+    stale_server = ThreadingHTTPServer(("127.0.0.1", 0), handler)
+    stale_thread = threading.Thread(target=stale_server.serve_forever, name="stale-target", daemon=True)
+    stale_thread.start()
+
+    operator_target = f"127.0.0.1:{operator.port}"
+    stale_target = f"127.0.0.1:{stale_server.server_address[1]}"
+    down_target = f"127.0.0.1:{free_port()}"
+    config = {
+        "global": {"scrape_interval": "1s", "scrape_timeout": "1s", "evaluation_interval": "1s"},
+        "rule_files": [str(RULES)],
+        "scrape_configs": [
+            {"job_name": JOB, "static_configs": [{"targets": [operator_target, stale_target, down_target]}]}
+        ],
+    }
+    prom = Prometheus(prometheus_bin, tmp_path_factory.mktemp("prometheus"), config)
+    targets = Live(prom, operator_target, stale_target, down_target)
+    try:
+        prom.wait_ready()
+        # 8+ scrapes of every target: enough samples for rate() over the 10 s $__rate_interval
+        _wait(
+            "8 scrapes of each target",
+            lambda: (r := prom.query(f'min(count_over_time(up{{job="{JOB}"}}[1m])) >= 8 '
+                                     f'and count(up{{job="{JOB}"}}) == 3')) and r,
+            prom,
+        )
+        _wait(
+            "report computations in the last 10 s",
+            lambda: prom.query(f'increase(spreadwatch_compute_duration_seconds_count{{job="{JOB}"}}[10s]) > 0'),
+            prom,
+        )
+        yield targets
+    finally:
+        prom.stop()
+        operator.halt.set()
+        operator.join(timeout=20)
+        stale_server.shutdown()
+        stale_server.server_close()
+
+
+# --- the scrape itself -----------------------------------------------------------------------------------------
+
+
+def test_targets_scraped_as_expected(live: Live) -> None:
+    up = {r["metric"]["instance"]: r["value"][1] for r in live.prom.query(f'up{{job="{JOB}"}}')}
+    assert up == {live.operator: "1", live.stale: "1", live.down: "0"}
+
+
+def test_workload_series_carry_the_seeded_state(live: Live) -> None:
+    health = {
+        (r["metric"]["namespace"], r["metric"]["workload"]): r["metric"]["state"]
+        for r in live.prom.query("spreadwatch_workload_health == 1")
+    }
+    assert health[("shop", "web")] == "Balanced"
+    assert health[("shop", "api")] == "Imbalanced"
+    assert health[("shop", "cache")] == "SinglePointOfFailure"
+    assert health[("data", "zonal")] == "SinglePointOfFailure"
+
+
+# --- the dashboard ---------------------------------------------------------------------------------------------
+
+
+def _variables(workload: tuple[str, str]) -> dict[str, str]:
+    return {"job": JOB, "datasource": "prometheus", "namespace": workload[0], "workload": workload[1]}
+
+
+def test_dashboard_variables_resolve(live: Live) -> None:
+    variables = {v["name"]: v for v in load_dashboard()["templating"]["list"]}
+    jobs = live.prom.api("label/job/values", [("match[]", "spreadwatch_build_info")])
+    assert jobs == [JOB]
+    ns_match = substitute(variables["namespace"]["definition"], _variables(("", "")))
+    # label_values(<selector>, <label>) is what Grafana sends as /api/v1/label/<label>/values?match[]=<selector>
+    selector, label = ns_match.removeprefix("label_values(").removesuffix(")").rsplit(", ", 1)
+    assert live.prom.api(f"label/{label}/values", [("match[]", selector)]) == ["data", "shop"]
+    wl_match = substitute(variables["workload"]["definition"], _variables(("shop", "")))
+    selector, label = wl_match.removeprefix("label_values(").removesuffix(")").rsplit(", ", 1)
+    assert live.prom.api(f"label/{label}/values", [("match[]", selector)]) == ["api", "cache", "churn", "web"]
+
+
+def test_every_dashboard_target_returns_data(live: Live) -> None:
+    targets = dashboard_targets(load_dashboard())
+    empty: list[str] = []
+    runs = 0
+    for t in targets:
+        scoped = "$workload" in t.expr or "$namespace" in t.expr
+        for workload in SEEDED if scoped else SEEDED[:1]:
+            expr = substitute(t.expr, _variables(workload))
+            result = live.prom.query(expr)
+            runs += 1
+            if not result:
+                empty.append(f"{t.panel} [{t.ref}] for {'/'.join(workload) if scoped else 'all'}: {expr}")
+    assert not empty, "targets without data:\n" + "\n".join(empty)
+    assert runs > len(targets)
+
+
+def _panel_result(live: Live, title: str, ref: str = "A", workload: tuple[str, str] = SEEDED[0]) -> list[Any]:
+    target = next(t for t in dashboard_targets(load_dashboard()) if t.panel == title and t.ref == ref)
+    return live.prom.query(substitute(target.expr, _variables(workload)))
+
+
+def test_dashboard_values_match_the_cluster(live: Live) -> None:
+    by_state = {r["metric"]["state"]: float(r["value"][1]) for r in _panel_result(live, "Workloads by health")}
+    assert by_state == {"Balanced": 2, "Imbalanced": 1, "SinglePointOfFailure": 2, "Skipped": 0, "Error": 0}
+
+    zones = {r["metric"]["zone"]: float(r["value"][1]) for r in _panel_result(live, "Pods per zone",
+                                                                              workload=("shop", "cache"))}
+    assert zones == {"zone-a": 0, "zone-b": 2, "zone-c": 0}
+    nodes = {r["metric"]["node"]: float(r["value"][1]) for r in _panel_result(live, "Pods per node",
+                                                                              workload=("shop", "api"))}
+    assert nodes == {"node-b1": 3, "node-c1": 1}
+
+    # worst-spread table: the two single points of failure rank first, the Balanced workload last
+    risk = _panel_result(live, "Worst-spread workloads (top 25)", ref="I")
+    ranked = [r["metric"]["workload"] for r in sorted(risk, key=lambda r: -float(r["value"][1]))]
+    assert set(ranked[:2]) == {"cache", "zonal"}
+    assert ranked[2] == "api"
+    codes = {r["metric"]["workload"]: float(r["value"][1]) for r in _panel_result(
+        live, "Worst-spread workloads (top 25)", ref="A")}
+    assert codes["cache"] == 2 and codes["api"] == 1 and codes["web"] == 0
+
+    leaders = {r["metric"]["instance"]: r["value"][1] for r in _panel_result(live, "Leader")}
+    assert leaders == {live.operator: "1", live.stale: "1"}
+    writes = {r["metric"]["result"] for r in _panel_result(live, "Report writes by result")}
+    assert {"created", "updated", "failed"} <= writes
+    assert {r["metric"]["code"] for r in _panel_result(live, "API errors by HTTP status")} == {"500"}
+
+
+# --- the alert rules -------------------------------------------------------------------------------------------
+
+
+def _rule(name: str) -> dict[str, Any]:
+    return next(r for r in load_rules() if r["alert"] == name)
+
+
+def _alert_keys(live: Live, name: str) -> set[tuple[str, ...]]:
+    keys = set()
+    for r in live.prom.query(_rule(name)["expr"]):
+        m = r["metric"]
+        keys.add(tuple(m[k] for k in ("namespace", "workload", "zone", "topology", "instance", "reason") if k in m))
+    return keys
+
+
+def test_alert_expressions_select_exactly_the_right_workloads(live: Live) -> None:
+    assert _alert_keys(live, "SpreadwatchAllReplicasOnOneNode") == {("shop", "cache")}
+    assert _alert_keys(live, "SpreadwatchAllReplicasInOneZone") == {("shop", "cache", "zone-b"),
+                                                                     ("data", "zonal", "zone-a")}
+    assert _alert_keys(live, "SpreadwatchSkewHigh") == {
+        ("shop", "api", "node"), ("shop", "api", "zone"),
+        ("shop", "cache", "node"), ("shop", "cache", "zone"),
+        ("data", "zonal", "zone"),
+    }
+    for name in ("SpreadwatchAllReplicasOnOneNode", "SpreadwatchAllReplicasInOneZone", "SpreadwatchSkewHigh"):
+        assert not any(k[:2] == ("shop", "web") for k in _alert_keys(live, name)), name
+
+
+def test_operator_alert_expressions_select_the_broken_replicas(live: Live) -> None:
+    assert _alert_keys(live, "SpreadwatchOperatorDown") == {(live.down,)}
+    assert _alert_keys(live, "SpreadwatchReportsStale") == {(live.stale, "pending"), (live.stale, "resync")}
+
+
+def test_prometheus_loads_and_evaluates_the_rules(live: Live) -> None:
+    """Prometheus itself evaluates the rule file: every rule healthy; the alerts pending (their `for` has not
+    elapsed) are exactly the ones the expressions select."""
+    expected = {
+        ("SpreadwatchAllReplicasOnOneNode", "cache"),
+        ("SpreadwatchAllReplicasInOneZone", "cache"),
+        ("SpreadwatchAllReplicasInOneZone", "zonal"),
+        ("SpreadwatchSkewHigh", "api"),
+        ("SpreadwatchSkewHigh", "cache"),
+        ("SpreadwatchSkewHigh", "zonal"),
+        ("SpreadwatchOperatorDown", live.down),
+        ("SpreadwatchReportsStale", live.stale),
+    }
+
+    def pending() -> set[tuple[str, str]]:
+        alerts = live.prom.api("alerts")["alerts"]
+        return {(a["labels"]["alertname"], a["labels"].get("workload") or a["labels"].get("instance", ""))
+                for a in alerts if a["state"] == "pending"}
+
+    _wait("the expected pending alerts", lambda: pending() == expected, live.prom, timeout=20)
+    groups = live.prom.api("rules")["groups"]
+    rules = [r for g in groups for r in g["rules"]]
+    assert {r["name"] for r in rules} == {r["alert"] for r in load_rules()}
+    for r in rules:
+        assert r["health"] == "ok", (r["name"], r.get("lastError"))
+    for a in live.prom.api("alerts")["alerts"]:
+        assert a["annotations"]["runbook"] and a["annotations"]["summary"], a
+        assert "{{" not in a["annotations"]["description"], a
