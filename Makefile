@@ -44,7 +44,7 @@ oracle: ## build (or reuse) the kube-scheduler v1.28 differential oracle
 	bash tests/oracle/build.sh >/dev/null
 
 test-unit: setup lint typecheck layers  ## everything except end-to-end and oracle tests
-	$(PY) -m pytest -q -m "not e2e and not oracle"
+	$(PY) -m pytest -q -m "not e2e and not oracle and not prometheus"
 
 test: setup lint typecheck layers oracle dev-cluster-tools controlplane-gen-check prometheus-tools chart-lint  ## every test: lint, types, layers, unit, oracle, end-to-end
 	$(PY) -m pytest -q

@@ -3,13 +3,14 @@
 Run after `make dev-cluster` (the Makefile does both). Installs the SpreadReport CRD, creates nodes in three
 zones and a few workloads whose pods are bound (there is no scheduler or kubelet: pods are bound through the
 Binding API) with good and bad spread, starts `spreadwatch run` in the background, waits for its reports and
-prints `kubectl get spreadreports -A` and one `spreadwatch explain`. `make demo-down` stops everything.
+prints `kubectl get spreadreports -A`, one `spreadwatch explain` and metric lines. `make demo-down` stops everything.
 """
 
 from __future__ import annotations
 
 import json
 import os
+import re
 import signal
 import subprocess
 import sys
@@ -159,7 +160,9 @@ def main() -> int:
         capture_output=True, text=True, check=False,
     )  # fmt: skip
     print(explain.stdout or explain.stderr, end="")
-    print(f"\n$ curl -s localhost:18080/healthz\n{_healthz()}")
+    print(f"\n$ curl -s localhost:18080/healthz\n{_get('/healthz').strip()}")
+    print(f"\n$ curl -s localhost:18080/metrics | grep -E '{_METRICS_SHOWN}' | grep {NS}")
+    print(_metric_lines(), end="")
     print(
         "\nThe operator keeps running: try `kubectl --kubeconfig .dev-cluster/kubeconfig scale deploy/web "
         f"-n {NS} --replicas=1` and watch `kubectl get spr -A -w`."
@@ -168,12 +171,27 @@ def main() -> int:
     return 0
 
 
-def _healthz() -> str:
+_METRICS_SHOWN = "^spreadwatch_workload_(health|zone_pods|node_skew)"
+
+
+def _get(path: str) -> str:
     try:
-        with urllib.request.urlopen("http://127.0.0.1:18080/healthz", timeout=5) as resp:
-            return resp.read().decode().strip() or str(resp.status)
+        with urllib.request.urlopen(f"http://127.0.0.1:18080{path}", timeout=10) as resp:
+            return resp.read().decode() or str(resp.status)
     except OSError as err:
-        return f"(unavailable: {err})"
+        return f"(unavailable: {err})\n"
+
+
+def _metric_lines() -> str:
+    """The demo workloads' health (current state only), zone pods and node skew from /metrics."""
+    shown = re.compile(_METRICS_SHOWN)
+    lines = [
+        line
+        for line in _get("/metrics").splitlines()
+        if shown.match(line) and f'namespace="{NS}"' in line
+        and not (line.startswith("spreadwatch_workload_health") and line.endswith(" 0"))
+    ]
+    return "".join(f"{line}\n" for line in lines) or "(no spreadwatch metrics yet)\n"
 
 
 if __name__ == "__main__":

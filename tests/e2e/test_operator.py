@@ -1,4 +1,5 @@
-"""The operator (`spreadwatch run`, a subprocess) against a real control plane.
+"""The operator (`spreadwatch run`, a subprocess) against a real control plane, under the Helm chart's RBAC
+(a ServiceAccount token from TokenRequest, the chart Deployment's args; see chart_rbac.py).
 
 Checks: `kubectl get spreadreports` columns and values; every SpreadReport status equals offline
 `spreadwatch analyze` on the same objects (read back with `kubectl get -o json`); reports follow scaling and
@@ -31,6 +32,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from chart_rbac import ChartInstall, install_chart_rbac
 from kube_helpers import (
     ControlPlane,
     create_deployment,
@@ -117,15 +119,17 @@ class Operator:
         return self.proc.returncode
 
 
-def start_operator(cp: ControlPlane, log: Path, *extra: str, lease: str = "spreadwatch-e2e") -> Operator:
+def start_operator(chart: ChartInstall, log: Path, *extra: str) -> Operator:
+    """`spreadwatch run` with the chart Deployment's args, authenticated as the chart's ServiceAccount (a
+    TokenRequest token, not admin): the chart's RBAC must be enough for everything these tests check."""
     port = _free_port()
     cmd = [
-        sys.executable, "-m", "spreadwatch.cli", "run", "--kubeconfig", cp.kubeconfig, "--port", str(port),
-        "--bind-address", "127.0.0.1", "--debounce", str(DEBOUNCE), "--log-format", "json", "--lease-name", lease,
-        "--lease-namespace", "default", "--skip-namespace", "kube-system", "--max-writes-per-second", "100",
-        "--write-burst", "100", *extra,
+        sys.executable, "-m", "spreadwatch.cli", "run", *chart.args, "--kubeconfig", str(chart.kubeconfig),
+        "--port", str(port), "--bind-address", "127.0.0.1", "--debounce", str(DEBOUNCE), "--log-format", "json",
+        "--skip-namespace", "kube-system", "--max-writes-per-second", "100", "--write-burst", "100", *extra,
     ]  # fmt: skip
     env = {k: v for k, v in os.environ.items() if not k.startswith("SPREADWATCH_")}
+    env.update(chart.env)
     with open(log, "ab") as out:
         proc = subprocess.Popen(cmd, stdout=out, stderr=subprocess.STDOUT, env=env)
     op = Operator(proc, port, log)
@@ -158,10 +162,19 @@ def zone_nodes(kube_api: client.ApiClient) -> Iterator[list[str]]:
 
 
 @pytest.fixture(scope="module")
-def operator(control_plane: ControlPlane, crd: None, zone_nodes: list[str],
+def chart(control_plane: ControlPlane, kube_api: client.ApiClient,
+          tmp_path_factory: pytest.TempPathFactory) -> Iterator[ChartInstall]:  # fmt: skip
+    """The Helm chart's ServiceAccount and RBAC (default values: cluster-wide), and a kubeconfig for it."""
+    installed = install_chart_rbac(control_plane, kube_api, tmp_path_factory.mktemp("chart"))
+    yield installed
+    installed.uninstall()
+
+
+@pytest.fixture(scope="module")
+def operator(control_plane: ControlPlane, crd: None, zone_nodes: list[str], chart: ChartInstall,
              tmp_path_factory: pytest.TempPathFactory) -> Iterator[Operator]:  # fmt: skip
     log = tmp_path_factory.mktemp("operator") / "operator.log"
-    op = start_operator(control_plane, log, "--resync-period", "15")
+    op = start_operator(chart, log, "--resync-period", "15")
     yield op
     code = op.stop()
     assert code == 0, f"operator exited with {code} on SIGTERM:\n{log.read_text()[-3000:]}"
@@ -411,7 +424,7 @@ def _metadata_fingerprint(cp: ControlPlane, namespace: str, nodes: Sequence[str]
 
 def test_users_objects_are_untouched_and_a_standby_writes_nothing(
     control_plane: ControlPlane, kube_api: client.ApiClient, operator: Operator, zone_nodes: list[str],
-    namespace: str, tmp_path: Path,
+    namespace: str, tmp_path: Path, chart: ChartInstall,
 ) -> None:  # fmt: skip
     make_workloads(kube_api, namespace, zone_nodes)
     wait_converged(control_plane, namespace, tmp_path)
@@ -419,7 +432,7 @@ def test_users_objects_are_untouched_and_a_standby_writes_nothing(
     before = _metadata_fingerprint(control_plane, namespace, zone_nodes)
 
     # a second replica lists and watches everything (kopf's initial listing path), stays a standby
-    standby = start_operator(control_plane, tmp_path / "standby.log", "--identity", "standby")
+    standby = start_operator(chart, tmp_path / "standby.log", "--identity", "standby")
     try:
         time.sleep(5)
         state = standby.state()
