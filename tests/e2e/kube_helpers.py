@@ -19,8 +19,11 @@ from __future__ import annotations
 
 import base64
 import itertools
+import socket
 import subprocess
 import time
+import urllib.error
+import urllib.request
 import uuid
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
@@ -113,6 +116,24 @@ def wait_deleted(read: Callable[[], Any], timeout: float = 30.0, message: str = 
 
 
 # --------------------------------------------------------------------------- namespaces
+
+
+def free_port() -> int:
+    """A free TCP port on loopback (for an operator's probe/metrics server)."""
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return int(s.getsockname()[1])
+
+
+def http_get(port: int, path: str, timeout: float = 5.0) -> tuple[int, str]:
+    """GET http://127.0.0.1:<port><path> → (status, body); status 0 when nothing answers."""
+    try:
+        with urllib.request.urlopen(f"http://127.0.0.1:{port}{path}", timeout=timeout) as resp:
+            return resp.status, resp.read().decode()
+    except urllib.error.HTTPError as err:
+        return err.code, err.read().decode()
+    except OSError as err:
+        return 0, str(err)
 
 
 def unique_name(prefix: str = "e2e") -> str:

@@ -9,11 +9,8 @@ from __future__ import annotations
 import json
 import os
 import signal
-import socket
 import subprocess
 import sys
-import urllib.error
-import urllib.request
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
@@ -31,6 +28,8 @@ from kube_helpers import (  # noqa: E402
     create_node,
     delete_namespace,
     delete_node,
+    free_port,
+    http_get,
     schedule_pending_pods,
     token_api_client,
     unique_name,
@@ -49,12 +48,6 @@ GROUP, VERSION, PLURAL = "spreadwatch.io", "v1alpha1", "spreadreports"
 # --------------------------------------------------------------------------- the operator process
 
 
-def _free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return int(s.getsockname()[1])
-
-
 @dataclass
 class Process:
     proc: subprocess.Popen[bytes]
@@ -62,13 +55,7 @@ class Process:
     log: Path
 
     def get(self, path: str) -> tuple[int, str]:
-        try:
-            with urllib.request.urlopen(f"http://127.0.0.1:{self.port}{path}", timeout=5) as resp:
-                return resp.status, resp.read().decode()
-        except urllib.error.HTTPError as err:
-            return err.code, err.read().decode()
-        except OSError as err:
-            return 0, str(err)
+        return http_get(self.port, path)
 
     def tail(self) -> str:
         return self.log.read_text()[-4000:]
@@ -86,7 +73,7 @@ class Process:
 
 def start_operator(chart: ChartInstall, log: Path) -> Process:
     """`spreadwatch run` with the chart's args, authenticated as the chart's ServiceAccount."""
-    port = _free_port()
+    port = free_port()
     cmd = [sys.executable, "-m", "spreadwatch.cli", "run", *chart.args, "--kubeconfig", str(chart.kubeconfig),
            f"--port={port}", "--bind-address=127.0.0.1", "--debounce=0.2", "--log-format=json"]  # fmt: skip
     env = {k: v for k, v in os.environ.items() if not k.startswith("SPREADWATCH_") and k != "KUBECONFIG"}

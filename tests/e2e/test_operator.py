@@ -19,7 +19,6 @@ import datetime as dt
 import json
 import os
 import signal
-import socket
 import subprocess
 import sys
 import time
@@ -43,6 +42,8 @@ from kube_helpers import (
     create_statefulset,
     delete_node,
     delete_pod,
+    free_port,
+    http_get,
     schedule_pending_pods,
     set_pod_phase,
     unique_name,
@@ -70,12 +71,6 @@ COLUMNS = ["NAME", "KIND", "WORKLOAD", "PODS", "NODES", "ZONES", "NODE-SKEW", "Z
 # --------------------------------------------------------------------------- the operator process
 
 
-def _free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return int(s.getsockname()[1])
-
-
 @dataclass
 class Operator:
     proc: subprocess.Popen[bytes]
@@ -83,13 +78,7 @@ class Operator:
     log: Path
 
     def get(self, path: str) -> tuple[int, str]:
-        try:
-            with urllib.request.urlopen(f"http://127.0.0.1:{self.port}{path}", timeout=5) as resp:
-                return resp.status, resp.read().decode()
-        except urllib.error.HTTPError as err:
-            return err.code, err.read().decode()
-        except OSError as err:
-            return 0, str(err)
+        return http_get(self.port, path)
 
     def state(self) -> dict[str, Any]:
         code, body = self.get("/statusz")
@@ -122,7 +111,7 @@ class Operator:
 def start_operator(chart: ChartInstall, log: Path, *extra: str) -> Operator:
     """`spreadwatch run` with the chart Deployment's args, authenticated as the chart's ServiceAccount (a
     TokenRequest token, not admin): the chart's RBAC must be enough for everything these tests check."""
-    port = _free_port()
+    port = free_port()
     cmd = [
         sys.executable, "-m", "spreadwatch.cli", "run", *chart.args, "--kubeconfig", str(chart.kubeconfig),
         "--port", str(port), "--bind-address", "127.0.0.1", "--debounce", str(DEBOUNCE), "--log-format", "json",
