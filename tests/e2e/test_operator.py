@@ -64,7 +64,6 @@ CRD = ROOT / "crds" / "spreadreports.spreadwatch.io.yaml"
 KINDS = "nodes,namespaces,pods,services,rc,rs,sts,deploy"
 VOLATILE = ("conditions", "observedGeneration", "lastUpdateTime")  # status fields not in the offline report
 DEBOUNCE = float(os.environ.get("SPREADWATCH_E2E_DEBOUNCE", "0.3"))
-MAX_DELAY = max(1.0, 10 * DEBOUNCE)  # the writer's starvation bound (handlers/writer.py)
 COLUMNS = ["NAME", "KIND", "WORKLOAD", "PODS", "NODES", "ZONES", "NODE-SKEW", "ZONE-SKEW", "BEST", "HEALTH", "AGE"]
 
 
@@ -503,10 +502,12 @@ def test_convergence_after_a_churn_of_pod_events(
         }, indent=2) + "\n")  # fmt: skip
     final = live_reports(control_plane, namespace)
     assert all(0 < r["pods"] < total // workloads for r in final.values())  # every workload kept some pods
-    # debounced: a busy workload is written at most every max(1 s, 10 x debounce), plus its final state, each
-    # write possibly with an Event (health changes)
-    assert by_kind["statusWrites"] <= workloads * (churned / MAX_DELAY + 2)
-    assert writes <= 2 * workloads * (churned / MAX_DELAY + 2)
+    # debounced: a workload is written after `debounce` seconds without events, or at the latest every
+    # max(1 s, 10 x debounce) while events keep coming, plus once for its final state; each write possibly with
+    # an Event (health changes). Pods of one workload arrive ~0.2 s apart here, so quiet gaps (thread jitter)
+    # add writes beyond churn / max_delay: bound the writes by the events instead (measured: 0.087 per event).
+    assert by_kind["statusWrites"] >= workloads  # every workload's final state was written
+    assert by_kind["statusWrites"] <= events / 6
     assert writes < events / 4
     operator.assert_alive()
 
