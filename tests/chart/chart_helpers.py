@@ -8,36 +8,22 @@ helm fails the tests; it never skips them.
 
 from __future__ import annotations
 
-import importlib.util
 import os
 import subprocess
-import sys
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from types import ModuleType
 from typing import Any
 
 import pytest
 import yaml
 
+from repo_tools import load_devcluster
+
 ROOT = Path(__file__).resolve().parents[2]
 CHART = ROOT / "charts" / "spreadwatch"
 RELEASE = "sw"
 NAMESPACE = "spreadwatch-system"
-
-
-def load_devcluster() -> ModuleType:
-    """Import hack/devcluster.py (a script, not a package) once."""
-    if "devcluster" in sys.modules:
-        return sys.modules["devcluster"]
-    spec = importlib.util.spec_from_file_location("devcluster", ROOT / "hack" / "devcluster.py")
-    if spec is None or spec.loader is None:
-        raise ImportError(f"cannot load {ROOT / 'hack' / 'devcluster.py'}")
-    module = importlib.util.module_from_spec(spec)
-    sys.modules["devcluster"] = module
-    spec.loader.exec_module(module)
-    return module
 
 
 class HelmError(AssertionError):

@@ -12,16 +12,16 @@ printed in the terminal summary.
 
 from __future__ import annotations
 
-import importlib.util
 import os
 import sys
 from collections.abc import Callable, Iterator, Sequence
 from pathlib import Path
-from types import ModuleType
 
 import pytest
 from kubernetes import client
 from kubernetes import config as kube_config
+
+from repo_tools import load_devcluster
 
 REPO_ROOT = Path(__file__).resolve().parents[2]
 DATA_DIR = Path(__file__).resolve().parent / "data"
@@ -45,23 +45,10 @@ def pytest_terminal_summary(terminalreporter: pytest.TerminalReporter, exitstatu
         terminalreporter.write_line(f"control-plane logs kept in {log_dir}", yellow=True)
 
 
-def _load_devcluster() -> ModuleType:
-    """Import hack/devcluster.py (not a package) once."""
-    if "devcluster" in sys.modules:
-        return sys.modules["devcluster"]
-    spec = importlib.util.spec_from_file_location("devcluster", REPO_ROOT / "hack" / "devcluster.py")
-    if spec is None or spec.loader is None:
-        raise ImportError(f"cannot load {REPO_ROOT / 'hack' / 'devcluster.py'}")
-    module = importlib.util.module_from_spec(spec)
-    sys.modules["devcluster"] = module
-    spec.loader.exec_module(module)
-    return module
-
-
 @pytest.fixture(scope="session")
 def control_plane(request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFactory) -> Iterator[ControlPlane]:
     """A private control plane for the test session (admin access)."""
-    devcluster = _load_devcluster()
+    devcluster = load_devcluster()
     state_dir = tmp_path_factory.mktemp("controlplane")
     env_bin = os.environ.get("SPREADWATCH_CONTROLPLANE_BIN")
     bin_dir = Path(env_bin) if env_bin else state_dir / "bin"

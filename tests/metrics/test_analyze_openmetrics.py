@@ -10,25 +10,9 @@ import yaml
 from metrics_fixture import objects
 from prometheus_client.openmetrics.parser import text_string_to_metric_families
 
+from metrics_contract import NODE_FAMILIES, WORKLOAD_FAMILIES
 from spreadwatch.cli import build_parser, main, operator_config
 from spreadwatch.config import MetricsOptions
-
-WORKLOAD_FAMILIES = {
-    "spreadwatch_workload_pods",
-    "spreadwatch_workload_replicas",
-    "spreadwatch_workload_candidate_nodes",
-    "spreadwatch_workload_best_node_score",
-    "spreadwatch_workload_worst_node_score",
-    "spreadwatch_workload_node_skew",
-    "spreadwatch_workload_zone_skew",
-    "spreadwatch_workload_health",
-    "spreadwatch_workload_skipped",
-    "spreadwatch_workload_zone_pods",
-    "spreadwatch_workload_zone_candidate_nodes",
-    "spreadwatch_workload_zone_score",
-    "spreadwatch_workload_zone_empty_node_score",
-}
-NODE_FAMILIES = {"spreadwatch_workload_node_score", "spreadwatch_workload_node_pods"}
 
 
 @pytest.fixture

@@ -20,6 +20,8 @@ from typing import Any
 
 import yaml
 
+from metrics_contract import COUNTERS, HISTOGRAMS, NODE_FAMILIES, OPERATOR_GAUGES, WORKLOAD_FAMILIES
+
 REPO_ROOT = Path(__file__).resolve().parents[2]
 FILES_DIR = REPO_ROOT / "charts" / "spreadwatch" / "files"
 DASHBOARD = FILES_DIR / "spreadwatch-dashboard.json"
@@ -28,37 +30,9 @@ RULE_TESTS_DIR = Path(__file__).resolve().parent / "rules"
 
 # --- the metrics contract (/work/briefs/metrics_contract.md, docs/metrics.md) -----------------------------
 
-CONTRACT_GAUGES = frozenset(
-    {
-        "spreadwatch_workload_pods",
-        "spreadwatch_workload_replicas",
-        "spreadwatch_workload_candidate_nodes",
-        "spreadwatch_workload_best_node_score",
-        "spreadwatch_workload_worst_node_score",
-        "spreadwatch_workload_node_skew",
-        "spreadwatch_workload_zone_skew",
-        "spreadwatch_workload_health",
-        "spreadwatch_workload_skipped",
-        "spreadwatch_workload_zone_pods",
-        "spreadwatch_workload_zone_candidate_nodes",
-        "spreadwatch_workload_zone_score",
-        "spreadwatch_workload_zone_empty_node_score",
-        "spreadwatch_workload_node_score",
-        "spreadwatch_workload_node_pods",
-        "spreadwatch_build_info",
-        "spreadwatch_index_objects",
-        "spreadwatch_workloads",
-        "spreadwatch_reports_pending",
-        "spreadwatch_oldest_pending_seconds",
-        "spreadwatch_last_resync_timestamp_seconds",
-        "spreadwatch_leader",
-        "spreadwatch_ready",
-    }
-)
-CONTRACT_COUNTERS = frozenset(
-    {"spreadwatch_events_total", "spreadwatch_report_writes_total", "spreadwatch_api_errors_total"}
-)
-CONTRACT_HISTOGRAMS = frozenset({"spreadwatch_compute_duration_seconds", "spreadwatch_reconcile_duration_seconds"})
+CONTRACT_GAUGES = WORKLOAD_FAMILIES | NODE_FAMILIES | OPERATOR_GAUGES
+CONTRACT_COUNTERS = COUNTERS
+CONTRACT_HISTOGRAMS = HISTOGRAMS
 #: Every series name a query may use: the contract's samples (histograms as _bucket/_sum/_count) and `up`.
 ALLOWED_SERIES = frozenset(
     CONTRACT_GAUGES

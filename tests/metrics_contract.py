@@ -1,0 +1,40 @@
+"""The metric families the dashboard, the alert rules and the chart rely on (docs/metrics.md), written out
+independently of the implementation so tests catch a renamed or dropped family."""
+
+from __future__ import annotations
+
+#: Per workload and per workload × zone (what `spreadwatch analyze -o openmetrics` prints, with build_info).
+WORKLOAD_FAMILIES = frozenset(
+    {
+        "spreadwatch_workload_pods",
+        "spreadwatch_workload_replicas",
+        "spreadwatch_workload_candidate_nodes",
+        "spreadwatch_workload_best_node_score",
+        "spreadwatch_workload_worst_node_score",
+        "spreadwatch_workload_node_skew",
+        "spreadwatch_workload_zone_skew",
+        "spreadwatch_workload_health",
+        "spreadwatch_workload_skipped",
+        "spreadwatch_workload_zone_pods",
+        "spreadwatch_workload_zone_candidate_nodes",
+        "spreadwatch_workload_zone_score",
+        "spreadwatch_workload_zone_empty_node_score",
+    }
+)
+#: Per workload × node (``--node-metrics``).
+NODE_FAMILIES = frozenset({"spreadwatch_workload_node_score", "spreadwatch_workload_node_pods"})
+#: Operator gauges (``spreadwatch run`` only, except build_info).
+OPERATOR_GAUGES = frozenset(
+    {
+        "spreadwatch_build_info",
+        "spreadwatch_index_objects",
+        "spreadwatch_workloads",
+        "spreadwatch_reports_pending",
+        "spreadwatch_oldest_pending_seconds",
+        "spreadwatch_last_resync_timestamp_seconds",
+        "spreadwatch_leader",
+        "spreadwatch_ready",
+    }
+)
+COUNTERS = frozenset({"spreadwatch_events_total", "spreadwatch_report_writes_total", "spreadwatch_api_errors_total"})
+HISTOGRAMS = frozenset({"spreadwatch_compute_duration_seconds", "spreadwatch_reconcile_duration_seconds"})
