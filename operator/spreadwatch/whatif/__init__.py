@@ -24,6 +24,7 @@ from spreadwatch.whatif.simulate import (
 from spreadwatch.whatif.summary import (
     BASELINE_PROFILE,
     COMPARED_PROFILE,
+    HEALTH_ORDER,
     ClusterSummary,
     ProfileChange,
     ZoneSummary,
@@ -35,6 +36,7 @@ from spreadwatch.whatif.victims import rank_victims
 __all__ = [
     "BASELINE_PROFILE",
     "COMPARED_PROFILE",
+    "HEALTH_ORDER",
     "ClusterSummary",
     "Eviction",
     "PlacementStep",

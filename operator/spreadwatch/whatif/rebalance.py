@@ -191,7 +191,9 @@ def plan_rebalance(
                     seen.add(state)
                     if _healthy(sim.report()):
                         search.undo(done)
-                        return plan(True, f"{len(new_path)} eviction(s) make it Balanced", _replay(search, new_path), explored)
+                        return plan(
+                            True, f"{len(new_path)} eviction(s) make it Balanced", _replay(search, new_path), explored
+                        )
                     next_frontier.append(new_path)
                 search.undo(step)
             search.undo(base)
@@ -217,7 +219,9 @@ def _replay(search: _Search, path: Sequence[str]) -> tuple[Eviction, ...]:
         done.extend(step)
         victim, _, node = step[0]
         out.append(
-            Eviction(i, name, victim.node_name, sim.zone_name(victim.node_name), node, sim.zone_name(node), sim.report())
+            Eviction(
+                i, name, victim.node_name, sim.zone_name(victim.node_name), node, sim.zone_name(node), sim.report()
+            )
         )
     search.undo(done)
     return tuple(out)

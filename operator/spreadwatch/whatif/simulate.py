@@ -197,7 +197,9 @@ class WhatIf:
         best = max(scores.values())
         ties = [n for n, s in scores.items() if s == best]
         node = ties[0] if rng is None else rng.choice(ties)
-        return PlacementStep(step, best, tuple(ties[: self.options.top_n]), len(ties), node, self.zone_name(node), scores)
+        return PlacementStep(
+            step, best, tuple(ties[: self.options.top_n]), len(ties), node, self.zone_name(node), scores
+        )
 
     @property
     def ref(self) -> WorkloadRef:
