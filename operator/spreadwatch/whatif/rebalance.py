@@ -200,11 +200,11 @@ def plan_rebalance(
         frontier = next_frontier
         if not frontier:
             break
-    limit = "" if max_evictions is None else f" of up to {depth_limit} evictions"
+    limit = "" if max_evictions is None else f" of at most {depth_limit}"
     return plan(
         False,
-        f"no plan exists: no sequence{limit} of evictions of the current pods, each replacement placed by "
-        f"profile {profile.name}, makes it Balanced",
+        f"no plan exists: no sequence{limit} of evictions of the current pods (each replacement placed by "
+        f"profile {profile.name}) makes it Balanced",
         explored=explored,
     )
 
