@@ -98,8 +98,10 @@ Run '{_PROG} COMMAND --help' for a command's own flags.
 
 
 class _Parser(argparse.ArgumentParser):
+    """argparse whose usage errors become InputError (one line, exit code 2, printed by :func:`main`)."""
+
     def error(self, message: str) -> NoReturn:
-        self.exit(cli.EXIT_INPUT, f"{_PROG}: error: {message}\n")
+        raise InputError(message)
 
 
 def _global_parser() -> _Parser:
@@ -311,11 +313,7 @@ def main(argv: Sequence[str] | None = None, out: TextIO | None = None, err: Text
         if raw[:1] == ["--version"]:
             stdout.write(f"kubectl-spreadwatch {__version__}\n")
             return 0
-        try:
-            args, rest = _global_parser().parse_known_args(raw)
-        except SystemExit as exc:
-            stderr.write(f"{_PROG}: error: {exc}\n" if not isinstance(exc.code, int) else "")
-            return int(exc.code) if isinstance(exc.code, int) else cli.EXIT_INPUT
+        args, rest = _global_parser().parse_known_args(raw)
         command = rest[0] if rest and not rest[0].startswith("-") else "summary"
         if rest and rest[0] == command:
             rest = rest[1:]
