@@ -25,8 +25,9 @@ import argparse
 import io
 import json
 import re
+import signal
 import sys
-import time
+import threading
 from collections.abc import Callable, Sequence
 from typing import Any, Final, NoReturn, TextIO
 
@@ -286,16 +287,21 @@ def _analyze(args: argparse.Namespace, rest: list[str], out: TextIO, err: TextIO
     _print(reports, opts, namespace, not opts.no_headers, out)
     if not opts.watch:
         return 0
-    seen = {_key(r): r for r in reports}
-    while True:
-        time.sleep(opts.watch_interval)
-        latest = _reports(args, opts, namespace, extra, err)
-        if isinstance(latest, int):
-            return latest
-        changed = [r for r in latest if seen.get(_key(r)) != r]
-        seen = {_key(r): r for r in latest}
-        if changed:
-            _print(changed, opts, namespace, False, out)
+    stop = threading.Event()  # Ctrl-C ends the watch after the listing in flight, with exit code 0
+    previous = signal.signal(signal.SIGINT, lambda _signum, _frame: stop.set())
+    try:
+        seen = {_key(r): r for r in reports}
+        while not stop.wait(opts.watch_interval):
+            latest = _reports(args, opts, namespace, extra, err)
+            if isinstance(latest, int):
+                return 0 if stop.is_set() else latest
+            changed = [r for r in latest if seen.get(_key(r)) != r]
+            seen = {_key(r): r for r in latest}
+            if changed:
+                _print(changed, opts, namespace, False, out)
+        return 0
+    finally:
+        signal.signal(signal.SIGINT, previous)
 
 
 # --- entry point ------------------------------------------------------------------------------------------
