@@ -5,11 +5,15 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+from whatif_clusters import Cluster, clusters
+
 from spreadwatch.analysis import explain_workload
 from spreadwatch.report import Health
 from spreadwatch.scoring import PROFILES, get_profile
 from spreadwatch.selectors import parse_selector
-from spreadwatch.snapshot import load_snapshot
+from spreadwatch.snapshot import Snapshot, load_snapshot
 from spreadwatch.whatif import BASELINE_PROFILE, COMPARED_PROFILE, summarize_cluster
 
 EXAMPLE = Path(__file__).resolve().parents[2] / "examples" / "cluster.yaml"
@@ -46,29 +50,51 @@ def test_zones_count_nodes_candidates_and_pods() -> None:
     assert sum(z.nodes for z in summary.zones) == len(snap.nodes)
 
 
+def _explicit_changes(snap: Snapshot, profile: str) -> tuple[int, int]:
+    """(workloads scored, workloads whose best node set differs from v1.28's), from ``explain_workload``."""
+    changed = scored = 0
+    for ctrl in snap.controllers:
+        if ctrl.kind == "ReplicaSet" and ctrl.controller is not None:
+            continue  # a Deployment's ReplicaSet: the Deployment is the workload
+        ref = f"{ctrl.kind}/{ctrl.namespace}/{ctrl.name}"
+        sets = []
+        for name in (BASELINE_PROFILE, profile):
+            scores = explain_workload(snap, ref, get_profile(name)).scores
+            if scores is None:  # invalid selector: Error under every profile
+                break
+            best = max(scores.scores.values(), default=0)
+            sets.append({n for n, s in scores.scores.items() if s == best})
+        else:
+            scored += 1
+            changed += sets[0] != sets[1]
+    return scored, changed
+
+
 def test_best_node_set_changes_match_from_scratch_scores() -> None:
     snap = load_snapshot([EXAMPLE])
     summary = summarize_cluster(snap, get_profile("v1.28"))
     assert [c.profile for c in summary.changes] == [p for p in PROFILES if p != BASELINE_PROFILE]
     for change in summary.changes:
-        changed = scored = 0
-        for ctrl in snap.controllers:
-            if ctrl.kind == "ReplicaSet" and ctrl.controller is not None:
-                continue  # a Deployment's ReplicaSet: the Deployment is the workload
-            ref = f"{ctrl.kind}/{ctrl.namespace}/{ctrl.name}"
-            sets = []
-            for name in (BASELINE_PROFILE, change.profile):
-                scores = explain_workload(snap, ref, get_profile(name)).scores
-                if scores is None:  # invalid selector: Error under every profile
-                    break
-                best = max(scores.scores.values(), default=0)
-                sets.append({n for n, s in scores.scores.items() if s == best})
-            else:
-                scored += 1
-                changed += sets[0] != sets[1]
-        assert (change.workloads, change.changed) == (scored, changed), change.profile
+        assert (change.workloads, change.changed) == _explicit_changes(snap, change.profile), change.profile
     v116 = next(c for c in summary.changes if c.profile == "v1.16")
     assert v116.changed > 0  # v1.16 reads only the beta zone labels: some example nodes lose their zone
+
+
+@settings(max_examples=80, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(cluster=clusters(), ga=st.lists(st.booleans(), min_size=6, max_size=6))
+def test_compressed_comparison_equals_explicit_sets(cluster: Cluster, ga: list[bool]) -> None:
+    """Zones under beta or GA labels per node (v1.16/v1.12 read only beta ones): the summary's compressed
+    comparison counts exactly the workloads whose explicit best node sets differ."""
+    objects = []
+    for obj in cluster.objects:
+        zone = obj["metadata"].get("labels", {}).get(BETA_ZONE) if obj["kind"] == "Node" else None
+        if zone is not None and ga[int(obj["metadata"]["name"][1:])]:
+            objects.append({**obj, "metadata": {**obj["metadata"], "labels": {GA_ZONE: zone}}})
+        else:
+            objects.append(obj)
+    snap = Snapshot.from_objects(objects)
+    for change in summarize_cluster(snap, get_profile("v1.28")).changes:
+        assert (change.workloads, change.changed) == _explicit_changes(snap, change.profile), change.profile
 
 
 def test_compared_profile_is_reported_or_its_absence_noted() -> None:
