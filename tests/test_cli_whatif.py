@@ -127,7 +127,7 @@ def test_summary_outputs_and_filters(monkeypatch: pytest.MonkeyPatch) -> None:
         (["simulate", "--cluster", EXAMPLE, CHECKOUT, "--add", "0"], "expected a whole number >= 1"),
         (["simulate", "--cluster", EXAMPLE, CHECKOUT, "--add", "x"], "expected a whole number, got 'x'"),
         (["simulate", "--cluster", EXAMPLE, CHECKOUT, "--remove", "1", "--seed", "1"], "apply to --add only"),
-        (["simulate", "--cluster", EXAMPLE, CHECKOUT, "--remove", "9"], "cannot remove 9 pods, it has 4 bound"),
+        (["simulate", "--cluster", EXAMPLE, CHECKOUT, "--remove", "9"], "cannot remove 9 pods, it has 4"),
         (["simulate", "--cluster", EXAMPLE, CHECKOUT, "--add", "1", "--runs", "0"], "expected a whole number >= 1"),
         (["simulate", "--cluster", EXAMPLE, "deployment/shop/nope", "--add", "1"], "no Deployment shop/nope"),
         (["simulate", "--cluster", EXAMPLE, "deployment/shop/broken", "--add", "1"], "cannot be simulated"),

@@ -172,7 +172,7 @@ def test_scale_down_uses_ranks_computed_once() -> None:
         ("w2", "b1", 3),
     ]
     assert (sim.final.pods, sim.final.replicas, sim.final.health.value) == (2, 2, "SinglePointOfFailure")
-    with pytest.raises(InputError, match="cannot remove 6 pods, it has 5 bound"):
+    with pytest.raises(InputError, match="cannot remove 6 pods, it has 5"):
         simulate_remove(Snapshot.from_objects(objects), "rs/default/web", get_profile("v1.28"), 6)
 
 
@@ -225,3 +225,18 @@ def test_random_module_state_is_not_used() -> None:
     random.seed(2)
     b = [s.node for s in simulate_add(snap, "rs/default/web", get_profile("v1.28"), 3, seed=3).steps]
     assert a == b
+
+
+def test_scale_down_removes_a_pending_pod_first_and_ignores_finished_ones() -> None:
+    objects: list[dict[str, Any]] = [
+        *_three_nodes(),
+        controller("ReplicaSet", "web", {"matchLabels": {"app": "web"}}, {"app": "web"}, replicas=2),
+        _rs_pod("w0", "b1"),
+        _rs_pod("w1", "", phase="Pending"),  # not scheduled yet: the controller deletes it first
+        _rs_pod("w2", "a1", phase="Failed"),  # finished: not active, never a victim
+    ]
+    sim = simulate_remove(Snapshot.from_objects(objects), "rs/default/web", get_profile("v1.28"), 1)
+    assert [(s.pod, s.node) for s in sim.steps if isinstance(s, RemovalStep)] == [("w1", "")]
+    assert sim.final.pods == 1  # w0 still counts; the pending pod never did
+    with pytest.raises(InputError, match="cannot remove 3 pods, it has 2"):
+        simulate_remove(Snapshot.from_objects(objects), "rs/default/web", get_profile("v1.28"), 3)

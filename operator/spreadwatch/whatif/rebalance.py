@@ -105,7 +105,7 @@ class _Search:
 
     def __init__(self, sim: WhatIf) -> None:
         self.sim = sim
-        self.originals = dict(sorted(sim.pods.items()))
+        self.originals = {name: pod for name, pod in sorted(sim.pods.items()) if pod.node_name}  # evictable
         self.groups = {name: (pod.node_name, label_key(pod.labels)) for name, pod in self.originals.items()}
 
     def apply(self, path: Sequence[str]) -> list[tuple[Pod, Pod | None, str]]:

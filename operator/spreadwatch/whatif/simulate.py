@@ -24,7 +24,7 @@ from typing import Any
 from spreadwatch.analysis import find_workload
 from spreadwatch.errors import InputError
 from spreadwatch.index import SpreadIndex
-from spreadwatch.model import Controller, Pod, intern_labels
+from spreadwatch.model import TERMINAL_PHASES, Controller, Pod, intern_labels
 from spreadwatch.report import Health, ReportOptions, SpreadReport
 from spreadwatch.scoring import Profile, WorkloadRef, ZoneKey, is_workload, representative_pod, zone_key
 from spreadwatch.snapshot import Snapshot
@@ -163,10 +163,14 @@ class WhatIf:
         self._zones = {n.name: zone_key(n.labels, profile) for n in snapshot.nodes}
         self._next_pod, _ = representative_pod(ctrl, snapshot.controllers_in("ReplicaSet", ctrl.namespace))
         self._taken = {p.name for p in snapshot.pods if p.namespace == ctrl.namespace}
+        # the workload's active pods (bound or not): what a scale-down or an eviction can remove
         self.pods: dict[str, Pod] = {
             p.name: p
             for p in snapshot.pods
-            if p.namespace == ctrl.namespace and p.node_name and ctrl.selector.matches(p.labels)
+            if p.namespace == ctrl.namespace
+            and not p.deleting
+            and p.phase not in TERMINAL_PHASES
+            and ctrl.selector.matches(p.labels)
         }
         self._added = 0
         initial = self.report()
@@ -280,7 +284,7 @@ def simulate_remove(
     initial = sim.report()
     ranked = rank_victims(sim.pods.values(), sim.workload.kind)
     if count > len(ranked):
-        raise InputError(f"{sim.ref.key}: cannot remove {count} pods, it has {len(ranked)} bound")
+        raise InputError(f"{sim.ref.key}: cannot remove {count} pods, it has {len(ranked)}")
     on_node = Counter(p.node_name for p in ranked)
     steps: list[PlacementStep | RemovalStep] = []
     for i, pod in enumerate(ranked[:count], start=1):

@@ -26,7 +26,7 @@ from __future__ import annotations
 from collections import Counter
 from collections.abc import Iterable
 
-from spreadwatch.model import Pod
+from spreadwatch.model import TERMINAL_PHASES, Pod
 
 __all__ = ["rank_victims"]
 
@@ -40,7 +40,7 @@ def _ordinal(pod: Pod) -> int:
 
 def rank_victims(pods: Iterable[Pod], kind: str) -> list[Pod]:
     """``pods`` (a workload's active pods) in the order its controller deletes them on a scale-down."""
-    active = [p for p in pods if not p.deleting and p.phase not in ("Succeeded", "Failed")]
+    active = [p for p in pods if not p.deleting and p.phase not in TERMINAL_PHASES]
     if kind == "StatefulSet":
         return sorted(active, key=lambda p: (-_ordinal(p), p.name))
     on_node = Counter(p.node_name for p in active)
