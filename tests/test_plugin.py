@@ -208,3 +208,21 @@ def test_help_and_version() -> None:
     assert code == 0 and out.startswith("kubectl-spreadwatch ")
     code, out, _ = run("simulate", "--help")  # a command's own help is spreadwatch's
     assert code == 0 and "--add N" in out and "--runs K" in out
+
+
+def test_a_kubeconfig_list_is_merged_like_kubectl(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """$KUBECONFIG=a:b: the current context named in a, defined (with its namespace) in b."""
+    first = {"apiVersion": "v1", "kind": "Config", "current-context": "data-ctx", "contexts": [], "clusters": []}
+    second = {
+        "apiVersion": "v1",
+        "kind": "Config",
+        "clusters": [{"name": "c", "cluster": {"server": "https://127.0.0.1:1"}}],
+        "users": [{"name": "u", "user": {"token": "t"}}],
+        "contexts": [{"name": "data-ctx", "context": {"cluster": "c", "user": "u", "namespace": "data"}}],
+    }
+    (tmp_path / "a").write_text(yaml.safe_dump(first))
+    (tmp_path / "b").write_text(yaml.safe_dump(second))
+    monkeypatch.setenv("KUBECONFIG", f"{tmp_path / 'a'}:{tmp_path / 'b'}")
+    monkeypatch.delenv("KUBERNETES_SERVICE_HOST", raising=False)
+    code, out, _ = run("analyze", "--cluster", EXAMPLE, "-o", "name")
+    assert (code, out) == (0, "replicationcontroller/legacy-api\nstatefulset.apps/postgres\n")
