@@ -138,16 +138,14 @@ def chart(control_plane: ControlPlane, kube_api: client.ApiClient,
     installed.uninstall()
 
 
-@pytest.fixture(scope="module")
-def operator(crd: None, chart: ChartInstall, tmp_path_factory: pytest.TempPathFactory) -> Iterator[SecureOperator]:
-    work = tmp_path_factory.mktemp("secure-operator")
+def start_operator(chart: ChartInstall, work: Path, *extra: str) -> SecureOperator:
+    """`spreadwatch run` with the chart's args as its ServiceAccount; $TMPDIR is ``work/tmp``."""
     tmpdir = work / "tmp"
     tmpdir.mkdir()
     probes, metrics = free_port(), free_port()
     cmd = [sys.executable, "-m", "spreadwatch.cli", "run", *chart.args, "--kubeconfig", str(chart.kubeconfig),
            f"--port={probes}", f"--metrics-port={metrics}", "--bind-address=127.0.0.1", "--debounce=0.2",
-           "--log-format=json", "--skip-namespace=kube-system"]  # fmt: skip
-    assert "--metrics-secure=true" in chart.args  # the chart's default
+           "--log-format=json", "--skip-namespace=kube-system", *extra]  # fmt: skip
     env = {k: v for k, v in os.environ.items() if not k.startswith("SPREADWATCH_") and k != "KUBECONFIG"}
     env.update(chart.env, TMPDIR=str(tmpdir))
     log = work / "operator.log"
@@ -161,11 +159,22 @@ def operator(crd: None, chart: ChartInstall, tmp_path_factory: pytest.TempPathFa
 
     try:
         wait_for(ready, timeout=60, message="the operator's /readyz")
+    except BaseException:
+        op.stop()
+        raise
+    return op
+
+
+@pytest.fixture(scope="module")
+def operator(crd: None, chart: ChartInstall, tmp_path_factory: pytest.TempPathFactory) -> Iterator[SecureOperator]:
+    assert "--metrics-secure=true" in chart.args  # the chart's default
+    op = start_operator(chart, tmp_path_factory.mktemp("secure-operator"))
+    try:
         yield op
     finally:
         code = op.stop()
     assert code == 0, f"operator exited with {code} on SIGTERM:\n{op.tail()}"
-    assert not list(tmpdir.iterdir()), "the self-signed certificate directory was left behind"
+    assert not list(op.tmpdir.glob("spreadwatch-metrics-*")), "the self-signed certificate directory was left behind"
 
 
 @pytest.fixture(scope="module")
@@ -305,6 +314,26 @@ def test_operator_may_review_tokens_and_access_and_nothing_more(
         assert sar.status.allowed is False  # the operator itself is not a metrics reader
     finally:
         api.close()
+
+
+def test_without_auth_delegator_every_scrape_is_500_and_logged(
+    control_plane: ControlPlane, kube_api: client.ApiClient, crd: None, scrapers: Scrapers, tmp_path: Path,
+) -> None:  # fmt: skip
+    """The chart's RBAC without secure metrics (no system:auth-delegator), the operator told to secure them
+    anyway: its TokenReviews are refused, so valid tokens get 500 (never a 200, never cached)."""
+    chart = install_chart_rbac(control_plane, kube_api, tmp_path, {"metrics": {"secure": False}})
+    try:
+        op = start_operator(chart, tmp_path, "--metrics-secure=true")
+        try:
+            assert [op.scrape(scrapers.reader)[0] for _ in range(2)] == [500, 500]
+            assert op.scrape()[0] == 401  # no token: decided without the API
+            state = op.state()["metricsAuth"]
+            assert (state["failed"], state["tokenReviews"], state["cached"]) == (2, 2, 0), state
+        finally:
+            op.stop()
+        assert "cannot authorize a get /metrics request: TokenReview: HTTP 403" in op.log.read_text(), op.tail()
+    finally:
+        chart.uninstall()
 
 
 # --------------------------------------------------------------------------- Prometheus

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import asyncio
 import ssl
+import tempfile
 from dataclasses import replace
 from pathlib import Path
 
@@ -150,8 +151,6 @@ def test_mounted_cert_dir_errors_are_one_line(tmp_path: Path) -> None:
 
 def test_self_signed_cert_is_private_and_under_tmpdir(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv("TMPDIR", str(tmp_path))
-    import tempfile
-
     monkeypatch.setattr(tempfile, "tempdir", None)  # re-read $TMPDIR
     cert = serving_cert(None)
     assert cert.self_signed
