@@ -323,7 +323,8 @@ def test_without_auth_delegator_every_scrape_is_500_and_logged(
     anyway: its TokenReviews are refused, so valid tokens get 500 (never a 200, never cached)."""
     chart = install_chart_rbac(control_plane, kube_api, tmp_path, {"metrics": {"secure": False}})
     try:
-        op = start_operator(chart, tmp_path, "--metrics-secure=true")
+        # its own empty namespace only: no second writer of the other tests' reports
+        op = start_operator(chart, tmp_path, "--metrics-secure=true", f"--namespace={chart.namespace}")
         try:
             assert [op.scrape(scrapers.reader)[0] for _ in range(2)] == [500, 500]
             assert op.scrape()[0] == 401  # no token: decided without the API
