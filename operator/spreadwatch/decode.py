@@ -426,7 +426,7 @@ Decoded = Record | Unparsed | None  # None: a kind spreadwatch does not use
 
 def _unparsed(item: msgspec.Raw, kind: str, api_version: str) -> Unparsed:
     try:
-        doc = orjson.loads(item)
+        doc = orjson.loads(memoryview(item))
     except orjson.JSONDecodeError as err:
         raise DecodeError(str(err)) from None
     if kind and isinstance(doc, dict):
