@@ -17,8 +17,8 @@ import pytest
 import yaml
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
-from k8s_objects import controller, node, owner, pod, service
 
+from k8s_objects import controller, node, owner, pod, service
 from spreadwatch.decode import Converter, Unparsed, decode_json, decode_page
 from spreadwatch.errors import ObjectError, SnapshotError
 from spreadwatch.model import Pod, parse_object
@@ -312,7 +312,7 @@ def test_api_pages_fill_in_kind_and_api_version() -> None:
     assert token == "tok"
     assert first == parse_object(rs | {"kind": "ReplicaSet", "apiVersion": "apps/v1"})
     assert isinstance(second, Unparsed) and second.value["kind"] == "ReplicaSet"
-    with pytest.raises(ObjectError, match="spec.replicas: expected an integer"):
+    with pytest.raises(ObjectError, match=r"spec\.replicas: expected an integer"):
         parse_object(second.value)
     last, token = decode_page(b'{"metadata": {}, "items": []}', "Pod", "v1", Converter())
     assert (list(last), token) == ([], "")
