@@ -2,24 +2,29 @@
 
 ``kubectl get -o json`` dumps and the API server's list pages are decoded by msgspec into small Structs that
 declare only the fields spreadwatch reads; every other field (container specs, status conditions, managed
-fields, ...) is skipped by the decoder in C, never materialised as Python objects. The Structs are then
-turned into records (:func:`_to_record`) and dropped item by item.
+fields, ...) is skipped by the decoder in C, never materialised as Python objects. A List's items are kept
+as ``msgspec.Raw`` slices of the input and decoded one at a time (:func:`decode_items`); each item's Structs
+become a record (:class:`Converter`) and are dropped at once.
 
 **Exactness.** msgspec is only trusted when it succeeds. An item it rejects (a wrongly typed field, a
-missing name, anything unusual) is re-read with orjson and handed to :func:`spreadwatch.model.parse_object`,
-the reference parser, which either accepts it (msgspec is stricter in a few harmless places) or raises the
-same one-line :class:`~spreadwatch.errors.ObjectError` naming the object and field as ever. So a broken
-object costs one slow re-read and never hides the others: items are decoded one by one on that path.
+missing name, anything unusual) comes out as :class:`Unparsed` (orjson's dict of it), for
+:func:`spreadwatch.model.parse_object`, the reference parser, which either accepts it (msgspec is stricter in
+a few harmless places) or raises the same one-line :class:`~spreadwatch.errors.ObjectError` naming the
+object and field as ever. So a broken object costs one slow re-read and never hides the others.
 
 **Adding a field** (e.g. for PodTopologySpread): add one line to the Struct whose JSON object holds it —
-the attribute named exactly as the JSON key (``nodeName``), typed ``T | None = None`` (a JSON ``null`` reads
-as absent, as in the reference parser) — and pass it on in the matching ``_pod``/``_node``/... converter.
-A nested object is one more Struct; a field whose type depends on the kind (``spec.selector``) is
-``msgspec.Raw`` and decoded by the converter that knows the kind. The reference parser in ``model.py``
-needs the same field (it is the error path), and ``tests/test_decode.py`` checks both agree.
+the attribute named exactly as the JSON key (``nodeName``; ``msgspec.field(name=...)`` when the key is a
+Python keyword), typed ``T | None = None`` (a JSON ``null`` reads as absent, as in the reference parser) —
+and pass it on in the matching :class:`Converter` method (``pod``, ``node``, ``workload``, ...). A nested
+object is one more Struct. The pod's scheduling fields (``tolerations``, ``nodeSelector``, ``affinity``,
+``topologySpreadConstraints``) are ``msgspec.Raw``: their bytes key a cache, and only a miss decodes them
+typed in ``Converter._new_template`` (for spread constraints, give ``_TopologySpreadConstraint`` its
+fields there). The reference parser in ``model.py`` needs the same field (it is the error path), and
+``tests/test_decode.py`` checks that both agree on every field, for any value.
 
-Costs: O(bytes) in C for the skipped fields plus O(kept fields) in Python per item; peak memory is the input
-bytes plus the records (one item's Structs at a time on the per-item path).
+Costs: O(bytes) in C for the skipped fields plus O(kept fields) in Python per item, and O(1) per repeated
+sub-object (cache hit); memory: the input bytes (a memory-mapped file's decoded pages can be released as
+:func:`decode_json` reports progress) plus the records, and one item's Structs at a time.
 """
 
 from __future__ import annotations
