@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import copy
 import importlib.util
+import io
 import sys
 from pathlib import Path
 from typing import Any
@@ -352,3 +353,12 @@ def test_any_value_anywhere_same_outcome_as_the_reference(tmp_path: Path, case: 
     typed, reference = _both(tmp_path, [_set(_OBJECTS[index], path, value)])
     assert typed == reference
 
+
+
+@pytest.mark.parametrize("fmt", ["json", "yaml"])
+def test_stdin_snapshot(monkeypatch: pytest.MonkeyPatch, fmt: str) -> None:
+    objects = _all_kinds()
+    doc = {"kind": "List", "items": objects}
+    data = orjson.dumps(doc) if fmt == "json" else yaml.safe_dump(doc).encode()
+    monkeypatch.setattr(sys, "stdin", io.TextIOWrapper(io.BytesIO(data)))
+    assert _outcome(lambda: load_snapshot(["-"])) == _outcome(lambda: Snapshot.from_objects(objects))
