@@ -38,7 +38,7 @@ from spreadwatch.report import ReportOptions
 from spreadwatch.scoring import Profile
 from spreadwatch.snapshot import Snapshot, load_snapshot, paused_gc, read_documents
 
-__all__ = ["measure_decode"]
+__all__ = ["api_pages", "dict_pages", "measure_decode", "rows", "typed_pages", "write_variants"]
 
 YAML_SAMPLE = 10_000  # objects in the YAML comparison (libyaml takes minutes for a whole scale-1.0 dump)
 PAGE = 500  # items per list page, as the operator asks for
@@ -121,7 +121,7 @@ def api_pages(objects: Sequence[dict[str, Any]]) -> list[tuple[str, str, bytes]]
     return pages
 
 
-def _typed_pages(pages: Sequence[tuple[str, str, bytes]]) -> list[Any]:
+def typed_pages(pages: Sequence[tuple[str, str, bytes]]) -> list[Any]:
     """Records of all pages, typed (what the operator's initial listing does)."""
     converter = Converter()
     with paused_gc():
@@ -132,7 +132,7 @@ def _typed_pages(pages: Sequence[tuple[str, str, bytes]]) -> list[Any]:
     return records
 
 
-def _dict_pages(pages: Sequence[tuple[str, str, bytes]]) -> list[Any]:
+def dict_pages(pages: Sequence[tuple[str, str, bytes]]) -> list[Any]:
     """The same pages the previous way: orjson into dicts, kind filled in, ``parse_object``."""
     with paused_gc():
         records = []
@@ -193,8 +193,8 @@ def measure_decode(
     res["initial_list"] = {
         "pages": len(pages),
         "pods": sum(1 for o in objects if o["kind"] == "Pod"),
-        "typed": _median_cpu(lambda: _typed_pages(pages), repeats),
-        "orjson_parse_object": _median_cpu(lambda: _dict_pages(pages), 1),
+        "typed": _median_cpu(lambda: typed_pages(pages), repeats),
+        "orjson_parse_object": _median_cpu(lambda: dict_pages(pages), 1),
     }
     pages.clear()
     res["analyze_compact"] = analyze(paths["compact"])

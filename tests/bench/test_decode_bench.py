@@ -32,7 +32,7 @@ def test_decode_figures_machinery(tmp_path: Path) -> None:
     decode_bench = run.decode_bench
     objects = run.synth.generate(0.005, seed=1)
     pages = decode_bench.api_pages(objects)
-    assert decode_bench._typed_pages(pages) == decode_bench._dict_pages(pages)  # same records, typed or not
+    assert decode_bench.typed_pages(pages) == decode_bench.dict_pages(pages)  # same records, typed or not
     dump = tmp_path / "c2.json"
     run.synth.write_dump(objects, dump)
     res = decode_bench.measure_decode(
