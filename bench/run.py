@@ -53,6 +53,7 @@ HERE = Path(__file__).resolve().parent
 ROOT = HERE.parent
 sys.path.insert(0, str(HERE))
 
+import decode_bench  # noqa: E402
 import naive  # noqa: E402
 import synth  # noqa: E402
 
@@ -78,6 +79,11 @@ TARGETS = {
     "event_p99_ms": 1.0,
     "events_per_s": 5000.0,
     "analyze_vs_json_load": 2.0,
+    # issue 13 (typed decoding): on the compact dump, decode included
+    "analyze_compact_vs_json_load": 0.5,
+    "analyze_rss_mib": 500.0,
+    "cold_with_decode_s": 0.7,
+    "initial_list_s": 0.5,
     "naive_speedup": 100.0,
     "oracle_speedup": 1.0,
 }
@@ -1145,6 +1151,10 @@ def bench_scale(cfg: Config, scale: float, workdir: Path, binary: str | None) ->
     if cfg.analyze:
         dump = workdir / f"cluster-{scale}.json"
         res["dump_mib"] = synth.write_dump(objects, dump) / 2**20
+        log(f"scale {scale}: typed decoding (compact / 2- / 4-space JSON, YAML sample, API pages) x{cfg.repeats}")
+        res["decode"] = decode_bench.measure_decode(
+            objects, dump, workdir, scale, profile, cfg.repeats, lambda p: measure_analyze(p, cfg.repeats, workdir)
+        )
         del objects
         gc.collect()
         log(f"scale {scale}: analyze -o json vs json.load x{cfg.repeats}")
@@ -1215,6 +1225,47 @@ def status_rows(res: dict[str, Any]) -> list[Row]:
                 a.get("cpu_ratio"),
                 "≤ 2×",
                 TARGETS["analyze_vs_json_load"],
+                False,
+            )
+        )
+    if "decode" in res:
+        d = res["decode"]
+        a = d["analyze_compact"]
+        rows.append(
+            (
+                "analyze -o json ÷ json.load, compact dump",
+                "×",
+                a["ratio"],
+                a.get("cpu_ratio"),
+                "≤ 0.5×",
+                TARGETS["analyze_compact_vs_json_load"],
+                False,
+            )
+        )
+        rss = d["analyze_rss_mib"]["compact"]
+        rss_target = TARGETS["analyze_rss_mib"]
+        rows.append(("peak RSS of analyze -o json (compact)", "MiB", rss, rss, "≤ 500 MiB", rss_target, False))
+        cold = d["cold_with_decode"]
+        rows.append(
+            (
+                "cold full computation incl. decode (compact)",
+                "s",
+                cold["wall_s"],
+                cold["cpu_s"],
+                "≤ 0.7 s",
+                TARGETS["cold_with_decode_s"],
+                False,
+            )
+        )
+        pages = d["initial_list"]["typed"]
+        rows.append(
+            (
+                "operator initial list decode (raw pages → records)",
+                "s",
+                pages["wall_s"],
+                pages["cpu_s"],
+                "≤ 0.5 s",
+                TARGETS["initial_list_s"],
                 False,
             )
         )
@@ -1527,6 +1578,7 @@ def render(
     row("**json.load of the dump** (s, in-process call)", lambda r: r["analyze"]["json_load_s"])
     row("  ↳ json.load subprocess incl. startup (s)", lambda r: r["analyze"]["json_load_subprocess_s"])
     row("**analyze ÷ json.load** (×)", lambda r: r["analyze"]["ratio"])
+    decode_bench.rows(row)
     row(
         "  ↳ CPU time: analyze / json.load / ratio",
         lambda r: (

@@ -12,6 +12,9 @@ services, namespaces, deployments, replicasets, statefulsets and replicationcont
   indexed at all; a namespace whose opt-out label flips makes the writer re-evaluate its workloads;
 * then the writer is woken (it debounces).
 
+:meth:`EventRouter.handle_record` does the same for a record the initial listing decoded straight from the
+API's pages (no dict, no second parse).
+
 The router never touches the API and never mutates the event's body.
 """
 
@@ -26,7 +29,7 @@ from spreadwatch.config import OperatorConfig
 from spreadwatch.errors import ObjectError
 from spreadwatch.index import SpreadIndex
 from spreadwatch.kube import CLUSTER_RESOURCES, ApiResource
-from spreadwatch.model import parse_object
+from spreadwatch.model import Record, parse_object
 
 __all__ = ["WATCHED", "EventRouter", "RouterStats", "Watched"]
 
@@ -114,6 +117,24 @@ class EventRouter:
             self.observe(watched.kind, event_type, namespace, name)
         self.wake()
 
+    def handle_record(self, kind: str, record: Record) -> None:
+        """What :meth:`handle` does with a type-None event of an object of the watched ``kind``, for its record
+        decoded straight from a list page (``kube.iter_cluster_records``: the initial listing). O(1) + apply."""
+        self.stats.events += 1
+        watched = _BY_KIND.get(kind)
+        if watched is None:
+            self.stats.ignored += 1
+            return
+        self.stats.by_kind[kind] = self.stats.by_kind.get(kind, 0) + 1
+        namespace: str = getattr(record, "namespace", "") if watched.namespaced else ""
+        if watched.namespaced and self._namespace_out_of_scope(namespace):
+            self.stats.ignored += 1
+            return
+        self._apply_record(watched, record, namespace, record.name)
+        if self.observe is not None:
+            self.observe(kind, None, namespace, record.name)
+        self.wake()
+
     def _namespace_out_of_scope(self, namespace: str) -> bool:
         cfg = self.config
         return namespace in cfg.skip_namespaces or bool(cfg.namespaces and namespace not in cfg.namespaces)
@@ -131,7 +152,10 @@ class EventRouter:
                     "skipping malformed object: %s", problem, extra={"object": f"{watched.kind}/{namespace}/{name}"}
                 )
             return
-        if self._broken.pop(key, None) is not None:
+        self._apply_record(watched, record, namespace, name)
+
+    def _apply_record(self, watched: Watched, record: Record | None, namespace: str, name: str) -> None:
+        if self._broken.pop((watched.kind, namespace, name), None) is not None:
             log.info("object is valid again: %s %s/%s", watched.kind, namespace, name)
         if record is None:
             self.stats.ignored += 1

@@ -36,6 +36,7 @@ from prometheus_client import ProcessCollector
 
 from spreadwatch import __version__
 from spreadwatch.config import OperatorConfig
+from spreadwatch.decode import Unparsed
 from spreadwatch.errors import InputError, SpreadwatchError
 from spreadwatch.handlers.events import WATCHED, EventRouter, Watched
 from spreadwatch.handlers.health import HealthServer, MetricsServer
@@ -49,7 +50,7 @@ from spreadwatch.kube import (
     LeaseElector,
     ReportClient,
     connection_params,
-    iter_cluster_objects,
+    iter_cluster_records,
     list_object_keys,
     load_api_client,
     load_configuration,
@@ -216,14 +217,18 @@ class Runtime:
         delay = 1.0
         while True:
             try:
-                objects = await run_sync(lambda: list(iter_cluster_objects(self.api, self.config.namespaces)))
+                # decoded straight from the raw pages into records (msgspec): no dict per object
+                objects = await run_sync(lambda: list(iter_cluster_records(self.api, self.config.namespaces)))
                 break
             except (SpreadwatchError, OSError) as err:
                 log.warning("initial listing failed (retrying in %.0fs): %s", delay, err)
                 await asyncio.sleep(delay)
                 delay = min(30.0, delay * 2)
-        for i, obj in enumerate(objects):
-            self.router.handle({"type": None, "object": obj})
+        for i, (resource, item) in enumerate(objects):
+            if isinstance(item, Unparsed):  # what the typed decoder left: parsed (and its error worded) as ever
+                self.router.handle({"type": None, "object": item.value}, resource.kind)
+            elif item is not None:
+                self.router.handle_record(resource.kind, item)
             if i % 2000 == 1999:
                 await asyncio.sleep(0)
         self._loaded()

@@ -1,0 +1,257 @@
+"""Decoding figures of ``make bench`` (issue 13): typed JSON decoding against ``json.load``, per dump format.
+
+Called by bench/run.py once per scale (:func:`measure_decode`); every figure is also given in CPU time of one
+process, and as ratios of two measurements taken back to back in that process, which a loaded machine
+distorts far less than wall-clock seconds:
+
+* ``load_snapshot`` (msgspec, straight into records) ÷ ``json.load`` of the same file, for the compact dump,
+  the 2-space one (bench/synth.py's) and kubectl's 4-space one; the reference path (orjson + parse_object)
+  of the compact dump for comparison;
+* YAML: ``load_snapshot`` of a sample of the objects as YAML vs the same sample as compact JSON;
+* cold full computation including decode: ``load_snapshot`` of the compact dump + index load + all reports;
+* the operator's initial listing: every object as the API server's list pages of 500 (items without kind
+  and apiVersion), decoded into records (``kube``'s ``decode_page``) vs orjson + ``parse_object``;
+* peak RSS (VmHWM) of ``spreadwatch analyze -o json`` as a fresh process, per dump format.
+"""
+
+from __future__ import annotations
+
+import gc
+import json
+import re
+import statistics
+import subprocess
+import sys
+import time
+from collections.abc import Callable, Sequence
+from pathlib import Path
+from typing import Any
+
+import orjson
+import yaml
+
+from spreadwatch.decode import Converter, Unparsed, decode_page
+from spreadwatch.index import SpreadIndex
+from spreadwatch.kube import CLUSTER_RESOURCES
+from spreadwatch.model import parse_object
+from spreadwatch.report import ReportOptions
+from spreadwatch.scoring import Profile
+from spreadwatch.snapshot import Snapshot, load_snapshot, paused_gc, read_documents
+
+__all__ = ["api_pages", "dict_pages", "measure_decode", "rows", "typed_pages", "write_variants"]
+
+YAML_SAMPLE = 10_000  # objects in the YAML comparison (libyaml takes minutes for a whole scale-1.0 dump)
+PAGE = 500  # items per list page, as the operator asks for
+
+_ANALYZE_RSS = (
+    "import os, sys\n"
+    "from spreadwatch.cli import main\n"
+    "with open(os.devnull, 'w') as sink:\n"
+    "    code = main(['analyze', '--cluster', sys.argv[1], '-o', 'json'], out=sink)\n"
+    "hwm = [l for l in open('/proc/self/status') if l.startswith('VmHWM:')][0].split()[1]\n"
+    "print(code, int(hwm) * 1024)\n"
+)
+
+
+def _cpu(fn: Callable[[], Any], gc_on: bool = True) -> tuple[float, float]:
+    """(CPU seconds, wall seconds) of one call; the result is dropped before returning."""
+    gc.collect()
+    was = gc.isenabled()
+    if not gc_on:
+        gc.disable()
+    try:
+        c, t = time.process_time(), time.perf_counter()
+        result = fn()
+        cpu, wall = time.process_time() - c, time.perf_counter() - t
+    finally:
+        if was:
+            gc.enable()
+    del result
+    return cpu, wall
+
+
+def _median_cpu(fn: Callable[[], Any], repeats: int, gc_on: bool = True) -> dict[str, float]:
+    runs = [_cpu(fn, gc_on) for _ in range(repeats)]
+    return {"cpu_s": statistics.median(r[0] for r in runs), "wall_s": statistics.median(r[1] for r in runs)}
+
+
+def _json_load(path: Path) -> Any:
+    with open(path, "rb") as f:
+        return json.load(f)
+
+
+def _reference(path: Path) -> Snapshot:
+    with paused_gc():
+        return Snapshot.from_objects(read_documents([path]))
+
+
+def _reindent4(data: bytes) -> bytes:
+    """orjson's 2-space indentation turned into kubectl's 4 spaces (same document)."""
+    return re.sub(rb"\n( +)", lambda m: b"\n" + m.group(1) * 2, data)
+
+
+def write_variants(objects: Sequence[dict[str, Any]], workdir: Path, scale: float) -> dict[str, Path]:
+    """The dump as compact and 4-space-indented JSON, and a YAML sample (with its JSON twin)."""
+    envelope = {"apiVersion": "v1", "kind": "List", "metadata": {"resourceVersion": ""}, "items": objects}
+    paths = {"compact": workdir / f"cluster-{scale}-compact.json", "indent4": workdir / f"cluster-{scale}-4.json"}
+    paths["compact"].write_bytes(orjson.dumps(envelope))
+    paths["indent4"].write_bytes(_reindent4(orjson.dumps(envelope, option=orjson.OPT_INDENT_2)))
+    step = max(1, len(objects) // YAML_SAMPLE)
+    sample = {**envelope, "items": list(objects[::step])}
+    paths["yaml_sample"] = workdir / f"cluster-{scale}-sample.yaml"
+    paths["yaml_sample"].write_text(yaml.dump(sample, Dumper=getattr(yaml, "CSafeDumper", yaml.SafeDumper)))
+    paths["json_sample"] = workdir / f"cluster-{scale}-sample.json"
+    paths["json_sample"].write_bytes(orjson.dumps(sample))
+    return paths
+
+
+def api_pages(objects: Sequence[dict[str, Any]]) -> list[tuple[str, str, bytes]]:
+    """Every object as the API server's list pages: (kind, apiVersion, page bytes), items without kind."""
+    by_kind: dict[str, list[dict[str, Any]]] = {}
+    for obj in objects:
+        by_kind.setdefault(obj["kind"], []).append({k: v for k, v in obj.items() if k not in ("kind", "apiVersion")})
+    pages = []
+    for resource in CLUSTER_RESOURCES:
+        items = by_kind.get(resource.kind, [])
+        for start in range(0, len(items), PAGE):
+            more = {"continue": str(start + PAGE)} if start + PAGE < len(items) else {}
+            body = {"kind": f"{resource.kind}List", "apiVersion": resource.api_version, "metadata": more}
+            body["items"] = items[start : start + PAGE]
+            pages.append((resource.kind, resource.api_version, orjson.dumps(body)))
+    return pages
+
+
+def typed_pages(pages: Sequence[tuple[str, str, bytes]]) -> list[Any]:
+    """Records of all pages, typed (what the operator's initial listing does)."""
+    converter = Converter()
+    with paused_gc():
+        records = []
+        for kind, api_version, data in pages:
+            items, _ = decode_page(data, kind, api_version, converter)
+            records.extend(parse_object(i.value) if isinstance(i, Unparsed) else i for i in items)
+    return records
+
+
+def dict_pages(pages: Sequence[tuple[str, str, bytes]]) -> list[Any]:
+    """The same pages the previous way: orjson into dicts, kind filled in, ``parse_object``."""
+    with paused_gc():
+        records = []
+        for kind, api_version, data in pages:
+            for item in orjson.loads(data)["items"]:
+                item.setdefault("kind", kind)
+                item.setdefault("apiVersion", api_version)
+                records.append(parse_object(item))
+    return records
+
+
+def _cold_with_decode(path: Path, profile: Profile) -> int:
+    snapshot = load_snapshot([path])
+    index = SpreadIndex(profile, ReportOptions())
+    index.load(snapshot)
+    return len(index.reports())
+
+
+def _analyze_rss(path: Path) -> int:
+    out = subprocess.run([sys.executable, "-c", _ANALYZE_RSS, str(path)], check=True, capture_output=True, text=True)
+    code, hwm = out.stdout.split()
+    if code != "0":
+        raise RuntimeError(f"analyze exited {code}: {out.stderr.strip()}")
+    return int(hwm)
+
+
+def measure_decode(
+    objects: Sequence[dict[str, Any]],
+    dump2: Path,
+    workdir: Path,
+    scale: float,
+    profile: Profile,
+    repeats: int,
+    analyze: Callable[[Path], dict[str, Any]],
+) -> dict[str, Any]:
+    """Every figure of the module docstring at one scale (``dump2``: bench/synth.py's 2-space dump;
+    ``analyze(path)``: run.py's ``analyze -o json`` subprocess vs ``json.load`` measurement)."""
+    paths = write_variants(objects, workdir, scale)
+    paths["indent2"] = dump2
+    res: dict[str, Any] = {"sizes_mib": {k: p.stat().st_size / 2**20 for k, p in paths.items()}}
+    for fmt in ("compact", "indent2", "indent4"):
+        path = paths[fmt]
+        load = _median_cpu(lambda p=path: _json_load(p), repeats)
+        typed = _median_cpu(lambda p=path: load_snapshot([p]), repeats)
+        res[fmt] = {"json_load": load, "typed": typed, "cpu_ratio": typed["cpu_s"] / load["cpu_s"]}
+    res["compact"]["reference"] = _median_cpu(lambda: _reference(paths["compact"]), 1)
+    res["compact"]["reference_cpu_ratio"] = res["compact"]["reference"]["cpu_s"] / res["compact"]["json_load"]["cpu_s"]
+    yaml_s = _median_cpu(lambda: load_snapshot([paths["yaml_sample"]]), 1)
+    json_s = _median_cpu(lambda: load_snapshot([paths["json_sample"]]), repeats)
+    res["yaml_sample"] = {
+        "objects": len(objects[:: max(1, len(objects) // YAML_SAMPLE)]),
+        "yaml": yaml_s,
+        "json_typed": json_s,
+        "yaml_over_json": yaml_s["cpu_s"] / json_s["cpu_s"],
+    }
+    res["cold_with_decode"] = _median_cpu(lambda: _cold_with_decode(paths["compact"], profile), repeats)
+    pages = api_pages(objects)
+    res["initial_list"] = {
+        "pages": len(pages),
+        "pods": sum(1 for o in objects if o["kind"] == "Pod"),
+        "typed": _median_cpu(lambda: typed_pages(pages), repeats),
+        "orjson_parse_object": _median_cpu(lambda: dict_pages(pages), 1),
+    }
+    pages.clear()
+    res["analyze_compact"] = analyze(paths["compact"])
+    res["analyze_indent4"] = analyze(paths["indent4"])
+    res["analyze_rss_mib"] = {fmt: _analyze_rss(paths[fmt]) / 2**20 for fmt in ("compact", "indent2", "indent4")}
+    for key in ("compact", "indent4", "yaml_sample", "json_sample"):
+        paths[key].unlink()
+    return res
+
+
+def rows(row: Callable[..., None]) -> None:
+    """This module's lines of docs/benchmarks.md's "All figures by scale" table (``row(label, get, unit)``)."""
+    row("dump sizes: compact / 4-space (MiB)", lambda r: _pair(r["decode"]["sizes_mib"], "compact", "indent4", ""))
+    row(
+        "**analyze ÷ json.load, compact / 4-space dump** (×, wall; CPU in parentheses)",
+        lambda r: " / ".join(
+            f"{r['decode'][k]['ratio']:.2f} ({r['decode'][k]['cpu_ratio']:.2f})"
+            for k in ("analyze_compact", "analyze_indent4")
+        ),
+    )
+    row(
+        "**peak RSS of analyze -o json**: compact / 2-space / 4-space (MiB)",
+        lambda r: " / ".join(f"{r['decode']['analyze_rss_mib'][k]:.0f}" for k in ("compact", "indent2", "indent4")),
+    )
+    for fmt, label in (("compact", "compact"), ("indent2", "2-space"), ("indent4", "4-space")):
+        row(
+            f"load_snapshot ÷ json.load, {label} dump (CPU, in one process)",
+            lambda r, f=fmt: (
+                f"{r['decode'][f]['cpu_ratio']:.2f}× ({r['decode'][f]['typed']['cpu_s']:.2f} s / "
+                f"{r['decode'][f]['json_load']['cpu_s']:.2f} s)"
+            ),
+        )
+    row(
+        "  ↳ before: orjson + parse_object ÷ json.load, compact (CPU)",
+        lambda r: f"{r['decode']['compact']['reference_cpu_ratio']:.2f}×",
+    )
+    row("YAML ÷ JSON load_snapshot, same sample (CPU)", lambda r: _yaml_cell(r["decode"]["yaml_sample"]))
+    row(
+        "**cold full computation incl. decode** (compact; s wall / CPU)",
+        lambda r: _pair(r["decode"]["cold_with_decode"], "wall_s", "cpu_s", " s"),
+    )
+    row(
+        "**operator initial list: raw pages → records** (s wall / CPU)",
+        lambda r: _pair(r["decode"]["initial_list"]["typed"], "wall_s", "cpu_s", " s"),
+    )
+    row(
+        "  ↳ before: orjson + parse_object of the same pages (s wall / CPU)",
+        lambda r: _pair(r["decode"]["initial_list"]["orjson_parse_object"], "wall_s", "cpu_s", " s"),
+    )
+
+
+def _pair(d: dict[str, float], a: str, b: str, unit: str) -> str:
+    return f"{d[a]:.2f}{unit} / {d[b]:.2f}{unit}"
+
+
+def _yaml_cell(y: dict[str, Any]) -> str:
+    return (
+        f"{y['yaml_over_json']:.0f}× ({y['objects']:,} objects: "
+        f"{y['yaml']['cpu_s']:.2f} s / {y['json_typed']['cpu_s']:.2f} s)"
+    )

@@ -1,0 +1,519 @@
+"""Typed decoding of JSON bytes straight into the slim records of :mod:`spreadwatch.model` (msgspec).
+
+``kubectl get -o json`` dumps and the API server's list pages are decoded by msgspec into small Structs that
+declare only the fields spreadwatch reads; every other field (container specs, status conditions, managed
+fields, ...) is skipped by the decoder in C, never materialised as Python objects. A List's items are kept
+as ``msgspec.Raw`` slices of the input and decoded one at a time (:func:`decode_items`); each item's Structs
+become a record (:class:`Converter`) and are dropped at once.
+
+**Exactness.** msgspec is only trusted when it succeeds. An item it rejects (a wrongly typed field, a
+missing name, anything unusual) comes out as :class:`Unparsed` (orjson's dict of it), for
+:func:`spreadwatch.model.parse_object`, the reference parser, which either accepts it (msgspec is stricter in
+a few harmless places) or raises the same one-line :class:`~spreadwatch.errors.ObjectError` naming the
+object and field as ever. So a broken object costs one slow re-read and never hides the others.
+
+**Adding a field** (e.g. for PodTopologySpread): add one line to the Struct whose JSON object holds it —
+the attribute named exactly as the JSON key (``nodeName``; ``msgspec.field(name=...)`` when the key is a
+Python keyword), typed ``T | None = None`` (a JSON ``null`` reads as absent, as in the reference parser) —
+and pass it on in the matching :class:`Converter` method (``pod``, ``node``, ``workload``, ...). A nested
+object is one more Struct. The pod's scheduling fields (``tolerations``, ``nodeSelector``, ``affinity``,
+``topologySpreadConstraints``) are ``msgspec.Raw``: their bytes key a cache, and only a miss decodes them
+typed in ``Converter._new_template`` (for spread constraints, give ``_TopologySpreadConstraint`` its
+fields there). The reference parser in ``model.py`` needs the same field (it is the error path), and
+``tests/test_decode.py`` checks that both agree on every field, for any value.
+
+Costs: O(bytes) in C for the skipped fields plus O(kept fields) in Python per item, and O(1) per repeated
+sub-object (cache hit); memory: the input bytes (a memory-mapped file's decoded pages can be released as
+:func:`decode_json` reports progress) plus the records, and one item's Structs at a time.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterable, Iterator, Mapping
+from typing import Any, Final, NamedTuple
+
+import msgspec
+import orjson
+
+from spreadwatch.errors import SelectorError
+from spreadwatch.model import (
+    WORKLOAD_KINDS,
+    Controller,
+    Namespace,
+    Node,
+    NodeSelectorRequirement,
+    NodeSelectorTerm,
+    OwnerRef,
+    Pod,
+    PodTemplate,
+    Record,
+    Service,
+    Taint,
+    Toleration,
+    intern_labels,
+)
+from spreadwatch.selectors import NOTHING, Selector, from_label_selector
+
+__all__ = ["Converter", "DecodeError", "Decoded", "Unparsed", "decode_items", "decode_json", "decode_page"]
+
+
+_ABSENT: Final = msgspec.Raw()  # default of Raw fields: empty, i.e. false
+
+
+class DecodeError(ValueError):
+    """The bytes are not well-formed JSON (the message is msgspec's, with the byte offset)."""
+
+
+# --- the JSON shapes, only the fields read ------------------------------------------------------------------
+# Attribute names are the JSON keys; ``T | None = None`` everywhere, as the reference parser treats null as
+# absent. Sub-objects that repeat across many objects (labels, ownerReferences, a pod's scheduling fields) are
+# kept as ``msgspec.Raw`` (a slice of the input): their bytes key a per-document cache, so pods of one
+# ReplicaSet decode their labels, controller and template once; only a cache miss decodes them typed.
+
+
+class _OwnerReference(msgspec.Struct):
+    apiVersion: str | None = None
+    kind: str | None = None
+    name: str | None = None
+    uid: str | None = None
+    controller: bool | None = None
+
+
+class _ObjectMeta(msgspec.Struct):
+    name: str | None = None
+    namespace: str | None = None
+    uid: str | None = None
+    labels: msgspec.Raw = _ABSENT  # dict[str, str] | None
+    annotations: msgspec.Raw = _ABSENT  # dict[str, str] | None; read for workloads only
+    ownerReferences: msgspec.Raw = _ABSENT  # list[_OwnerReference] | None
+    deletionTimestamp: str | None = None
+    creationTimestamp: str | None = None
+    generation: int | None = None
+
+
+class _Toleration(msgspec.Struct):
+    key: str | None = None
+    operator: str | None = None
+    value: str | None = None
+    effect: str | None = None
+
+
+class _Taint(msgspec.Struct):
+    key: str | None = None
+    value: str | None = None
+    effect: str | None = None
+
+
+class _NodeSelectorRequirement(msgspec.Struct):
+    key: str | None = None
+    operator: str | None = None
+    values: list[str] | None = None
+
+
+class _NodeSelectorTerm(msgspec.Struct):
+    matchExpressions: list[_NodeSelectorRequirement] | None = None
+    matchFields: list[_NodeSelectorRequirement] | None = None
+
+
+class _NodeSelector(msgspec.Struct):
+    nodeSelectorTerms: list[_NodeSelectorTerm] | None = None
+
+
+class _NodeAffinity(msgspec.Struct):
+    requiredDuringSchedulingIgnoredDuringExecution: _NodeSelector | None = None
+
+
+class _Affinity(msgspec.Struct):
+    nodeAffinity: _NodeAffinity | None = None
+
+
+class _TopologySpreadConstraint(msgspec.Struct):
+    """Only counted so far (``PodTemplate.topology_spread``); PodTopologySpread adds its fields here."""
+
+
+class _TemplateMeta(msgspec.Struct):
+    labels: msgspec.Raw = _ABSENT  # dict[str, str] | None
+
+
+class _PodTemplateSpec(msgspec.Struct):
+    metadata: _TemplateMeta | None = None
+    spec: _Spec | None = None
+
+
+class _Spec(msgspec.Struct):
+    """The ``spec`` of every kind read, in one Struct (the decoder does not know the kind in advance)."""
+
+    # Pod (also a workload's spec.template.spec); the four scheduling fields are decoded by Converter.template
+    nodeName: str | None = None
+    tolerations: msgspec.Raw = _ABSENT  # list[_Toleration] | None
+    nodeSelector: msgspec.Raw = _ABSENT  # dict[str, str] | None
+    affinity: msgspec.Raw = _ABSENT  # _Affinity | None
+    topologySpreadConstraints: msgspec.Raw = _ABSENT  # list[_TopologySpreadConstraint] | None
+    # Node
+    taints: list[_Taint] | None = None
+    unschedulable: bool | None = None
+    # Service, ReplicationController (a map) and the other workloads (a LabelSelector)
+    selector: msgspec.Raw = _ABSENT
+    # workloads
+    replicas: int | None = None
+    template: _PodTemplateSpec | None = None
+
+
+class _Status(msgspec.Struct):
+    phase: str | None = None  # Pod
+    updateRevision: str | None = None  # StatefulSet
+
+
+class _Object(msgspec.Struct):
+    kind: str | None = None
+    apiVersion: str | None = None
+    metadata: _ObjectMeta | None = None
+    spec: _Spec | None = None
+    status: _Status | None = None
+
+
+class _ListMeta(msgspec.Struct):
+    continue_: str | None = msgspec.field(default=None, name="continue")
+
+
+class _Page(msgspec.Struct):
+    """One page of an API server list (``GET /api/v1/pods?limit=500``)."""
+
+    metadata: _ListMeta | None = None
+    items: list[msgspec.Raw] | None = None
+
+
+class _RawList(msgspec.Struct):
+    """A ``kind: List`` (or ``PodList``, ...) whose items are left undecoded (slices of the input)."""
+
+    kind: str | None = None
+    items: list[msgspec.Raw] | msgspec.UnsetType | None = msgspec.UNSET
+
+
+# --- Structs → records -------------------------------------------------------------------------------------
+
+
+class _Fallback(Exception):
+    """Raised by a converter when only the reference parser can decide (it then also words the error)."""
+
+
+_EMPTY_META: Final = _ObjectMeta()
+_EMPTY_SPEC: Final = _Spec()
+_EMPTY_STATUS: Final = _Status()
+_EMPTY_TEMPLATE: Final = PodTemplate()
+_NO_LABELS: Final = intern_labels({})
+
+
+def _typed(type_: Any) -> Callable[[msgspec.Raw], Any]:
+    """A decoder of a Raw into ``type_ | None`` (absent: None) that raises _Fallback on a wrong type."""
+    decode = msgspec.json.Decoder(type_ | None).decode
+
+    def run(raw: msgspec.Raw) -> Any:
+        if not raw:
+            return None
+        try:
+            return decode(raw)
+        except msgspec.ValidationError:
+            raise _Fallback from None
+
+    return run
+
+
+_string_map: Final = _typed(dict[str, str])
+_owner_references: Final = _typed(list[_OwnerReference])
+_tolerations: Final = _typed(list[_Toleration])
+_affinity: Final = _typed(_Affinity)
+_spread_constraints: Final = _typed(list[_TopologySpreadConstraint])
+_any_decoder: Final = msgspec.json.Decoder()
+
+
+def _name(meta: _ObjectMeta) -> str:
+    if not meta.name:
+        raise _Fallback
+    return meta.name
+
+
+def _requirements(reqs: list[_NodeSelectorRequirement] | None) -> tuple[NodeSelectorRequirement, ...]:
+    return tuple(
+        NodeSelectorRequirement(r.key or "", r.operator or "", tuple(r.values) if r.values else ()) for r in reqs or ()
+    )
+
+
+class Converter:
+    """Turns decoded objects into records; caches what repeats by its raw bytes, for one document/listing.
+
+    Memory: the distinct label maps, controller references and templates of the document (shared with the
+    records anyway); dropped with the converter.
+    """
+
+    __slots__ = ("_labels", "_owners", "_templates")
+
+    def __init__(self) -> None:
+        self._labels: dict[bytes, Mapping[str, str]] = {}
+        self._owners: dict[bytes, OwnerRef | None] = {}
+        self._templates: dict[tuple[bytes, bytes, bytes, bytes], PodTemplate] = {}
+
+    def labels(self, raw: msgspec.Raw) -> Mapping[str, str]:
+        """The interned label map; O(1) for bytes seen before, else O(labels)."""
+        if not raw:
+            return _NO_LABELS
+        key = bytes(raw)
+        labels = self._labels.get(key)
+        if labels is None:
+            labels = self._labels[key] = intern_labels(_string_map(raw) or {})
+        return labels
+
+    def controller(self, raw: msgspec.Raw) -> OwnerRef | None:
+        """``metav1.GetControllerOf`` of the ownerReferences; O(1) for bytes seen before."""
+        if not raw:
+            return None
+        key = bytes(raw)
+        if key in self._owners:
+            return self._owners[key]
+        owner = None
+        for ref in _owner_references(raw) or ():
+            if ref.controller:
+                owner = OwnerRef(ref.apiVersion or "", ref.kind or "", ref.name or "", ref.uid or "")
+                break
+        self._owners[key] = owner
+        return owner
+
+    def template(self, spec: _Spec) -> PodTemplate:
+        """The pod's scheduling fields; equal templates are one object. O(1) for bytes seen before."""
+        key = (
+            bytes(spec.tolerations),
+            bytes(spec.nodeSelector),
+            bytes(spec.affinity),
+            bytes(spec.topologySpreadConstraints),
+        )
+        template = self._templates.get(key)
+        if template is None:
+            template = self._templates[key] = self._new_template(spec)
+        return template
+
+    @staticmethod
+    def _new_template(spec: _Spec) -> PodTemplate:
+        tolerations = tuple(
+            Toleration(t.key or "", t.operator or "", t.value or "", t.effect or "")
+            for t in _tolerations(spec.tolerations) or ()
+        )
+        node_selector = tuple(sorted((_string_map(spec.nodeSelector) or {}).items()))
+        terms: tuple[NodeSelectorTerm, ...] | None = None
+        affinity = _affinity(spec.affinity)
+        if affinity is not None and affinity.nodeAffinity is not None:
+            required = affinity.nodeAffinity.requiredDuringSchedulingIgnoredDuringExecution
+            if required is not None:
+                terms = tuple(
+                    NodeSelectorTerm(_requirements(t.matchExpressions), _requirements(t.matchFields))
+                    for t in required.nodeSelectorTerms or ()
+                )
+        spread = bool(_spread_constraints(spec.topologySpreadConstraints))
+        template = PodTemplate(tolerations, node_selector, terms, spread)
+        return _EMPTY_TEMPLATE if template == _EMPTY_TEMPLATE else template
+
+    def pod(self, obj: _Object) -> Pod:
+        meta = obj.metadata or _EMPTY_META
+        spec = obj.spec or _EMPTY_SPEC
+        return Pod(
+            meta.namespace or "default",
+            _name(meta),
+            self.labels(meta.labels),
+            spec.nodeName or "",
+            (obj.status or _EMPTY_STATUS).phase or "",
+            meta.deletionTimestamp is not None,
+            self.controller(meta.ownerReferences),
+            self.template(spec),
+            meta.uid or "",
+        )
+
+    def node(self, obj: _Object) -> Node:
+        meta = obj.metadata or _EMPTY_META
+        spec = obj.spec or _EMPTY_SPEC
+        taints = tuple(Taint(t.key or "", t.value or "", t.effect or "") for t in spec.taints or ())
+        return Node(_name(meta), self.labels(meta.labels), taints, bool(spec.unschedulable), meta.uid or "")
+
+    def service(self, obj: _Object) -> Service:
+        meta = obj.metadata or _EMPTY_META
+        selector = _string_map((obj.spec or _EMPTY_SPEC).selector)
+        namespace = meta.namespace or "default"
+        return Service(namespace, _name(meta), intern_labels(selector) if selector else None, meta.uid or "")
+
+    def workload(self, obj: _Object) -> Controller:
+        kind = obj.kind or ""
+        meta = obj.metadata or _EMPTY_META
+        spec = obj.spec or _EMPTY_SPEC
+        template = spec.template
+        template_meta = template.metadata if template is not None else None
+        template_labels = self.labels(template_meta.labels) if template_meta is not None else _NO_LABELS
+        selector_map = None
+        selector_error = None
+        selector: Selector
+        if kind == "ReplicationController":
+            raw = _string_map(spec.selector)
+            # An RC without a selector defaults to its template's labels (API defaulting).
+            selector_map = intern_labels(raw) if raw else (template_labels or None)
+            selector = from_label_selector({"matchLabels": dict(selector_map)} if selector_map else {})
+        else:
+            try:
+                selector = from_label_selector(_any_decoder.decode(spec.selector) if spec.selector else None)
+            except SelectorError as err:
+                selector, selector_error = NOTHING, str(err)
+        annotations = _string_map(meta.annotations) or {}
+        revision_text = annotations.get("deployment.kubernetes.io/revision", "0")
+        pod_spec = template.spec if template is not None else None
+        return Controller(
+            kind=kind,
+            api_version=obj.apiVersion or "",
+            namespace=meta.namespace or "default",
+            name=_name(meta),
+            uid=meta.uid or "",
+            labels=self.labels(meta.labels),
+            selector=selector,
+            selector_map=selector_map,
+            selector_error=selector_error,
+            template_labels=template_labels,
+            template=self.template(pod_spec) if pod_spec is not None else _EMPTY_TEMPLATE,
+            controller=self.controller(meta.ownerReferences),
+            replicas=1 if spec.replicas is None else spec.replicas,
+            revision=int(revision_text) if revision_text.isdigit() else 0,
+            update_revision=(obj.status or _EMPTY_STATUS).updateRevision or "",
+            creation=meta.creationTimestamp or "",
+            generation=meta.generation or 0,
+        )
+
+    def namespace(self, obj: _Object) -> Namespace:
+        meta = obj.metadata or _EMPTY_META
+        return Namespace(_name(meta), self.labels(meta.labels))
+
+    def record(self, obj: _Object) -> Record | None:
+        """The record of a decoded object; None for kinds spreadwatch does not use. Raises _Fallback."""
+        kind = obj.kind
+        if kind == "Pod":
+            return self.pod(obj)
+        if kind in _WORKLOADS:
+            return self.workload(obj)
+        if kind == "Node":
+            return self.node(obj)
+        if kind == "Service":
+            return self.service(obj)
+        if kind == "Namespace":
+            return self.namespace(obj)
+        if kind is None or kind.endswith("List"):
+            raise _Fallback
+        return None
+
+
+_WORKLOADS: Final = frozenset(WORKLOAD_KINDS)
+
+
+# --- decoding ----------------------------------------------------------------------------------------------
+
+_PROGRESS_EVERY: Final = 16 << 20  # bytes decoded between two progress calls (mapped pages released)
+_object_decoder: Final = msgspec.json.Decoder(_Object)
+_list_decoder: Final = msgspec.json.Decoder(_RawList)
+_docs_decoder: Final = msgspec.json.Decoder(list[msgspec.Raw])
+_page_decoder: Final = msgspec.json.Decoder(_Page)
+
+
+def _is_list(kind: str | None) -> bool:
+    return kind is not None and kind.endswith("List")
+
+
+class Unparsed(NamedTuple):
+    """An item the typed path does not take, as orjson reads it: for the reference parser (which words the
+    error, or accepts what msgspec was stricter about)."""
+
+    value: Any
+
+
+Decoded = Record | Unparsed | None  # None: a kind spreadwatch does not use
+
+
+def _unparsed(item: msgspec.Raw, kind: str, api_version: str) -> Unparsed:
+    try:
+        doc = orjson.loads(memoryview(item))
+    except orjson.JSONDecodeError as err:
+        raise DecodeError(str(err)) from None
+    if kind and isinstance(doc, dict):
+        doc.setdefault("kind", kind)
+        doc.setdefault("apiVersion", api_version)
+    return Unparsed(doc)
+
+
+def decode_items(
+    items: Iterable[msgspec.Raw], kind: str = "", api_version: str = "", converter: Converter | None = None
+) -> Iterator[Decoded]:
+    """The record of each raw item of a List, in order; :class:`Unparsed` for what the typed path leaves.
+
+    ``kind``/``api_version`` fill in what the API server's typed lists omit on their items. ``converter``
+    shares its caches across calls (the pages of one listing). O(total bytes) in C + O(kept fields) per
+    item in Python; one item's Structs alive at a time.
+    """
+    decode = _object_decoder.decode
+    conv = converter or Converter()
+    for raw in items:
+        try:
+            obj = decode(raw)
+            if kind:
+                if obj.kind is None:
+                    obj.kind = kind
+                if obj.apiVersion is None:
+                    obj.apiVersion = api_version
+            record = conv.record(obj)
+        except (msgspec.ValidationError, _Fallback):
+            yield _unparsed(raw, kind, api_version)
+            continue
+        except msgspec.DecodeError as err:
+            raise DecodeError(str(err)) from None
+        yield record
+
+
+def _counted(items: list[msgspec.Raw], progress: Callable[[int], None]) -> Iterator[msgspec.Raw]:
+    """The items, calling ``progress(n)`` every few MiB with a lower bound of the input bytes consumed."""
+    done = 0
+    mark = _PROGRESS_EVERY
+    for raw in items:
+        yield raw
+        done += len(raw)
+        if done >= mark:
+            progress(done)
+            mark = done + _PROGRESS_EVERY
+
+
+def decode_json(data: bytes | memoryview, progress: Callable[[int], None] | None = None) -> Iterator[Decoded]:
+    """What :func:`decode_items` yields, for every object of a JSON document (an object, a ``*List`` or an
+    array of them), in order. Raises DecodeError for malformed JSON. Costs: see the module docstring.
+
+    ``progress(n)``, when given, is called every few MiB of a List: the first ``n`` bytes of ``data`` are
+    no longer needed (a lower bound), so a memory-mapped input can release them.
+    """
+    try:
+        docs = _docs_decoder.decode(data) if bytes(data[:64]).lstrip()[:1] == b"[" else [msgspec.Raw(data)]
+    except msgspec.DecodeError as err:
+        raise DecodeError(str(err)) from None
+    converter = Converter()
+    for doc in docs:
+        try:
+            head = _list_decoder.decode(doc)
+        except msgspec.ValidationError:
+            yield _unparsed(doc, "", "")
+            continue
+        except msgspec.DecodeError as err:
+            raise DecodeError(str(err)) from None
+        if _is_list(head.kind) and head.items is not msgspec.UNSET:
+            items = head.items or []
+            yield from decode_items(_counted(items, progress) if progress else items, converter=converter)
+        else:
+            yield from decode_items([doc], converter=converter)
+
+
+def decode_page(data: bytes, kind: str, api_version: str, converter: Converter) -> tuple[Iterator[Decoded], str]:
+    """One page of an API server list: its items (as :func:`decode_items`) and its ``continue`` token."""
+    try:
+        page = _page_decoder.decode(data)
+    except msgspec.ValidationError as err:
+        raise DecodeError(f"not a list: {err}") from None
+    except msgspec.DecodeError as err:
+        raise DecodeError(str(err)) from None
+    token = (page.metadata.continue_ or "") if page.metadata is not None else ""
+    return decode_items(page.items or (), kind, api_version, converter), token

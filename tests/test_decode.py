@@ -1,0 +1,364 @@
+"""The typed JSON decoder (spreadwatch.decode) gives exactly what the reference parser gives.
+
+Every case compares the JSON path of ``load_snapshot`` (msgspec, straight into records) with the reference
+path (dicts → ``parse_object``): the same records, or the same one-line ObjectError naming object and field.
+"""
+
+from __future__ import annotations
+
+import copy
+import importlib.util
+import io
+import sys
+from pathlib import Path
+from typing import Any
+
+import orjson
+import pytest
+import yaml
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from k8s_objects import controller, node, owner, pod, service
+from spreadwatch.decode import Converter, Unparsed, decode_json, decode_page
+from spreadwatch.errors import ObjectError, SnapshotError
+from spreadwatch.model import Pod, parse_object
+from spreadwatch.snapshot import Snapshot, iter_documents, load_snapshot
+
+ROOT = Path(__file__).resolve().parents[1]
+_RECORD_LISTS = ("nodes", "pods", "services", "controllers", "namespaces", "ignored")
+
+
+def _synth() -> Any:
+    spec = importlib.util.spec_from_file_location("spreadwatch_bench_synth_decode", ROOT / "bench" / "synth.py")
+    assert spec is not None and spec.loader is not None
+    module = importlib.util.module_from_spec(spec)
+    sys.modules[spec.name] = module
+    spec.loader.exec_module(module)
+    return module
+
+
+def _outcome(load: Any) -> tuple[Any, ...] | str:
+    """The snapshot's records, or the error's one line."""
+    try:
+        snap = load()
+    except ObjectError as err:
+        return f"ObjectError: {err}"
+    return tuple(getattr(snap, k) for k in _RECORD_LISTS)
+
+
+def _both(tmp_path: Path, objects: list[Any], indent: bool = False) -> tuple[Any, Any]:
+    """(typed JSON path, reference path) outcomes of the same objects in a ``kind: List`` file."""
+    path = tmp_path / "snap.json"
+    option = orjson.OPT_INDENT_2 if indent else 0
+    path.write_bytes(orjson.dumps({"apiVersion": "v1", "kind": "List", "items": objects}, option=option))
+    typed = _outcome(lambda: load_snapshot([path]))
+    reference = _outcome(lambda: Snapshot.from_objects(objects))
+    return typed, reference
+
+
+def _rs_pod() -> dict[str, Any]:
+    p = pod("web-1", {"app": "web"}, "n1", owners=[owner("ReplicaSet", "web-abc")])
+    p["metadata"]["annotations"] = {"note": "x"}
+    p["metadata"]["creationTimestamp"] = "2026-01-01T00:00:00Z"
+    p["spec"]["tolerations"] = [{"key": "k", "operator": "Exists", "effect": "NoSchedule", "tolerationSeconds": 30}]
+    p["spec"]["nodeSelector"] = {"disk": "ssd"}
+    p["spec"]["affinity"] = {
+        "nodeAffinity": {
+            "requiredDuringSchedulingIgnoredDuringExecution": {
+                "nodeSelectorTerms": [
+                    {"matchExpressions": [{"key": "zone", "operator": "In", "values": ["a", "b"]}]},
+                    {"matchFields": [{"key": "metadata.name", "operator": "In", "values": ["n1"]}]},
+                ]
+            }
+        }
+    }
+    p["spec"]["topologySpreadConstraints"] = [{"maxSkew": 1, "topologyKey": "zone"}]
+    p["status"] = {"phase": "Running"}
+    return p
+
+
+def _deployment() -> dict[str, Any]:
+    d = controller("Deployment", "web", {"matchLabels": {"app": "web"}}, {"app": "web"}, replicas=3)
+    d["metadata"]["annotations"] = {"deployment.kubernetes.io/revision": "4"}
+    d["metadata"]["generation"] = 7
+    d["metadata"]["creationTimestamp"] = "2026-01-01T00:00:00Z"
+    d["spec"]["template"]["spec"] = {"tolerations": [{"key": "dedicated", "value": "infra"}]}
+    return d
+
+
+def _statefulset() -> dict[str, Any]:
+    s = controller("StatefulSet", "db", {"matchExpressions": [{"key": "app", "operator": "In", "values": ["db"]}]})
+    s["status"] = {"updateRevision": "db-123"}
+    return s
+
+
+def _rc() -> dict[str, Any]:
+    return controller("ReplicationController", "legacy", {"app": "legacy"}, {"app": "legacy"})
+
+
+def _node() -> dict[str, Any]:
+    return node(
+        "n1", "zone-a", labels={"disk": "ssd"}, taints=[{"key": "k", "value": "v", "effect": "NoSchedule"}]
+    ) | {"status": {"capacity": {"cpu": "4"}}}
+
+
+def _namespace() -> dict[str, Any]:
+    return {"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": "shop", "labels": {"team": "a"}}}
+
+
+def _all_kinds() -> list[dict[str, Any]]:
+    return [
+        _node(),
+        _namespace(),
+        service("web", {"app": "web"}),
+        service("headless", None),
+        _deployment(),
+        _statefulset(),
+        _rc(),
+        controller("ReplicaSet", "web-abc", {"matchLabels": {"app": "web"}}, {"app": "web"}),
+        _rs_pod(),
+        pod("bare", {"app": "web"}),
+        {"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": "ignored"}, "data": {"a": "b"}},
+    ]
+
+
+def test_every_kind_decodes_to_the_reference_records(tmp_path: Path) -> None:
+    typed, reference = _both(tmp_path, _all_kinds(), indent=True)
+    assert not isinstance(typed, str)
+    assert typed == reference
+    pods = typed[1]
+    assert [p.name for p in pods] == ["web-1", "bare"]  # not vacuous: the records are there
+    assert pods[0].template.required_terms is not None and pods[0].template.topology_spread
+
+
+def test_synthetic_cluster_decodes_to_the_reference_records(tmp_path: Path) -> None:
+    objects = _synth().generate(0.01, seed=3)
+    typed, reference = _both(tmp_path, objects)
+    assert typed == reference
+    assert len(typed[1]) > 1000
+
+
+def test_example_snapshot_as_json(tmp_path: Path) -> None:
+    objects = list(iter_documents([ROOT / "examples" / "cluster.yaml"]))
+    typed, reference = _both(tmp_path, objects)
+    assert typed == reference
+
+
+def test_shared_sub_objects_are_one_object(tmp_path: Path) -> None:
+    pods = [pod(f"p{i}", {"app": "web"}, "n1", owners=[owner("ReplicaSet", "rs")]) for i in range(3)]
+    for p in pods:
+        p["spec"]["tolerations"] = [{"key": "k", "operator": "Exists"}]
+    path = tmp_path / "p.json"
+    path.write_bytes(orjson.dumps({"kind": "PodList", "items": pods}))
+    records = load_snapshot([path]).pods
+    assert len({id(p.labels) for p in records}) == 1
+    assert len({id(p.controller) for p in records}) == 1
+    assert len({id(p.template) for p in records}) == 1
+
+
+# Wrongly typed (or unusual) fields: the typed path gives what the reference gives, error line or records.
+_BAD_FIELDS = [
+    # (object builder, path, value)
+    pytest.param(_rs_pod, "metadata.labels", ["a", "b"], id="pod labels a list"),
+    pytest.param(_rs_pod, "metadata.labels.app", 3, id="pod label value an integer"),
+    pytest.param(_rs_pod, "metadata.name", 5, id="pod name an integer"),
+    pytest.param(_rs_pod, "metadata.name", "", id="pod name empty (required)"),
+    pytest.param(_rs_pod, "metadata.name", None, id="pod name null (required)"),
+    pytest.param(_rs_pod, "metadata", None, id="pod metadata null"),
+    pytest.param(_rs_pod, "metadata", "x", id="pod metadata a string"),
+    pytest.param(_rs_pod, "metadata.namespace", 1, id="pod namespace an integer"),
+    pytest.param(_rs_pod, "metadata.annotations", {"a": 1}, id="pod annotations not read: accepted"),
+    pytest.param(_rs_pod, "metadata.deletionTimestamp", 12, id="pod deletionTimestamp any value counts"),
+    pytest.param(_rs_pod, "metadata.ownerReferences", {"a": 1}, id="ownerReferences a mapping"),
+    pytest.param(_rs_pod, "metadata.ownerReferences.0.controller", "yes", id="controller a string"),
+    pytest.param(_rs_pod, "metadata.ownerReferences.0.name", 1, id="owner name an integer"),
+    pytest.param(_rs_pod, "metadata.ownerReferences.0", "x", id="owner reference a string"),
+    pytest.param(_rs_pod, "spec", [], id="pod spec a list"),
+    pytest.param(_rs_pod, "spec.nodeName", 7, id="nodeName an integer"),
+    pytest.param(_rs_pod, "spec.tolerations", "x", id="tolerations a string"),
+    pytest.param(_rs_pod, "spec.tolerations.0.key", 1, id="toleration key an integer"),
+    pytest.param(_rs_pod, "spec.tolerations.0.tolerationSeconds", "x", id="tolerationSeconds not read"),
+    pytest.param(_rs_pod, "spec.nodeSelector", {"disk": True}, id="nodeSelector value a boolean"),
+    pytest.param(_rs_pod, "spec.affinity", 1, id="affinity an integer"),
+    pytest.param(_rs_pod, "spec.affinity.nodeAffinity", [], id="nodeAffinity a list"),
+    pytest.param(
+        _rs_pod,
+        "spec.affinity.nodeAffinity.requiredDuringSchedulingIgnoredDuringExecution.nodeSelectorTerms.0"
+        ".matchExpressions.0.values",
+        [1],
+        id="requirement values not strings",
+    ),
+    pytest.param(
+        _rs_pod,
+        "spec.affinity.nodeAffinity.requiredDuringSchedulingIgnoredDuringExecution",
+        None,
+        id="required affinity null: no terms",
+    ),
+    pytest.param(_rs_pod, "spec.topologySpreadConstraints", [1], id="spread constraint an integer"),
+    pytest.param(_rs_pod, "spec.topologySpreadConstraints", [], id="no spread constraints"),
+    pytest.param(_rs_pod, "spec.taints", "x", id="taints on a pod are not read"),
+    pytest.param(_rs_pod, "status.phase", ["Running"], id="phase a list"),
+    pytest.param(_rs_pod, "status", None, id="status null"),
+    pytest.param(_rs_pod, "kind", 5, id="kind an integer"),
+    pytest.param(_rs_pod, "apiVersion", 5, id="apiVersion of a pod is not read"),
+    pytest.param(_node, "spec.taints.0.effect", 1, id="taint effect an integer"),
+    pytest.param(_node, "spec.unschedulable", "true", id="unschedulable a string"),
+    pytest.param(_node, "metadata.namespace", 3, id="namespace of a node is not read"),
+    pytest.param(_node, "metadata.labels", None, id="node labels null"),
+    pytest.param(_deployment, "spec.replicas", "3", id="replicas a string"),
+    pytest.param(_deployment, "spec.replicas", 2.0, id="replicas a float"),
+    pytest.param(_deployment, "spec.replicas", True, id="replicas a boolean"),
+    pytest.param(_deployment, "spec.replicas", None, id="replicas null: 1"),
+    pytest.param(_deployment, "spec.replicas", 0, id="replicas 0"),
+    pytest.param(_deployment, "metadata.generation", "7", id="generation a string"),
+    pytest.param(_deployment, "metadata.annotations", {"deployment.kubernetes.io/revision": 4}, id="revision int"),
+    pytest.param(_deployment, "metadata.annotations", {"deployment.kubernetes.io/revision": "x"}, id="revision nan"),
+    pytest.param(_deployment, "spec.selector", {"matchLabels": {"app": 1}}, id="invalid selector: error report"),
+    pytest.param(_deployment, "spec.selector", None, id="selector null"),
+    pytest.param(_deployment, "spec.template", "x", id="template a string"),
+    pytest.param(_deployment, "spec.template.metadata.labels", {"a": []}, id="template label a list"),
+    pytest.param(_deployment, "spec.template.spec.tolerations.0.value", 2, id="template toleration value"),
+    pytest.param(_deployment, "spec.template.spec", None, id="template spec null"),
+    pytest.param(_deployment, "apiVersion", 2, id="workload apiVersion an integer"),
+    pytest.param(_statefulset, "status.updateRevision", 1, id="updateRevision an integer"),
+    pytest.param(_rc, "spec.selector", {"app": 1}, id="rc selector value an integer"),
+    pytest.param(_rc, "spec.selector", None, id="rc selector null: template labels"),
+    pytest.param(_rc, "spec.selector", "app=legacy", id="rc selector a string"),
+    pytest.param(lambda: service("web", {"app": "web"}), "spec.selector", ["x"], id="service selector a list"),
+    pytest.param(lambda: service("web", {"app": "web"}), "spec.selector", {}, id="service selector empty"),
+    pytest.param(_namespace, "metadata.labels", "x", id="namespace labels a string"),
+]
+
+
+def _set(obj: dict[str, Any], path: str, value: Any) -> dict[str, Any]:
+    out = copy.deepcopy(obj)
+    *parents, last = path.split(".")
+    target: Any = out
+    for part in parents:
+        target = target[int(part)] if isinstance(target, list) else target.setdefault(part, {})
+    if isinstance(target, list):
+        target[int(last)] = value
+    else:
+        target[last] = value
+    return out
+
+
+@pytest.mark.parametrize(("build", "path", "value"), _BAD_FIELDS)
+def test_bad_or_unusual_field_same_outcome_as_the_reference(
+    tmp_path: Path, build: Any, path: str, value: Any
+) -> None:
+    typed, reference = _both(tmp_path, [_node(), _set(build(), path, value)])
+    assert typed == reference
+
+
+def test_wrong_type_names_object_and_field_in_one_line(tmp_path: Path) -> None:
+    typed, _ = _both(tmp_path, [_set(_rs_pod(), "metadata.labels", ["a"])])
+    assert typed == "ObjectError: Pod default/web-1: metadata.labels: expected a mapping of strings, got list"
+
+
+def test_a_broken_item_does_not_hide_the_others() -> None:
+    good = [pod(f"p{i}", {"app": "web"}, "n1") for i in range(3)]
+    broken = _set(pod("bad", {"app": "web"}), "spec.nodeName", 1)
+    data = orjson.dumps({"kind": "List", "items": [good[0], broken, good[1], 42, good[2]]})
+    out = list(decode_json(data))
+    assert [type(x) for x in out] == [Pod, Unparsed, Pod, Unparsed, Pod]
+    assert [x.name for x in out if isinstance(x, Pod)] == ["p0", "p1", "p2"]
+    assert out[1] == Unparsed(broken) and out[3] == Unparsed(42)
+
+
+@pytest.mark.parametrize(
+    ("document", "names"),
+    [
+        pytest.param([pod("a"), {"kind": "List", "items": [pod("b")]}], ["a", "b"], id="array with a nested List"),
+        pytest.param(pod("a"), ["a"], id="one object"),
+        pytest.param({"kind": "PodList", "items": None}, [], id="items null"),
+        pytest.param({"kind": "List", "items": [{"kind": "List", "items": [pod("a")]}]}, ["a"], id="nested List"),
+        pytest.param({"kind": "PodList", "metadata": {}}, [], id="a List without items is an object of no kind used"),
+    ],
+)
+def test_document_shapes(tmp_path: Path, document: Any, names: list[str]) -> None:
+    path = tmp_path / "d.json"
+    path.write_bytes(orjson.dumps(document))
+    assert [p.name for p in load_snapshot([path]).pods] == names
+
+
+def test_malformed_json_and_non_objects_are_snapshot_errors(tmp_path: Path) -> None:
+    bad = tmp_path / "bad.json"
+    bad.write_bytes(b'{"kind": "List", "items": [{"kind": "Pod",')
+    with pytest.raises(SnapshotError, match=r"bad\.json: malformed JSON"):
+        load_snapshot([bad])
+    scalar = tmp_path / "scalar.json"
+    scalar.write_bytes(b'["just a string"]')
+    with pytest.raises(SnapshotError, match="expected Kubernetes objects"):
+        load_snapshot([scalar])
+
+
+def test_yaml_keeps_the_reference_path(tmp_path: Path) -> None:
+    objects = _all_kinds()
+    path = tmp_path / "snap.yaml"
+    path.write_text(yaml.safe_dump({"kind": "List", "items": objects}))
+    assert _outcome(lambda: load_snapshot([path])) == _outcome(lambda: Snapshot.from_objects(objects))
+
+
+def test_api_pages_fill_in_kind_and_api_version() -> None:
+    """API server list items carry no kind/apiVersion: the page's resource gives them."""
+    rs = controller("ReplicaSet", "web-abc", {"matchLabels": {"app": "web"}}, {"app": "web"})
+    broken = _set(controller("ReplicaSet", "bad", {}), "spec.replicas", "x")
+    for item in (rs, broken):
+        del item["kind"], item["apiVersion"]
+    data = orjson.dumps({"kind": "ReplicaSetList", "metadata": {"continue": "tok"}, "items": [rs, broken]})
+    items, token = decode_page(data, "ReplicaSet", "apps/v1", Converter())
+    first, second = list(items)
+    assert token == "tok"
+    assert first == parse_object(rs | {"kind": "ReplicaSet", "apiVersion": "apps/v1"})
+    assert isinstance(second, Unparsed) and second.value["kind"] == "ReplicaSet"
+    with pytest.raises(ObjectError, match=r"spec\.replicas: expected an integer"):
+        parse_object(second.value)
+    last, token = decode_page(b'{"metadata": {}, "items": []}', "Pod", "v1", Converter())
+    assert (list(last), token) == ([], "")
+
+
+# Property: any JSON value at any field of any kind decodes exactly as the reference parses it.
+_VALUES = st.one_of(
+    st.none(),
+    st.booleans(),
+    st.integers(-3, 3),
+    st.floats(allow_nan=False, allow_infinity=False),
+    st.text(max_size=3),
+    st.lists(st.one_of(st.text(max_size=2), st.integers(0, 2)), max_size=2),
+    st.dictionaries(st.text(max_size=2), st.one_of(st.text(max_size=2), st.integers(0, 2)), max_size=2),
+)
+
+
+def _paths(value: Any, prefix: str = "") -> list[str]:
+    out = [prefix] if prefix else []
+    if isinstance(value, dict):
+        for k, v in value.items():
+            out += _paths(v, f"{prefix}.{k}" if prefix else k)
+    elif isinstance(value, list):
+        for i, v in enumerate(value):
+            out += _paths(v, f"{prefix}.{i}")
+    return out
+
+
+_OBJECTS = _all_kinds()
+_CASES = [(i, p) for i, o in enumerate(_OBJECTS) for p in _paths(o)]
+
+
+@settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(case=st.sampled_from(_CASES), value=_VALUES)
+def test_any_value_anywhere_same_outcome_as_the_reference(tmp_path: Path, case: tuple[int, str], value: Any) -> None:
+    index, path = case
+    typed, reference = _both(tmp_path, [_set(_OBJECTS[index], path, value)])
+    assert typed == reference
+
+
+
+@pytest.mark.parametrize("fmt", ["json", "yaml"])
+def test_stdin_snapshot(monkeypatch: pytest.MonkeyPatch, fmt: str) -> None:
+    objects = _all_kinds()
+    doc = {"kind": "List", "items": objects}
+    data = orjson.dumps(doc) if fmt == "json" else yaml.safe_dump(doc).encode()
+    monkeypatch.setattr(sys, "stdin", io.TextIOWrapper(io.BytesIO(data)))
+    assert _outcome(lambda: load_snapshot(["-"])) == _outcome(lambda: Snapshot.from_objects(objects))
