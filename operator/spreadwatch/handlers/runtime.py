@@ -363,6 +363,9 @@ def run_operator(config: OperatorConfig, stop_flag: asyncio.Event | None = None)
             registry=registry,
             settings=operator_settings(config),
             standalone=True,
+            # kopf would otherwise derive its identity from getpass.getuser(), which raises KeyError for a UID
+            # without a passwd entry (runAsUser 65532 under containerd/CRI-O/runc).
+            identity=config.leader.identity,
             clusterwide=config.clusterwide,
             namespaces=list(config.namespaces),
             stop_flag=stop_flag,
