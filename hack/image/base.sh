@@ -45,6 +45,9 @@ if ! bah inspect --type image "$KEYED" >/dev/null 2>&1; then
     cp "$ROOT/hack/image/Containerfile.base" "$work/Containerfile"
     bah bud --quiet --isolation chroot --pull=never --identity-label=false --timestamp "$BASE_EPOCH" \
         -f "$work/Containerfile" -t "$KEYED" "$work" >/dev/null
+    # Stand-ins of older inputs are never used again: drop them (each is a full copy in the vfs store).
+    bah images --format '{{.Name}}:{{.Tag}}' | grep '^localhost/spreadwatch-stand-in-base:' | grep -v ":$KEY\$" \
+        | xargs -r -n1 buildah --root "$STORE/root" --runroot "$STORE/run" --storage-driver vfs rmi >/dev/null || true
 fi
 # The FROM name (and its docker.io/library spelling, which short-name lookups also try) → this base.
 bah tag "$KEYED" "$BASE" "docker.io/library/$BASE"
