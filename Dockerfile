@@ -4,16 +4,23 @@
 # tests/chart/test_dockerfile.py checks the entrypoint, the USER and the Python version against
 # pyproject.toml and the chart.
 
+# `make image` builds it offline with buildah (hack/image/build.sh) and passes SOURCE_DATE_EPOCH: with it set,
+# pip writes hash-based .pyc files, so two builds of one commit give the same image digest.
+
 # --- builder: wheels of spreadwatch and of its dependencies ------------------------------------------------
 FROM python:3.11.14-slim-bookworm AS builder
+ARG SOURCE_DATE_EPOCH
 WORKDIR /src
-ENV PIP_DISABLE_PIP_VERSION_CHECK=1 PIP_NO_CACHE_DIR=1
+# Every downloaded distribution (dependencies and build requirements) pinned: `make image-lock` regenerates it.
+ENV PIP_DISABLE_PIP_VERSION_CHECK=1 PIP_NO_CACHE_DIR=1 PIP_CONSTRAINT=/src/constraints.txt
+COPY hack/image/constraints.txt ./constraints.txt
 COPY pyproject.toml README.md ./
 COPY operator/ operator/
 RUN pip wheel --wheel-dir /wheels .
 
 # --- runtime: only the wheels, no compiler, no build tools ------------------------------------------------
 FROM python:3.11.14-slim-bookworm
+ARG SOURCE_DATE_EPOCH
 ENV PYTHONDONTWRITEBYTECODE=1 \
     PYTHONUNBUFFERED=1 \
     PIP_DISABLE_PIP_VERSION_CHECK=1 \

@@ -14,6 +14,7 @@ include hack/controlplane/controlplane.mk
 include bench/bench.mk
 include hack/prometheus.mk
 include hack/load.mk
+include hack/image.mk
 
 bench: setup oracle
 
@@ -47,10 +48,10 @@ oracle: ## build (or reuse) the kube-scheduler v1.28 differential oracle
 test-unit: setup lint typecheck layers  ## everything except end-to-end and oracle tests
 	$(PY) -m pytest -q -m "not e2e and not oracle and not prometheus"
 
-test: setup lint typecheck layers oracle dev-cluster-tools controlplane-gen-check prometheus-tools chart-lint  ## every test: lint, types, layers, unit, oracle, end-to-end
+test: setup lint typecheck layers oracle dev-cluster-tools controlplane-gen-check prometheus-tools chart-lint image  ## every test: lint, types, layers, unit, oracle, end-to-end
 	$(PY) -m pytest -q
 
-test-e2e: setup dev-cluster-tools prometheus-tools  ## end-to-end tests against a real local control plane
+test-e2e: setup dev-cluster-tools prometheus-tools image  ## end-to-end tests against a real local control plane
 	$(PY) -m pytest -q -m e2e
 
 demo: setup dev-cluster  ## the main job: local control plane, CRD, demo workloads, the operator, its reports

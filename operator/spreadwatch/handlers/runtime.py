@@ -29,7 +29,7 @@ import logging
 import shutil
 import time
 from collections.abc import Callable, Mapping
-from typing import Any
+from typing import Any, cast
 
 import kopf
 from prometheus_client import ProcessCollector
@@ -409,6 +409,10 @@ def run_operator(config: OperatorConfig, stop_flag: asyncio.Event | None = None)
             registry=registry,
             settings=operator_settings(config),
             standalone=True,
+            # kopf would otherwise derive its identity from getpass.getuser(), which raises KeyError for a UID
+            # without a passwd entry (runAsUser 65532 under containerd/CRI-O/runc). Its type, a NewType of str,
+            # is not exported by kopf.
+            identity=cast(Any, config.leader.identity),
             clusterwide=config.clusterwide,
             namespaces=list(config.namespaces),
             stop_flag=stop_flag,
