@@ -116,16 +116,14 @@ def http_endpoint(container: Mapping[str, Any], probe: str) -> str:
 
 
 def metrics_endpoint(container: Mapping[str, Any]) -> str:
-    """Where Prometheus scrapes /metrics: the container port the chart's metrics Service targets.
-
-    The one place that knows how /metrics is served (today: plain HTTP on the ``http-metrics`` port, the same
-    server as the probes). With secure metrics this becomes HTTPS on the ``metrics`` port, fetched by
-    :func:`fetch` with a bearer token of a ServiceAccount allowed ``get`` on the nonResourceURL /metrics.
-    """
-    return f"http://127.0.0.1:{_container_port(container, 'http-metrics')}/metrics"
+    """Where Prometheus scrapes /metrics: the container port named ``metrics``, over HTTPS unless the rendered
+    args say ``--metrics-secure=false`` (then plain HTTP). Over HTTPS, :func:`fetch` it with a bearer token of a
+    ServiceAccount allowed ``get`` on the nonResourceURL /metrics (the chart's metrics-reader ClusterRole)."""
+    scheme = "http" if "--metrics-secure=false" in container.get("args", []) else "https"
+    return f"{scheme}://127.0.0.1:{_container_port(container, 'metrics')}/metrics"
 
 
-def fetch(url: str, bearer: str | None = None, timeout: float = 5.0) -> tuple[int, str]:
+def fetch(url: str, bearer: str | None = None, timeout: float = 30.0) -> tuple[int, str]:
     """GET → (status, body); status 0 when nothing answers. HTTPS is not verified (a self-signed serving cert)."""
     request = urllib.request.Request(url, headers={"Authorization": f"Bearer {bearer}"} if bearer else {})
     context = ssl._create_unverified_context() if url.startswith("https:") else None

@@ -27,9 +27,11 @@ from kube_helpers import (
     ControlPlane,
     create_deployment,
     create_node,
+    create_service_account,
     delete_node,
     free_port,
     schedule_pending_pods,
+    service_account_token,
     unique_name,
     wait_for,
     wait_for_pods,
@@ -70,7 +72,7 @@ def nodes(kube_api: client.ApiClient) -> Iterator[list[str]]:
 @pytest.fixture
 def chart(control_plane: ControlPlane, kube_api: client.ApiClient, tmp_path: Path) -> Iterator[ChartInstall]:
     # The pods share the host's network namespace: each pod template gets its own free port.
-    installed = install_chart(control_plane, kube_api, tmp_path, {"metrics": {"port": free_port()}})
+    installed = install_chart(control_plane, kube_api, tmp_path, _own_ports())
     yield installed
     installed.uninstall()
 
@@ -93,6 +95,23 @@ def pods(control_plane: ControlPlane, image: Image, tmp_path: Path) -> Iterator[
     for pod in started:
         if pod.proc is not None:
             pod.stop()
+
+
+def _own_ports() -> dict[str, Any]:
+    """Chart values giving a pod template its own metrics and probe ports (the pods share the host's network)."""
+    return {"metrics": {"port": free_port()}, "probes": {"port": free_port()}}
+
+
+def metrics_reader_token(api: client.ApiClient, chart: ChartInstall) -> str:
+    """A token of a new ServiceAccount bound to the chart's metrics-reader ClusterRole (what Prometheus uses)."""
+    [role] = [o["metadata"]["name"] for o in chart.objects
+              if o["kind"] == "ClusterRole" and o["metadata"]["name"].endswith("-metrics-reader")]  # fmt: skip
+    create_service_account(api, chart.namespace, "scraper")
+    client.RbacAuthorizationV1Api(api).create_cluster_role_binding(client.V1ClusterRoleBinding(
+        metadata=client.V1ObjectMeta(name=unique_name("scraper")),
+        role_ref=client.V1RoleRef(api_group="rbac.authorization.k8s.io", kind="ClusterRole", name=role),
+        subjects=[client.RbacV1Subject(kind="ServiceAccount", name="scraper", namespace=chart.namespace)]))  # fmt: skip
+    return service_account_token(api, chart.namespace, "scraper", create=False)
 
 
 def deployment_of(objects: list[dict[str, Any]]) -> dict[str, Any]:
@@ -171,25 +190,25 @@ def test_the_charts_pod_runs_under_runc(
     assert (status["Uid"].split()[0], status["Gid"].split()[0]) == (str(uid), str(uid)), status
     assert (status["NoNewPrivs"], int(status["CapEff"], 16), int(status["CapBnd"], 16)) == ("1", 0, 0), status
     assert not a.root_writable(), "the root filesystem must be read-only"
-    wait_for(lambda: lease_holder(kube_api, chart) == a.name, timeout=60, message="pod A to hold the Lease")
+    wait_for(lambda: lease_holder(kube_api, chart) == a.name, timeout=180, message="pod A to hold the Lease")
 
     # --- a SpreadReport and its Event for a new workload
     make_workload(kube_api, namespace, nodes, "web")
-    web = wait_for(lambda: report(kube_api, namespace, "web"), timeout=90, message="the SpreadReport of web")
+    web = wait_for(lambda: report(kube_api, namespace, "web"), timeout=180, message="the SpreadReport of web")
     assert web["status"]["health"] == "SinglePointOfFailure"
-    wait_for(lambda: report_events(kube_api, namespace).get("deployment-web"), timeout=60,
+    wait_for(lambda: report_events(kube_api, namespace).get("deployment-web"), timeout=180,
              message="the Event about deployment-web")  # fmt: skip
 
     # --- /metrics passes promtool
-    code, body = fetch(metrics_endpoint(a.container))
+    code, body = fetch(metrics_endpoint(a.container), bearer=metrics_reader_token(kube_api, chart))
     assert code == 200 and "spreadwatch_workload_pods" in body, body[:500]
     checked = subprocess.run([promtool, "check", "metrics"], input=body, capture_output=True, text=True,
-                             timeout=60, check=False)  # fmt: skip
+                             timeout=180, check=False)  # fmt: skip
     assert checked.returncode == 0, checked.stdout + checked.stderr
 
     # --- rolling update: a new pod template (its own port: shared network namespace), pod B stays standby
     upgrade = tmp_path / "upgrade.yaml"
-    upgrade.write_text(yaml.safe_dump({"metrics": {"port": free_port()}}))
+    upgrade.write_text(yaml.safe_dump(_own_ports()))
     control_plane.helm("upgrade", chart.release, str(CHART), "--namespace", chart.namespace,
                        "--values", str(upgrade), "--wait=false")  # fmt: skip
     manifest = control_plane.helm("get", "manifest", chart.release, "--namespace", chart.namespace).stdout
@@ -201,8 +220,8 @@ def test_the_charts_pod_runs_under_runc(
     assert lease_holder(kube_api, chart) == a.name
 
     make_workload(kube_api, namespace, nodes, "api")  # written by A while B is standby
-    wait_for(lambda: report(kube_api, namespace, "api"), timeout=90, message="the SpreadReport of api")
-    wait_for(lambda: report_events(kube_api, namespace).get("deployment-api"), timeout=60,
+    wait_for(lambda: report(kube_api, namespace, "api"), timeout=180, message="the SpreadReport of api")
+    wait_for(lambda: report_events(kube_api, namespace).get("deployment-api"), timeout=180,
              message="the Event about deployment-api")  # fmt: skip
     assert statusz(b)["writer"]["apiWrites"] == 0, "a standby must not write"
     versions = {n: wait_for(lambda n=n: report(kube_api, namespace, n))["metadata"]["resourceVersion"]
@@ -213,12 +232,12 @@ def test_the_charts_pod_runs_under_runc(
     code, seconds = a.stop()
     grace = a.termination_grace
     assert code == 0, f"pod A exited with {code} {seconds:.1f}s after SIGTERM (grace {grace}s):\n{a.tail()}"
-    wait_for(lambda: lease_holder(kube_api, chart) == b.name, timeout=60, message="pod B to take over the Lease")
-    wait_for(lambda: statusz(b)["leader"], timeout=60, message="pod B to see itself as the leader")
+    wait_for(lambda: lease_holder(kube_api, chart) == b.name, timeout=180, message="pod B to take over the Lease")
+    wait_for(lambda: statusz(b)["leader"], timeout=180, message="pod B to see itself as the leader")
 
     # B writes the next workload's report; its take-over resync ran before that write (same writer loop)
     make_workload(kube_api, namespace, nodes, "db")
-    wait_for(lambda: report(kube_api, namespace, "db"), timeout=90, message="the SpreadReport of db (by B)")
+    wait_for(lambda: report(kube_api, namespace, "db"), timeout=180, message="the SpreadReport of db (by B)")
     writer = statusz(b)["writer"]
     assert writer["resyncs"] >= 1 and writer["creates"] == 1, writer
     # no report lost (all three are there) or written twice (A's reports untouched by B, no second Event)
