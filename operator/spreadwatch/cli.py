@@ -422,7 +422,7 @@ def _score_json(result: PodScores) -> dict[str, Any]:
         "pod": {"namespace": result.pod.namespace, "name": result.pod.name},
         "skipped": result.skipped,
         "skipReason": result.skip_reason,
-        "selector": str(result.selector) if result.selector is not None else "",
+        "selector": result.selector_text,
         "scores": dict(result.scores),
         "excluded": dict(result.excluded),
         "nodes": [
