@@ -38,8 +38,9 @@ from spreadwatch.config import (
 )
 from spreadwatch.errors import InputError, SpreadwatchError
 from spreadwatch.model import object_ref
+from spreadwatch.profile_args import add_scheduler_config_args, resolve_profile
 from spreadwatch.report import DEFAULT_MAX_NODES, DEFAULT_TOP_N, HealthThresholds, ReportOptions, SpreadReport
-from spreadwatch.scoring import DEFAULT_PROFILE, PROFILES, PodScores, get_profile
+from spreadwatch.scoring import DEFAULT_PROFILE, PROFILES, PodScores
 from spreadwatch.selectors import parse_selector
 from spreadwatch.snapshot import Snapshot, load_snapshot, read_documents
 
@@ -150,6 +151,7 @@ def _add_common(p: argparse.ArgumentParser, cluster_required: bool = True) -> No
         default=_env("PROFILE", DEFAULT_PROFILE),
         help=f"scoring generation: {', '.join(PROFILES)} (default {DEFAULT_PROFILE}; env SPREADWATCH_PROFILE)",
     )
+    add_scheduler_config_args(p)
 
 
 def _add_kubeconfig(p: argparse.ArgumentParser) -> None:
@@ -259,6 +261,7 @@ def _add_run_options(p: argparse.ArgumentParser) -> None:
         default=_env("PROFILE", DEFAULT_PROFILE),
         help=f"scoring generation: {', '.join(PROFILES)} (default {DEFAULT_PROFILE}; env SPREADWATCH_PROFILE)",
     )
+    add_scheduler_config_args(p)
     _add_report_options(p)
     _add_node_metrics(p)
     _add_kubeconfig(p)
@@ -445,7 +448,7 @@ def _cmd_score(args: argparse.Namespace, out: TextIO) -> int:
     if pods[0].get("kind") != "Pod":
         raise InputError(f"{args.pod}: expected a Pod, found {object_ref(pods[0])}")
     nodes = [n.strip() for n in args.nodes.split(",") if n.strip()] if args.nodes else None
-    result = score_objects(read_documents(args.cluster), pods[0], profile=args.profile, nodes=nodes)
+    result = score_objects(read_documents(args.cluster), pods[0], profile=resolve_profile(args), nodes=nodes)
     if args.output == "json":
         out.write(json.dumps(_score_json(result), indent=2) + "\n")
         return 0
@@ -511,7 +514,7 @@ def _snapshot(args: argparse.Namespace, namespaces: Sequence[str] = ()) -> Snaps
 
 
 def _cmd_analyze(args: argparse.Namespace, out: TextIO) -> int:
-    profile = get_profile(args.profile)
+    profile = resolve_profile(args)
     selector = parse_selector(args.selector) if args.selector else None
     snapshot = _snapshot(args, args.namespace)
     index, reports = analyze_index(snapshot, profile, _options(args), args.namespace, selector)
@@ -534,7 +537,7 @@ def _cmd_analyze(args: argparse.Namespace, out: TextIO) -> int:
 
 
 def _cmd_explain(args: argparse.Namespace, out: TextIO) -> int:
-    profile = get_profile(args.profile)
+    profile = resolve_profile(args)
     parts = args.workload.split("/")
     snapshot = _snapshot(args, [parts[1]] if len(parts) == 3 and parts[1] else [])
     exp = explain_workload(snapshot, args.workload, profile, _options(args))
@@ -617,6 +620,8 @@ def operator_config(args: argparse.Namespace) -> OperatorConfig:
         skip_namespaces=listed(args.skip_namespace, "SKIP_NAMESPACE"),
         opt_out=parse_label_requirement(args.opt_out_label),
         profile=args.profile,
+        scheduler_config=args.scheduler_config,
+        scheduler_name=args.scheduler_name,
         report=_options(args),
         debounce=args.debounce,
         max_writes_per_second=args.max_writes_per_second,
@@ -670,7 +675,7 @@ def main(argv: Sequence[str] | None = None, out: TextIO | None = None, err: Text
         except SystemExit as exc:  # usage errors (2), --help and --version (0)
             return int(exc.code) if isinstance(exc.code, int) else 0
         if hasattr(args, "profile"):
-            get_profile(args.profile)
+            resolve_profile(args)
         return _COMMANDS[args.command](args, stdout)
     except SpreadwatchError as exc:
         stderr.write(f"spreadwatch: error: {exc}\n")
