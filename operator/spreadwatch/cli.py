@@ -37,6 +37,7 @@ from spreadwatch.config import (
     parse_label_requirement,
 )
 from spreadwatch.errors import InputError, SpreadwatchError
+from spreadwatch.explain_topology import write_topology_explanation
 from spreadwatch.model import object_ref
 from spreadwatch.profile_args import add_scheduler_config_args, resolve_profile
 from spreadwatch.report import DEFAULT_MAX_NODES, DEFAULT_TOP_N, HealthThresholds, ReportOptions, SpreadReport
@@ -549,7 +550,9 @@ def _cmd_explain(args: argparse.Namespace, out: TextIO) -> int:
     if report.excluded_nodes:
         out.write(" (excluded: " + ", ".join(f"{c} {r}" for r, c in report.excluded_nodes.items()) + ")")
     out.write("\n")
-    if scores is not None and not scores.skipped:
+    if profile.pod_topology_spread and scores is not None:
+        write_topology_explanation(scores, out, _table)
+    elif scores is not None and not scores.skipped:
         s = scores.summary
         out.write(
             f"Maxima:      {s.max_node} matching pods on the busiest node, {s.max_zone} in the busiest zone"
