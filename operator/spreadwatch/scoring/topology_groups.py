@@ -67,6 +67,7 @@ class GroupScores:
     domains: tuple[Mapping[str, int], ...]
     ignored: int  # candidates left out (missing keys)
     busy_raw: Mapping[str, int | None]  # candidate with matching pods -> raw score (None: ignored)
+    busy_groups: Mapping[str, GroupKey]  # candidate with matching pods -> its group
     group_raw: Mapping[GroupKey, int | None]  # empty candidates of a group -> raw score
     min_raw: int
     max_raw: int
@@ -79,26 +80,18 @@ class GroupScores:
             return MAX_NODE_SCORE
         return MAX_NODE_SCORE * (self.max_raw + self.min_raw - raw) // self.max_raw
 
-    def term_values(self, sig: Signature, own: Sequence[int]) -> list[tuple[int, float] | None]:
-        """Per constraint: (count charged, term value) or None when the node has no term. O(constraints)."""
-        out: list[tuple[int, float] | None] = []
-        for i, term in enumerate(self.plan.terms):
-            value = sig[i]
-            if value is None or value is False:
-                out.append(None)
-                continue
-            count = own[i] if term.hostname else self.domains[i][str(value)]
-            out.append((count, float(count) * self.weights[i] + float(term.max_skew - 1)))
-        return out
-
     def raw(self, sig: Signature, own: Sequence[int]) -> int | None:
-        """Score's integer for a candidate with this signature and own pod counts (None: ignored)."""
+        """Score's integer for a candidate with this signature and own pod counts (None: ignored). O(terms)."""
         if self.plan.require_all and _missing(sig):
             return None
         total = 0.0
-        for entry in self.term_values(sig, own):
-            if entry is not None:
-                total += entry[1]
+        weights, domains = self.weights, self.domains
+        for i, term in enumerate(self.plan.terms):
+            value = sig[i]
+            if value is None or value is False:
+                continue
+            count = own[i] if term.hostname else domains[i][str(value)]
+            total += float(count) * weights[i] + float(term.max_skew - 1)
         return go_round(total)
 
 
@@ -128,10 +121,13 @@ def score_groups(
                 value = sig[i]
                 domains[i].setdefault(value if isinstance(value, str) else "", 0)
     keys = groups.keys
+    any_affinity = bool(template.node_selector) or template.required_terms is not None
     for i, term in enumerate(terms):
         if term.hostname or not domains[i]:
             continue
         domain = domains[i]
+        topology_key = term.topology_key
+        check_affinity = term.honor_affinity and any_affinity
         for name, count in counts[i].items():
             holder = node_of.get(name)
             if holder is None:
@@ -139,29 +135,39 @@ def score_groups(
             labels = holder.labels
             if require_all and not all(k in labels for k in keys):
                 continue
-            if term.honor_affinity and not node_affinity_matches(holder, template):
+            if check_affinity and not node_affinity_matches(holder, template):
                 continue
-            if term.honor_taints and has_untolerated_taint(holder, template):
+            if term.honor_taints and holder.taints and has_untolerated_taint(holder, template):
                 continue
-            value = labels.get(term.topology_key, "")
+            value = labels.get(topology_key, "")
             if value in domain:
                 domain[value] += count
     sizes = tuple(groups.total - ignored if t.hostname else len(domains[i]) for i, t in enumerate(terms))
     weights = tuple(go_log(float(size + 2)) for size in sizes)
-    partial = GroupScores(plan, weights, sizes, tuple(domains), ignored, {}, {}, 0, 0)
+    partial = GroupScores(plan, weights, sizes, tuple(domains), ignored, {}, {}, {}, 0, 0)
     busy: set[str] = set()
-    for per_node in counts:
+    for per_node in {id(c): c for c in counts}.values():  # the terms often share one count map
         busy.update(n for n in per_node if n in candidate_names)
     zero = (0,) * len(terms)
-    busy_raw = {
-        name: partial.raw(signature(node_of[name].labels, keys), tuple(c.get(name, 0) for c in counts)) for name in busy
-    }
+    busy_raw: dict[str, int | None] = {}
+    busy_groups: dict[str, GroupKey] = {}
+    busy_per_group: dict[GroupKey, int] = {}
+    memo: dict[tuple[Signature, tuple[int, ...]], int | None] = {}
+    for name in busy:
+        sig = signature(node_of[name].labels, keys)
+        own = tuple(c.get(name, 0) for c in counts)
+        found = (sig, own) in memo
+        raw = memo[(sig, own)] if found else memo.setdefault((sig, own), partial.raw(sig, own))
+        busy_raw[name] = raw
+        key = (zone_of[name], sig)
+        busy_groups[name] = key
+        busy_per_group[key] = busy_per_group.get(key, 0) + 1
     group_raw: dict[GroupKey, int | None] = {}
     valid: list[int] = [r for r in busy_raw.values() if r is not None]
     for key, names in groups.groups.items():
         raw = partial.raw(key[1], zero)
         group_raw[key] = raw
-        if raw is not None and any(n not in busy for n in names):
+        if raw is not None and len(names) > busy_per_group.get(key, 0):
             valid.append(raw)
     return GroupScores(
         plan,
@@ -170,6 +176,7 @@ def score_groups(
         tuple(domains),
         ignored,
         busy_raw,
+        busy_groups,
         group_raw,
         min(valid, default=0),
         max(valid, default=0),
