@@ -26,6 +26,7 @@ import yaml
 
 from spreadwatch import __version__
 from spreadwatch.analysis import analyze_index, explain_workload, score_objects
+from spreadwatch.compare_cli import add_compare_args, cmd_compare, write_explain_comparison
 from spreadwatch.config import (
     DEFAULT_OPT_OUT_LABEL,
     LOG_FORMATS,
@@ -250,6 +251,11 @@ def build_parser() -> argparse.ArgumentParser:
     _add_report_options(explain)
     explain.add_argument("workload", metavar="KIND/NAMESPACE/NAME")
     explain.add_argument("--all-nodes", action="store_true", help="list every empty candidate node too")
+    explain.add_argument("--compare", metavar="PROFILE", help="also print PROFILE's score of every candidate node")
+
+    compare = sub.add_parser("compare", help="what a scheduler upgrade changes: best nodes under two profiles")
+    _add_common(compare, cluster_required=False)
+    add_compare_args(compare)
 
     run = sub.add_parser("run", help="run the operator: one SpreadReport per workload, kept current")
     _add_run_options(run)
@@ -598,6 +604,8 @@ def _cmd_explain(args: argparse.Namespace, out: TextIO) -> int:
         out.write("\n")
     elif scores is not None:
         out.write(f"Skipped:     {scores.skip_reason}\n\n")
+    if args.compare:
+        write_explain_comparison(snapshot, args.workload, profile, resolve_profile(args, args.compare), out, _table)
     out.write(f"Health:      {report.health.value}\n")
     for reason in report.reasons:
         out.write(f"  - {reason}\n")
@@ -664,6 +672,7 @@ _COMMANDS: dict[str, Callable[[argparse.Namespace, TextIO], int]] = {
     "analyze": _cmd_analyze,
     "explain": _cmd_explain,
     "run": _cmd_run,
+    "compare": lambda args, out: cmd_compare(args, out, _snapshot, _table),
 }
 
 

@@ -756,6 +756,16 @@ class SpreadIndex:
             return None
         return self._candidate_set(w).layout
 
+    def spread_plan(self, kind: str, namespace: str, name: str) -> str:
+        """v1.29: how PodTopologySpread scores the workload, as text ("" for other profiles). O(constraints)."""
+        ns = self._ns.get(namespace)
+        w = ns.workloads.get((namespace, kind, name)) if ns else None
+        if w is None or w.plan is None:
+            return ""
+        source = "own constraints" if w.plan.source == "pod" else w.plan.source
+        terms = ", ".join(f"{t.topology_key} maxSkew {t.max_skew}" for t in w.plan.terms)
+        return f"PodTopologySpread, {source}: {terms}" if terms else f"PodTopologySpread, {source}"
+
     def report_is_current(self, kind: str, namespace: str, name: str) -> bool:
         """Whether ``report_for`` would return a cached report (False: it rebuilds, or the workload is
         unknown). O(1)."""
