@@ -57,7 +57,7 @@ from spreadwatch.kube import (
     run_sync,
 )
 from spreadwatch.metrics import OperatorState, registry_for
-from spreadwatch.scoring import get_profile
+from spreadwatch.profile_args import load_profile
 
 __all__ = ["ROUTE_HOOKS", "Runtime", "build_registry", "operator_settings", "run_operator"]
 
@@ -80,7 +80,14 @@ class Runtime:
         reviews: AccessReviews | None = None,
     ) -> None:
         self.config = config
-        self.index = SpreadIndex(get_profile(config.profile), config.report)
+        compare = (
+            load_profile(config.compare_profile, config.scheduler_config, config.scheduler_name)
+            if config.compare_profile
+            else None
+        )
+        self.index = SpreadIndex(
+            load_profile(config.profile, config.scheduler_config, config.scheduler_name), config.report, compare
+        )
         self.api: Any = None
         self.client: ReportClient | None = None
         self.elector: LeaseElector | None = None
