@@ -71,6 +71,11 @@ class _PtsGen(gen._Gen):
             out[RACK] = self.r.choice([*RACKS, *RACKS, ""])
         return out
 
+    def taints(self) -> list[Obj]:
+        # Fewer tainted nodes than gen.py: enough for nodeTaintsPolicy, while
+        # most nodes stay candidates.
+        return super().taints() if self.chance(0.45) else []
+
     def node(self, name: str) -> Obj:
         node = super().node(name)
         if self.chance(0.05):
@@ -87,7 +92,14 @@ class _PtsGen(gen._Gen):
             key = self.r.choice(sorted(labels))
             return {"matchExpressions": [{"key": key, "operator": "In", "values": [labels[key]]}]}
         if roll < 0.7:
-            return self.label_selector()
+            sel = self.label_selector()
+            if sel and "matchExpressions" in sel:
+                # The API server rejects a pod whose constraint has an invalid
+                # requirement (and PreScore would fail): keep the valid ones.
+                sel["matchExpressions"] = [e for e in sel["matchExpressions"] if e not in gen.BAD_LABEL_EXPRS]
+                if not sel["matchExpressions"]:
+                    del sel["matchExpressions"]
+            return sel
         if roll < 0.85:
             return {}  # matches everything as a selector, but counts no pod
         return None  # no selector: matches nothing
@@ -203,17 +215,39 @@ class _PtsGen(gen._Gen):
         return json.dumps(cfg, indent=2)
 
     # -- whole case ----------------------------------------------------------
+    def case(self) -> Obj:
+        """gen.py's case with more nodes and pods (spreading needs several domains
+        and candidates to show differences)."""
+        r = self.r
+        self.namespaces = gen.NAMESPACES[: r.randint(1, 3)]
+        node_names = [f"node-{i}" for i in range(r.choice([1, 2, 3, 3, 4, 4, 5, 5, 6, 6, 7, 8, 9, 10, 12]))]
+        if self.chance(0.3):
+            r.shuffle(node_names)
+        nodes = [self.node(n) for n in node_names]
+        self.templates = [self.pod_labels(1, 3) for _ in range(r.randint(1, 3))]
+        pods = [
+            self.pod(f"pod-{i}", self.ns(), node_names, self.workload_labels())
+            for i in range(r.choice([0, r.randint(1, 10), r.randint(5, 25), r.randint(10, 40), r.randint(20, 50)]))
+        ]
+        cl: Obj = {
+            "nodes": nodes,
+            "pods": pods,
+            "services": [self.service(f"svc-{i}", self.ns()) for i in range(r.choice([0, 1, 1, 2, 3]))],
+            "replicationControllers": [self.rc(f"rc-{i}", self.ns()) for i in range(r.randint(0, 1))],
+            "replicaSets": [self.apps("ReplicaSet", f"rs-{i}", self.ns()) for i in range(r.randint(0, 3))],
+            "statefulSets": [self.apps("StatefulSet", f"ss-{i}", self.ns()) for i in range(r.randint(0, 2))],
+        }
+        return {"seed": self.seed, "cluster": cl, "incoming": [self.incoming(cl, node_names)]}
+
     def pts_case(self) -> Obj:
         base = self.case()
         cl = base["cluster"]
-        if not cl["nodes"]:  # at least one node: PreScore skips an empty cluster
-            cl["nodes"].append(self.node("node-0"))
         pod = base["incoming"][0]
         spec = pod["spec"]
         spec.pop("topologySpreadConstraints", None)
         if self.chance(0.55):
             spec["topologySpreadConstraints"] = self.constraints(pod["metadata"].get("labels") or {})
-        if self.chance(0.1):
+        if self.chance(0.06):
             spec["nodeSelector"] = {RACK: self.r.choice(RACKS)}
         names = [n["metadata"]["name"] for n in cl["nodes"]]
         case: Obj = {"seed": self.seed, "cluster": cl, "incoming": [pod], "schedulerConfig": self.scheduler_config()}
@@ -223,7 +257,7 @@ class _PtsGen(gen._Gen):
             case["unfit"] = []
         else:
             case["candidates"] = None
-            case["unfit"] = [n for n in names if self.chance(0.15)]
+            case["unfit"] = [n for n in names if self.chance(0.1)]
         return case
 
 

@@ -13,6 +13,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"runtime/debug"
 	"time"
 
 	v1 "k8s.io/api/core/v1"
@@ -32,6 +33,7 @@ import (
 	"k8s.io/kubernetes/pkg/scheduler/framework/plugins/podtopologyspread"
 	"k8s.io/kubernetes/pkg/scheduler/framework/plugins/tainttoleration"
 	frameworkruntime "k8s.io/kubernetes/pkg/scheduler/framework/runtime"
+	schedmetrics "k8s.io/kubernetes/pkg/scheduler/metrics"
 	sigsjson "sigs.k8s.io/json"
 )
 
@@ -69,6 +71,9 @@ func main() {
 		fmt.Println(kubernetesVersion())
 		return
 	}
+	// The parallelizer PreScore runs on records goroutine metrics: create
+	// them, as kube-scheduler does at start-up.
+	schedmetrics.Register()
 	client := clientsetfake.NewSimpleClientset()
 	// The feature gates' defaults of the linked release, as a kube-scheduler
 	// started without --feature-gates has them.
@@ -174,6 +179,7 @@ func pluginArgs(text *string, schedulerName string) (*config.PodTopologySpreadAr
 func process(client *clientsetfake.Clientset, fts feature.Features, line []byte) (res *response, err error) {
 	defer func() {
 		if p := recover(); p != nil {
+			fmt.Fprintf(os.Stderr, "spreadwatch-oracle-pts: panic: %v\n%s", p, debug.Stack())
 			res, err = nil, fmt.Errorf("panic: %v", p)
 		}
 	}()
