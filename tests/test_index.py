@@ -43,7 +43,32 @@ def node_event(draw: st.DrawFn) -> tuple[str, dict[str, Any]]:
     taints = (
         [{"key": "gpu", "value": "1", "effect": "NoSchedule"}] if draw(st.booleans()) and draw(st.booleans()) else None
     )
-    return "apply", node(name, zone, key=GA_ZONE, taints=taints, unschedulable=draw(st.integers(0, 5)) == 0)
+    # hostname (mostly there), a custom "rack" key and a "pool" label that nodeSelectors pick (v1.29 domains)
+    labels = {"kubernetes.io/hostname": name} if draw(st.integers(0, 4)) < 4 else {}
+    if draw(st.integers(0, 3)) < 3:
+        labels["rack"] = draw(st.sampled_from(["r1", "r2"]))
+    if draw(st.booleans()):
+        labels["pool"] = "main"
+    return "apply", node(
+        name, zone, key=GA_ZONE, labels=labels, taints=taints, unschedulable=draw(st.integers(0, 5)) == 0
+    )
+
+
+_real_selector_st = selector_st.filter(lambda s: "Bogus" not in str(s))
+spread_constraint_st = st.fixed_dictionaries(
+    {
+        "maxSkew": st.integers(1, 3),
+        "topologyKey": st.sampled_from([GA_ZONE, "kubernetes.io/hostname", "rack"]),
+        "whenUnsatisfiable": st.sampled_from(["ScheduleAnyway", "ScheduleAnyway", "DoNotSchedule"]),
+        # mostly a real selector; sometimes {} (counts nothing) or none at all (selects nothing)
+        "labelSelector": st.one_of(_real_selector_st, _real_selector_st, _real_selector_st, st.just({}), st.none()),
+    },
+    optional={
+        "matchLabelKeys": st.just(["tier"]),
+        "nodeAffinityPolicy": st.sampled_from(["Honor", "Ignore"]),
+        "nodeTaintsPolicy": st.sampled_from(["Honor", "Ignore"]),
+    },
+).map(lambda c: {k: v for k, v in c.items() if v is not None})
 
 
 @st.composite
@@ -74,7 +99,7 @@ def service_event(draw: st.DrawFn) -> tuple[str, dict[str, Any]]:
 
 
 @st.composite
-def controller_event(draw: st.DrawFn) -> tuple[str, dict[str, Any]]:
+def controller_event(draw: st.DrawFn, soft_spread: bool = False) -> tuple[str, dict[str, Any]]:
     kind = draw(st.sampled_from(KINDS))
     ns = draw(st.sampled_from(NAMESPACES))
     name = f"{kind.lower()}-{draw(st.integers(0, 2))}"
@@ -82,8 +107,14 @@ def controller_event(draw: st.DrawFn) -> tuple[str, dict[str, Any]]:
     spec: dict[str, Any] = {}
     if draw(st.integers(0, 4)) == 0:
         spec["tolerations"] = [{"key": "gpu", "operator": "Exists"}]
-    if draw(st.integers(0, 6)) == 0:
+    if soft_spread and draw(st.integers(0, 3)) < 3:
+        spec["topologySpreadConstraints"] = draw(st.lists(spread_constraint_st, min_size=1, max_size=3))
+    elif draw(st.integers(0, 6)) == 0:
         spec["topologySpreadConstraints"] = [{"maxSkew": 1, "topologyKey": GA_ZONE}]
+    elif draw(st.integers(0, 3)) == 0:
+        spec["topologySpreadConstraints"] = draw(st.lists(spread_constraint_st, min_size=1, max_size=3))
+    if draw(st.integers(0, 5)) == 0:
+        spec["nodeSelector"] = {"pool": "main"}
     if kind == "ReplicationController":
         selector: Any = draw(st.one_of(st.none(), st.builds(lambda a: {"app": a}, st.sampled_from(APPS))))
     else:
@@ -127,6 +158,43 @@ events_st = st.lists(
         controller_event(),
         delete_event(),
         st.just(("read", {})),  # build every report mid-stream: cached reports must be invalidated exactly
+    ),
+    min_size=5,
+    max_size=80,
+)
+
+
+@st.composite
+def busy_pod_event(draw: st.DrawFn) -> tuple[str, dict[str, Any]]:
+    """A pod that usually counts: namespace a, bound, running, labels the workload selectors pick."""
+    labels = draw(st.sampled_from([{"app": "web"}, {"app": "web", "tier": "fe"}, {"tier": "fe"}, {"app": "db"}]))
+    body = pod(
+        f"q{draw(st.integers(0, 15))}",
+        labels,
+        draw(st.sampled_from([*NODES, *NODES, "gone"])),
+        namespace=draw(st.sampled_from(["a", "a", "a", "b"])),
+        phase=draw(st.sampled_from(["Running", "Running", "Running", "Succeeded"])),
+        deleting=draw(st.integers(0, 8)) == 8,
+    )
+    return "apply", body
+
+
+#: v1.29: most workloads carry their own topologySpreadConstraints (mixed keys, selectors, policies).
+soft_spread_events_st = st.lists(
+    st.one_of(
+        node_event(),
+        node_event(),
+        pod_event(),
+        busy_pod_event(),
+        busy_pod_event(),
+        busy_pod_event(),
+        busy_pod_event(),
+        busy_pod_event(),
+        service_event(),
+        controller_event(soft_spread=True),
+        controller_event(soft_spread=True),
+        delete_event(),
+        st.just(("read", {})),
     ),
     min_size=5,
     max_size=80,
@@ -217,7 +285,33 @@ def test_report_scores_match_reference_scorer(profile_name: str, events: list[tu
         assert report.pods == sum(expected.counts.values())
 
 
-@pytest.mark.parametrize("profile_name", ["v1.28", "v1.12"])
+@settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(events=soft_spread_events_st)
+def test_v129_own_constraints_incremental_equals_from_scratch_and_reference(
+    events: list[tuple[str, dict[str, Any]]],
+) -> None:
+    """PodTopologySpread with the workloads' own soft constraints: incremental == fresh index, and every
+    candidate's score derived from the report == the reference scorer's."""
+    profile = get_profile("v1.29")
+    index, snapshot = _replay(events, profile)
+    fresh = SpreadIndex(profile, ReportOptions(top_n=2))
+    fresh.load(snapshot)
+    assert index.reports() == fresh.reports()
+    zones = {n.name: zone_key(n.labels, profile) for n in snapshot.nodes}
+    ordered = sorted(snapshot.nodes, key=lambda n: n.name)
+    for report in index.reports():
+        if report.health.value == "Error":
+            continue
+        ctrl = snapshot.controller(report.workload.kind, report.workload.namespace, report.workload.name)
+        assert ctrl is not None
+        next_pod, _ = representative_pod(ctrl, snapshot.controllers_in("ReplicaSet", ctrl.namespace))
+        lookup: Any = index
+        expected = score_pod(next_pod, ordered, snapshot.pods, lookup, profile)
+        derived = {name: report.score_of(name, zones[name]) for name in expected.scores}
+        assert derived == dict(expected.scores), report.to_dict()
+
+
+@pytest.mark.parametrize("profile_name", ["v1.28", "v1.12", "v1.29"])
 @settings(max_examples=200, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(events=node_churn_st)
 def test_node_churn_with_cached_reports_equals_from_scratch(

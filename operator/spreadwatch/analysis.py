@@ -40,7 +40,7 @@ def score_objects(
     objects: Sequence[Mapping[str, Any]],
     pod: Mapping[str, Any],
     *,
-    profile: str = DEFAULT_PROFILE,
+    profile: str | Profile = DEFAULT_PROFILE,
     nodes: Sequence[str] | None = None,
 ) -> PodScores:
     """Score the incoming ``pod`` against a cluster given as API objects.
@@ -48,7 +48,7 @@ def score_objects(
     With ``nodes`` exactly those nodes are the candidates, in that order, unfiltered; otherwise the
     scheduler's label/taint filters choose them (in snapshot order).
     """
-    prof = get_profile(profile)
+    prof = profile if isinstance(profile, Profile) else get_profile(profile)
     snap = Snapshot.from_objects(objects)
     return score_pod(parse_pod(pod), snap.nodes, snap.pods, snap, prof, nodes)
 

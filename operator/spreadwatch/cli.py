@@ -26,6 +26,7 @@ import yaml
 
 from spreadwatch import __version__
 from spreadwatch.analysis import analyze_index, explain_workload, score_objects
+from spreadwatch.compare_cli import add_compare_args, cmd_compare, write_explain_comparison
 from spreadwatch.config import (
     DEFAULT_OPT_OUT_LABEL,
     LOG_FORMATS,
@@ -37,9 +38,11 @@ from spreadwatch.config import (
     parse_label_requirement,
 )
 from spreadwatch.errors import InputError, SpreadwatchError
+from spreadwatch.explain_topology import write_topology_explanation
 from spreadwatch.model import object_ref
+from spreadwatch.profile_args import add_scheduler_config_args, resolve_profile
 from spreadwatch.report import DEFAULT_MAX_NODES, DEFAULT_TOP_N, HealthThresholds, ReportOptions, SpreadReport
-from spreadwatch.scoring import DEFAULT_PROFILE, PROFILES, PodScores, get_profile
+from spreadwatch.scoring import DEFAULT_PROFILE, PROFILES, PodScores
 from spreadwatch.selectors import parse_selector
 from spreadwatch.snapshot import Snapshot, load_snapshot, read_documents
 
@@ -150,6 +153,7 @@ def _add_common(p: argparse.ArgumentParser, cluster_required: bool = True) -> No
         default=_env("PROFILE", DEFAULT_PROFILE),
         help=f"scoring generation: {', '.join(PROFILES)} (default {DEFAULT_PROFILE}; env SPREADWATCH_PROFILE)",
     )
+    add_scheduler_config_args(p)
 
 
 def _add_kubeconfig(p: argparse.ArgumentParser) -> None:
@@ -247,6 +251,11 @@ def build_parser() -> argparse.ArgumentParser:
     _add_report_options(explain)
     explain.add_argument("workload", metavar="KIND/NAMESPACE/NAME")
     explain.add_argument("--all-nodes", action="store_true", help="list every empty candidate node too")
+    explain.add_argument("--compare", metavar="PROFILE", help="also print PROFILE's score of every candidate node")
+
+    compare = sub.add_parser("compare", help="what a scheduler upgrade changes: best nodes under two profiles")
+    _add_common(compare, cluster_required=False)
+    add_compare_args(compare)
 
     run = sub.add_parser("run", help="run the operator: one SpreadReport per workload, kept current")
     _add_run_options(run)
@@ -259,6 +268,7 @@ def _add_run_options(p: argparse.ArgumentParser) -> None:
         default=_env("PROFILE", DEFAULT_PROFILE),
         help=f"scoring generation: {', '.join(PROFILES)} (default {DEFAULT_PROFILE}; env SPREADWATCH_PROFILE)",
     )
+    add_scheduler_config_args(p)
     _add_report_options(p)
     _add_node_metrics(p)
     _add_kubeconfig(p)
@@ -422,7 +432,7 @@ def _score_json(result: PodScores) -> dict[str, Any]:
         "pod": {"namespace": result.pod.namespace, "name": result.pod.name},
         "skipped": result.skipped,
         "skipReason": result.skip_reason,
-        "selector": str(result.selector) if result.selector is not None else "",
+        "selector": result.selector_text,
         "scores": dict(result.scores),
         "excluded": dict(result.excluded),
         "nodes": [
@@ -445,7 +455,7 @@ def _cmd_score(args: argparse.Namespace, out: TextIO) -> int:
     if pods[0].get("kind") != "Pod":
         raise InputError(f"{args.pod}: expected a Pod, found {object_ref(pods[0])}")
     nodes = [n.strip() for n in args.nodes.split(",") if n.strip()] if args.nodes else None
-    result = score_objects(read_documents(args.cluster), pods[0], profile=args.profile, nodes=nodes)
+    result = score_objects(read_documents(args.cluster), pods[0], profile=resolve_profile(args), nodes=nodes)
     if args.output == "json":
         out.write(json.dumps(_score_json(result), indent=2) + "\n")
         return 0
@@ -511,7 +521,7 @@ def _snapshot(args: argparse.Namespace, namespaces: Sequence[str] = ()) -> Snaps
 
 
 def _cmd_analyze(args: argparse.Namespace, out: TextIO) -> int:
-    profile = get_profile(args.profile)
+    profile = resolve_profile(args)
     selector = parse_selector(args.selector) if args.selector else None
     snapshot = _snapshot(args, args.namespace)
     index, reports = analyze_index(snapshot, profile, _options(args), args.namespace, selector)
@@ -534,7 +544,7 @@ def _cmd_analyze(args: argparse.Namespace, out: TextIO) -> int:
 
 
 def _cmd_explain(args: argparse.Namespace, out: TextIO) -> int:
-    profile = get_profile(args.profile)
+    profile = resolve_profile(args)
     parts = args.workload.split("/")
     snapshot = _snapshot(args, [parts[1]] if len(parts) == 3 and parts[1] else [])
     exp = explain_workload(snapshot, args.workload, profile, _options(args))
@@ -546,7 +556,9 @@ def _cmd_explain(args: argparse.Namespace, out: TextIO) -> int:
     if report.excluded_nodes:
         out.write(" (excluded: " + ", ".join(f"{c} {r}" for r, c in report.excluded_nodes.items()) + ")")
     out.write("\n")
-    if scores is not None and not scores.skipped:
+    if profile.pod_topology_spread and scores is not None:
+        write_topology_explanation(scores, out, _table)
+    elif scores is not None and not scores.skipped:
         s = scores.summary
         out.write(
             f"Maxima:      {s.max_node} matching pods on the busiest node, {s.max_zone} in the busiest zone"
@@ -592,6 +604,8 @@ def _cmd_explain(args: argparse.Namespace, out: TextIO) -> int:
         out.write("\n")
     elif scores is not None:
         out.write(f"Skipped:     {scores.skip_reason}\n\n")
+    if args.compare:
+        write_explain_comparison(snapshot, args.workload, profile, resolve_profile(args, args.compare), out, _table)
     out.write(f"Health:      {report.health.value}\n")
     for reason in report.reasons:
         out.write(f"  - {reason}\n")
@@ -617,6 +631,8 @@ def operator_config(args: argparse.Namespace) -> OperatorConfig:
         skip_namespaces=listed(args.skip_namespace, "SKIP_NAMESPACE"),
         opt_out=parse_label_requirement(args.opt_out_label),
         profile=args.profile,
+        scheduler_config=args.scheduler_config,
+        scheduler_name=args.scheduler_name,
         report=_options(args),
         debounce=args.debounce,
         max_writes_per_second=args.max_writes_per_second,
@@ -656,6 +672,7 @@ _COMMANDS: dict[str, Callable[[argparse.Namespace, TextIO], int]] = {
     "analyze": _cmd_analyze,
     "explain": _cmd_explain,
     "run": _cmd_run,
+    "compare": lambda args, out: cmd_compare(args, out, _snapshot, _table),
 }
 
 
@@ -670,7 +687,7 @@ def main(argv: Sequence[str] | None = None, out: TextIO | None = None, err: Text
         except SystemExit as exc:  # usage errors (2), --help and --version (0)
             return int(exc.code) if isinstance(exc.code, int) else 0
         if hasattr(args, "profile"):
-            get_profile(args.profile)
+            resolve_profile(args)
         return _COMMANDS[args.command](args, stdout)
     except SpreadwatchError as exc:
         stderr.write(f"spreadwatch: error: {exc}\n")

@@ -112,6 +112,8 @@ class OperatorConfig:
     skip_namespaces: tuple[str, ...] = ()
     opt_out: LabelRequirement | None = field(default_factory=lambda: parse_label_requirement(DEFAULT_OPT_OUT_LABEL))
     profile: str = DEFAULT_PROFILE
+    scheduler_config: str | None = None  # KubeSchedulerConfiguration file (PodTopologySpread defaults)
+    scheduler_name: str = "default-scheduler"
     report: ReportOptions = field(default_factory=ReportOptions)
     debounce: float = 1.0  # seconds a workload must be quiet before its report is written
     max_writes_per_second: float = 20.0

@@ -33,9 +33,11 @@ from __future__ import annotations
 from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import dataclass, field
 
+from spreadwatch.errors import SelectorError
 from spreadwatch.model import Controller, Namespace, Node, Pod, PodTemplate, Record, Service
 from spreadwatch.model import label_key as label_key_of
 from spreadwatch.report import CandidateLayout, ReportOptions, SpreadReport, build_report, error_report
+from spreadwatch.report.topology import build_topology_report
 from spreadwatch.scoring import (
     Profile,
     SelectorMode,
@@ -49,6 +51,8 @@ from spreadwatch.scoring import (
     skip_reason,
     zone_key,
 )
+from spreadwatch.scoring.topology import SpreadPlan, plan_spread
+from spreadwatch.scoring.topology_groups import CandidateGroups, group_candidates, score_groups
 from spreadwatch.selectors import Operator, Selector
 from spreadwatch.snapshot import Snapshot, paused_gc
 
@@ -81,6 +85,8 @@ class _Workload:
     report: SpreadReport | None = None
     selector_text: str = ""
     sig: int = -1  # id of the scheduling-constraint signature (candidate sets are cached per signature)
+    plan: SpreadPlan | None = None  # PodTopologySpread (v1.29): the scoring constraints
+    multi: bool = False  # v1.29: the constraints count pods with different selectors
 
     @property
     def counting(self) -> bool:
@@ -162,6 +168,7 @@ class SpreadIndex:
         self._nodes: dict[str, Node] = {}
         self._zones: dict[str, ZoneKey | None] = {}
         self._candidates: dict[int, _Candidates] = {}  # signature id -> candidate set
+        self._topo_groups: dict[tuple[int, tuple[str, ...]], CandidateGroups] = {}  # v1.29, per candidate set
         self._sig_ids: dict[tuple[object, ...], int] = {}  # constraint signature -> small int (cheap to hash)
         self._dirty: set[WorkloadKey] = set()
         self._removed: set[WorkloadKey] = set()
@@ -431,7 +438,13 @@ class SpreadIndex:
             if node is None:
                 return ("absent",)
             reason = exclusion_reason(node, template)
-            return ("excluded", reason) if reason is not None else ("candidate", zone)
+            if reason is not None:
+                return ("excluded", reason)
+            return ("candidate", zone, dict(node.labels)) if topology else ("candidate", zone)
+
+        topology = self.profile.pod_topology_spread
+        if topology:
+            self._topology_node_changed(old, new)
 
         changed = {
             sig
@@ -442,9 +455,23 @@ class SpreadIndex:
             return
         for sig in changed:
             del self._candidates[sig]
+        for group_key in [k for k in self._topo_groups if k[0] in changed]:
+            del self._topo_groups[group_key]
         for ns in self._ns.values():
             for key, w in ns.workloads.items():
                 if not w.error and w.sig in changed:
+                    self._touch(w, key)
+
+    def _topology_node_changed(self, old: Node | None, new: Node | None) -> None:
+        """v1.29: a node's labels or taints decide which domain its pods count in, candidate or not: dirty
+        the workloads with matching pods on it (all multi-selector ones). O(W)."""
+        if old is not None and new is not None and (old.labels, old.taints) == (new.labels, new.taints):
+            return
+        node = new or old
+        name = node.name if node is not None else ""
+        for ns in self._ns.values():
+            for key, w in ns.workloads.items():
+                if not w.error and (w.multi or name in w.counts):
                     self._touch(w, key)
 
     @staticmethod
@@ -563,9 +590,34 @@ class SpreadIndex:
             w.error = f"InvalidSelector: {ctrl.selector_error}"
         elif rs is not None and rs.selector_error:
             w.error = f"InvalidSelector: ReplicaSet {rs.name}: {rs.selector_error}"
+        if self.profile.pod_topology_spread:
+            self._prepare_topology(w, pod)
+            return
         w.skip = skip_reason(pod, self.profile)
         w.selector = None if (w.error or w.skip) else build_spread_selector(pod, self, self.profile)
         w.selector_text = str(w.selector) if w.selector is not None else ""
+
+    def _prepare_topology(self, w: _Workload, pod: Pod) -> None:
+        """v1.29: the plan, and the selector pods are counted by (ANY_OF the distinct ones if they differ)."""
+        w.plan, w.skip, w.selector, w.multi, w.selector_text = None, "", None, False, ""
+        if w.error:
+            return
+        try:
+            plan = plan_spread(pod, self, self.profile)
+        except SelectorError as err:
+            w.error = f"InvalidSelector: {err}"
+            return
+        w.plan, w.skip, w.selector_text = plan, plan.skip_reason, plan.selector_text
+        if plan.skip_reason:
+            return
+        distinct = tuple(dict.fromkeys(t.selector for t in plan.terms))
+        if len(distinct) == 1:
+            w.selector = SpreadSelector(SelectorMode.OWNER_MERGED, distinct)
+        else:
+            w.multi = True
+            w.selector = SpreadSelector(
+                SelectorMode.ANY_OF, tuple(s for s in distinct if not s.empty and not s.nothing)
+            )
 
     def _refresh(self, ns: _Namespace, w: _Workload, force: bool = False) -> None:
         key = (w.ctrl.namespace, w.ctrl.kind, w.ctrl.name)
@@ -619,11 +671,62 @@ class SpreadIndex:
                         counts[node] = counts.get(node, 0) + c
         w.counts = counts
 
+    def _term_counts(self, w: _Workload) -> list[dict[str, int]]:
+        """v1.29 with different selectors: per constraint, node -> matching pods, from the label groups.
+        O(groups in the namespace × constraints)."""
+        assert w.plan is not None
+        terms = w.plan.terms
+        out: list[dict[str, int]] = [{} for _ in terms]
+        ns = self._ns.get(w.ctrl.namespace)
+        if ns is None:
+            return out
+        for group in ns.groups.values():
+            for i, term in enumerate(terms):
+                if not term.selector.empty and term.selector.matches(group.labels):
+                    per_node = out[i]
+                    for node, c in group.nodes.items():
+                        per_node[node] = per_node.get(node, 0) + c
+        return out
+
+    def _build_topology(self, w: _Workload, candidates: _Candidates) -> SpreadReport:
+        plan = w.plan
+        assert plan is not None
+        keys = tuple(t.topology_key for t in plan.terms)
+        groups = self._topo_groups.get((w.sig, keys))
+        if groups is None:
+            nodes = (self._nodes[n] for n in candidates.names)
+            groups = self._topo_groups[(w.sig, keys)] = group_candidates(nodes, keys, self._zones)
+        if w.multi:
+            per_term = self._term_counts(w)
+        else:
+            empty = not w.counting
+            per_term = [{} if empty else w.counts for _ in plan.terms]
+        scores = score_groups(
+            plan, self._template(w), groups, candidates.names, per_term, self._nodes, self._zones
+        )
+        first = per_term[0] if per_term else {}
+        counts = {n: c for n, c in first.items() if n in candidates.names and c > 0}
+        zones = {n: self._zones.get(n) for n in (*counts, *scores.busy_raw)}
+        return build_topology_report(
+            w.ref,
+            self.profile,
+            w.selector_text,
+            candidates.layout,
+            groups,
+            scores,
+            counts,
+            zones,
+            w.ctrl.replicas,
+            self.options,
+        )
+
     def _build(self, w: _Workload) -> SpreadReport:
         replicas = w.ctrl.replicas
         if w.error:
             return error_report(w.ref, self.profile.name, replicas, w.error)
         candidates = self._candidate_set(w)
+        if w.plan is not None and not w.skip:
+            return self._build_topology(w, candidates)
         counts = {n: c for n, c in w.counts.items() if n in candidates.names}
         return build_report(
             w.ref,
@@ -652,6 +755,16 @@ class SpreadIndex:
         if w is None or w.error:
             return None
         return self._candidate_set(w).layout
+
+    def spread_plan(self, kind: str, namespace: str, name: str) -> str:
+        """v1.29: how PodTopologySpread scores the workload, as text ("" for other profiles). O(constraints)."""
+        ns = self._ns.get(namespace)
+        w = ns.workloads.get((namespace, kind, name)) if ns else None
+        if w is None or w.plan is None:
+            return ""
+        source = "own constraints" if w.plan.source == "pod" else w.plan.source
+        terms = ", ".join(f"{t.topology_key} maxSkew {t.max_skew}" for t in w.plan.terms)
+        return f"PodTopologySpread, {source}: {terms}" if terms else f"PodTopologySpread, {source}"
 
     def report_is_current(self, kind: str, namespace: str, name: str) -> bool:
         """Whether ``report_for`` would return a cached report (False: it rebuilds, or the workload is

@@ -33,6 +33,7 @@ __all__ = [
     "PodTemplate",
     "Record",
     "Service",
+    "SpreadConstraint",
     "Taint",
     "Toleration",
     "intern_labels",
@@ -133,6 +134,25 @@ class NodeSelectorTerm:
 
 
 @dataclass(frozen=True, slots=True)
+class SpreadConstraint:
+    """One ``spec.topologySpreadConstraints`` entry, selector parsed (``metav1.LabelSelectorAsSelector``).
+
+    ``selector`` is NOTHING for an absent ``labelSelector`` (and for an invalid one, whose problem is in
+    ``selector_error``); ``min_domains`` None and the policies "" mean the API defaults (1, Honor, Ignore).
+    """
+
+    max_skew: int
+    topology_key: str
+    when_unsatisfiable: str
+    selector: Selector
+    selector_error: str | None = None
+    match_label_keys: tuple[str, ...] = ()
+    min_domains: int | None = None
+    node_affinity_policy: str = ""
+    node_taints_policy: str = ""
+
+
+@dataclass(frozen=True, slots=True)
 class PodTemplate:
     """The scheduling-relevant part of a pod (spec) or pod template; hashable (a constraint signature).
 
@@ -144,6 +164,7 @@ class PodTemplate:
     node_selector: tuple[tuple[str, str], ...] = ()
     required_terms: tuple[NodeSelectorTerm, ...] | None = None
     topology_spread: bool = False
+    spread_constraints: tuple[SpreadConstraint, ...] = ()
 
     @property
     def constraint_key(self) -> tuple[object, ...]:
@@ -383,8 +404,37 @@ def _template(r: _Reader, spec: Mapping[str, Any], path: str) -> PodTemplate:
             )
             for i, t in enumerate(r.items(required, "nodeSelectorTerms", required_path + ".nodeSelectorTerms"))
         )
-    spread = bool(r.items(spec, "topologySpreadConstraints", f"{path}.topologySpreadConstraints"))
-    return PodTemplate(tolerations, node_selector, terms, spread)
+    constraints = _spread_constraints(r, spec, f"{path}.topologySpreadConstraints")
+    return PodTemplate(tolerations, node_selector, terms, bool(constraints), constraints)
+
+
+def _spread_constraints(r: _Reader, spec: Mapping[str, Any], path: str) -> tuple[SpreadConstraint, ...]:
+    out = []
+    for i, c in enumerate(r.items(spec, "topologySpreadConstraints", path)):
+        p = f"{path}[{i}]"
+        raw_selector = c.get("labelSelector")
+        if raw_selector is not None and not isinstance(raw_selector, Mapping):
+            raise r.fail(p + ".labelSelector", f"expected a mapping, got {_type_name(raw_selector)}")
+        error: str | None = None
+        try:
+            selector = from_label_selector(raw_selector)
+        except SelectorError as err:
+            selector, error = NOTHING, str(err)
+        min_domains = c.get("minDomains")
+        out.append(
+            SpreadConstraint(
+                max_skew=r.integer(c, "maxSkew", p + ".maxSkew", 0),
+                topology_key=r.string(c, "topologyKey", p + ".topologyKey"),
+                when_unsatisfiable=r.string(c, "whenUnsatisfiable", p + ".whenUnsatisfiable"),
+                selector=selector,
+                selector_error=error,
+                match_label_keys=r.strings(c, "matchLabelKeys", p + ".matchLabelKeys"),
+                min_domains=None if min_domains is None else r.integer(c, "minDomains", p + ".minDomains", 1),
+                node_affinity_policy=r.string(c, "nodeAffinityPolicy", p + ".nodeAffinityPolicy"),
+                node_taints_policy=r.string(c, "nodeTaintsPolicy", p + ".nodeTaintsPolicy"),
+            )
+        )
+    return tuple(out)
 
 
 _EMPTY_TEMPLATE = PodTemplate()

@@ -91,6 +91,10 @@ app.kubernetes.io/part-of: spreadwatch
 {{- end }}
 {{- $args = append $args (printf "--opt-out-label=%s" $v.optOutLabel) }}
 {{- $args = append $args (printf "--profile=%s" $v.profile) }}
+{{- if $v.schedulerConfig }}
+{{- $args = append $args "--scheduler-config=/etc/spreadwatch/scheduler-config.yaml" }}
+{{- $args = append $args (printf "--scheduler-name=%s" $v.schedulerName) }}
+{{- end }}
 {{- $args = append $args (printf "--debounce=%v" $v.debounce) }}
 {{- $args = append $args (printf "--top-nodes=%d" (int $v.topN)) }}
 {{- $args = append $args (printf "--max-report-nodes=%d" (int $v.maxReportNodes)) }}

@@ -53,7 +53,7 @@ from spreadwatch.kube import (
     run_sync,
 )
 from spreadwatch.metrics import OperatorState, registry_for
-from spreadwatch.scoring import get_profile
+from spreadwatch.profile_args import load_profile
 
 __all__ = ["ROUTE_HOOKS", "Runtime", "build_registry", "operator_settings", "run_operator"]
 
@@ -70,7 +70,9 @@ class Runtime:
         self, config: OperatorConfig, sink: ReportSink | None = None, list_keys: KeyLister | None = None
     ) -> None:
         self.config = config
-        self.index = SpreadIndex(get_profile(config.profile), config.report)
+        self.index = SpreadIndex(
+            load_profile(config.profile, config.scheduler_config, config.scheduler_name), config.report
+        )
         self.api: Any = None
         self.client: ReportClient | None = None
         self.elector: LeaseElector | None = None

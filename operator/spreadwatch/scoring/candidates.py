@@ -22,6 +22,8 @@ __all__ = [
     "REASON_UNTOLERATED_TAINT",
     "exclusion_reason",
     "filter_nodes",
+    "has_untolerated_taint",
+    "node_affinity_matches",
 ]
 
 REASON_UNSCHEDULABLE: Final = "Unschedulable"
@@ -83,6 +85,16 @@ def _affinity_matches(node: Node, template: PodTemplate) -> bool:
     if template.required_terms is None:
         return True
     return any(_term_matches(term, node) for term in template.required_terms)
+
+
+def node_affinity_matches(node: Node, template: PodTemplate) -> bool:
+    """``RequiredNodeAffinity.Match``: the pod's nodeSelector and required node affinity. O(terms)."""
+    return _affinity_matches(node, template)
+
+
+def has_untolerated_taint(node: Node, template: PodTemplate) -> bool:
+    """Whether the node has a NoSchedule/NoExecute taint the pod does not tolerate. O(taints × tolerations)."""
+    return any(t.effect in _FILTERED_EFFECTS and not _tolerated(t, template) for t in node.taints)
 
 
 def exclusion_reason(node: Node, template: PodTemplate) -> str | None:

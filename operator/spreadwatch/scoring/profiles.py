@@ -8,6 +8,9 @@ v1.28      v1.22 – v1.28       one merged selector; the controller ownerRefere
 v1.18      v1.17 – v1.21       one merged selector; RCs/RSs/StatefulSets found by labels   100    GA + beta
 v1.16      v1.14 – v1.16       list of selectors, a pod counts if it matches all of them    10    beta only
 v1.12      v1.12 – v1.13       list of selectors, a pod counts if it matches any of them    10    beta only
+v1.29      v1.29 – v1.36       PodTopologySpread (scoring/topology.py): the pod's own       100    GA only
+                               ScheduleAnyway constraints, or the default constraints with
+                               the v1.28 selector
 =========  ==================  ========================================================  =====  ==========
 
 Pods with topologySpreadConstraints are skipped (every node scores 0) by the profiles whose upstream code
@@ -16,13 +19,23 @@ does so (``skips_topology_spread``).
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from enum import StrEnum
 from typing import Final
 
 from spreadwatch.errors import ProfileError
+from spreadwatch.model import SpreadConstraint
+from spreadwatch.selectors import EVERYTHING
 
-__all__ = ["DEFAULT_PROFILE", "PROFILES", "Profile", "SelectorMode", "get_profile"]
+__all__ = [
+    "DEFAULT_PROFILE",
+    "PROFILES",
+    "SYSTEM_DEFAULT_CONSTRAINTS",
+    "DefaultConstraints",
+    "Profile",
+    "SelectorMode",
+    "get_profile",
+]
 
 
 class SelectorMode(StrEnum):
@@ -35,6 +48,29 @@ class SelectorMode(StrEnum):
 
 
 @dataclass(frozen=True, slots=True)
+class DefaultConstraints:
+    """PodTopologySpreadArgs: the constraints applied to pods without their own, and how they were set.
+
+    ``system`` is ``defaultingType: System`` (kube-scheduler's built-in constraints; nodes missing a key
+    still score); ``List`` constraints, like a pod's own, leave out nodes missing any of their keys.
+    """
+
+    constraints: tuple[SpreadConstraint, ...]
+    system: bool
+    source: str = "system defaults"
+
+
+#: kube-scheduler's ``systemDefaultConstraints`` (hostname maxSkew 3, GA zone maxSkew 5, ScheduleAnyway).
+SYSTEM_DEFAULT_CONSTRAINTS: Final = DefaultConstraints(
+    (
+        SpreadConstraint(3, "kubernetes.io/hostname", "ScheduleAnyway", EVERYTHING),
+        SpreadConstraint(5, "topology.kubernetes.io/zone", "ScheduleAnyway", EVERYTHING),
+    ),
+    system=True,
+)
+
+
+@dataclass(frozen=True, slots=True)
 class Profile:
     """One kube-scheduler generation of SelectorSpread."""
 
@@ -44,6 +80,9 @@ class Profile:
     max_score: int
     ga_zone_labels: bool  # also reads topology.kubernetes.io/{zone,region} (the beta labels win)
     skips_topology_spread: bool
+    pod_topology_spread: bool = False  # scored by the PodTopologySpread plugin, not SelectorSpread
+    #: PodTopologySpread's default constraints (``--scheduler-config`` replaces them); unused otherwise
+    default_constraints: DefaultConstraints = field(default=SYSTEM_DEFAULT_CONSTRAINTS, compare=False)
 
     @property
     def max_score_float(self) -> float:
@@ -54,6 +93,7 @@ PROFILES: Final[dict[str, Profile]] = {
     p.name: p
     for p in (
         Profile("v1.28", "v1.22-v1.28", SelectorMode.OWNER_MERGED, 100, True, True),
+        Profile("v1.29", "v1.29-v1.36", SelectorMode.OWNER_MERGED, 100, True, False, pod_topology_spread=True),
         Profile("v1.18", "v1.17-v1.21", SelectorMode.LABEL_MERGED, 100, True, True),
         Profile("v1.16", "v1.14-v1.16", SelectorMode.ALL_OF, 10, False, False),
         Profile("v1.12", "v1.12-v1.13", SelectorMode.ANY_OF, 10, False, False),

@@ -16,6 +16,7 @@ from spreadwatch.scoring.candidates import filter_nodes
 from spreadwatch.scoring.normalize import ScoreBreakdown, SpreadSummary, summarize
 from spreadwatch.scoring.profiles import Profile
 from spreadwatch.scoring.selection import ClusterLookup, SpreadSelector, build_spread_selector
+from spreadwatch.scoring.topology import TopologyScores, score_topology
 from spreadwatch.scoring.zones import ZoneKey, zone_key
 
 __all__ = ["SKIP_REASON_TOPOLOGY_SPREAD", "PodScores", "count_matching", "score_pod", "skip_reason"]
@@ -40,6 +41,14 @@ class PodScores:
     zones: Mapping[str, ZoneKey | None]
     summary: SpreadSummary
     scores: Mapping[str, int]
+    topology: TopologyScores | None = None  # PodTopologySpread's state (profile v1.29)
+
+    @property
+    def selector_text(self) -> str:
+        """The selector(s) pods are counted by, as text ("" when skipped before one was built)."""
+        if self.topology is not None:
+            return self.topology.plan.selector_text
+        return str(self.selector) if self.selector is not None else ""
 
     def breakdown(self, node: str) -> ScoreBreakdown:
         """How ``node``'s score was made (all zeros for a skipped pod)."""
@@ -88,6 +97,8 @@ def score_pod(
         candidates, excluded = [by_name[n] for n in node_names], {}
     names = [n.name for n in candidates]
     zones = {n.name: zone_key(n.labels, profile) for n in candidates}
+    if profile.pod_topology_spread:
+        return _score_topology(pod, candidates, excluded, zones, nodes, pods, lookup, profile)
     reason = skip_reason(pod, profile)
     if reason:
         zero = dict.fromkeys(names, 0)
@@ -109,3 +120,33 @@ def score_pod(
     summary = summarize(((zones[n], counts[n]) for n in names), profile.max_score)
     scores = {n: summary.score(counts[n], zones[n]) for n in names}
     return PodScores(profile, pod, False, "", selector, tuple(candidates), excluded, counts, zones, summary, scores)
+
+
+def _score_topology(
+    pod: Pod,
+    candidates: Sequence[Node],
+    excluded: Mapping[str, str],
+    zones: Mapping[str, ZoneKey | None],
+    nodes: Sequence[Node],
+    pods: Iterable[Pod],
+    lookup: ClusterLookup,
+    profile: Profile,
+) -> PodScores:
+    """PodTopologySpread's scores wrapped as :class:`PodScores` (``counts``: the first constraint's pods)."""
+    topo = score_topology(pod, candidates, nodes, pods, lookup, profile)
+    counts = {n.name: (topo.own[n.name][0] if topo.own.get(n.name) else 0) for n in candidates}
+    selector = topo.plan.selector
+    return PodScores(
+        profile,
+        pod,
+        topo.skipped,
+        topo.plan.skip_reason,
+        SpreadSelector(profile.mode, (selector,)) if selector is not None else None,
+        tuple(candidates),
+        excluded,
+        counts,
+        zones,
+        summarize((), profile.max_score),
+        dict(topo.scores),
+        topo,
+    )

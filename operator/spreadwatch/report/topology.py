@@ -1,0 +1,168 @@
+"""The SpreadReport of a workload under profile ``v1.29`` (PodTopologySpread).
+
+Pod counts, skews and the health verdict follow SelectorSpread's reports (on the first constraint's
+matching pods); the scores come from :class:`~spreadwatch.scoring.topology_groups.GroupScores`. Every
+candidate node's score stays derivable: ``nodes`` lists the candidates with matching pods (up to
+``max_nodes``), the top-N, and every empty candidate whose score differs from its zone's ``emptyNodeScore``
+(e.g. a node without the hostname label, or one in another domain of a custom key); any other candidate
+scores its zone's ``emptyNodeScore`` (zoneless: the top-level one). For this profile a zone is the
+``topology.kubernetes.io/zone`` label (beta-only nodes are zoneless), and ``zoneScore`` is the zone's
+matching-pod count as the zone constraint counts it (all nodes that pass the inclusion policies), 0 without
+a zone constraint. Cost: O(groups + nodes with matching pods + listed nodes).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping
+
+from spreadwatch.report.build import CandidateLayout, ReportOptions
+from spreadwatch.report.health import Health, SpreadFacts, judge
+from spreadwatch.report.structure import NodeEntry, SpreadReport, ZoneEntry
+from spreadwatch.scoring import Profile, WorkloadRef, ZoneKey
+from spreadwatch.scoring.topology import HOSTNAME_KEY
+from spreadwatch.scoring.topology_groups import CandidateGroups, GroupKey, GroupScores
+from spreadwatch.scoring.zones import GA_ZONE
+
+__all__ = ["build_topology_report"]
+
+
+def _entry(name: str, zone: ZoneKey | None, pods: int, score: int) -> NodeEntry:
+    return NodeEntry(name, zone[1], zone[0], pods, score) if zone is not None else NodeEntry(name, "", "", pods, score)
+
+
+def _empties(names: Iterable[str], busy: Mapping[str, object], limit: int | None) -> list[str]:
+    """The first ``limit`` (all when None) of ``names`` without matching pods. O(limit + busy names)."""
+    out: list[str] = []
+    for name in names:
+        if limit is not None and len(out) >= limit:
+            break
+        if name not in busy:
+            out.append(name)
+    return out
+
+
+def _facts(
+    layout: CandidateLayout, counts: Mapping[str, int], node_zone: Mapping[str, ZoneKey | None], any_empty: bool
+) -> tuple[SpreadFacts, dict[ZoneKey, int], int]:
+    """SelectorSpread's spread facts (node/zone skew) from the busy candidates; also the zone pod sums."""
+    zone_counts: dict[ZoneKey, int] = {z: 0 for z in layout.by_zone if z is not None}
+    groups_with_pods: set[ZoneKey | None] = set()
+    for name, count in counts.items():
+        zone = node_zone[name]
+        if zone is not None:
+            zone_counts[zone] += count
+        groups_with_pods.add(zone)
+    max_node = max(counts.values(), default=0)
+    node_skew = max_node - (0 if any_empty or not counts else min(counts.values()))
+    zone_skew = (max(zone_counts.values()) - min(zone_counts.values())) if zone_counts else 0
+    busiest_zone = max(zone_counts, key=lambda z: zone_counts[z], default=None)
+    facts = SpreadFacts(
+        pods=sum(counts.values()),
+        candidate_nodes=layout.total,
+        nodes_with_pods=len(counts),
+        busiest_node=max(counts, key=lambda n: (counts[n], n), default=""),
+        zones_with_pods=len(groups_with_pods) if zone_counts else 0,
+        busiest_zone=busiest_zone[1] if busiest_zone else "",
+        candidate_zones=len(layout.by_zone) if zone_counts else 0,
+        node_skew=node_skew,
+        zone_skew=zone_skew,
+    )
+    return facts, zone_counts, zone_skew
+
+
+def build_topology_report(
+    workload: WorkloadRef,
+    profile: Profile,
+    selector: str,
+    layout: CandidateLayout,
+    groups: CandidateGroups,
+    scores: GroupScores,
+    counts: Mapping[str, int],
+    node_zone: Mapping[str, ZoneKey | None],
+    replicas: int,
+    options: ReportOptions,
+) -> SpreadReport:
+    """The report; ``counts``: candidate nodes with matching pods of the first constraint (count > 0; for
+    pods, skews and health), ``node_zone``: the zone of every busy candidate (``scores.busy_raw`` too)."""
+    busy = scores.busy_raw
+    top_n = options.top_n
+    scored = [(scores.normalized(raw), name) for name, raw in busy.items()]
+    busy_per_group: dict[GroupKey, int] = {}
+    for key in scores.busy_groups.values():
+        busy_per_group[key] = busy_per_group.get(key, 0) + 1
+    # per zone, the groups with empty candidates: the biggest sets emptyNodeScore, the others are listed
+    per_zone: dict[ZoneKey | None, list[tuple[int, int, GroupKey]]] = {}
+    any_group: dict[ZoneKey | None, GroupKey] = {}
+    for key, names in groups.groups.items():
+        any_group.setdefault(key[0], key)
+        empty = len(names) - busy_per_group.get(key, 0)
+        if empty > 0:
+            per_zone.setdefault(key[0], []).append((scores.normalized(scores.group_raw[key]), empty, key))
+    # a zone without empty candidates: what an empty node like its first group's would score
+    empty_score = {z: scores.normalized(scores.group_raw[k]) for z, k in any_group.items() if z not in per_zone}
+    empty_total: dict[int, int] = {}
+    exceptions: list[tuple[int, str, ZoneKey | None]] = []
+    best_empty: list[tuple[int, str, ZoneKey | None]] = []
+    for zone, entries in per_zone.items():
+        entries.sort(key=lambda e: (-e[1], repr(e[2][1])))
+        empty_score[zone] = entries[0][0]
+        for score, empty, key in entries:
+            empty_total[score] = empty_total.get(score, 0) + empty
+            names = groups.groups[key]
+            if score != empty_score[zone]:
+                exceptions.extend((score, n, zone) for n in _empties(names, busy, None))
+            best_empty.extend((score, n, zone) for n in _empties(names, busy, top_n))
+    pool = [(s, n, node_zone[n]) for s, n in scored] + best_empty
+    top = sorted(pool, key=lambda e: (-e[0], e[1]))[:top_n]
+    by_pods = sorted(scored, key=lambda e: (-counts.get(e[1], 0), e[1]))
+    omitted = max(0, len(by_pods) - options.max_nodes)
+    listed: dict[str, NodeEntry] = {}
+    for s, n in by_pods[: options.max_nodes]:
+        listed[n] = _entry(n, node_zone[n], counts.get(n, 0), s)
+    for s, n, z in [*top, *exceptions]:
+        listed.setdefault(n, _entry(n, z, counts.get(n, 0), s))
+    present = {s for s, _ in scored} | set(empty_total)
+    best = max(present, default=0)
+    any_empty = bool(empty_total)
+    facts, zone_counts, zone_skew = _facts(layout, counts, node_zone, any_empty)
+    health, reasons = judge(facts, options.thresholds)
+    zone_index = next((i for i, t in enumerate(scores.plan.terms) if t.topology_key == GA_ZONE), None)
+    zones = tuple(
+        ZoneEntry(
+            zone=z[1],
+            region=z[0],
+            pods=zone_counts[z],
+            candidate_nodes=len(layout.by_zone[z]),
+            zone_score=scores.domains[zone_index].get(z[1], 0) if zone_index is not None else 0,
+            empty_node_score=empty_score.get(z, 0),
+        )
+        for z in sorted(zone_counts)
+    )
+    if None in empty_score:
+        zoneless = empty_score[None]
+    else:  # no zoneless candidate: what one with only a hostname label would score
+        sig = tuple(k == HOSTNAME_KEY or None for k in groups.keys)
+        zoneless = scores.normalized(scores.raw(sig, (0,) * len(groups.keys)))
+    return SpreadReport(
+        workload=workload,
+        profile=profile.name,
+        selector=selector,
+        skipped=False,
+        skip_reason="",
+        replicas=replicas,
+        pods=facts.pods,
+        candidate_nodes=layout.total,
+        excluded_nodes=dict(sorted(layout.excluded.items())),
+        nodes=tuple(sorted(listed.values(), key=lambda e: (-e.score, e.node))),
+        nodes_omitted=omitted,
+        zones=zones,
+        empty_node_score=zoneless,
+        best_score=best,
+        worst_score=min(present, default=0),
+        best_nodes=tuple(sorted(n for s, n, _ in pool if s == best)[:top_n]),
+        best_node_count=sum(1 for s, _ in scored if s == best) + empty_total.get(best, 0),
+        node_skew=facts.node_skew,
+        zone_skew=zone_skew,
+        health=Health(health),
+        reasons=tuple(reasons),
+    )

@@ -1,0 +1,134 @@
+"""PodTopologySpread's default constraints from a ``KubeSchedulerConfiguration`` (``--scheduler-config``).
+
+Reads ``kubescheduler.config.k8s.io/v1``: the profile whose ``schedulerName`` is asked for (a file without
+``profiles`` has the one ``default-scheduler`` profile), its ``pluginConfig`` entry named
+``PodTopologySpread`` and that entry's ``args``: ``defaultingType`` (``System``, the default, or ``List``)
+and ``defaultConstraints``, validated as kube-scheduler validates them (maxSkew > 0, a topologyKey, a valid
+whenUnsatisfiable, no labelSelector, no duplicate key/action pair; System with constraints is an error).
+No PodTopologySpread args: the system defaults. Anything unusable raises :class:`InputError` with one line
+naming the file and field. Pure: the caller parses the YAML. O(size of the document).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any, Final
+
+from spreadwatch.errors import InputError
+from spreadwatch.model import SpreadConstraint
+from spreadwatch.scoring.profiles import SYSTEM_DEFAULT_CONSTRAINTS, DefaultConstraints
+from spreadwatch.selectors import EVERYTHING
+
+__all__ = ["API_VERSION", "DEFAULT_SCHEDULER_NAME", "default_constraints_from_config"]
+
+API_VERSION: Final = "kubescheduler.config.k8s.io/v1"
+DEFAULT_SCHEDULER_NAME: Final = "default-scheduler"
+_ACTIONS: Final = ("DoNotSchedule", "ScheduleAnyway")
+_POLICIES: Final = ("Honor", "Ignore")
+
+
+def _fail(source: str, path: str, problem: str) -> InputError:
+    return InputError(f"{source}: {path}: {problem}" if path else f"{source}: {problem}")
+
+
+def _mapping(value: object, source: str, path: str) -> Mapping[str, Any]:
+    if value is None:
+        return {}
+    if not isinstance(value, Mapping):
+        raise _fail(source, path, f"expected a mapping, got {type(value).__name__}")
+    return value
+
+
+def _list(value: object, source: str, path: str) -> list[Any]:
+    if value is None:
+        return []
+    if not isinstance(value, list):
+        raise _fail(source, path, f"expected a list, got {type(value).__name__}")
+    return value
+
+
+def _constraint(raw: object, source: str, path: str) -> SpreadConstraint:
+    c = _mapping(raw, source, path)
+    skew = c.get("maxSkew")
+    if isinstance(skew, bool) or not isinstance(skew, int) or skew <= 0:
+        raise _fail(source, f"{path}.maxSkew", f"must be an integer greater than 0, got {skew!r}")
+    key = c.get("topologyKey")
+    if not isinstance(key, str) or not key:
+        raise _fail(source, f"{path}.topologyKey", "is required")
+    action = c.get("whenUnsatisfiable")
+    if action not in _ACTIONS:
+        raise _fail(source, f"{path}.whenUnsatisfiable", f"must be one of {', '.join(_ACTIONS)}, got {action!r}")
+    if c.get("labelSelector") is not None:
+        raise _fail(source, f"{path}.labelSelector", "default constraints must not define a selector")
+    policies = {}
+    for field in ("nodeAffinityPolicy", "nodeTaintsPolicy"):
+        value = c.get(field)
+        if value is not None and value not in _POLICIES:
+            raise _fail(source, f"{path}.{field}", f"must be Honor or Ignore, got {value!r}")
+        policies[field] = value or ""
+    return SpreadConstraint(
+        max_skew=skew,
+        topology_key=key,
+        when_unsatisfiable=str(action),
+        selector=EVERYTHING,  # replaced by the pod's default selector
+        node_affinity_policy=policies["nodeAffinityPolicy"],
+        node_taints_policy=policies["nodeTaintsPolicy"],
+    )
+
+
+def default_constraints_from_config(
+    doc: object, source: str, scheduler_name: str = DEFAULT_SCHEDULER_NAME
+) -> DefaultConstraints:
+    """The PodTopologySpread defaults of profile ``scheduler_name`` in a parsed KubeSchedulerConfiguration
+    (``source`` names the file in messages). Raises InputError."""
+    config = _mapping(doc, source, "")
+    if config.get("kind") != "KubeSchedulerConfiguration" or config.get("apiVersion") != API_VERSION:
+        raise _fail(
+            source,
+            "",
+            f"expected kind KubeSchedulerConfiguration, apiVersion {API_VERSION}; "
+            f"got kind {config.get('kind')!r}, apiVersion {config.get('apiVersion')!r}",
+        )
+    profiles = _list(config.get("profiles"), source, "profiles")
+    if not profiles:
+        profiles = [{"schedulerName": DEFAULT_SCHEDULER_NAME}]
+    chosen: Mapping[str, Any] | None = None
+    index = 0
+    names = []
+    for i, raw in enumerate(profiles):
+        profile = _mapping(raw, source, f"profiles[{i}]")
+        name = profile.get("schedulerName") or DEFAULT_SCHEDULER_NAME
+        names.append(str(name))
+        if name == scheduler_name:
+            chosen = profile
+            index = i
+    if chosen is None:
+        raise _fail(source, "profiles", f"no profile with schedulerName {scheduler_name!r} (found: {', '.join(names)})")
+    base = f"profiles[{index}].pluginConfig"
+    args: Mapping[str, Any] | None = None
+    for j, raw in enumerate(_list(chosen.get("pluginConfig"), source, base)):
+        entry = _mapping(raw, source, f"{base}[{j}]")
+        if entry.get("name") == "PodTopologySpread":
+            args = _mapping(entry.get("args"), source, f"{base}[{j}].args")
+            base = f"{base}[{j}].args"
+    where = f"{source} (profile {scheduler_name})"
+    if args is None:
+        return DefaultConstraints(SYSTEM_DEFAULT_CONSTRAINTS.constraints, True, f"system defaults of {where}")
+    kind = args.get("defaultingType") or "System"
+    if kind not in ("System", "List"):
+        raise _fail(source, f"{base}.defaultingType", f"must be System or List, got {kind!r}")
+    raw_constraints = _list(args.get("defaultConstraints"), source, f"{base}.defaultConstraints")
+    if kind == "System":
+        if raw_constraints:
+            raise _fail(source, f"{base}.defaultConstraints", "must be empty when defaultingType is System")
+        return DefaultConstraints(SYSTEM_DEFAULT_CONSTRAINTS.constraints, True, f"system defaults of {where}")
+    constraints = []
+    seen: set[tuple[str, str]] = set()
+    for k, raw in enumerate(raw_constraints):
+        c = _constraint(raw, source, f"{base}.defaultConstraints[{k}]")
+        pair = (c.topology_key, c.when_unsatisfiable)
+        if pair in seen:
+            raise _fail(source, f"{base}.defaultConstraints[{k}]", f"duplicate {pair[0]}/{pair[1]} constraint")
+        seen.add(pair)
+        constraints.append(c)
+    return DefaultConstraints(tuple(constraints), False, f"List defaults of {where}")

@@ -1,0 +1,189 @@
+"""Profile v1.29 in the incremental index, on seeded random clusters that always exercise PodTopologySpread:
+own soft constraints with different selectors per constraint, hostname/zone/custom keys, inclusion
+policies, matchLabelKeys, nodes without zone or hostname labels, node selectors, taints, terminating and
+terminal pods. Every report's derived scores must equal the reference scorer's, and a stream of updates
+and deletions applied incrementally must give the same reports as a fresh index."""
+
+from __future__ import annotations
+
+import random
+from typing import Any
+
+import pytest
+
+from k8s_objects import GA_ZONE, controller, node, pod, service
+from spreadwatch.index import SpreadIndex
+from spreadwatch.model import parse_object
+from spreadwatch.report import ReportOptions
+from spreadwatch.scoring import get_profile, representative_pod, score_pod, zone_key
+from spreadwatch.snapshot import Snapshot
+
+HOST = "kubernetes.io/hostname"
+LABEL_SETS = [{"app": "web"}, {"app": "web", "tier": "fe"}, {"tier": "fe"}, {"app": "db", "tier": "be"}, {"app": "db"}]
+SELECTORS: list[dict[str, Any] | None] = [
+    {"matchLabels": {"app": "web"}},
+    {"matchExpressions": [{"key": "tier", "operator": "Exists"}]},
+    {"matchExpressions": [{"key": "app", "operator": "In", "values": ["web", "db"]}]},
+    {},
+    None,
+]
+
+
+def _node(r: random.Random, i: int) -> dict[str, Any]:
+    labels = {} if r.random() < 0.1 else {HOST: f"n{i}"}
+    if r.random() < 0.8:
+        labels["rack"] = r.choice(["r1", "r2", "r3"])
+    if r.random() < 0.5:
+        labels["pool"] = "main"
+    zone = r.choice([None, "z1", "z2", "z3", "z3"])
+    taints = [{"key": "gpu", "value": "1", "effect": "NoSchedule"}] if r.random() < 0.15 else None
+    return node(f"n{i}", zone, key=GA_ZONE, labels=labels, taints=taints, unschedulable=r.random() < 0.1)
+
+
+def _constraint(r: random.Random) -> dict[str, Any]:
+    c: dict[str, Any] = {
+        "maxSkew": r.randint(1, 5),
+        "topologyKey": r.choice([GA_ZONE, HOST, "rack"]),
+        "whenUnsatisfiable": "ScheduleAnyway" if r.random() < 0.85 else "DoNotSchedule",
+    }
+    selector = r.choice(SELECTORS)
+    if selector is not None:
+        c["labelSelector"] = selector
+    if r.random() < 0.2:
+        c["matchLabelKeys"] = ["tier"]
+    if r.random() < 0.3:
+        c["nodeAffinityPolicy"] = r.choice(["Honor", "Ignore"])
+    if r.random() < 0.3:
+        c["nodeTaintsPolicy"] = r.choice(["Honor", "Ignore"])
+    return c
+
+
+def _workload(r: random.Random, i: int) -> dict[str, Any]:
+    labels = dict(r.choice(LABEL_SETS))
+    spec: dict[str, Any] = {}
+    if r.random() < 0.75:
+        spec["topologySpreadConstraints"] = [_constraint(r) for _ in range(r.randint(1, 3))]
+    if r.random() < 0.2:
+        spec["nodeSelector"] = {"pool": "main"}
+    if r.random() < 0.2:
+        spec["tolerations"] = [{"key": "gpu", "operator": "Exists"}]
+    kind = r.choice(["ReplicaSet", "StatefulSet", "ReplicationController"])
+    selector: Any = dict(labels) if kind == "ReplicationController" else {"matchLabels": dict(labels)}
+    return controller(kind, f"w{i}", selector, labels, namespace="a", template_spec=spec)
+
+
+def _pod(r: random.Random, i: int, nodes: int) -> dict[str, Any]:
+    return pod(
+        f"p{i}",
+        dict(r.choice(LABEL_SETS)),
+        r.choice([f"n{j}" for j in range(nodes)] + ["", "gone"]),
+        namespace=r.choice(["a", "a", "a", "b"]),
+        phase=r.choice(["Running", "Running", "Running", "Pending", "Succeeded", "Failed"]),
+        deleting=r.random() < 0.1,
+    )
+
+
+def _events(seed: int) -> list[dict[str, Any]]:
+    r = random.Random(seed)
+    n = r.randint(3, 9)
+    objects = [_node(r, i) for i in range(n)]
+    objects += [_workload(r, i) for i in range(r.randint(2, 6))]
+    objects += [service("s0", {"app": "web"}, "a")] if r.random() < 0.5 else []
+    objects += [_pod(r, i, n) for i in range(r.randint(5, 40))]
+    r.shuffle(objects)
+    # updates: relabel some nodes, move/relabel some pods, delete a few (kind "delete")
+    for _ in range(r.randint(0, 15)):
+        choice = r.random()
+        if choice < 0.3:
+            objects.append(_node(r, r.randrange(n)))
+        elif choice < 0.8:
+            objects.append(_pod(r, r.randrange(40), n))
+        else:
+            objects.append({"kind": "delete", "target": r.choice(["Pod", "Node"]), "index": r.randrange(n)})
+    return objects
+
+
+def _replay(events: list[dict[str, Any]]) -> tuple[SpreadIndex, Snapshot]:
+    index = SpreadIndex(get_profile("v1.29"), ReportOptions(top_n=2))
+    state: dict[tuple[str, str, str], Any] = {}
+    for i, body in enumerate(events):
+        if body["kind"] == "delete":
+            kind, name = body["target"], f"{'p' if body['target'] == 'Pod' else 'n'}{body['index']}"
+            namespace = "a" if kind == "Pod" else ""
+            index.remove(kind, namespace, name)
+            state.pop((kind, namespace, name), None)
+        else:
+            record = parse_object(body)
+            assert record is not None
+            index.apply(record)
+            namespace = getattr(record, "namespace", "") if body["kind"] != "Node" else ""
+            state[(body["kind"], namespace, record.name)] = record
+        if i % 7 == 0:
+            index.reports()  # cached reports must be invalidated exactly
+    snapshot = Snapshot()
+    for record in state.values():
+        snapshot.add(record)
+    return index, snapshot
+
+
+@pytest.mark.parametrize("seed", range(120))
+def test_v129_index_equals_fresh_and_reference(seed: int) -> None:
+    profile = get_profile("v1.29")
+    index, snapshot = _replay(_events(seed))
+    fresh = SpreadIndex(profile, ReportOptions(top_n=2))
+    fresh.load(snapshot)
+    reports = index.reports()
+    assert reports == fresh.reports()
+    ordered = sorted(snapshot.nodes, key=lambda n: n.name)
+    zones = {n.name: zone_key(n.labels, profile) for n in snapshot.nodes}
+    for report in reports:
+        ctrl = snapshot.controller(report.workload.kind, report.workload.namespace, report.workload.name)
+        assert ctrl is not None
+        next_pod, _ = representative_pod(ctrl, ())
+        expected = score_pod(next_pod, ordered, snapshot.pods, snapshot, profile)
+        derived = {name: report.score_of(name, zones[name]) for name in expected.scores}
+        assert derived == dict(expected.scores), report.to_dict()
+
+
+def test_relabelling_an_excluded_node_with_pods_moves_its_pods_between_domains() -> None:
+    """x is tainted (never a candidate) but its 2 pods count in its zone (nodeTaintsPolicy Ignore): moving it
+    from z2 to z1 must dirty the cached report. Before: z1=1, z2=2 -> n1 raw 1*log4=1.39->1, n2 2.77->3:
+    n1 100*(4-1)//3=100, n2 33. After: z1=3, z2=0 -> n1 4.16->4, n2 0: n1 0, n2 100."""
+    taint = [{"key": "gpu", "value": "1", "effect": "NoSchedule"}]
+    spread = {
+        "topologySpreadConstraints": [
+            {
+                "maxSkew": 1,
+                "topologyKey": GA_ZONE,
+                "whenUnsatisfiable": "ScheduleAnyway",
+                "labelSelector": {"matchLabels": {"app": "web"}},
+            }
+        ]
+    }
+    objects = [
+        node("n1", "z1", key=GA_ZONE),
+        node("n2", "z2", key=GA_ZONE),
+        node("x", "z2", key=GA_ZONE, taints=taint),
+        controller(
+            "ReplicaSet", "web", {"matchLabels": {"app": "web"}}, {"app": "web"}, namespace="a", template_spec=spread
+        ),
+        pod("p1", {"app": "web"}, "n1", namespace="a"),
+        pod("p2", {"app": "web"}, "x", namespace="a"),
+        pod("p3", {"app": "web"}, "x", namespace="a"),
+    ]
+    index = SpreadIndex(get_profile("v1.29"))
+    for body in objects:
+        record = parse_object(body)
+        assert record is not None
+        index.apply(record)
+    before = index.report_for("ReplicaSet", "a", "web")
+    assert before is not None
+    assert {n.node: n.score for n in before.nodes} == {"n1": 100, "n2": 33}
+    index.take_dirty()
+    moved = parse_object(node("x", "z1", key=GA_ZONE, taints=taint))
+    assert moved is not None
+    index.apply(moved)
+    assert ("a", "ReplicaSet", "web") in index.take_dirty()[0]
+    after = index.report_for("ReplicaSet", "a", "web")
+    assert after is not None
+    assert {n.node: n.score for n in after.nodes} == {"n1": 0, "n2": 100}
