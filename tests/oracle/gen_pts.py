@@ -4,6 +4,7 @@ Built on gen.py's generator (same seeds-name-cases rule, same object shapes, sam
 workload/owner/taint/toleration/node-affinity vocabulary), with what changes
 PodTopologySpread's integers on top:
 
+* sizes: 1-12 nodes and up to 50 pods, one case in ten 15-40 nodes and 60-200 pods;
 * nodes: only the GA zone label, GA + beta (equal or different), **only the beta
   zone label**, no zone, an empty zone value; a custom topology key
   (``example.com/rack``) present on some nodes only; rarely no hostname label;
@@ -220,14 +221,20 @@ class _PtsGen(gen._Gen):
         and candidates to show differences)."""
         r = self.r
         self.namespaces = gen.NAMESPACES[: r.randint(1, 3)]
-        node_names = [f"node-{i}" for i in range(r.choice([1, 2, 3, 3, 4, 4, 5, 5, 6, 6, 7, 8, 9, 10, 12]))]
+        # One case in ten is big: many domains and counts, so raw sums land near
+        # .5 and weights ln(n + 2) take many values (Go's log, math.Round).
+        big = self.chance(0.1)
+        n_nodes = r.randint(15, 40) if big else r.choice([1, 2, 3, 3, 4, 4, 5, 5, 6, 6, 7, 8, 9, 10, 12])
+        node_names = [f"node-{i}" for i in range(n_nodes)]
         if self.chance(0.3):
             r.shuffle(node_names)
         nodes = [self.node(n) for n in node_names]
         self.templates = [self.pod_labels(1, 3) for _ in range(r.randint(1, 3))]
         pods = [
             self.pod(f"pod-{i}", self.ns(), node_names, self.workload_labels())
-            for i in range(r.choice([0, r.randint(1, 10), r.randint(5, 25), r.randint(10, 40), r.randint(20, 50)]))
+            for i in range(
+                r.randint(60, 200) if big else r.choice([0, r.randint(1, 10), r.randint(5, 25), r.randint(10, 50)])
+            )
         ]
         cl: Obj = {
             "nodes": nodes,
