@@ -15,10 +15,11 @@ PodTopologySpread's integers on top:
   ``nodeAffinityPolicy`` / ``nodeTaintsPolicy`` (absent, Honor, Ignore),
   ``minDomains`` (also on ScheduleAnyway ones, which the API would reject but the
   plugin must ignore);
-* a KubeSchedulerConfiguration (``schedulerConfig``, JSON text) in about half the
-  cases: explicit System, List with 1-2 constraints (AKS-style zone maxSkew 1,
-  DoNotSchedule ones, inclusion policies), List with none, a second profile, and
-  rarely an invalid one (which both sides must reject);
+* a KubeSchedulerConfiguration (``schedulerConfig``, YAML or JSON text) in about
+  half the cases: explicit System, List with 1-3 constraints (AKS-style zone
+  maxSkew 1, DoNotSchedule ones, inclusion policies), List with none, a second
+  profile (read with ``schedulerName`` half the time), and rarely an invalid one
+  or an unknown ``schedulerName`` (which both sides must reject);
 * candidates: ``None`` (the oracle's real filters pick them, then ``unfit`` nodes
   are dropped as if by resource fit, so filtered-out nodes still hold pods) or an
   explicit random non-empty subset in random order.
@@ -36,6 +37,7 @@ import sys
 from typing import Any
 
 import gen
+import yaml
 from gen import HOSTNAME, LEGACY_ZONE, REGION, ZONE, ZONES, Obj
 
 RACK = "example.com/rack"
@@ -184,9 +186,11 @@ class _PtsGen(gen._Gen):
             args["defaultConstraints"][0]["labelSelector"] = {"matchLabels": {"app": "web"}}  # forbidden
         return args
 
-    def scheduler_config(self) -> str | None:
+    def scheduler_config(self) -> tuple[str | None, str | None]:
+        """The configuration text (YAML or JSON) and the profile name to read it
+        with (None: the default, ``default-scheduler``)."""
         if self.chance(0.45):
-            return None
+            return None, None
         profiles: list[Obj] = []
         if self.chance(0.15):  # another profile first, with other args: looked up by name
             profiles.append(
@@ -213,7 +217,13 @@ class _PtsGen(gen._Gen):
         if self.chance(0.3):
             profiles.reverse()
         cfg = {"apiVersion": SCHEDULER_CONFIG_API, "kind": "KubeSchedulerConfiguration", "profiles": profiles}
-        return json.dumps(cfg, indent=2)
+        text = yaml.safe_dump(cfg, sort_keys=False) if self.chance(0.5) else json.dumps(cfg, indent=2)
+        name = None
+        if len(profiles) > 1 and self.chance(0.5):
+            name = OTHER_SCHEDULER
+        elif self.chance(0.02):
+            name = "no-such-scheduler"  # both sides must reject it
+        return text, name
 
     # -- whole case ----------------------------------------------------------
     def case(self) -> Obj:
@@ -257,7 +267,10 @@ class _PtsGen(gen._Gen):
         if self.chance(0.06):
             spec["nodeSelector"] = {RACK: self.r.choice(RACKS)}
         names = [n["metadata"]["name"] for n in cl["nodes"]]
-        case: Obj = {"seed": self.seed, "cluster": cl, "incoming": [pod], "schedulerConfig": self.scheduler_config()}
+        config, scheduler_name = self.scheduler_config()
+        case: Obj = {"seed": self.seed, "cluster": cl, "incoming": [pod], "schedulerConfig": config}
+        if scheduler_name is not None:
+            case["schedulerName"] = scheduler_name
         if self.chance(0.3):
             cands = self.r.sample(names, self.r.randint(1, len(names)))
             case["candidates"] = cands
@@ -291,6 +304,8 @@ def oracle_line(case: dict[str, Any]) -> dict[str, Any]:
         line["unfit"] = case["unfit"]
     if case.get("schedulerConfig") is not None:
         line["schedulerConfig"] = case["schedulerConfig"]
+    if case.get("schedulerName") is not None:
+        line["schedulerName"] = case["schedulerName"]
     return line
 
 

@@ -6,7 +6,8 @@ arithmetic is the same from v1.29) picks the candidates with the real filters
 (or takes the case's explicit ones) and scores them; spreadwatch is then driven
 through its CLI contract, in-process:
 
-    spreadwatch score --cluster C --pod P --profile v1.29 --nodes n1,n2 [--scheduler-config F] -o json
+    spreadwatch score --cluster C --pod P --profile v1.29 --nodes n1,n2 -o json \
+        [--scheduler-config F [--scheduler-name S]]
 
 and must print the same integer for every candidate, in candidate order, and
 the same skip decision.  A configuration kube-scheduler rejects must make the
@@ -78,6 +79,8 @@ def run_cli(case: Case, candidates: list[str], profile: str, with_config: bool =
         if with_config and case.get("schedulerConfig") is not None:
             (d / "scheduler.yaml").write_text(case["schedulerConfig"])
             argv += ["--scheduler-config", str(d / "scheduler.yaml")]
+            if case.get("schedulerName") is not None:
+                argv += ["--scheduler-name", case["schedulerName"]]
         out, err = io.StringIO(), io.StringIO()
         try:
             code = main(argv, out=out, err=err)
@@ -223,7 +226,7 @@ def check(pts_oracle, case: Case, label: str, regenerate: str | None) -> None:
         },
         "how_to_replay": "put minimal.input on one line into case.json; $(tests/oracle/build.sh pts) < case.json; "
         "spreadwatch score --cluster <cluster as a List> --pod <incoming[0]> --profile v1.29 "
-        "--nodes <candidates> [--scheduler-config <schedulerConfig>] -o json",
+        "--nodes <candidates> [--scheduler-config <schedulerConfig> [--scheduler-name <schedulerName>]] -o json",
     }
     pytest.fail(
         "PodTopologySpread mismatch; reproduction:\n" + json.dumps(report, indent=1, ensure_ascii=False), pytrace=False
