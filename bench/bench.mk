@@ -17,6 +17,7 @@ BENCH_METRICS_ARGS ?= --scales 0.1,1.0
 bench:  ## benchmarks at scales 0.1, 0.3, 1.0 (~10 min); writes docs/benchmarks.md (BENCH_ARGS=... for run.py flags)
 	@cd $(BENCH_ROOT) && test -x $(PY) || { echo "bench: $(PY) not found: run 'make setup' first" >&2; exit 1; }
 	cd $(BENCH_ROOT) && $(PY) bench/run.py $(BENCH_ARGS)
+	cd $(BENCH_ROOT) && $(PY) bench/pts.py $(BENCH_PTS_ARGS)
 
 bench-quick:  ## benchmark smoke run (scale 0.005, no docs written)
 	@cd $(BENCH_ROOT) && test -x $(PY) || { echo "bench: $(PY) not found: run 'make setup' first" >&2; exit 1; }

@@ -21,6 +21,10 @@ WORKLOAD_FAMILIES = frozenset(
         "spreadwatch_workload_zone_empty_node_score",
     }
 )
+#: Per workload, only with ``--compare-profile`` (a ``profile`` label).
+COMPARISON_FAMILIES = frozenset(
+    {"spreadwatch_workload_comparison_best_node_score", "spreadwatch_workload_comparison_best_nodes_overlap"}
+)
 #: Per workload × node (``--node-metrics``).
 NODE_FAMILIES = frozenset({"spreadwatch_workload_node_score", "spreadwatch_workload_node_pods"})
 #: Operator gauges (``spreadwatch run`` only, except build_info).

@@ -6,6 +6,7 @@ from __future__ import annotations
 import io
 import json
 from pathlib import Path
+from typing import Any
 
 import yaml
 
@@ -86,3 +87,81 @@ def test_explain_compare_side_by_side() -> None:
 def test_compare_unknown_profile_is_one_line() -> None:
     code, out, err = _run("compare", "--cluster", CLUSTER, "--to", "v9")
     assert (code, out) == (2, "") and err.count("\n") == 1 and "unknown profile" in err
+
+
+def _index_with_comparison() -> Any:
+    from spreadwatch.index import SpreadIndex
+    from spreadwatch.scoring import get_profile
+    from spreadwatch.snapshot import load_snapshot
+
+    index = SpreadIndex(get_profile("v1.28"), compare=get_profile("v1.29"))
+    index.load(load_snapshot([CLUSTER]))
+    return index
+
+
+def test_operator_comparison_block_and_metric() -> None:
+    """--compare-profile v1.29 on a v1.28 operator: each report carries the comparison; it follows events."""
+    from spreadwatch.metrics import MetricsOptions, registry_for, render
+    from spreadwatch.model import parse_object
+
+    index = _index_with_comparison()
+    report = index.report_for("Deployment", "shop", "checkout")
+    assert report is not None and report.comparison is not None
+    assert report.to_dict()["comparison"] == {
+        "profile": "v1.29",
+        "bestScore": 100,
+        "bestNodes": ["node-legacy"],
+        "bestNodeCount": 1,
+        "bestNodesOverlap": False,  # v1.28's best: node-a1, node-a2
+    }
+    text = render(registry_for(index, MetricsOptions()), openmetrics=True).decode()
+    assert (
+        'spreadwatch_workload_comparison_best_nodes_overlap{namespace="shop",kind="Deployment",'
+        'workload="checkout",profile="v1.29"} 0' in text
+    )
+    # node-legacy gets the GA zone label of its beta zone: under v1.29 it is no longer zoneless
+    index.take_dirty()
+    relabelled = parse_object(
+        {
+            "apiVersion": "v1",
+            "kind": "Node",
+            "metadata": {
+                "name": "node-legacy",
+                "labels": {
+                    "kubernetes.io/hostname": "node-legacy",
+                    "failure-domain.beta.kubernetes.io/zone": "eu-west-1b",
+                    "failure-domain.beta.kubernetes.io/region": "eu-west",
+                    "topology.kubernetes.io/zone": "eu-west-1b",
+                },
+            },
+        }
+    )
+    assert relabelled is not None
+    index.apply(relabelled)
+    assert ("shop", "Deployment", "checkout") in index.take_dirty()[0]
+    after = index.report_for("Deployment", "shop", "checkout")
+    assert after is not None and after.comparison is not None
+    assert after.comparison.best_nodes == ("node-a1", "node-a2") and after.comparison.best_nodes_overlap is True
+
+
+def test_v129_status_with_comparison_validates_against_the_crd() -> None:
+    """Every status a v1.29 operator with --compare-profile v1.28 writes fits the CRD schema."""
+    import sys
+
+    sys.path.insert(0, str(Path(__file__).resolve().parent / "handlers"))
+    from test_status_conditions import _status_schema, validate
+
+    from spreadwatch.handlers.status import build_status
+    from spreadwatch.index import SpreadIndex
+    from spreadwatch.scoring import get_profile
+    from spreadwatch.snapshot import load_snapshot
+
+    index = SpreadIndex(get_profile("v1.29"), compare=get_profile("v1.28"))
+    index.load(load_snapshot([CLUSTER]))
+    schema = _status_schema()
+    reports = index.reports()
+    assert reports and all(r.comparison is not None for r in reports)
+    for report in reports:
+        status = build_status(report, 1, None)
+        assert status["profile"] == "v1.29" and status["comparison"]["profile"] == "v1.28"
+        assert not validate(status, schema), report.workload

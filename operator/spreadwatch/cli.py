@@ -273,6 +273,13 @@ def _add_run_options(p: argparse.ArgumentParser) -> None:
     _add_node_metrics(p)
     _add_kubeconfig(p)
     p.add_argument(
+        "--compare-profile",
+        default=_env("COMPARE_PROFILE", ""),
+        metavar="PROFILE",
+        help="also score every workload under PROFILE: a comparison block in each SpreadReport status and "
+        "spreadwatch_workload_comparison_* metrics (default off; env SPREADWATCH_COMPARE_PROFILE)",
+    )
+    p.add_argument(
         "-n",
         "--namespace",
         action="append",
@@ -633,6 +640,7 @@ def operator_config(args: argparse.Namespace) -> OperatorConfig:
         profile=args.profile,
         scheduler_config=args.scheduler_config,
         scheduler_name=args.scheduler_name,
+        compare_profile=args.compare_profile,
         report=_options(args),
         debounce=args.debounce,
         max_writes_per_second=args.max_writes_per_second,

@@ -114,6 +114,7 @@ class OperatorConfig:
     profile: str = DEFAULT_PROFILE
     scheduler_config: str | None = None  # KubeSchedulerConfiguration file (PodTopologySpread defaults)
     scheduler_name: str = "default-scheduler"
+    compare_profile: str = ""  # --compare-profile: a second profile every report is compared with ("": off)
     report: ReportOptions = field(default_factory=ReportOptions)
     debounce: float = 1.0  # seconds a workload must be quiet before its report is written
     max_writes_per_second: float = 20.0
@@ -137,6 +138,10 @@ class OperatorConfig:
         """Raise InputError (one line) for unusable settings; returns self."""
         if self.profile not in PROFILES:
             raise InputError(f"unknown profile {self.profile!r} (expected one of {', '.join(PROFILES)})")
+        if self.compare_profile and self.compare_profile not in PROFILES:
+            raise InputError(
+                f"unknown --compare-profile {self.compare_profile!r} (expected one of {', '.join(PROFILES)})"
+            )
         if self.debounce < 0:
             raise InputError(f"debounce must be >= 0 seconds, got {self.debounce}")
         if self.max_writes_per_second <= 0:

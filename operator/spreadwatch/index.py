@@ -30,13 +30,14 @@ Only slim records are stored (see :mod:`spreadwatch.model`).
 
 from __future__ import annotations
 
+import dataclasses
 from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import dataclass, field
 
 from spreadwatch.errors import SelectorError
 from spreadwatch.model import Controller, Namespace, Node, Pod, PodTemplate, Record, Service
 from spreadwatch.model import label_key as label_key_of
-from spreadwatch.report import CandidateLayout, ReportOptions, SpreadReport, build_report, error_report
+from spreadwatch.report import CandidateLayout, Comparison, ReportOptions, SpreadReport, build_report, error_report
 from spreadwatch.report.topology import build_topology_report
 from spreadwatch.scoring import (
     Profile,
@@ -87,6 +88,7 @@ class _Workload:
     sig: int = -1  # id of the scheduling-constraint signature (candidate sets are cached per signature)
     plan: SpreadPlan | None = None  # PodTopologySpread (v1.29): the scoring constraints
     multi: bool = False  # v1.29: the constraints count pods with different selectors
+    compared: tuple[SpreadReport, SpreadReport, SpreadReport] | None = None  # (own, other, with comparison)
 
     @property
     def counting(self) -> bool:
@@ -155,15 +157,33 @@ def _anchors(selector: SpreadSelector | None) -> tuple[tuple[str, str], ...] | N
     return None
 
 
+def _best_set(report: SpreadReport, layout: CandidateLayout | None) -> set[str]:
+    """Every candidate node with the report's best score: listed ones, and the unlisted (empty) nodes of the
+    zones whose emptyNodeScore is the best. O(candidates)."""
+    if layout is None:
+        return set()
+    listed = {e.node: e.score for e in report.nodes}
+    best = report.best_score
+    empty = {(z.region, z.zone): z.empty_node_score for z in report.zones}
+    out = {n for n, s in listed.items() if s == best}
+    for zone, names in layout.by_zone.items():
+        score = report.empty_node_score if zone is None else empty.get(zone, report.empty_node_score)
+        if score == best:
+            out.update(n for n in names if n not in listed)
+    return out
+
+
 class SpreadIndex:
     """Incremental cluster state and per-workload spread (see the module docstring for costs).
 
     Implements ``scoring.ClusterLookup``. Not thread-safe: the operator calls it from one event loop.
     """
 
-    def __init__(self, profile: Profile, options: ReportOptions | None = None) -> None:
+    def __init__(self, profile: Profile, options: ReportOptions | None = None, compare: Profile | None = None) -> None:
         self.profile = profile
         self.options = options or ReportOptions()
+        #: ``--compare-profile``: a second index fed the same events; reports carry its ``comparison``
+        self.shadow = SpreadIndex(compare, self.options) if compare is not None else None
         self._ns: dict[str, _Namespace] = {}
         self._nodes: dict[str, Node] = {}
         self._zones: dict[str, ZoneKey | None] = {}
@@ -207,11 +227,15 @@ class SpreadIndex:
             for ctrl in snapshot.controllers:
                 if is_workload(ctrl):
                     self._add_workload(ctrl)
+        if self.shadow is not None:
+            self.shadow.load(snapshot)
 
     # --- events -------------------------------------------------------------------------------------------
 
     def apply(self, record: Record) -> None:
         """Add or update one object (an informer ADDED/MODIFIED event)."""
+        if self.shadow is not None:
+            self.shadow.apply(record)
         if isinstance(record, Pod):
             self._apply_pod(record)
         elif isinstance(record, Node):
@@ -225,6 +249,8 @@ class SpreadIndex:
 
     def remove(self, kind: str, namespace: str, name: str) -> None:
         """Remove one object (a DELETED event); unknown objects are ignored."""
+        if self.shadow is not None:
+            self.shadow.remove(kind, namespace, name)
         if kind == "Pod":
             ns = self._ns.get(namespace)
             old = ns.pods.pop(name, None) if ns else None
@@ -262,7 +288,26 @@ class SpreadIndex:
             return None
         if w.report is None:
             w.report = self._build(w)
-        return w.report
+        if self.shadow is None:
+            return w.report
+        other = self.shadow.report_for(kind, namespace, name)
+        if other is None:
+            return w.report
+        if w.compared is None or w.compared[0] is not w.report or w.compared[1] is not other:
+            w.compared = (w.report, other, self._with_comparison(w.report, other, kind, namespace, name))
+        return w.compared[2]
+
+    def _with_comparison(
+        self, report: SpreadReport, other: SpreadReport, kind: str, namespace: str, name: str
+    ) -> SpreadReport:
+        """``report`` plus the shadow profile's best score/nodes and whether the best sets overlap. O(candidates)."""
+        assert self.shadow is not None
+        mine = _best_set(report, self.candidate_layout(kind, namespace, name))
+        theirs = _best_set(other, self.shadow.candidate_layout(kind, namespace, name))
+        comparison = Comparison(
+            self.shadow.profile.name, other.best_score, other.best_nodes, other.best_node_count, bool(mine & theirs)
+        )
+        return dataclasses.replace(report, comparison=comparison)
 
     def reports(self) -> list[SpreadReport]:
         """Every workload's report, sorted by namespace, kind, name (the GC is paused while they are built)."""
@@ -286,6 +331,8 @@ class SpreadIndex:
         """(workloads whose report may have changed, workloads removed) since the last call."""
         dirty, removed = self._dirty, self._removed
         self._dirty, self._removed = set(), set()
+        if self.shadow is not None:  # a report also changes when its comparison does
+            dirty |= self.shadow.take_dirty()[0]
         return dirty - removed, removed
 
     def sizes(self) -> IndexSizes:
@@ -771,7 +818,8 @@ class SpreadIndex:
         unknown). O(1)."""
         ns = self._ns.get(namespace)
         w = ns.workloads.get((namespace, kind, name)) if ns else None
-        return w is not None and w.report is not None
+        current = w is not None and w.report is not None
+        return current and (self.shadow is None or self.shadow.report_is_current(kind, namespace, name))
 
     def namespace_count(self) -> int:
         """Namespaces the index holds any state for (labels, pods, Services or controllers). O(1)."""

@@ -75,7 +75,7 @@ def objects() -> list[dict[str, Any]]:
     ]
 
 
-def index(profile: str = "v1.28") -> SpreadIndex:
-    idx = SpreadIndex(get_profile(profile))
+def index(profile: str = "v1.28", compare: str | None = None) -> SpreadIndex:
+    idx = SpreadIndex(get_profile(profile), compare=get_profile(compare) if compare else None)
     idx.load(Snapshot.from_objects(objects()))
     return idx

@@ -53,6 +53,7 @@ def exposed() -> Doc:
     collectors: list[Collector] = [
         *registry_for(index(), MetricsOptions()).collectors(),
         WorkloadCollector(index(), MetricsOptions(node_series="all")),
+        WorkloadCollector(index(compare="v1.29"), MetricsOptions()),  # --compare-profile families
         OperatorCollector(StaticSource(state)),
     ]
     out: Doc = {}
@@ -75,4 +76,4 @@ def test_docs_table_matches_the_collectors_both_ways() -> None:
 
 
 def test_every_contract_family_is_documented() -> None:
-    assert len(documented()) == 28
+    assert len(documented()) == 30

@@ -90,6 +90,25 @@ def test_profile_chosen_by_scheduler_name() -> None:
             id="duplicate key/action",
         ),
         pytest.param({**_config(None), "profiles": "x"}, "profiles: expected a list", id="profiles not a list"),
+        pytest.param(
+            {
+                **_config(None),
+                "profiles": [
+                    {"schedulerName": "default-scheduler"},
+                    _config(
+                        {"defaultingType": "List", "defaultConstraints": [{**_c(ZONE, 1), "labelSelector": {}}]},
+                        "other",
+                    )["profiles"][0],
+                ],
+            },
+            "profiles\\[1\\].*must not define a selector",
+            id="an invalid other profile fails the whole file, as in kube-scheduler",
+        ),
+        pytest.param(
+            {**_config(None), "profiles": [{"schedulerName": "a"}, {"schedulerName": "a"}]},
+            "duplicate profile",
+            id="duplicate schedulerName",
+        ),
     ],
 )
 def test_bad_config_is_one_clear_error(doc: dict[str, Any], message: str) -> None:

@@ -143,6 +143,8 @@ def test_v129_index_equals_fresh_and_reference(seed: int) -> None:
         expected = score_pod(next_pod, ordered, snapshot.pods, snapshot, profile)
         derived = {name: report.score_of(name, zones[name]) for name in expected.scores}
         assert derived == dict(expected.scores), report.to_dict()
+        shown = [report.empty_node_score, *(z.empty_node_score for z in report.zones), *(n.score for n in report.nodes)]
+        assert all(0 <= s <= 100 for s in shown), report.to_dict()  # the CRD's bounds
 
 
 def test_relabelling_an_excluded_node_with_pods_moves_its_pods_between_domains() -> None:

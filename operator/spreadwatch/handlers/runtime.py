@@ -70,8 +70,13 @@ class Runtime:
         self, config: OperatorConfig, sink: ReportSink | None = None, list_keys: KeyLister | None = None
     ) -> None:
         self.config = config
+        compare = (
+            load_profile(config.compare_profile, config.scheduler_config, config.scheduler_name)
+            if config.compare_profile
+            else None
+        )
         self.index = SpreadIndex(
-            load_profile(config.profile, config.scheduler_config, config.scheduler_name), config.report
+            load_profile(config.profile, config.scheduler_config, config.scheduler_name), config.report, compare
         )
         self.api: Any = None
         self.client: ReportClient | None = None

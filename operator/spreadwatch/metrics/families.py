@@ -99,6 +99,18 @@ FAMILIES: Final = (
         "1 when the profile skips the workload (topologySpreadConstraints), else 0.",
         _W,
     ),
+    FamilySpec(
+        "spreadwatch_workload_comparison_best_node_score",
+        "gauge",
+        "Best candidate node score under the --compare-profile profile (no samples without one).",
+        (*_W, "profile"),
+    ),
+    FamilySpec(
+        "spreadwatch_workload_comparison_best_nodes_overlap",
+        "gauge",
+        "1 when the best nodes under the profile and under --compare-profile overlap, else 0.",
+        (*_W, "profile"),
+    ),
     # per workload and zone
     FamilySpec("spreadwatch_workload_zone_pods", "gauge", "Matching pods of the workload in the zone.", _Z),
     FamilySpec(

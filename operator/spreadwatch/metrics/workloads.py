@@ -33,7 +33,7 @@ from spreadwatch import __version__
 from spreadwatch.config import MetricsOptions
 from spreadwatch.index import SpreadIndex, WorkloadKey
 from spreadwatch.metrics.families import HEALTH_STATES, FamilySpec, escape_label_value, spec
-from spreadwatch.report import CandidateLayout, SpreadReport
+from spreadwatch.report import CandidateLayout, Comparison, SpreadReport
 from spreadwatch.scoring import SpreadSummary, ZoneKey
 
 __all__ = ["BuildInfoCollector", "NodeSample", "WorkloadCollector", "WorkloadView"]
@@ -49,6 +49,10 @@ _WORKLOAD_VALUES: tuple[tuple[FamilySpec, Callable[[SpreadReport], int]], ...] =
 )
 _HEALTH = spec("spreadwatch_workload_health")
 _SKIPPED = spec("spreadwatch_workload_skipped")
+_COMPARISON: tuple[tuple[FamilySpec, Callable[[Comparison], int]], ...] = (
+    (spec("spreadwatch_workload_comparison_best_node_score"), lambda c: c.best_score),
+    (spec("spreadwatch_workload_comparison_best_nodes_overlap"), lambda c: 1 if c.best_nodes_overlap else 0),
+)
 _ZONE_VALUES: tuple[tuple[FamilySpec, str], ...] = (
     (spec("spreadwatch_workload_zone_pods"), "pods"),
     (spec("spreadwatch_workload_zone_candidate_nodes"), "candidate_nodes"),
@@ -165,7 +169,10 @@ class WorkloadView:
 
     def families(self) -> list[FamilySpec]:
         """The families this view exposes (node families only when node series are on)."""
-        out = [f for f, _ in _WORKLOAD_VALUES] + [_HEALTH, _SKIPPED] + [f for f, _ in _ZONE_VALUES]
+        out = [f for f, _ in _WORKLOAD_VALUES] + [_HEALTH, _SKIPPED]
+        if any(r.report.comparison is not None for r in self.rows):  # only with --compare-profile
+            out += [f for f, _ in _COMPARISON]
+        out += [f for f, _ in _ZONE_VALUES]
         if self.options.node_series != "none":
             out += [_NODE_SCORE, _NODE_PODS]
         return out
@@ -191,6 +198,13 @@ class WorkloadView:
         name = _SKIPPED.name
         for key, report in zip(keys, reports, strict=True):
             add(f"{name}{{{key}}} {1 if report.skipped else 0}\n")
+        for family, compared in _COMPARISON if any(r.comparison is not None for r in reports) else ():
+            add(family.header(openmetrics))
+            name = family.name
+            for key, report in zip(keys, reports, strict=True):
+                c = report.comparison
+                if c is not None:
+                    add(f'{name}{{{key},profile="{escape_label_value(c.profile)}"}} {compared(c)}\n')
         zone_keys = [
             [f'{key},zone="{escape_label_value(z.zone)}",region="{escape_label_value(z.region)}"' for z in report.zones]
             for key, report in zip(keys, reports, strict=True)
@@ -241,6 +255,9 @@ class WorkloadView:
             for state in HEALTH_STATES:
                 families[_HEALTH.name].add_metric([*base, state], 1 if state == report.health.value else 0)
             families[_SKIPPED.name].add_metric(base, 1 if report.skipped else 0)
+            if report.comparison is not None:
+                for family, compared in _COMPARISON:
+                    families[family.name].add_metric([*base, report.comparison.profile], compared(report.comparison))
             for zone in report.zones:
                 for family, attr in _ZONE_VALUES:
                     families[family.name].add_metric([*base, zone.zone, zone.region], getattr(zone, attr))

@@ -11,12 +11,13 @@ from spreadwatch.report.build import (
     error_report,
 )
 from spreadwatch.report.health import Health, HealthThresholds, SpreadFacts, judge
-from spreadwatch.report.structure import NodeEntry, SpreadReport, ZoneEntry
+from spreadwatch.report.structure import Comparison, NodeEntry, SpreadReport, ZoneEntry
 
 __all__ = [
     "DEFAULT_MAX_NODES",
     "DEFAULT_TOP_N",
     "CandidateLayout",
+    "Comparison",
     "Health",
     "HealthThresholds",
     "NodeEntry",

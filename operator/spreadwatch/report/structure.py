@@ -24,7 +24,7 @@ from typing import Any, NamedTuple
 from spreadwatch.report.health import Health
 from spreadwatch.scoring import WorkloadRef
 
-__all__ = ["NodeEntry", "SpreadReport", "ZoneEntry"]
+__all__ = ["Comparison", "NodeEntry", "SpreadReport", "ZoneEntry"]
 
 
 class NodeEntry(NamedTuple):
@@ -61,6 +61,27 @@ class ZoneEntry(NamedTuple):
         }
 
 
+class Comparison(NamedTuple):
+    """The workload under a second profile (``--compare-profile``): its best score and nodes, and whether
+    they overlap this report's best nodes (exact: both sets are complete, ``best_nodes`` lists the first
+    ``top_n`` by name)."""
+
+    profile: str
+    best_score: int
+    best_nodes: tuple[str, ...]
+    best_node_count: int
+    best_nodes_overlap: bool
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "profile": self.profile,
+            "bestScore": self.best_score,
+            "bestNodes": list(self.best_nodes),
+            "bestNodeCount": self.best_node_count,
+            "bestNodesOverlap": self.best_nodes_overlap,
+        }
+
+
 @dataclass(frozen=True, slots=True)
 class SpreadReport:
     workload: WorkloadRef
@@ -84,6 +105,7 @@ class SpreadReport:
     zone_skew: int
     health: Health
     reasons: tuple[str, ...]
+    comparison: Comparison | None = None  # ``--compare-profile``: the same workload under another profile
 
     def score_of(self, node: str, zone: tuple[str, str] | None) -> int:
         """Derive a candidate node's score from the report (``zone`` is its (region, zone) or None)."""
@@ -129,4 +151,4 @@ class SpreadReport:
             "zoneSkew": self.zone_skew,
             "health": self.health.value,
             "reasons": list(self.reasons),
-        }
+        } | ({"comparison": self.comparison.to_dict()} if self.comparison is not None else {})

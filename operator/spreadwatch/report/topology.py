@@ -19,7 +19,7 @@ from spreadwatch.report.build import CandidateLayout, ReportOptions
 from spreadwatch.report.health import Health, SpreadFacts, judge
 from spreadwatch.report.structure import NodeEntry, SpreadReport, ZoneEntry
 from spreadwatch.scoring import Profile, WorkloadRef, ZoneKey
-from spreadwatch.scoring.topology import HOSTNAME_KEY
+from spreadwatch.scoring.topology import HOSTNAME_KEY, MAX_NODE_SCORE
 from spreadwatch.scoring.topology_groups import CandidateGroups, GroupKey, GroupScores
 from spreadwatch.scoring.zones import GA_ZONE
 
@@ -39,6 +39,10 @@ def _empties(names: Iterable[str], busy: Mapping[str, object], limit: int | None
         if name not in busy:
             out.append(name)
     return out
+
+
+def _clamp(score: int) -> int:
+    return max(0, min(MAX_NODE_SCORE, score))
 
 
 def _facts(
@@ -99,7 +103,8 @@ def build_topology_report(
         if empty > 0:
             per_zone.setdefault(key[0], []).append((scores.normalized(scores.group_raw[key]), empty, key))
     # a zone without empty candidates: what an empty node like its first group's would score
-    empty_score = {z: scores.normalized(scores.group_raw[k]) for z, k in any_group.items() if z not in per_zone}
+    # (clamped to 0-100: such a node is hypothetical and would move min/max itself)
+    empty_score = {z: _clamp(scores.normalized(scores.group_raw[k])) for z, k in any_group.items() if z not in per_zone}
     empty_total: dict[int, int] = {}
     exceptions: list[tuple[int, str, ZoneKey | None]] = []
     best_empty: list[tuple[int, str, ZoneKey | None]] = []
@@ -142,7 +147,7 @@ def build_topology_report(
         zoneless = empty_score[None]
     else:  # no zoneless candidate: what one with only a hostname label would score
         sig = tuple(k == HOSTNAME_KEY or None for k in groups.keys)
-        zoneless = scores.normalized(scores.raw(sig, (0,) * len(groups.keys)))
+        zoneless = _clamp(scores.normalized(scores.raw(sig, (0,) * len(groups.keys))))
     return SpreadReport(
         workload=workload,
         profile=profile.name,

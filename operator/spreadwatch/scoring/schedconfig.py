@@ -92,36 +92,34 @@ def default_constraints_from_config(
     profiles = _list(config.get("profiles"), source, "profiles")
     if not profiles:
         profiles = [{"schedulerName": DEFAULT_SCHEDULER_NAME}]
-    chosen: Mapping[str, Any] | None = None
-    index = 0
-    names = []
-    for i, raw in enumerate(profiles):
+    found: dict[str, DefaultConstraints] = {}
+    for i, raw in enumerate(profiles):  # kube-scheduler validates every profile, not only the one it runs
         profile = _mapping(raw, source, f"profiles[{i}]")
-        name = profile.get("schedulerName") or DEFAULT_SCHEDULER_NAME
-        names.append(str(name))
-        if name == scheduler_name:
-            chosen = profile
-            index = i
-    if chosen is None:
-        raise _fail(source, "profiles", f"no profile with schedulerName {scheduler_name!r} (found: {', '.join(names)})")
-    base = f"profiles[{index}].pluginConfig"
+        name = str(profile.get("schedulerName") or DEFAULT_SCHEDULER_NAME)
+        if name in found:
+            raise _fail(source, f"profiles[{i}].schedulerName", f"duplicate profile {name!r}")
+        found[name] = _profile_defaults(profile, source, f"profiles[{i}].pluginConfig", f"{source} (profile {name})")
+    if scheduler_name not in found:
+        raise _fail(
+            source, "profiles", f"no profile with schedulerName {scheduler_name!r} (found: {', '.join(found)})"
+        )
+    return found[scheduler_name]
+
+
+def _profile_defaults(profile: Mapping[str, Any], source: str, base: str, where: str) -> DefaultConstraints:
+    """One profile's PodTopologySpread defaults (validated)."""
     args: Mapping[str, Any] | None = None
-    for j, raw in enumerate(_list(chosen.get("pluginConfig"), source, base)):
+    for j, raw in enumerate(_list(profile.get("pluginConfig"), source, base)):
         entry = _mapping(raw, source, f"{base}[{j}]")
         if entry.get("name") == "PodTopologySpread":
             args = _mapping(entry.get("args"), source, f"{base}[{j}].args")
             base = f"{base}[{j}].args"
-    where = f"{source} (profile {scheduler_name})"
     if args is None:
         return DefaultConstraints(SYSTEM_DEFAULT_CONSTRAINTS.constraints, True, f"system defaults of {where}")
     kind = args.get("defaultingType") or "System"
     if kind not in ("System", "List"):
         raise _fail(source, f"{base}.defaultingType", f"must be System or List, got {kind!r}")
     raw_constraints = _list(args.get("defaultConstraints"), source, f"{base}.defaultConstraints")
-    if kind == "System":
-        if raw_constraints:
-            raise _fail(source, f"{base}.defaultConstraints", "must be empty when defaultingType is System")
-        return DefaultConstraints(SYSTEM_DEFAULT_CONSTRAINTS.constraints, True, f"system defaults of {where}")
     constraints = []
     seen: set[tuple[str, str]] = set()
     for k, raw in enumerate(raw_constraints):
@@ -131,4 +129,8 @@ def default_constraints_from_config(
             raise _fail(source, f"{base}.defaultConstraints[{k}]", f"duplicate {pair[0]}/{pair[1]} constraint")
         seen.add(pair)
         constraints.append(c)
+    if kind == "System":
+        if raw_constraints:
+            raise _fail(source, f"{base}.defaultConstraints", "must be empty when defaultingType is System")
+        return DefaultConstraints(SYSTEM_DEFAULT_CONSTRAINTS.constraints, True, f"system defaults of {where}")
     return DefaultConstraints(tuple(constraints), False, f"List defaults of {where}")
