@@ -1,7 +1,7 @@
 """Hand-written PodTopologySpread cases with scores worked out by hand.
 
 Each case is ``{"name", "cluster", "incoming": [pod], "candidates": [...],
-"schedulerConfig": str | None, "expect": {...}}``.  ``expect`` has ``skipped``
+"schedulerConfig": str | None, "schedulerName"?: str, "expect": {...}}``.  ``expect`` has ``skipped``
 and ``scores``, or ``error: True`` for a configuration kube-scheduler rejects.
 test_oracle_pts_selfcheck.py asserts them against the oracle (if the oracle
 disagrees, the arithmetic below, not the port, is wrong);
@@ -24,6 +24,7 @@ from typing import Any
 import yaml
 from edge_cases import apps, cluster, node, owned, pod, pods_on
 from gen import HOSTNAME, LEGACY_ZONE, ZONE
+from gen_pts import RACK
 from oracle_client import cluster_from_objects
 
 Obj = dict[str, Any]
@@ -53,22 +54,36 @@ def rs_incoming(**spec: Any) -> Obj:
 
 
 ZONE_1 = {"topologyKey": ZONE, "maxSkew": 1, "whenUnsatisfiable": "ScheduleAnyway"}
+RACK_1 = {"topologyKey": RACK, "maxSkew": 1, "whenUnsatisfiable": "ScheduleAnyway"}
 RS_WEB = apps("ReplicaSet", "web", {"matchLabels": WEB})
 
 
-def config(args: Obj | None) -> str:
-    prof: Obj = {"schedulerName": "default-scheduler"}
-    if args is not None:
-        prof["pluginConfig"] = [{"name": "PodTopologySpread", "args": args}]
+def config(args: Obj | None, other_args: Obj | None = None) -> str:
+    """A KubeSchedulerConfiguration: profile default-scheduler with ``args``, and
+    with ``other_args`` a first profile spread-scheduler with those."""
+    profiles = []
+    for name, a in (("spread-scheduler", other_args), ("default-scheduler", args)):
+        if name == "spread-scheduler" and other_args is None:
+            continue
+        prof: Obj = {"schedulerName": name}
+        if a is not None:
+            prof["pluginConfig"] = [{"name": "PodTopologySpread", "args": a}]
+        profiles.append(prof)
     return json.dumps(
-        {"apiVersion": "kubescheduler.config.k8s.io/v1", "kind": "KubeSchedulerConfiguration", "profiles": [prof]}
+        {"apiVersion": "kubescheduler.config.k8s.io/v1", "kind": "KubeSchedulerConfiguration", "profiles": profiles}
     )
 
 
 def _case(
-    name: str, cl: Obj, pod_: Obj, candidates: list[str], expect: Obj, scheduler_config: str | None = None
+    name: str,
+    cl: Obj,
+    pod_: Obj,
+    candidates: list[str],
+    expect: Obj,
+    scheduler_config: str | None = None,
+    scheduler_name: str | None = None,
 ) -> Obj:
-    return {
+    case = {
         "name": name,
         "cluster": cl,
         "incoming": [pod_],
@@ -76,6 +91,9 @@ def _case(
         "schedulerConfig": scheduler_config,
         "expect": expect,
     }
+    if scheduler_name is not None:
+        case["schedulerName"] = scheduler_name
+    return case
 
 
 def _three_hosts(*, zone_labels: bool = False) -> Obj:
@@ -299,6 +317,30 @@ def _cases() -> list[Obj]:
             ["n1", "n2", "n3"],
             {"skipped": False, "scores": {"n1": 22, "n2": 44, "n3": 100}},
             config({"defaultingType": "System"}),
+        ),
+        # --scheduler-name spread-scheduler: that profile's List default (rack maxSkew 1), not
+        # default-scheduler's System; racks r1, r2, r3: w = ln 5; raw 3.22->3, 1.61->2, 0.
+        _case(
+            "scheduler-name-selects-profile",
+            cluster(
+                [node("n1", {RACK: "r1"}), node("n2", {RACK: "r2"}), node("n3", {RACK: "r3"})],
+                pods_on("n1", 2, WEB) + pods_on("n2", 1, WEB),
+                rss=[RS_WEB],
+            ),
+            rs_incoming(),
+            ["n1", "n2", "n3"],
+            {"skipped": False, "scores": {"n1": 0, "n2": 33, "n3": 100}},
+            config({"defaultingType": "System"}, {"defaultingType": "List", "defaultConstraints": [RACK_1]}),
+            "spread-scheduler",
+        ),
+        _case(
+            "unknown-scheduler-name",
+            _three_hosts(zone_labels=True),
+            rs_incoming(),
+            ["n1", "n2", "n3"],
+            {"error": True},
+            config({"defaultingType": "System"}),
+            "no-such-scheduler",
         ),
         # System (also by omission) with defaultConstraints is rejected by validation.
         _case(
