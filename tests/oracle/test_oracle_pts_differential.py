@@ -15,6 +15,7 @@ CLI exit 2 with one line on stderr.  On a mismatch the case is shrunk and
 reported as an oracle input line plus both answers.
 
     SPREADWATCH_ORACLE_PTS_CASES=5000 pytest -m oracle tests/oracle/test_oracle_pts_differential.py
+    SPREADWATCH_ORACLE_PTS_FIRST_SEED=10000 ...                       # other seeds
 
 ``test_cli_v128_*`` runs the same CLI harness with ``--profile v1.28`` against
 the v1.28 SelectorSpread oracle on these clusters (explicit candidates, no
@@ -41,6 +42,7 @@ from oracle_client import OracleError
 pytestmark = pytest.mark.oracle
 
 N_CASES = int(os.environ.get("SPREADWATCH_ORACLE_PTS_CASES", "500"))
+FIRST_SEED = int(os.environ.get("SPREADWATCH_ORACLE_PTS_FIRST_SEED", "0"))
 N_PLUMBING = int(os.environ.get("SPREADWATCH_ORACLE_PTS_PLUMBING_CASES", "150"))
 PROFILE = "v1.29"
 SHRINK_BUDGET = 1500  # oracle+CLI evaluations per failing case
@@ -247,7 +249,7 @@ def _case_for_seed(pts_oracle, seed: int) -> Case:
 # -- the tests -------------------------------------------------------------------
 
 
-@pytest.mark.parametrize("seed", range(N_CASES), ids=lambda s: f"seed{s}")
+@pytest.mark.parametrize("seed", range(FIRST_SEED, FIRST_SEED + N_CASES), ids=lambda s: f"seed{s}")
 def test_random_case(pts_oracle, seed):
     case = _case_for_seed(pts_oracle, seed)
     check(pts_oracle, case, f"seed {seed}", f"python3 tests/oracle/gen_pts.py --seed {seed}")
