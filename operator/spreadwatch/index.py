@@ -53,7 +53,7 @@ from spreadwatch.scoring import (
     zone_key,
 )
 from spreadwatch.scoring.topology import SpreadPlan, plan_spread
-from spreadwatch.scoring.topology_groups import CandidateGroups, group_candidates, score_groups
+from spreadwatch.scoring.topology_groups import CandidateGroups, Signature, group_candidates, score_groups
 from spreadwatch.selectors import Operator, Selector
 from spreadwatch.snapshot import Snapshot, paused_gc
 
@@ -189,6 +189,7 @@ class SpreadIndex:
         self._zones: dict[str, ZoneKey | None] = {}
         self._candidates: dict[int, _Candidates] = {}  # signature id -> candidate set
         self._topo_groups: dict[tuple[int, tuple[str, ...]], CandidateGroups] = {}  # v1.29, per candidate set
+        self._node_sigs: dict[tuple[str, ...], dict[str, Signature]] = {}  # v1.29: node signatures per key tuple
         self._sig_ids: dict[tuple[object, ...], int] = {}  # constraint signature -> small int (cheap to hash)
         self._dirty: set[WorkloadKey] = set()
         self._removed: set[WorkloadKey] = set()
@@ -514,6 +515,7 @@ class SpreadIndex:
         the workloads with matching pods on it (all multi-selector ones). O(W)."""
         if old is not None and new is not None and (old.labels, old.taints) == (new.labels, new.taints):
             return
+        self._node_sigs.clear()
         node = new or old
         name = node.name if node is not None else ""
         for ns in self._ns.values():
@@ -748,8 +750,9 @@ class SpreadIndex:
         else:
             empty = not w.counting
             per_term = [{} if empty else w.counts for _ in plan.terms]
+        signatures = self._node_sigs.setdefault(keys, {})
         scores = score_groups(
-            plan, self._template(w), groups, candidates.names, per_term, self._nodes, self._zones
+            plan, self._template(w), groups, candidates.names, per_term, self._nodes, self._zones, signatures
         )
         first = per_term[0] if per_term else {}
         counts = {n: c for n, c in first.items() if n in candidates.names and c > 0}

@@ -157,7 +157,8 @@ class PodTemplate:
     """The scheduling-relevant part of a pod (spec) or pod template; hashable (a constraint signature).
 
     ``required_terms`` is None when the pod has no required node affinity (every node passes), and a
-    (possibly empty) tuple of ORed terms otherwise.
+    (possibly empty) tuple of ORed terms otherwise. ``spread_constraints`` are the topologySpreadConstraints
+    (PodTopologySpread, profile v1.29); ``topology_spread`` is True when there are any.
     """
 
     tolerations: tuple[Toleration, ...] = ()

@@ -103,11 +103,13 @@ def score_groups(
     counts: Sequence[Mapping[str, int]],
     node_of: Mapping[str, Node],
     zone_of: Mapping[str, ZoneKey | None],
+    signatures: dict[str, Signature] | None = None,
 ) -> GroupScores:
     """PreScore, Score and NormalizeScore's min/max from sparse per-term counts over all nodes.
 
-    ``groups`` must be grouped by ``tuple(t.topology_key for t in plan.terms)``. O(groups × terms +
-    nodes with matching pods × terms)."""
+    ``groups`` must be grouped by ``tuple(t.topology_key for t in plan.terms)``; ``signatures`` (optional)
+    memoises node signatures for these keys across calls (the caller drops it when a node changes).
+    O(groups × terms + nodes with matching pods × terms)."""
     terms = plan.terms
     require_all = plan.require_all
     domains: list[dict[str, int]] = [{} for _ in terms]
@@ -153,13 +155,16 @@ def score_groups(
     busy_groups: dict[str, GroupKey] = {}
     busy_per_group: dict[GroupKey, int] = {}
     memo: dict[tuple[Signature, tuple[int, ...]], int | None] = {}
+    cache: dict[str, Signature] = {} if signatures is None else signatures
     for name in busy:
-        sig = signature(node_of[name].labels, keys)
+        node_sig = cache.get(name)
+        if node_sig is None:
+            node_sig = cache[name] = signature(node_of[name].labels, keys)
         own = tuple(c.get(name, 0) for c in counts)
-        found = (sig, own) in memo
-        raw = memo[(sig, own)] if found else memo.setdefault((sig, own), partial.raw(sig, own))
+        memo_key = (node_sig, own)
+        raw = memo[memo_key] if memo_key in memo else memo.setdefault(memo_key, partial.raw(node_sig, own))
         busy_raw[name] = raw
-        key = (zone_of[name], sig)
+        key = (zone_of[name], node_sig)
         busy_groups[name] = key
         busy_per_group[key] = busy_per_group.get(key, 0) + 1
     group_raw: dict[GroupKey, int | None] = {}
