@@ -2,6 +2,11 @@
 # Build (or reuse) spreadwatch-oracle and print the absolute path of the
 # binary as the only line on stdout.  Build logs go to stderr.
 #
+# Usage: build.sh [pts]
+#   (no argument)  the v1.28 SelectorSpread oracle (this directory's module)
+#   pts            the PodTopologySpread oracle (module in pts/, built as
+#                  spreadwatch-oracle-pts, cached under oracle-pts/<key>/)
+#
 # The binary is cached in ${SPREADWATCH_CACHE:-$HOME/.cache/spreadwatch}/oracle/<key>/
 # where <key> hashes go.mod, go.sum, every *.go file, the Go toolchain version
 # and the build flags, so any change to the oracle rebuilds it and an unchanged
@@ -12,6 +17,12 @@
 #   SPREADWATCH_ORACLE_GOFLAGS extra flags for `go build` (part of the key)
 set -euo pipefail
 here="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
+name=spreadwatch-oracle
+case "${1:-}" in
+  "") ;;
+  pts) here="$here/pts"; name=spreadwatch-oracle-pts ;;
+  *) echo "build.sh: unknown oracle '$1' (expected nothing or 'pts')" >&2; exit 2 ;;
+esac
 cd "$here"
 
 command -v go >/dev/null || { echo "build.sh: go is not on PATH" >&2; exit 1; }
@@ -35,11 +46,11 @@ key="$(
 )"
 
 root="${SPREADWATCH_CACHE:-$HOME/.cache/spreadwatch}"
-dir="$root/oracle/$key"
-bin="$dir/spreadwatch-oracle"
+dir="$root/${name#spreadwatch-}/$key"
+bin="$dir/$name"
 mkdir -p "$dir"
 dir="$(cd "$dir" && pwd)"
-bin="$dir/spreadwatch-oracle"
+bin="$dir/$name"
 
 if [ -x "$bin" ]; then
   echo "build.sh: reusing $bin" >&2
@@ -51,9 +62,9 @@ fi
 exec 9>"$dir/.lock"
 flock 9
 if [ ! -x "$bin" ]; then
-  echo "build.sh: building spreadwatch-oracle (key $key); a cold build takes several minutes" >&2
+  echo "build.sh: building $name (key $key); a cold build takes several minutes" >&2
   start=$(date +%s)
-  tmp="$dir/.spreadwatch-oracle.tmp.$$"
+  tmp="$dir/.$name.tmp.$$"
   trap 'rm -f "$tmp"' EXIT
   go build "${build_flags[@]}" "${extra[@]+"${extra[@]}"}" -o "$tmp" . >&2
   "$tmp" --version >&2

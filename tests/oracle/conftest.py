@@ -19,8 +19,8 @@ if str(HERE) not in sys.path:
 def pytest_configure(config: pytest.Config) -> None:
     config.addinivalue_line(
         "markers",
-        "oracle: differential test against the real kube-scheduler SelectorSpread plugin "
-        "(builds tests/oracle with Go on first use)",
+        "oracle: differential test against the real kube-scheduler SelectorSpread and PodTopologySpread "
+        "plugins (builds tests/oracle and tests/oracle/pts with Go on first use)",
     )
 
 
@@ -32,5 +32,17 @@ def oracle():
     if not os.environ.get("SPREADWATCH_ORACLE_BIN") and shutil.which("go") is None:
         pytest.fail("no Go toolchain on PATH to build tests/oracle (or set SPREADWATCH_ORACLE_BIN to a built binary)")
     binary = build()
+    with Oracle(binary) as o:
+        yield o
+
+
+@pytest.fixture(scope="session")
+def pts_oracle():
+    """One spreadwatch-oracle-pts process (PodTopologySpread, k8s v1.36) for the whole session."""
+    from oracle_client import Oracle, build
+
+    if not os.environ.get("SPREADWATCH_ORACLE_PTS_BIN") and shutil.which("go") is None:
+        pytest.fail("no Go toolchain on PATH to build tests/oracle/pts (or set SPREADWATCH_ORACLE_PTS_BIN)")
+    binary = build(which="pts")
     with Oracle(binary) as o:
         yield o

@@ -9,10 +9,13 @@
 # v0.Y.Z.  This script reads the release's own go.mod (fetched through the Go
 # module proxy) and writes exactly one replace per staging module.
 #
-# Usage: tests/oracle/gen-replaces.sh [KUBERNETES_VERSION]   (default: the
-#        version currently required in go.mod), then `go mod tidy`.
+# Usage: tests/oracle/gen-replaces.sh [KUBERNETES_VERSION [MODULE_DIR]]
+#        (default: the version currently required in go.mod; MODULE_DIR
+#        defaults to tests/oracle, `pts` is the PodTopologySpread oracle),
+#        then `go mod tidy` in that directory.
 set -euo pipefail
 cd "$(dirname "$0")"
+cd "${2:-.}"
 
 kver="${1:-$(go mod edit -json | python3 -c '
 import json, sys

@@ -40,15 +40,18 @@ class OracleError(RuntimeError):
     """The oracle rejected an input line or died."""
 
 
-def build(env: dict[str, str] | None = None) -> str:
+def build(env: dict[str, str] | None = None, which: str = "") -> str:
     """Run build.sh and return the absolute path of the binary.
 
-    ``SPREADWATCH_ORACLE_BIN`` short-circuits the build (use a prebuilt binary).
-    Build logs go to this process's stderr."""
-    prebuilt = os.environ.get("SPREADWATCH_ORACLE_BIN")
+    ``which``: ``""`` for the v1.28 SelectorSpread oracle, ``"pts"`` for the
+    PodTopologySpread one.  ``SPREADWATCH_ORACLE_BIN`` (resp.
+    ``SPREADWATCH_ORACLE_PTS_BIN``) short-circuits the build (use a prebuilt
+    binary).  Build logs go to this process's stderr."""
+    prebuilt = os.environ.get("SPREADWATCH_ORACLE_PTS_BIN" if which == "pts" else "SPREADWATCH_ORACLE_BIN")
     if prebuilt:
         return str(Path(prebuilt).resolve())
-    out = subprocess.run(["bash", str(BUILD_SH)], check=True, stdout=subprocess.PIPE, text=True, env=env)
+    cmd = ["bash", str(BUILD_SH), *([which] if which else [])]
+    out = subprocess.run(cmd, check=True, stdout=subprocess.PIPE, text=True, env=env)
     lines = [ln for ln in out.stdout.splitlines() if ln.strip()]
     if len(lines) != 1:
         raise OracleError(f"build.sh printed {len(lines)} lines, expected the binary path: {out.stdout!r}")
