@@ -73,7 +73,21 @@ def _rs_pod() -> dict[str, Any]:
             }
         }
     }
-    p["spec"]["topologySpreadConstraints"] = [{"maxSkew": 1, "topologyKey": "zone"}]
+    p["spec"]["topologySpreadConstraints"] = [
+        {"maxSkew": 1, "topologyKey": "zone"},
+        {
+            "maxSkew": 2,
+            "topologyKey": "kubernetes.io/hostname",
+            "whenUnsatisfiable": "ScheduleAnyway",
+            "labelSelector": {"matchLabels": {"app": "web"},
+                              "matchExpressions": [{"key": "tier", "operator": "Exists"}]},
+            "matchLabelKeys": ["pod-template-hash"],
+            "minDomains": 3,
+            "nodeAffinityPolicy": "Ignore",
+            "nodeTaintsPolicy": "Honor",
+        },
+        {"maxSkew": 1, "topologyKey": "zone", "whenUnsatisfiable": "ScheduleAnyway", "labelSelector": {}},
+    ]
     p["status"] = {"phase": "Running"}
     return p
 
@@ -197,6 +211,21 @@ _BAD_FIELDS = [
     ),
     pytest.param(_rs_pod, "spec.topologySpreadConstraints", [1], id="spread constraint an integer"),
     pytest.param(_rs_pod, "spec.topologySpreadConstraints", [], id="no spread constraints"),
+    pytest.param(_rs_pod, "spec.topologySpreadConstraints.1.maxSkew", "2", id="maxSkew a string"),
+    pytest.param(_rs_pod, "spec.topologySpreadConstraints.1.maxSkew", True, id="maxSkew a boolean"),
+    pytest.param(_rs_pod, "spec.topologySpreadConstraints.1.maxSkew", None, id="maxSkew null: 0"),
+    pytest.param(_rs_pod, "spec.topologySpreadConstraints.1.topologyKey", 1, id="topologyKey an integer"),
+    pytest.param(_rs_pod, "spec.topologySpreadConstraints.1.labelSelector", ["x"], id="labelSelector a list"),
+    pytest.param(_rs_pod, "spec.topologySpreadConstraints.1.labelSelector", None, id="labelSelector null"),
+    pytest.param(
+        _rs_pod,
+        "spec.topologySpreadConstraints.1.labelSelector",
+        {"matchExpressions": [{"key": "a", "operator": "Bogus"}]},
+        id="labelSelector invalid: kept as its error",
+    ),
+    pytest.param(_rs_pod, "spec.topologySpreadConstraints.1.matchLabelKeys", [1], id="matchLabelKeys not strings"),
+    pytest.param(_rs_pod, "spec.topologySpreadConstraints.1.minDomains", "3", id="minDomains a string"),
+    pytest.param(_rs_pod, "spec.topologySpreadConstraints.1.nodeTaintsPolicy", 0, id="nodeTaintsPolicy an integer"),
     pytest.param(_rs_pod, "spec.taints", "x", id="taints on a pod are not read"),
     pytest.param(_rs_pod, "status.phase", ["Running"], id="phase a list"),
     pytest.param(_rs_pod, "status", None, id="status null"),
@@ -223,6 +252,7 @@ _BAD_FIELDS = [
     pytest.param(_deployment, "apiVersion", 2, id="workload apiVersion an integer"),
     pytest.param(_statefulset, "status.updateRevision", 1, id="updateRevision an integer"),
     pytest.param(_rc, "spec.selector", {"app": 1}, id="rc selector value an integer"),
+    pytest.param(_rc, "spec.selector", {"app": ":"}, id="rc selector value invalid: error report"),
     pytest.param(_rc, "spec.selector", None, id="rc selector null: template labels"),
     pytest.param(_rc, "spec.selector", "app=legacy", id="rc selector a string"),
     pytest.param(lambda: service("web", {"app": "web"}), "spec.selector", ["x"], id="service selector a list"),

@@ -18,9 +18,8 @@ Python keyword), typed ``T | None = None`` (a JSON ``null`` reads as absent, as 
 and pass it on in the matching :class:`Converter` method (``pod``, ``node``, ``workload``, ...). A nested
 object is one more Struct. The pod's scheduling fields (``tolerations``, ``nodeSelector``, ``affinity``,
 ``topologySpreadConstraints``) are ``msgspec.Raw``: their bytes key a cache, and only a miss decodes them
-typed in ``Converter._new_template`` (for spread constraints, give ``_TopologySpreadConstraint`` its
-fields there). The reference parser in ``model.py`` needs the same field (it is the error path), and
-``tests/test_decode.py`` checks that both agree on every field, for any value.
+typed in ``Converter._new_template``. The reference parser in ``model.py`` needs the same field (it is the
+error path), and ``tests/test_decode.py`` checks that both agree on every field, for any value.
 
 Costs: O(bytes) in C for the skipped fields plus O(kept fields) in Python per item, and O(1) per repeated
 sub-object (cache hit); memory: the input bytes (a memory-mapped file's decoded pages can be released as
@@ -48,6 +47,7 @@ from spreadwatch.model import (
     PodTemplate,
     Record,
     Service,
+    SpreadConstraint,
     Taint,
     Toleration,
     intern_labels,
@@ -128,7 +128,16 @@ class _Affinity(msgspec.Struct):
 
 
 class _TopologySpreadConstraint(msgspec.Struct):
-    """Only counted so far (``PodTemplate.topology_spread``); PodTopologySpread adds its fields here."""
+    """One ``topologySpreadConstraints`` entry (PodTopologySpread, profile v1.29)."""
+
+    maxSkew: int | None = None
+    topologyKey: str | None = None
+    whenUnsatisfiable: str | None = None
+    labelSelector: msgspec.Raw = _ABSENT  # a LabelSelector, parsed by spreadwatch.selectors
+    matchLabelKeys: list[str] | None = None
+    minDomains: int | None = None
+    nodeAffinityPolicy: str | None = None
+    nodeTaintsPolicy: str | None = None
 
 
 class _TemplateMeta(msgspec.Struct):
@@ -239,6 +248,30 @@ def _requirements(reqs: list[_NodeSelectorRequirement] | None) -> tuple[NodeSele
     )
 
 
+def _constraint(c: _TopologySpreadConstraint) -> SpreadConstraint:
+    """The record of one spread constraint; an invalid selector is kept as its error (as the reference parser
+    does), a labelSelector that is not a mapping falls back to the reference parser's error. O(selector)."""
+    raw_selector = _any_decoder.decode(c.labelSelector) if c.labelSelector else None
+    if raw_selector is not None and not isinstance(raw_selector, Mapping):
+        raise _Fallback
+    error: str | None = None
+    try:
+        selector = from_label_selector(raw_selector)
+    except SelectorError as err:
+        selector, error = NOTHING, str(err)
+    return SpreadConstraint(
+        max_skew=0 if c.maxSkew is None else c.maxSkew,
+        topology_key=c.topologyKey or "",
+        when_unsatisfiable=c.whenUnsatisfiable or "",
+        selector=selector,
+        selector_error=error,
+        match_label_keys=tuple(c.matchLabelKeys or ()),
+        min_domains=c.minDomains,
+        node_affinity_policy=c.nodeAffinityPolicy or "",
+        node_taints_policy=c.nodeTaintsPolicy or "",
+    )
+
+
 class Converter:
     """Turns decoded objects into records; caches what repeats by its raw bytes, for one document/listing.
 
@@ -307,8 +340,8 @@ class Converter:
                     NodeSelectorTerm(_requirements(t.matchExpressions), _requirements(t.matchFields))
                     for t in required.nodeSelectorTerms or ()
                 )
-        spread = bool(_spread_constraints(spec.topologySpreadConstraints))
-        template = PodTemplate(tolerations, node_selector, terms, spread)
+        constraints = tuple(_constraint(c) for c in _spread_constraints(spec.topologySpreadConstraints) or ())
+        template = PodTemplate(tolerations, node_selector, terms, bool(constraints), constraints)
         return _EMPTY_TEMPLATE if template == _EMPTY_TEMPLATE else template
 
     def pod(self, obj: _Object) -> Pod:
@@ -352,7 +385,10 @@ class Converter:
             raw = _string_map(spec.selector)
             # An RC without a selector defaults to its template's labels (API defaulting).
             selector_map = intern_labels(raw) if raw else (template_labels or None)
-            selector = from_label_selector({"matchLabels": dict(selector_map)} if selector_map else {})
+            try:  # a value the API server would reject: an Error report for this RC, not a failed load
+                selector = from_label_selector({"matchLabels": dict(selector_map)} if selector_map else {})
+            except SelectorError as err:
+                selector, selector_error = NOTHING, str(err)
         else:
             try:
                 selector = from_label_selector(_any_decoder.decode(spec.selector) if spec.selector else None)

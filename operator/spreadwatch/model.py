@@ -505,7 +505,10 @@ def _parse_controller(obj: Mapping[str, Any], kind: str) -> Controller:
         raw = r.string_map(spec, "selector", "spec.selector")
         # An RC without a selector defaults to its template's labels (API defaulting).
         selector_map = intern_labels(raw) if raw else (template_labels or None)
-        selector = from_label_selector({"matchLabels": dict(selector_map)} if selector_map else {})
+        try:  # a value the API server would reject: an Error report for this RC, not a failed load
+            selector = from_label_selector({"matchLabels": dict(selector_map)} if selector_map else {})
+        except SelectorError as err:
+            selector, selector_error = NOTHING, str(err)
     else:
         raw_selector = spec.get("selector")
         try:
