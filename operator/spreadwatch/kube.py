@@ -586,6 +586,12 @@ class LeaseElector:
     (observed-time based, so clock skew between replicas does not matter). Updates carry the observed
     ``resourceVersion``: two candidates never both win. A leader that cannot renew within
     ``lease_duration`` steps down by itself. On shutdown the holder releases the Lease (empty holder).
+
+    Timing: rounds start every ``renew_period`` (fixed rate: a slow API does not stretch the cadence). A
+    renewal counts from the *start* of its round, so the leader's own deadline passes before any standby,
+    which counts from when it *saw* the renewal, may take over. A standby wakes exactly when the holder's
+    Lease expires by its clock, not at the next tick: after a crash it takes over within ``lease_duration`` +
+    ``renew_period`` (+ the latency of one read).
     """
 
     def __init__(
@@ -608,8 +614,9 @@ class LeaseElector:
         self.on_change = on_change
         self.clock = clock
         self._leader = False
-        self._last_renew = 0.0  # our clock, last successful renew
+        self._last_renew = 0.0  # our clock: start of the round of the last successful renew
         self._observed: tuple[str, str, float] | None = None  # (holder, renewTime, our clock when first seen)
+        self._expires = 0.0  # our clock: when another holder's Lease expires (0: not held by another)
 
     @property
     def is_leader(self) -> bool:
@@ -627,8 +634,19 @@ class LeaseElector:
         spec["acquireTime"] = acquire or now
         return spec
 
+    def next_round_in(self, round_started: float) -> float:
+        """Seconds until the next round: ``renew_period`` after this one started, or sooner when another
+        holder's Lease expires before that (by our clock). O(1)."""
+        now = self.clock()
+        delay = round_started + self.renew_period - now
+        if now < self._expires:
+            delay = min(delay, self._expires - now)
+        return max(0.0, delay)
+
     def try_acquire_or_renew(self) -> bool:
         """One election round (blocking). True when this replica holds the Lease afterwards."""
+        started = self.clock()
+        self._expires = 0.0
         try:
             lease = self.coord.read_namespaced_lease(self.name, self.namespace, _request_timeout=_TIMEOUT)
         except ApiException as err:
@@ -646,7 +664,7 @@ class LeaseElector:
                 if create_err.status == 409:  # someone else created it first
                     return False
                 raise
-            self._last_renew = self.clock()
+            self._last_renew = started
             return True
         spec = lease.spec
         holder = (spec.holder_identity or "") if spec else ""
@@ -658,6 +676,7 @@ class LeaseElector:
             self._observed = (holder, renew, now)
         expired = now - self._observed[2] >= duration
         if holder and holder != self.identity and not expired:
+            self._expires = self._observed[2] + duration
             return False
         if holder == self.identity:
             acquire = spec.acquire_time.isoformat().replace("+00:00", "Z") if spec and spec.acquire_time else None
@@ -680,7 +699,7 @@ class LeaseElector:
             if err.status == 409:  # lost the race
                 return False
             raise
-        self._last_renew = self.clock()
+        self._last_renew = started
         return True
 
     def release(self) -> None:
@@ -728,6 +747,7 @@ class LeaseElector:
         """Campaign and renew until ``stop`` is set; then release the Lease."""
         try:
             while not stop.is_set():
+                started = self.clock()
                 try:
                     held = await run_sync(self.try_acquire_or_renew)
                 except (ApiException, *_CONNECTION_ERRORS) as err:
@@ -738,7 +758,7 @@ class LeaseElector:
                     held = self.is_leader
                 await self._set(held)
                 with contextlib.suppress(TimeoutError):
-                    await asyncio.wait_for(stop.wait(), self.renew_period)
+                    await asyncio.wait_for(stop.wait(), self.next_round_in(started))
         finally:
             if self._leader:
                 await run_sync(self.release)

@@ -220,3 +220,77 @@ def test_released_lease_is_taken_at_once() -> None:
     assert coord.lease is not None
     assert coord.lease["spec"]["holderIdentity"] is None
     assert b.try_acquire_or_renew()
+
+
+class SlowCoordination(FakeCoordination):
+    """Every request takes `latency` seconds of the shared clock."""
+
+    def __init__(self, clock: Clock, latency: float) -> None:
+        super().__init__()
+        self.clock, self.latency = clock, latency
+
+    def read_namespaced_lease(self, name: str, namespace: str, **kw: Any) -> Any:
+        self.clock.now += self.latency
+        return super().read_namespaced_lease(name, namespace, **kw)
+
+    def replace_namespaced_lease(self, name: str, namespace: str, body: dict[str, Any], **kw: Any) -> None:
+        self.clock.now += self.latency
+        super().replace_namespaced_lease(name, namespace, body, **kw)
+
+
+@pytest.mark.parametrize(
+    ("seen_at", "round_started", "now", "delay"),
+    [
+        pytest.param(0.0, 10.0, 10.0, 2.0, id="holder seen at 0, expires at 15: next tick 10+2=12 comes first"),
+        pytest.param(0.0, 14.0, 14.0, 1.0, id="round at 14: the Lease expires at 15, before the tick at 16"),
+        pytest.param(0.0, 14.0, 14.4, 0.6, id="round at 14 took 0.4s: expiry 15-14.4=0.6"),
+        pytest.param(0.0, 12.0, 12.5, 1.5, id="round at 12 took 0.5s: fixed rate, tick at 14 is 1.5s away"),
+    ],
+)
+def test_a_standby_wakes_when_the_holders_lease_expires(seen_at: float, round_started: float, now: float,
+                                                        delay: float) -> None:  # fmt: skip
+    coord, clock = FakeCoordination(), Clock()
+    a, b = elector("a", coord, clock), elector("b", coord, clock)
+    assert a.try_acquire_or_renew()
+    clock.now = seen_at
+    assert not b.try_acquire_or_renew()  # b first sees a's renewTime now: expires at seen_at + 15
+    clock.now = round_started
+    assert not b.try_acquire_or_renew()
+    clock.now = now
+    assert b.next_round_in(round_started) == pytest.approx(delay)
+
+
+def test_a_leader_ticks_at_a_fixed_rate_and_a_standby_takes_over_at_expiry() -> None:
+    coord, clock = FakeCoordination(), Clock()
+    a, b = elector("a", coord, clock), elector("b", coord, clock)
+    assert a.try_acquire_or_renew()
+    assert a.next_round_in(0.0) == 2.0
+    clock.now = 0.3  # the round took 0.3 s: the next one still starts at 2.0
+    assert a.next_round_in(0.0) == pytest.approx(1.7)
+    assert not b.try_acquire_or_renew()  # b sees a's Lease at 0.3; a crashes
+    for tick in (2.3, 4.3, 6.3, 8.3, 10.3, 12.3, 14.3):
+        clock.now = tick
+        assert not b.try_acquire_or_renew()
+    assert b.next_round_in(14.3) == pytest.approx(1.0)  # expiry at 0.3 + 15, not the tick at 16.3
+    clock.now = 15.3
+    assert b.try_acquire_or_renew()  # 15 s after it saw the last renewal: within lease + renew of the crash
+
+
+def test_a_slow_leader_stops_leading_before_a_standby_may_take_over() -> None:
+    """Requests take 0.4 s: the leader's deadline counts from the start of its renewing round, a standby's
+    from when it saw the renewal, so the leader always steps down first (never two writers)."""
+    clock = Clock()
+    coord = SlowCoordination(clock, 0.0)
+    a, b = elector("a", coord, clock), elector("b", coord, clock)
+    assert a.try_acquire_or_renew()
+    a._leader = True
+    coord.latency = 0.4
+    clock.now = 100.0
+    assert a.try_acquire_or_renew()  # round starts at 100: read until 100.4, renewal stored at 100.8
+    assert not b.try_acquire_or_renew()  # b's read returns at 101.2: it counts from there
+    clock.now = 115.0
+    assert not a.is_leader  # a's own deadline: 100 + 15
+    clock.now = 115.7
+    assert not b.try_acquire_or_renew()  # read returns at 116.1 < 101.2 + 15
+    clock.now = 115.9
+    assert b.try_acquire_or_renew()  # read returns at 116.3: expired, b takes over — after a stepped down
