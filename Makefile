@@ -12,6 +12,7 @@ export SPREADWATCH_CACHE ?= $(HOME)/.cache/spreadwatch
 
 include hack/controlplane/controlplane.mk
 include bench/bench.mk
+include bench/soak.mk
 include hack/prometheus.mk
 
 bench: setup oracle

@@ -227,13 +227,6 @@ def _rss_mib() -> float:
         return int(f.read().split()[1]) * os.sysconf("SC_PAGE_SIZE") / 2**20
 
 
-def _percentile(sorted_xs: Sequence[int], q: float) -> float:
-    if not sorted_xs:
-        return float("nan")
-    k = max(0, min(len(sorted_xs) - 1, round(q / 100.0 * len(sorted_xs) + 0.5) - 1))
-    return float(sorted_xs[k])
-
-
 def _counter_percentile(counts: Counter[int], q: float) -> float:
     total = sum(counts.values())
     if not total:
@@ -309,8 +302,8 @@ async def run_soak(cfg: SoakConfig, log: Any = print) -> dict[str, Any]:
                 "candidate_sets": sizes.candidate_sets,
                 "pods": sizes.pods,
                 "events_per_s": round((emitted - window_start_emitted) / span, 1),
-                "p50_us": _percentile(window, 50) / 1e3,
-                "p99_us": _percentile(window, 99) / 1e3,
+                "p50_us": soak_report.percentile(window, 50) / 1e3,
+                "p99_us": soak_report.percentile(window, 99) / 1e3,
                 "max_us": (window[-1] / 1e3) if window else float("nan"),
                 "writes_per_min": round((stats.api_writes - writes_before) / span * 60, 1),
                 "pending": writer.pending,

@@ -21,13 +21,17 @@ __all__ = [
     "RESULTS_DIR",
     "block_markers",
     "cluster_section",
+    "fmt",
     "index_section",
     "loadavg",
     "meta",
+    "percentile",
     "save_json",
+    "series_table",
     "slope_per_hour",
     "splice",
     "summarize",
+    "trend_line",
 ]
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -131,7 +135,16 @@ def summarize(
     return out
 
 
-def _fmt(x: Any) -> str:
+def percentile(sorted_xs: Sequence[float], q: float) -> float:
+    """Nearest-rank percentile of a sorted sequence (NaN when empty). O(1)."""
+    if not sorted_xs:
+        return math.nan
+    k = max(0, min(len(sorted_xs) - 1, round(q / 100.0 * len(sorted_xs) + 0.5) - 1))
+    return float(sorted_xs[k])
+
+
+def fmt(x: Any) -> str:
+    """A figure for a markdown table: 3 significant digits, thousands separators, "–" for NaN."""
     if isinstance(x, float):
         if math.isnan(x):
             return "–"
@@ -143,16 +156,16 @@ def _fmt(x: Any) -> str:
     return str(x)
 
 
-def _series_table(samples: Sequence[dict[str, Any]], columns: Sequence[tuple[str, str]]) -> list[str]:
+def series_table(samples: Sequence[dict[str, Any]], columns: Sequence[tuple[str, str]]) -> list[str]:
     lines = ["| " + " | ".join(title for _, title in columns) + " |", "|" + "---:|" * len(columns)]
-    lines += ["| " + " | ".join(_fmt(s.get(key, "")) for key, _ in columns) + " |" for s in samples]
+    lines += ["| " + " | ".join(fmt(s.get(key, "")) for key, _ in columns) + " |" for s in samples]
     return lines
 
 
-def _trend_line(label: str, t: dict[str, float], unit: str) -> str:
+def trend_line(label: str, t: dict[str, float], unit: str) -> str:
     return (
-        f"* **{label}:** {_fmt(t['first'])} → {_fmt(t['last'])} {unit} (max {_fmt(t['max'])}); second half "
-        f"{_fmt(t['min_second_half'])}–{_fmt(t['max_second_half'])} {unit}, least-squares slope "
+        f"* **{label}:** {fmt(t['first'])} → {fmt(t['last'])} {unit} (max {fmt(t['max'])}); second half "
+        f"{fmt(t['min_second_half'])}–{fmt(t['max_second_half'])} {unit}, least-squares slope "
         f"**{t['slope_per_hour_second_half']:+.1f} {unit}/h** over the second half "
         f"({t['slope_per_hour_all']:+.1f} {unit}/h over the whole run)."
     )
@@ -189,18 +202,18 @@ def index_section(result: dict[str, Any]) -> list[str]:
         "",
         "**Summary**",
         "",
-        _trend_line("RSS", s["rss_mib"], "MiB"),
-        _trend_line("Interned label maps (`model.interned_label_maps()`)", s["interned_label_maps"], "maps"),
+        trend_line("RSS", s["rss_mib"], "MiB"),
+        trend_line("Interned label maps (`model.interned_label_maps()`)", s["interned_label_maps"], "maps"),
         f"* **Event latency** (`EventRouter.handle`: parse + index apply/remove + writer collect; wall clock): "
-        f"p50 {_fmt(s['p50_us_overall'])} µs, p99 **{_fmt(s['p99_us_overall'])} µs** over the whole run; p99 per "
-        f"interval: median {_fmt(s['p99_us_median_of_samples'])} µs, worst {_fmt(s['p99_us_max_of_samples'])} µs.",
-        f"* **API writes:** {_fmt(s['writes_per_min_mean'])} per minute on average (max "
-        f"{_fmt(s['writes_per_min_max'])}); the 20/s token bucket allows 1,200.",
+        f"p50 {fmt(s['p50_us_overall'])} µs, p99 **{fmt(s['p99_us_overall'])} µs** over the whole run; p99 per "
+        f"interval: median {fmt(s['p99_us_median_of_samples'])} µs, worst {fmt(s['p99_us_max_of_samples'])} µs.",
+        f"* **API writes:** {fmt(s['writes_per_min_mean'])} per minute on average (max "
+        f"{fmt(s['writes_per_min_max'])}); the 20/s token bucket allows 1,200.",
         "",
         "**Series** (one row per sample interval; latency columns are that interval's events)",
         "",
     ]
-    lines += _series_table(result["samples"], [
+    lines += series_table(result["samples"], [
         ("t_min", "min"), ("rss_mib", "RSS MiB"), ("interned_label_maps", "interned label maps"),
         ("label_groups", "label groups"), ("pods", "pods"), ("events_per_s", "events/s"), ("p50_us", "p50 µs"),
         ("p99_us", "p99 µs"), ("max_us", "max µs"), ("writes_per_min", "writes/min"), ("pending", "pending"),
