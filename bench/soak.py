@@ -17,7 +17,8 @@ The operator's event path in one process, without kopf and without an API server
   write at once and keeps each report (orjson bytes), like the API server would — no network, no latency.
 
 Sampled every ``--sample-seconds``: RSS (``/proc/self/statm``), the interning cache's size, index sizes,
-pending reports, event latency (p50/p99/max of ``EventRouter.handle`` per event in the interval, wall clock),
+pending reports, event latency (p50/p99/max of ``EventRouter.handle`` per event in the interval, wall clock;
+and its p99 in process CPU time, which a busy machine does not inflate), the share of a core the process got,
 the achieved event rate and the API writes per minute. The series and a summary (slopes over the second half)
 go into docs/benchmarks.md between the ``soak-index`` markers (``bench/run.py`` keeps that block), and as JSON
 into bench-results/. Costs: O(scale) memory; CPU ≈ rate × ~0.15 ms per second.
@@ -277,11 +278,14 @@ async def run_soak(cfg: SoakConfig, log: Any = print) -> dict[str, Any]:
 
     stop = asyncio.Event()
     writer_task = asyncio.create_task(writer.run(stop), name="soak report writer")
-    handle, clock = router.handle, time.perf_counter_ns
+    handle, clock, cpu = router.handle, time.perf_counter_ns, time.process_time_ns
     samples: list[dict[str, Any]] = []
     all_latency: Counter[int] = Counter()  # µs → events (bounded by distinct values)
+    all_cpu: Counter[int] = Counter()
     window: list[int] = []
+    window_cpu: list[int] = []
     t0 = time.monotonic()
+    cpu_start = cpu_window_start = time.process_time()
     end = t0 + cfg.minutes * 60
     next_sample = t0 + cfg.sample_seconds
     emitted = window_start_emitted = 0
@@ -291,6 +295,8 @@ async def run_soak(cfg: SoakConfig, log: Any = print) -> dict[str, Any]:
         now = time.monotonic()
         if now >= next_sample or now >= end:
             window.sort()
+            window_cpu.sort()
+            cpu_now = time.process_time()
             stats = writer.stats
             span = now - window_start
             sizes = index.sizes()
@@ -305,6 +311,8 @@ async def run_soak(cfg: SoakConfig, log: Any = print) -> dict[str, Any]:
                 "p50_us": soak_report.percentile(window, 50) / 1e3,
                 "p99_us": soak_report.percentile(window, 99) / 1e3,
                 "max_us": (window[-1] / 1e3) if window else float("nan"),
+                "cpu_p99_us": soak_report.percentile(window_cpu, 99) / 1e3,
+                "cpu_share": round((cpu_now - cpu_window_start) / span, 2),
                 "writes_per_min": round((stats.api_writes - writes_before) / span * 60, 1),
                 "pending": writer.pending,
                 "oldest_pending_s": round(writer.oldest_pending_age, 1),
@@ -313,7 +321,9 @@ async def run_soak(cfg: SoakConfig, log: Any = print) -> dict[str, Any]:
             log("soak: " + json.dumps(samples[-1]))
             for ns in window:
                 all_latency[ns // 1000] += 1
-            window = []
+            for ns in window_cpu:
+                all_cpu[ns // 1000] += 1
+            window, window_cpu, cpu_window_start = [], [], cpu_now
             window_start, window_start_emitted, writes_before = now, emitted, stats.api_writes
             next_sample += cfg.sample_seconds
             if now >= end:
@@ -325,9 +335,11 @@ async def run_soak(cfg: SoakConfig, log: Any = print) -> dict[str, Any]:
         rev = int((now - t0) / cfg.rev_seconds)
         for _ in range(due):
             event = _next_event(pods, rev)
+            c = cpu()
             a = clock()
             handle(event, "Pod")
             window.append(clock() - a)
+            window_cpu.append(cpu() - c)
         emitted += due
         await asyncio.sleep(0)
     stop.set()
@@ -336,6 +348,9 @@ async def run_soak(cfg: SoakConfig, log: Any = print) -> dict[str, Any]:
     summary.update({
         "events": emitted, "events_per_s": round(emitted / (cfg.minutes * 60), 1),
         "p99_us_overall": _counter_percentile(all_latency, 99), "p50_us_overall": _counter_percentile(all_latency, 50),
+        "cpu_p99_us_overall": _counter_percentile(all_cpu, 99), "cpu_p50_us_overall": _counter_percentile(all_cpu, 50),
+        "cpu_share": round((time.process_time() - cpu_start) / (time.monotonic() - t0), 2),
+        "cpu_us_per_event": round((time.process_time() - cpu_start) / max(1, emitted) * 1e6, 1),
         "api_writes": writer.stats.api_writes, "writer_failures": writer.stats.failures,
         "resyncs": writer.stats.resyncs, "stand_in_calls": dict(sink.calls),
     })  # fmt: skip

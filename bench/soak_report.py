@@ -206,7 +206,10 @@ def index_section(result: dict[str, Any]) -> list[str]:
         trend_line("Interned label maps (`model.interned_label_maps()`)", s["interned_label_maps"], "maps"),
         f"* **Event latency** (`EventRouter.handle`: parse + index apply/remove + writer collect; wall clock): "
         f"p50 {fmt(s['p50_us_overall'])} µs, p99 **{fmt(s['p99_us_overall'])} µs** over the whole run; p99 per "
-        f"interval: median {fmt(s['p99_us_median_of_samples'])} µs, worst {fmt(s['p99_us_max_of_samples'])} µs.",
+        f"interval: median {fmt(s['p99_us_median_of_samples'])} µs, worst {fmt(s['p99_us_max_of_samples'])} µs. "
+        f"In process CPU time: p50 {fmt(s['cpu_p50_us_overall'])} µs, p99 **{fmt(s['cpu_p99_us_overall'])} µs**; "
+        f"{fmt(s['cpu_us_per_event'])} µs of CPU per event with the writer and the driver, and the process got "
+        f"{fmt(s['cpu_share'] * 100)} % of a core on average (1 core = 100 %).",
         f"* **API writes:** {fmt(s['writes_per_min_mean'])} per minute on average (max "
         f"{fmt(s['writes_per_min_max'])}); the 20/s token bucket allows 1,200.",
         "",
@@ -216,7 +219,8 @@ def index_section(result: dict[str, Any]) -> list[str]:
     lines += series_table(result["samples"], [
         ("t_min", "min"), ("rss_mib", "RSS MiB"), ("interned_label_maps", "interned label maps"),
         ("label_groups", "label groups"), ("pods", "pods"), ("events_per_s", "events/s"), ("p50_us", "p50 µs"),
-        ("p99_us", "p99 µs"), ("max_us", "max µs"), ("writes_per_min", "writes/min"), ("pending", "pending"),
+        ("p99_us", "p99 µs"), ("max_us", "max µs"), ("cpu_p99_us", "CPU p99 µs"), ("cpu_share", "CPU share"),
+        ("writes_per_min", "writes/min"), ("pending", "pending"),
         ("oldest_pending_s", "oldest pending s"), ("stand_in_mib", "stand-in MiB"),
     ])  # fmt: skip
     return [*lines, "", end]
