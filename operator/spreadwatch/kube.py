@@ -587,11 +587,12 @@ class LeaseElector:
     ``resourceVersion``: two candidates never both win. A leader that cannot renew within
     ``lease_duration`` steps down by itself. On shutdown the holder releases the Lease (empty holder).
 
-    Timing: rounds start every ``renew_period`` (fixed rate: a slow API does not stretch the cadence). A
-    renewal counts from the *start* of its round, so the leader's own deadline passes before any standby,
-    which counts from when it *saw* the renewal, may take over. A standby wakes exactly when the holder's
-    Lease expires by its clock, not at the next tick: after a crash it takes over within ``lease_duration`` +
-    ``renew_period`` (+ the latency of one read).
+    Timing: the leader's rounds start every ``renew_period``, a standby's every half of it (fixed rate: a slow
+    API does not stretch the cadence). A renewal counts from the *start* of its round, so the leader's own
+    deadline passes before any standby, which counts from when it *saw* the renewal, may take over. A standby
+    wakes exactly when the holder's Lease expires by its clock, not at the next tick: after a crash it takes
+    over within ``lease_duration`` + ``renew_period`` / 2 + the latency of two Lease reads, i.e. within
+    ``lease_duration`` + ``renew_period`` unless those reads (and the wake-ups) take half a renew period.
     """
 
     def __init__(
@@ -635,10 +636,12 @@ class LeaseElector:
         return spec
 
     def next_round_in(self, round_started: float) -> float:
-        """Seconds until the next round: ``renew_period`` after this one started, or sooner when another
-        holder's Lease expires before that (by our clock). O(1)."""
+        """Seconds until the next round: ``renew_period`` after this one started (half of it for a standby,
+        which so sees the holder's last renewal sooner), or sooner when another holder's Lease expires before
+        that (by our clock). O(1)."""
         now = self.clock()
-        delay = round_started + self.renew_period - now
+        period = self.renew_period if self._leader else self.renew_period / 2
+        delay = round_started + period - now
         if now < self._expires:
             delay = min(delay, self._expires - now)
         return max(0.0, delay)

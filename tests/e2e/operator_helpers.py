@@ -221,6 +221,7 @@ class PodChurn:
     threads: int = 4
     keep: int = 12
     events: int = 0
+    tag: str = field(default_factory=lambda: unique_name("c"))  # pod names differ between PodChurn runs
     _stop: threading.Event = field(default_factory=threading.Event)
     _lock: threading.Lock = field(default_factory=threading.Lock)
     _workers: list[threading.Thread] = field(default_factory=list)
@@ -243,7 +244,7 @@ class PodChurn:
         try:
             while not self._stop.is_set():
                 workload = self.workloads[i % len(self.workloads)]
-                name = f"{workload}-churn-{thread}-{i}"
+                name = f"{workload}-{self.tag}-{thread}-{i}"
                 node = self.nodes[(i * 5 + thread) % len(self.nodes)]
                 create_pod(self.api, self.namespace, name, node_name=node, labels={"app": workload})
                 self._count()

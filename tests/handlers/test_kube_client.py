@@ -241,10 +241,10 @@ class SlowCoordination(FakeCoordination):
 @pytest.mark.parametrize(
     ("seen_at", "round_started", "now", "delay"),
     [
-        pytest.param(0.0, 10.0, 10.0, 2.0, id="holder seen at 0, expires at 15: next tick 10+2=12 comes first"),
-        pytest.param(0.0, 14.0, 14.0, 1.0, id="round at 14: the Lease expires at 15, before the tick at 16"),
-        pytest.param(0.0, 14.0, 14.4, 0.6, id="round at 14 took 0.4s: expiry 15-14.4=0.6"),
-        pytest.param(0.0, 12.0, 12.5, 1.5, id="round at 12 took 0.5s: fixed rate, tick at 14 is 1.5s away"),
+        pytest.param(0.0, 10.0, 10.0, 1.0, id="holder seen at 0, expires at 15: a standby ticks every 2/2, at 11"),
+        pytest.param(0.0, 14.5, 14.5, 0.5, id="round at 14.5: the Lease expires at 15, before the tick at 15.5"),
+        pytest.param(0.0, 14.5, 14.9, 0.1, id="round at 14.5 took 0.4s: expiry 15-14.9=0.1"),
+        pytest.param(0.0, 12.0, 12.4, 0.6, id="round at 12 took 0.4s: fixed rate, the tick at 13 is 0.6s away"),
     ],
 )
 def test_a_standby_wakes_when_the_holders_lease_expires(seen_at: float, round_started: float, now: float,
@@ -264,14 +264,17 @@ def test_a_leader_ticks_at_a_fixed_rate_and_a_standby_takes_over_at_expiry() -> 
     coord, clock = FakeCoordination(), Clock()
     a, b = elector("a", coord, clock), elector("b", coord, clock)
     assert a.try_acquire_or_renew()
-    assert a.next_round_in(0.0) == 2.0
+    a._leader = True
+    assert a.next_round_in(0.0) == 2.0  # the leader renews every renew period
     clock.now = 0.3  # the round took 0.3 s: the next one still starts at 2.0
     assert a.next_round_in(0.0) == pytest.approx(1.7)
     assert not b.try_acquire_or_renew()  # b sees a's Lease at 0.3; a crashes
-    for tick in (2.3, 4.3, 6.3, 8.3, 10.3, 12.3, 14.3):
+    for tick in (1.3, 2.3, 3.3, 5.3, 8.3, 13.3, 14.3):
         clock.now = tick
         assert not b.try_acquire_or_renew()
-    assert b.next_round_in(14.3) == pytest.approx(1.0)  # expiry at 0.3 + 15, not the tick at 16.3
+    assert b.next_round_in(14.3) == pytest.approx(1.0)  # the tick at 15.3 is the expiry: 0.3 + 15
+    clock.now = 14.9
+    assert b.next_round_in(14.3) == pytest.approx(0.4)
     clock.now = 15.3
     assert b.try_acquire_or_renew()  # 15 s after it saw the last renewal: within lease + renew of the crash
 
