@@ -25,6 +25,7 @@ import datetime as dt
 import logging
 import os
 import random
+import threading
 import time
 from collections.abc import Awaitable, Callable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
@@ -733,35 +734,59 @@ class LeaseElector:
         except (ApiException, *_CONNECTION_ERRORS) as err:
             log.warning("could not release Lease %s/%s: %s", self.namespace, self.name, _describe(err))
 
-    async def _set(self, leader: bool) -> None:
+    def _set(self, leader: bool) -> bool:
+        """Record the outcome of a round; True when the leadership changed."""
         if leader == self._leader:
-            return
+            return False
         self._leader = leader
         if leader:
             log.info("became the leader (Lease %s/%s, identity %s)", self.namespace, self.name, self.identity)
         else:
             log.warning("lost the leadership (Lease %s/%s)", self.namespace, self.name)
-        if self.on_change is not None:
-            result = self.on_change(leader)
-            if result is not None:
-                await result
+        return True
 
-    async def run(self, stop: asyncio.Event) -> None:
-        """Campaign and renew until ``stop`` is set; then release the Lease."""
+    def campaign(self, halt: threading.Event, changed: Callable[[bool], None] = lambda _leader: None) -> None:
+        """Campaign and renew until ``halt`` is set, then release the Lease (blocking: a thread of its own, so
+        a busy event loop never delays a renewal or a take-over). ``changed`` is called on every change."""
         try:
-            while not stop.is_set():
+            while not halt.is_set():
                 started = self.clock()
                 try:
-                    held = await run_sync(self.try_acquire_or_renew)
+                    held = self.try_acquire_or_renew()
                 except (ApiException, *_CONNECTION_ERRORS) as err:
                     log.warning("leader election: %s", _describe(err))
                     held = self.is_leader  # keep leading until the lease would have expired
                 except Exception:  # never let the elector die: writes would silently stop
                     log.exception("leader election round failed")
                     held = self.is_leader
-                await self._set(held)
-                with contextlib.suppress(TimeoutError):
-                    await asyncio.wait_for(stop.wait(), self.next_round_in(started))
+                if self._set(held):
+                    changed(held)
+                halt.wait(self.next_round_in(started))
         finally:
             if self._leader:
-                await run_sync(self.release)
+                self.release()
+
+    async def run(self, stop: asyncio.Event) -> None:
+        """Run :meth:`campaign` in a thread until ``stop`` is set; ``on_change`` runs in the event loop."""
+        loop = asyncio.get_running_loop()
+        halt = threading.Event()
+        running: set[asyncio.Future[None]] = set()
+
+        def notify(leader: bool) -> None:
+            if self.on_change is not None:
+                result = self.on_change(leader)
+                if result is not None:
+                    future = asyncio.ensure_future(result)
+                    running.add(future)
+                    future.add_done_callback(running.discard)
+
+        def changed(leader: bool) -> None:
+            loop.call_soon_threadsafe(notify, leader)
+
+        thread = threading.Thread(target=self.campaign, args=(halt, changed), name="spreadwatch lease", daemon=True)
+        thread.start()
+        try:
+            await stop.wait()
+        finally:
+            halt.set()
+            await asyncio.to_thread(thread.join)

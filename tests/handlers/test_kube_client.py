@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import asyncio
 import datetime as dt
 from types import SimpleNamespace
 from typing import Any
@@ -297,3 +298,29 @@ def test_a_slow_leader_stops_leading_before_a_standby_may_take_over() -> None:
     assert not b.try_acquire_or_renew()  # read returns at 116.1 < 101.2 + 15
     clock.now = 115.9
     assert b.try_acquire_or_renew()  # read returns at 116.3: expired, b takes over — after a stepped down
+
+
+def test_run_campaigns_in_a_thread_notifies_the_loop_and_releases_on_stop() -> None:
+    coord = FakeCoordination()
+    changes: list[bool] = []
+
+    async def on_change(leader: bool) -> None:
+        changes.append(leader)
+
+    e = LeaseElector(client.ApiClient(), "lease", "ns", "a", lease_duration=15, renew_period=0.05,
+                     on_change=on_change)  # fmt: skip
+    e.coord = coord  # type: ignore[assignment]
+
+    async def scenario() -> None:
+        stop = asyncio.Event()
+        task = asyncio.create_task(e.run(stop))
+        while not changes:  # the thread acquires the Lease, the loop hears of it
+            await asyncio.sleep(0.01)
+        assert e.is_leader
+        stop.set()
+        await task
+
+    asyncio.run(asyncio.wait_for(scenario(), 60))
+    assert changes == [True]
+    assert coord.lease is not None
+    assert coord.lease["spec"]["holderIdentity"] is None  # released on stop
