@@ -185,8 +185,9 @@ class _Probe:
             try:
                 if len(live) < 3:  # up to 3 pods, then one out and one in: every change moves the count
                     serial += 1
-                    self.core.create_namespaced_pod(NAMESPACE, _pod(f"probe-{serial}", "probe", self.node, 0))
-                    live.append(f"probe-{serial}")
+                    name = f"probe-x{serial}"  # not "probe-<n>": the StatefulSet would claim and delete that
+                    self.core.create_namespaced_pod(NAMESPACE, _pod(name, "probe", self.node, 0))
+                    live.append(name)
                 else:
                     self.core.delete_namespaced_pod(live.popleft(), NAMESPACE, grace_period_seconds=0)
             except (ApiException, OSError):

@@ -103,6 +103,7 @@ def slope_per_hour(points: Sequence[tuple[float, float]]) -> float:
 
 def _trend(samples: Sequence[dict[str, Any]], key: str) -> dict[str, float]:
     half = samples[len(samples) // 2 :]
+    third = samples[len(samples) * 2 // 3 :]
     values = [float(s[key]) for s in samples]
     last_half = [float(s[key]) for s in half]
     return {
@@ -114,6 +115,9 @@ def _trend(samples: Sequence[dict[str, Any]], key: str) -> dict[str, float]:
         "slope_per_hour_all": round(slope_per_hour([(s["t_min"], s[key]) for s in samples]), 2),
         "slope_per_hour_second_half": round(slope_per_hour([(s["t_min"], s[key]) for s in half]), 2),
         "growth_second_half": round(last_half[-1] - last_half[0], 2),
+        "slope_per_hour_last_third": round(slope_per_hour([(s["t_min"], s[key]) for s in third]), 2),
+        "growth_last_third": round(float(third[-1][key]) - float(third[0][key]), 2),
+        "last_third_from_min": third[0]["t_min"],
     }
 
 
@@ -166,8 +170,10 @@ def trend_line(label: str, t: dict[str, float], unit: str) -> str:
     return (
         f"* **{label}:** {fmt(t['first'])} → {fmt(t['last'])} {unit} (max {fmt(t['max'])}); second half "
         f"{fmt(t['min_second_half'])}–{fmt(t['max_second_half'])} {unit}, least-squares slope "
-        f"**{t['slope_per_hour_second_half']:+.1f} {unit}/h** over the second half "
-        f"({t['slope_per_hour_all']:+.1f} {unit}/h over the whole run)."
+        f"**{t['slope_per_hour_second_half']:+.1f} {unit}/h** over the second half, "
+        f"**{t['slope_per_hour_last_third']:+.1f} {unit}/h** over the last third (from minute "
+        f"{t['last_third_from_min']:g}: {t['growth_last_third']:+g} {unit}), {t['slope_per_hour_all']:+.1f} {unit}/h "
+        "over the whole run."
     )
 
 
