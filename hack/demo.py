@@ -8,6 +8,7 @@ prints `kubectl get spreadreports -A`, one `spreadwatch explain` and metric line
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import re
@@ -119,15 +120,35 @@ def start_operator() -> None:
     PIDFILE.write_text(str(proc.pid))
 
 
-def stop_operator(quiet: bool = False) -> None:
-    if PIDFILE.exists():
-        try:
-            os.kill(int(PIDFILE.read_text()), signal.SIGTERM)
-            if not quiet:
-                print("demo: operator stopped")
-        except (ProcessLookupError, ValueError):
-            pass
+def stop_operator(quiet: bool = False, grace: float = 30.0) -> None:
+    """SIGTERM the background operator, SIGKILL it after `grace` seconds, and wait until it is gone."""
+    if not PIDFILE.exists():
+        return
+    try:
+        pid = int(PIDFILE.read_text())
+        os.kill(pid, signal.SIGTERM)
+    except (ProcessLookupError, ValueError):
         PIDFILE.unlink(missing_ok=True)
+        return
+    deadline = time.monotonic() + grace
+    while _alive(pid) and time.monotonic() < deadline:
+        time.sleep(0.1)
+    if _alive(pid):
+        with contextlib.suppress(ProcessLookupError):
+            os.kill(pid, signal.SIGKILL)
+        while _alive(pid):  # SIGKILL cannot be ignored
+            time.sleep(0.1)
+    PIDFILE.unlink(missing_ok=True)
+    if not quiet:
+        print("demo: operator stopped")
+
+
+def _alive(pid: int) -> bool:
+    """The process exists and is not a zombie (the operator runs in its own session, not as our child)."""
+    try:
+        return Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0] != "Z"
+    except (OSError, IndexError):
+        return False
 
 
 def main() -> int:

@@ -514,15 +514,9 @@ def _bring_up(cluster: Cluster, timeout: float, die_with_parent: bool) -> None:
     etcd_health = f"http://{LOOPBACK}:{cluster.ports.etcd_client}/health"
     _wait(cluster, "etcd", "etcd /health", _probe(etcd_health, None, '"health":"true"'), timeout)
 
-    _start(cluster, "kube-apiserver", _apiserver_args(cluster), die_with_parent)
+    _start_apiserver(cluster, timeout, die_with_parent)
+    _start_controller_manager(cluster, timeout, die_with_parent)
     ctx = _ssl_context(cluster)
-    _wait(cluster, "kube-apiserver", "kube-apiserver /readyz", _probe(f"{cluster.server}/readyz", ctx, "ok"),
-          timeout)
-
-    _start(cluster, "kube-controller-manager", _controller_manager_args(cluster), die_with_parent)
-    kcm_health = f"https://{LOOPBACK}:{cluster.ports.controller_manager}/healthz"
-    _wait(cluster, "kube-controller-manager", "kube-controller-manager /healthz",
-          _probe(kcm_health, _ssl_context(cluster, verify=False), "ok"), timeout)
     # The serviceaccount controller creates default/default: pods can be created from then on.
     sa_url = f"{cluster.server}/api/v1/namespaces/default/serviceaccounts/default"
     _wait(cluster, "kube-controller-manager", "the default ServiceAccount", _probe(sa_url, ctx), timeout)
@@ -532,22 +526,64 @@ def _bring_up(cluster: Cluster, timeout: float, die_with_parent: bool) -> None:
     _log(f"control plane up in {time.monotonic() - start:.1f}s")
 
 
+def _start_apiserver(cluster: Cluster, timeout: float, die_with_parent: bool) -> None:
+    _start(cluster, "kube-apiserver", _apiserver_args(cluster), die_with_parent)
+    _wait(cluster, "kube-apiserver", "kube-apiserver /readyz",
+          _probe(f"{cluster.server}/readyz", _ssl_context(cluster), "ok"), timeout)
+
+
+def _start_controller_manager(cluster: Cluster, timeout: float, die_with_parent: bool) -> None:
+    _start(cluster, "kube-controller-manager", _controller_manager_args(cluster), die_with_parent)
+    kcm_health = f"https://{LOOPBACK}:{cluster.ports.controller_manager}/healthz"
+    _wait(cluster, "kube-controller-manager", "kube-controller-manager /healthz",
+          _probe(kcm_health, _ssl_context(cluster, verify=False), "ok"), timeout)
+
+
+def restart_apiserver(state_dir: Path, *, while_down: Callable[[], None] | None = None, grace: float = 10.0,
+                      timeout: float = 300.0, die_with_parent: bool = True) -> None:
+    """Stop kube-controller-manager and kube-apiserver, call while_down(), start both again, wait until ready.
+
+    Each stop is SIGTERM, then SIGKILL after `grace` seconds: with any watch open kube-apiserver's graceful
+    shutdown runs into its own 60 s deadline, and a crashed apiserver is what clients must survive anyway.
+    kube-controller-manager is restarted too: after an apiserver restart with an etcd compaction its
+    informers can stall for minutes, and tests after a restart need its controllers (ReplicaSets, GC).
+    Blocks until /readyz and the controller-manager's /healthz answer (at most `timeout` s for each).
+    """
+    cluster = load(state_dir.resolve())
+    if cluster is None:
+        raise ClusterError(f"no cluster in {state_dir}")
+    for name in ("kube-controller-manager", "kube-apiserver"):
+        _stop_component(cluster, name, grace)
+    if while_down is not None:
+        while_down()
+    _start_apiserver(cluster, timeout, die_with_parent)
+    _start_controller_manager(cluster, timeout, die_with_parent)
+
+
+def _stop_component(cluster: Cluster, name: str, grace: float) -> None:
+    """SIGTERM, then SIGKILL after `grace` s; returns once the process is gone (O(grace))."""
+    pid = cluster.pids.get(name)
+    if pid is None or not _pid_alive(pid) or not _pid_is_ours(pid, cluster.dir):
+        return
+    _log(f"stopping {name} (pid {pid})")
+    os.kill(pid, signal.SIGTERM)
+    deadline = time.monotonic() + grace
+    while _pid_alive(pid) and time.monotonic() < deadline:
+        time.sleep(0.1)
+    if _pid_alive(pid):
+        _log(f"{name} did not exit after {grace:.0f}s; killing")
+        with contextlib.suppress(ProcessLookupError):
+            os.kill(pid, signal.SIGKILL)
+        while _pid_alive(pid):  # SIGKILL cannot be ignored: wait for the kernel, however busy the machine
+            time.sleep(0.1)
+    with contextlib.suppress(ChildProcessError):  # reap it if it is our child (pytest)
+        os.waitpid(pid, os.WNOHANG)
+
+
 def _stop_processes(cluster: Cluster, grace: float = 15.0) -> None:
     # Reverse start order: controller-manager, apiserver, then etcd.
     for name in reversed(COMPONENTS):
-        pid = cluster.pids.get(name)
-        if pid is None or not _pid_alive(pid) or not _pid_is_ours(pid, cluster.dir):
-            continue
-        _log(f"stopping {name} (pid {pid})")
-        os.kill(pid, signal.SIGTERM)
-        deadline = time.monotonic() + grace
-        while _pid_alive(pid) and time.monotonic() < deadline:
-            time.sleep(0.1)
-        if _pid_alive(pid):
-            _log(f"{name} did not exit after {grace:.0f}s; killing")
-            os.kill(pid, signal.SIGKILL)
-        with contextlib.suppress(ChildProcessError):  # reap it if it is our child (pytest)
-            os.waitpid(pid, os.WNOHANG)
+        _stop_component(cluster, name, grace)
 
 
 def down(state_dir: Path = DEFAULT_DIR, keep_logs: bool = False, keep_bin: bool = True) -> None:

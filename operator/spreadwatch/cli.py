@@ -1,4 +1,5 @@
-"""The ``spreadwatch`` command line: ``score``, ``analyze``, ``explain``, ``run``.
+"""The ``spreadwatch`` command line: ``score``, ``analyze``, ``explain``, ``run``; ``simulate``, ``rebalance``
+and ``summary`` come from :mod:`spreadwatch.cli_whatif`.
 
 Every flag has an environment-variable default (``SPREADWATCH_<FLAG>``, e.g. ``SPREADWATCH_PROFILE``).
 Unusable input ends with one line on stderr and exit code 2; a workload with an invalid selector only
@@ -26,6 +27,7 @@ import yaml
 
 from spreadwatch import __version__
 from spreadwatch.analysis import analyze_index, explain_workload, score_objects
+from spreadwatch.cli_whatif import WhatIfHooks, add_whatif_parsers, whatif_handlers
 from spreadwatch.config import (
     DEFAULT_OPT_OUT_LABEL,
     LOG_FORMATS,
@@ -250,6 +252,7 @@ def build_parser() -> argparse.ArgumentParser:
 
     run = sub.add_parser("run", help="run the operator: one SpreadReport per workload, kept current")
     _add_run_options(run)
+    add_whatif_parsers(sub, _WHATIF_HOOKS)
     return parser
 
 
@@ -657,6 +660,8 @@ _COMMANDS: dict[str, Callable[[argparse.Namespace, TextIO], int]] = {
     "explain": _cmd_explain,
     "run": _cmd_run,
 }
+_WHATIF_HOOKS = WhatIfHooks(_add_common, _add_report_options, _snapshot, _options, _table)
+_COMMANDS.update(whatif_handlers(_WHATIF_HOOKS))
 
 
 def main(argv: Sequence[str] | None = None, out: TextIO | None = None, err: TextIO | None = None) -> int:

@@ -56,6 +56,7 @@ __all__ = [
     "api_error",
     "call_with_retries",
     "connection_params",
+    "context_namespace",
     "iter_cluster_objects",
     "iter_objects",
     "list_cluster_objects",
@@ -115,6 +116,27 @@ def load_configuration(kubeconfig: str | None = None, context: str | None = None
 
 def load_api_client(kubeconfig: str | None = None, context: str | None = None) -> client.ApiClient:
     return client.ApiClient(load_configuration(kubeconfig, context))
+
+
+def context_namespace(kubeconfig: str | None = None, context: str | None = None) -> str:
+    """The namespace kubectl would use: that of ``context`` (default: the current context) in the kubeconfig
+    (``kubeconfig``, else ``$KUBECONFIG`` (a ``:``-separated list is merged), else ``~/.kube/config``), or
+    ``default`` when it sets none or there is no kubeconfig. Reads files only; raises InputError (one line)
+    for a missing ``kubeconfig`` file or an unknown context."""
+    if kubeconfig and not os.path.exists(kubeconfig):
+        raise InputError(f"cannot read kubeconfig {kubeconfig}: no such file")
+    path = kubeconfig or os.environ.get("KUBECONFIG") or "~/.kube/config"
+    try:
+        contexts, current = kube_config.list_kube_config_contexts(config_file=path)
+    except (ConfigException, OSError, ValueError, TypeError):
+        if context:
+            raise InputError(f"context {context!r}: no usable kubeconfig ({path})") from None
+        return "default"
+    chosen = current if not context else next((c for c in contexts if c.get("name") == context), None)
+    if chosen is None:
+        raise InputError(f"context {context!r} not found in the kubeconfig ({path})")
+    namespace = (chosen.get("context") or {}).get("namespace")
+    return namespace if isinstance(namespace, str) and namespace else "default"
 
 
 def connection_params(cfg: client.Configuration) -> dict[str, Any]:

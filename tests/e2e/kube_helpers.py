@@ -72,7 +72,7 @@ class ControlPlane:
         return proc
 
     def kubectl(self, *args: str, check: bool = True, input: str | None = None,
-                timeout: float = 60) -> subprocess.CompletedProcess[str]:
+                timeout: float = 120) -> subprocess.CompletedProcess[str]:
         """Run kubectl as cluster admin (KUBECONFIG points at this cluster)."""
         return self._run("kubectl", args, check, input, timeout)
 
@@ -88,7 +88,7 @@ class ControlPlane:
 # --------------------------------------------------------------------------- waiting
 
 
-def wait_for(predicate: Callable[[], T | None], timeout: float = 30.0, interval: float = 0.25,
+def wait_for(predicate: Callable[[], T | None], timeout: float = 120.0, interval: float = 0.25,
              message: str = "condition") -> T:
     """Poll predicate until it returns a truthy value; return that value."""
     deadline = time.monotonic() + timeout
@@ -111,7 +111,7 @@ def _exists(read: Callable[[], Any]) -> bool:
     return True
 
 
-def wait_deleted(read: Callable[[], Any], timeout: float = 30.0, message: str = "deletion") -> None:
+def wait_deleted(read: Callable[[], Any], timeout: float = 120.0, message: str = "deletion") -> None:
     wait_for(lambda: not _exists(read), timeout=timeout, message=message)
 
 
@@ -125,7 +125,7 @@ def free_port() -> int:
         return int(s.getsockname()[1])
 
 
-def http_get(port: int, path: str, timeout: float = 5.0) -> tuple[int, str]:
+def http_get(port: int, path: str, timeout: float = 30.0) -> tuple[int, str]:
     """GET http://127.0.0.1:<port><path> → (status, body); status 0 when nothing answers."""
     try:
         with urllib.request.urlopen(f"http://127.0.0.1:{port}{path}", timeout=timeout) as resp:
@@ -141,7 +141,7 @@ def unique_name(prefix: str = "e2e") -> str:
 
 
 def create_namespace(api: client.ApiClient, name: str | None = None, labels: Mapping[str, str] | None = None,
-                     wait_for_default_sa: bool = True, timeout: float = 30.0) -> str:
+                     wait_for_default_sa: bool = True, timeout: float = 120.0) -> str:
     """Create a namespace; by default wait for its `default` ServiceAccount (pods need it)."""
     core = client.CoreV1Api(api)
     name = name or unique_name()
@@ -329,7 +329,7 @@ def list_pods(api: client.ApiClient, namespace: str, selector: Selector | None =
 
 
 def wait_for_pods(api: client.ApiClient, namespace: str, selector: Selector, count: int,
-                  timeout: float = 60.0) -> list[client.V1Pod]:
+                  timeout: float = 180.0) -> list[client.V1Pod]:
     """Wait until at least `count` non-terminating pods match (e.g. created by a workload controller)."""
     def enough() -> list[client.V1Pod] | None:
         pods = [p for p in list_pods(api, namespace, selector) if p.metadata.deletion_timestamp is None]

@@ -15,7 +15,6 @@ from __future__ import annotations
 import contextlib
 import json
 import os
-import signal
 import subprocess
 import sys
 import threading
@@ -40,6 +39,7 @@ from kube_helpers import (
 )
 from kubernetes import client
 
+from processes import stop_process
 from spreadwatch.analysis import analyze_snapshot
 from spreadwatch.report import ReportOptions
 from spreadwatch.scoring import get_profile
@@ -94,16 +94,12 @@ class Operator:
     def assert_alive(self) -> None:
         assert self.proc.poll() is None, f"operator exited with {self.proc.returncode}:\n{self.log.read_text()[-3000:]}"
 
-    def stop(self, timeout: float = 30) -> int:
-        if self.proc.poll() is None:
-            self.proc.send_signal(signal.SIGTERM)
-            try:
-                self.proc.wait(timeout)
-            except subprocess.TimeoutExpired:
-                self.proc.kill()
-                self.proc.wait()
-                raise AssertionError(f"operator ignored SIGTERM for {timeout}s") from None
-        return self.proc.returncode
+    def stop(self, grace: float = 60) -> int:
+        """SIGTERM; SIGKILL after `grace` s (the test then fails: the operator must honour SIGTERM)."""
+        stopped = stop_process(self.proc, grace)
+        if stopped.killed:
+            raise AssertionError(f"operator ignored SIGTERM for {grace}s:\n{self.log.read_text()[-3000:]}")
+        return stopped.returncode
 
 
 def start_operator(chart: ChartInstall, log: Path, *extra: str) -> Operator:
@@ -125,15 +121,15 @@ def start_operator(chart: ChartInstall, log: Path, *extra: str) -> Operator:
         op.assert_alive()
         return op.get("/readyz")[0] == 200
 
-    wait_for(ready, timeout=60, message="the operator's /readyz")
+    wait_for(ready, timeout=180, message="the operator's /readyz")
     return op
 
 def apply_crd(cp: ControlPlane) -> None:
     """Install the SpreadReport CRD and wait until its API is served."""
     cp.kubectl("apply", "--server-side", "-f", str(CRD))
-    cp.kubectl("wait", "--for=condition=Established", "crd/spreadreports.spreadwatch.io", "--timeout=60s")
+    cp.kubectl("wait", "--for=condition=Established", "crd/spreadreports.spreadwatch.io", "--timeout=180s")
     wait_for(lambda: cp.kubectl("get", "spreadreports", "-A", check=False).returncode == 0,
-             timeout=30, message="the SpreadReport API to be served")  # fmt: skip
+             timeout=180, message="the SpreadReport API to be served")  # fmt: skip
 
 
 def create_zone_nodes(api: client.ApiClient) -> list[str]:
@@ -182,7 +178,7 @@ def diff(expected: dict[tuple[str, str], dict[str, Any]], actual: dict[tuple[str
     return "\n".join(lines)
 
 
-def wait_converged(cp: ControlPlane, namespace: str, tmp: Path, timeout: float = 60,
+def wait_converged(cp: ControlPlane, namespace: str, tmp: Path, timeout: float = 180,
                    expected: dict[tuple[str, str], dict[str, Any]] | None = None) -> float:  # fmt: skip
     """Wait until the SpreadReports of the namespace equal the offline analysis; returns seconds waited."""
     start = time.monotonic()

@@ -8,7 +8,6 @@ from __future__ import annotations
 
 import json
 import os
-import signal
 import subprocess
 import sys
 from collections.abc import Callable, Iterator
@@ -39,6 +38,8 @@ from kube_helpers import (  # noqa: E402
 from kubernetes import client  # noqa: E402
 from kubernetes.client.exceptions import ApiException  # noqa: E402
 
+from processes import stop_process  # noqa: E402
+
 pytestmark = pytest.mark.e2e
 pytest_plugins = ["chart_rbac"]  # the chart_rbac fixture (RBAC only, as other suites use it)
 
@@ -60,15 +61,9 @@ class Process:
     def tail(self) -> str:
         return self.log.read_text()[-4000:]
 
-    def stop(self) -> int:
-        if self.proc.poll() is None:
-            self.proc.send_signal(signal.SIGTERM)
-            try:
-                self.proc.wait(30)
-            except subprocess.TimeoutExpired:
-                self.proc.kill()
-                self.proc.wait()
-        return self.proc.returncode
+    def stop(self, grace: float = 60) -> int:
+        """SIGTERM; SIGKILL after `grace` s (a non-zero code then: the test fails on it)."""
+        return stop_process(self.proc, grace).returncode
 
 
 def start_operator(chart: ChartInstall, log: Path) -> Process:
@@ -87,7 +82,7 @@ def start_operator(chart: ChartInstall, log: Path) -> Process:
         return op.get("/readyz")[0] == 200
 
     try:
-        wait_for(ready, timeout=60, message="the operator's /readyz under the chart's RBAC")
+        wait_for(ready, timeout=180, message="the operator's /readyz under the chart's RBAC")
     except TimeoutError:
         op.stop()
         raise AssertionError(f"not ready under the chart's RBAC:\n{op.tail()}") from None
@@ -213,17 +208,17 @@ def test_chart_rbac_is_sufficient_and_minimal(
     assert "every namespace except kube-system" in notes
     assert "helm show crds" in notes
     control_plane.kubectl("wait", "--for=condition=Established", "crd/spreadreports.spreadwatch.io",
-                          "--timeout=60s")  # fmt: skip
+                          "--timeout=180s")  # fmt: skip
     op = run_operator(chart)
 
     # sufficient: the report, its Event and the Lease are written with the ServiceAccount's token
     make_deployment(kube_api, namespace, nodes)
-    obj = wait_for(lambda: report(kube_api, namespace, "deployment-web"), timeout=60,
+    obj = wait_for(lambda: report(kube_api, namespace, "deployment-web"), timeout=180,
                    message="the SpreadReport written under the chart's RBAC")  # fmt: skip
     assert obj["status"]["health"] == "SinglePointOfFailure"
     assert obj["metadata"]["ownerReferences"][0]["kind"] == "Deployment"
     events = wait_for(lambda: [e for e in client.CoreV1Api(kube_api).list_namespaced_event(namespace).items
-                               if e.involved_object.kind == "SpreadReport"], timeout=30,
+                               if e.involved_object.kind == "SpreadReport"], timeout=180,
                       message="an Event about the SpreadReport")  # fmt: skip
     assert events[0].involved_object.name == "deployment-web"
     lease = client.CoordinationV1Api(kube_api).read_namespaced_lease(chart.lease_name, chart.namespace)
@@ -232,7 +227,7 @@ def test_chart_rbac_is_sufficient_and_minimal(
     assert code == 200 and json.loads(body)["leader"] is True
     # the report is deleted with the workload (delete permission) and no API call was refused
     client.AppsV1Api(kube_api).delete_namespaced_deployment("web", namespace)
-    wait_for(lambda: _gone(kube_api, namespace, "deployment-web"), timeout=60,
+    wait_for(lambda: _gone(kube_api, namespace, "deployment-web"), timeout=180,
              message="the report to go with its workload")  # fmt: skip
     assert not refused_calls(op), op.tail()
 
@@ -282,7 +277,7 @@ def test_namespaced_mode_reports_only_the_watched_namespace(
     crd = CHART / "crds" / "spreadreports.spreadwatch.io.yaml"
     control_plane.kubectl("apply", "--server-side", "-f", str(crd))  # helm installs it only with the chart
     control_plane.kubectl("wait", "--for=condition=Established", "crd/spreadreports.spreadwatch.io",
-                          "--timeout=60s")  # fmt: skip
+                          "--timeout=180s")  # fmt: skip
     watched, other = extra_namespaces(), extra_namespaces()
     chart = chart_rbac(values={"watchNamespaces": [watched]})
     kinds = {(o["kind"], o["metadata"].get("namespace")) for o in chart.objects}
@@ -291,7 +286,7 @@ def test_namespaced_mode_reports_only_the_watched_namespace(
     op = run_operator(chart)
     make_deployment(kube_api, other, nodes)
     make_deployment(kube_api, watched, nodes)
-    wait_for(lambda: report(kube_api, watched, "deployment-web"), timeout=60,
+    wait_for(lambda: report(kube_api, watched, "deployment-web"), timeout=180,
              message="the SpreadReport in the watched namespace")  # fmt: skip
     state = json.loads(op.get("/statusz")[1])
     assert state["index"]["pods"] == 2, state  # the other namespace's pods were never read

@@ -69,7 +69,7 @@ def test_kubectl_version_is_stamped(control_plane: ControlPlane) -> None:
 def test_crd_with_status_subresource(control_plane: ControlPlane, kube_api: client.ApiClient,
                                      namespace: str, e2e_data_dir: Path) -> None:
     control_plane.kubectl("apply", "-f", str(e2e_data_dir / "test-crd.yaml"))
-    control_plane.kubectl("wait", "--for=condition=Established", "--timeout=60s",
+    control_plane.kubectl("wait", "--for=condition=Established", "--timeout=180s",
                           f"crd/{CRD_PLURAL}.{CRD_GROUP}")
     custom = client.CustomObjectsApi(kube_api)
 
@@ -85,7 +85,7 @@ def test_crd_with_status_subresource(control_plane: ControlPlane, kube_api: clie
                 return None
             raise
 
-    created = wait_for(create, timeout=30, message="Widget API to be served")
+    created = wait_for(create, timeout=180, message="Widget API to be served")
     assert "status" not in created
 
     # status goes through the subresource only; the main resource ignores it and vice versa
@@ -169,7 +169,7 @@ def test_rbac_service_account_token(control_plane: ControlPlane, kube_api: clien
     sa_api = token_api_client(control_plane.server, control_plane.ca_file, token)
     sa_core = client.CoreV1Api(sa_api)
     # RBAC is evaluated per request; the binding may take a moment to be visible to the authorizer
-    wait_for(lambda: sa_core.read_namespaced_pod("target", namespace), timeout=15,
+    wait_for(lambda: sa_core.read_namespaced_pod("target", namespace), timeout=180,
              message="pod-reader to be allowed to get pods")
     with pytest.raises(ApiException) as err:
         sa_core.list_namespaced_secret(namespace)
@@ -194,7 +194,7 @@ def test_owner_reference_garbage_collection(kube_api: client.ApiClient, namespac
     core.create_namespaced_config_map(namespace, client.V1ConfigMap(
         metadata=client.V1ObjectMeta(name="dependent", owner_references=[owner_reference(owner)])))
     core.delete_namespaced_config_map("owner", namespace)
-    wait_deleted(lambda: core.read_namespaced_config_map("dependent", namespace), timeout=60,
+    wait_deleted(lambda: core.read_namespaced_config_map("dependent", namespace), timeout=180,
                  message="the garbage collector to delete the dependent ConfigMap")
 
 

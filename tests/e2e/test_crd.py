@@ -21,7 +21,7 @@ CRD = ROOT / "crds" / "spreadreports.spreadwatch.io.yaml"
 @pytest.fixture(scope="module")
 def crd_installed(control_plane: Any) -> None:
     control_plane.kubectl("apply", "--server-side", "-f", str(CRD))
-    control_plane.kubectl("wait", "--for=condition=Established", "crd/spreadreports.spreadwatch.io", "--timeout=60s")
+    control_plane.kubectl("wait", "--for=condition=Established", "crd/spreadreports.spreadwatch.io", "--timeout=180s")
 
 
 def test_real_reports_validate_and_list(control_plane: Any, crd_installed: None, namespace: str) -> None:

@@ -41,7 +41,7 @@ def test_probes_statusz_route_hook_and_writer_loop() -> None:
         for event in web_cluster():
             rt.router.handle(event)
         async with aiohttp.ClientSession() as session:
-            for _ in range(100):
+            for _ in range(1200):  # up to 60 s: waits for the write, however busy the machine
                 await asyncio.sleep(0.05)
                 if api.objects.get(("shop", "deployment-web"), {}).get("status"):
                     break

@@ -31,7 +31,7 @@ def scrape_runtime(options: MetricsOptions) -> tuple[Runtime, dict[str, Scrape]]
         got: dict[str, Scrape] = {}
         try:
             async with aiohttp.ClientSession() as session:
-                for _ in range(100):
+                for _ in range(1200):  # up to 60 s: waits for the write, however busy the machine
                     await asyncio.sleep(0.05)
                     if api.objects.get(("shop", "deployment-web"), {}).get("status"):
                         break

@@ -21,6 +21,7 @@ from typing import Any
 import yaml
 
 from metrics_contract import COUNTERS, HISTOGRAMS, NODE_FAMILIES, OPERATOR_GAUGES, WORKLOAD_FAMILIES
+from processes import stop_process
 
 REPO_ROOT = Path(__file__).resolve().parents[2]
 FILES_DIR = REPO_ROOT / "charts" / "spreadwatch" / "files"
@@ -184,7 +185,7 @@ class Prometheus:
     def log_tail(self, lines: int = 30) -> str:
         return "\n".join(self.log_path.read_text(errors="replace").splitlines()[-lines:])
 
-    def wait_ready(self, timeout: float = 60.0) -> None:
+    def wait_ready(self, timeout: float = 180.0) -> None:
         deadline = time.monotonic() + timeout
         while time.monotonic() < deadline:
             if self.proc.poll() is not None:
@@ -221,11 +222,5 @@ class Prometheus:
         return result
 
     def stop(self) -> None:
-        if self.proc.poll() is None:
-            self.proc.terminate()
-            try:
-                self.proc.wait(timeout=15)
-            except subprocess.TimeoutExpired:
-                self.proc.kill()
-                self.proc.wait(timeout=5)
+        stop_process(self.proc, grace=30)
         self._log.close()

@@ -165,7 +165,7 @@ class Live:
     down: str
 
 
-def _wait(what: str, check: Any, prom: Prometheus, timeout: float = 60.0) -> None:
+def _wait(what: str, check: Any, prom: Prometheus, timeout: float = 240.0) -> None:
     deadline = time.monotonic() + timeout
     last: Any = None
     while time.monotonic() < deadline:
@@ -198,7 +198,8 @@ def live(prometheus_bin: str, tmp_path_factory: pytest.TempPathFactory) -> Itera
     stale_target = f"127.0.0.1:{stale_server.server_address[1]}"
     down_target = f"127.0.0.1:{free_port()}"
     config = {
-        "global": {"scrape_interval": "1s", "scrape_timeout": "1s", "evaluation_interval": "1s"},
+        # a scrape timeout of 2 s, not 1 s: a CPU hog on every core must not turn a slow scrape into up == 0
+        "global": {"scrape_interval": "2s", "scrape_timeout": "2s", "evaluation_interval": "1s"},
         "rule_files": [str(RULES)],
         "scrape_configs": [
             {"job_name": JOB, "static_configs": [{"targets": [operator_target, stale_target, down_target]}]}
@@ -233,7 +234,8 @@ def live(prometheus_bin: str, tmp_path_factory: pytest.TempPathFactory) -> Itera
 
 
 def test_targets_scraped_as_expected(live: Live) -> None:
-    up = {r["metric"]["instance"]: r["value"][1] for r in live.prom.query(f'up{{job="{JOB}"}}')}
+    # the best of the last 20 s (≥ 10 scrapes): one scrape slowed past its timeout on a busy machine is no failure
+    up = {r["metric"]["instance"]: r["value"][1] for r in live.prom.query(f'max_over_time(up{{job="{JOB}"}}[20s])')}
     assert up == {live.operator: "1", live.stale: "1", live.down: "0"}
 
 
@@ -368,7 +370,7 @@ def test_prometheus_loads_and_evaluates_the_rules(live: Live) -> None:
         return {(a["labels"]["alertname"], a["labels"].get("workload") or a["labels"].get("instance", ""))
                 for a in alerts if a["state"] == "pending"}
 
-    _wait("the expected pending alerts", lambda: pending() == expected, live.prom, timeout=20)
+    _wait("the expected pending alerts", lambda: pending() == expected, live.prom)
     groups = live.prom.api("rules")["groups"]
     rules = [r for g in groups for r in g["rules"]]
     assert {r["name"] for r in rules} == {r["alert"] for r in load_rules()}

@@ -1,0 +1,296 @@
+"""The what-if subcommands of ``spreadwatch``: ``simulate``, ``rebalance`` and ``summary``.
+
+``cli.py`` registers them (:func:`add_whatif_parsers`, :func:`whatif_handlers`) and lends its shared option
+builders, snapshot loading and table writer through :class:`WhatIfHooks`, so the flags (``--cluster``,
+``--kubeconfig``, ``--context``, ``--profile``, report thresholds, ``SPREADWATCH_*`` defaults) behave
+exactly as in ``analyze`` and ``explain``. Everything here is read-only.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from typing import Any, TextIO
+
+import yaml
+
+from spreadwatch.errors import InputError
+from spreadwatch.report import ReportOptions, SpreadReport
+from spreadwatch.scoring import get_profile
+from spreadwatch.selectors import parse_selector
+from spreadwatch.snapshot import Snapshot
+from spreadwatch.whatif import (
+    ClusterSummary,
+    RebalancePlan,
+    RunsSummary,
+    Simulation,
+    plan_rebalance,
+    simulate_add,
+    simulate_remove,
+    simulate_runs,
+    summarize_cluster,
+)
+from spreadwatch.whatif.rebalance import DEFAULT_MAX_STATES
+from spreadwatch.whatif.simulate import PlacementStep
+
+__all__ = ["WHATIF_COMMANDS", "WhatIfHooks", "add_whatif_parsers", "whatif_handlers"]
+
+WHATIF_COMMANDS = ("simulate", "rebalance", "summary")
+
+Handler = Callable[[argparse.Namespace, TextIO], int]
+
+
+@dataclass(frozen=True, slots=True)
+class WhatIfHooks:
+    """What ``cli.py`` shares with these commands."""
+
+    add_common: Callable[[argparse.ArgumentParser, bool], None]  # (parser, cluster_required)
+    add_report_options: Callable[[argparse.ArgumentParser], None]
+    snapshot: Callable[[argparse.Namespace, Sequence[str]], Snapshot]  # (args, namespaces)
+    options: Callable[[argparse.Namespace], ReportOptions]
+    table: Callable[[Sequence[Sequence[object]], TextIO], None]
+
+
+def _count(text: str) -> int:
+    try:
+        value = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected a whole number, got {text!r}") from None
+    if value < 1:
+        raise argparse.ArgumentTypeError(f"expected a whole number >= 1, got {text!r}")
+    return value
+
+
+def _whole(text: str) -> int:
+    try:
+        value = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected a whole number, got {text!r}") from None
+    if value < 0:
+        raise argparse.ArgumentTypeError(f"expected a whole number >= 0, got {text!r}")
+    return value
+
+
+def _output(p: argparse.ArgumentParser) -> None:
+    p.add_argument("-o", "--output", choices=("table", "json", "yaml"), default="table")
+
+
+def add_whatif_parsers(sub: Any, hooks: WhatIfHooks) -> None:
+    """Add the ``simulate``, ``rebalance`` and ``summary`` subparsers to ``sub`` (argparse subparsers)."""
+    simulate = sub.add_parser("simulate", help="place (or remove) N replicas one by one and show the spread")
+    hooks.add_common(simulate, False)
+    hooks.add_report_options(simulate)
+    simulate.add_argument("workload", metavar="KIND/NAMESPACE/NAME")
+    how = simulate.add_mutually_exclusive_group(required=True)
+    how.add_argument("--add", type=_count, metavar="N", help="scale up by N replicas")
+    how.add_argument("--remove", type=_count, metavar="N", help="scale down by N replicas (the controller's order)")
+    simulate.add_argument(
+        "--seed",
+        type=int,
+        metavar="S",
+        help="break ties among the best nodes at random (seeded), as kube-scheduler does; default: first by name",
+    )
+    simulate.add_argument(
+        "--runs",
+        type=_count,
+        metavar="K",
+        help="repeat --add with seeds S..S+K-1 (S default 0): final skew distribution",
+    )
+    _output(simulate)
+
+    rebalance = sub.add_parser("rebalance", help="read-only plan: the fewest evictions that make the spread healthy")
+    hooks.add_common(rebalance, False)
+    hooks.add_report_options(rebalance)
+    rebalance.add_argument("workload", metavar="KIND/NAMESPACE/NAME")
+    rebalance.add_argument(
+        "--max-evictions", type=_whole, metavar="N", help="longest plan searched (default: the workload's pods)"
+    )
+    rebalance.add_argument(
+        "--max-states",
+        type=_count,
+        default=DEFAULT_MAX_STATES,
+        metavar="N",
+        help=f"search budget in explored states (default {DEFAULT_MAX_STATES})",
+    )
+    _output(rebalance)
+
+    summary = sub.add_parser("summary", help="workloads per health, the worst ones, zones, profile differences")
+    hooks.add_common(summary, False)
+    hooks.add_report_options(summary)
+    summary.add_argument("-n", "--namespace", action="append", default=[], help="only these namespaces")
+    summary.add_argument("-l", "--selector", help="only workloads whose labels match")
+    summary.add_argument("--worst", type=_whole, default=5, metavar="N", help="list the N worst workloads (default 5)")
+    _output(summary)
+
+
+def _namespace_of(ref: str) -> list[str]:
+    parts = ref.split("/")
+    return [parts[1]] if len(parts) == 3 and parts[1] else []
+
+
+def _dump(data: dict[str, Any], fmt: str, out: TextIO) -> None:
+    if fmt == "json":
+        out.write(json.dumps(data, indent=2) + "\n")
+    else:
+        out.write(yaml.safe_dump(data, sort_keys=False))
+
+
+def _spread(report: SpreadReport) -> str:
+    return (
+        f"{report.pods} pods, node skew {report.node_skew}, zone skew {report.zone_skew}, {report.health.value}"
+        + "".join(f"\n  - {reason}" for reason in report.reasons)
+    )
+
+
+def _print_simulation(sim: Simulation, add: bool, hooks: WhatIfHooks, out: TextIO) -> None:
+    w = sim.workload
+    out.write(f"Workload:  {w.kind} {w.namespace}/{w.name}\nProfile:   {sim.profile}\n")
+    if add:
+        choice = "first best node by name" if sim.seed is None else f"uniformly random among the best (seed {sim.seed})"
+        out.write(f"Choice:    {choice}\n")
+    out.write(f"Before:    {_spread(sim.initial)}\n\n")
+    rows: list[list[object]] = [
+        ["STEP", "BEST", "TIED", "BEST-NODES", "NODE", "ZONE"] if add else ["STEP", "POD", "NODE", "ZONE", "RANK"]
+    ]
+    for s in sim.steps:
+        if isinstance(s, PlacementStep):
+            more = s.best_node_count - len(s.best_nodes)
+            tied = ",".join(s.best_nodes) + (f",+{more}" if more > 0 else "")
+            rows.append([s.step, s.best_score, s.best_node_count, tied or "-", s.node, s.zone or "-"])
+        else:
+            rows.append([s.step, s.pod, s.node, s.zone or "-", s.rank])
+    hooks.table(rows, out)
+    out.write(f"\nAfter:     {_spread(sim.final)}\n")
+
+
+def _print_runs(runs: RunsSummary, count: int, hooks: WhatIfHooks, out: TextIO) -> None:
+    last = runs.first_seed + runs.runs - 1
+    out.write(f"Runs:      {runs.runs} (seeds {runs.first_seed}-{last}), +{count} replicas each\n\n")
+    rows: list[list[object]] = [["FINAL", "VALUE", "RUNS"]]
+    rows += [["node skew", k, v] for k, v in sorted(runs.node_skew.items())]
+    rows += [["zone skew", k, v] for k, v in sorted(runs.zone_skew.items())]
+    rows += [["health", k, v] for k, v in sorted(runs.health.items())]
+    hooks.table(rows, out)
+
+
+def _simulate(hooks: WhatIfHooks) -> Handler:
+    def run(args: argparse.Namespace, out: TextIO) -> int:
+        if args.remove is not None and (args.seed is not None or args.runs is not None):
+            raise InputError("--seed and --runs apply to --add only (a scale-down follows the controller's order)")
+        profile = get_profile(args.profile)
+        snapshot = hooks.snapshot(args, _namespace_of(args.workload))
+        options = hooks.options(args)
+        if args.runs is not None:
+            runs = simulate_runs(snapshot, args.workload, profile, args.add, args.runs, options, args.seed or 0)
+            if args.output == "table":
+                _print_runs(runs, args.add, hooks, out)
+            else:
+                _dump(runs.to_dict(), args.output, out)
+            return 0
+        if args.add is not None:
+            sim = simulate_add(snapshot, args.workload, profile, args.add, options, args.seed)
+        else:
+            sim = simulate_remove(snapshot, args.workload, profile, args.remove, options)
+        if args.output == "table":
+            _print_simulation(sim, args.add is not None, hooks, out)
+        else:
+            _dump(sim.to_dict(), args.output, out)
+        return 0
+
+    return run
+
+
+def _print_plan(plan: RebalancePlan, hooks: WhatIfHooks, out: TextIO) -> None:
+    w = plan.workload
+    out.write(f"Workload:  {w.kind} {w.namespace}/{w.name}\nProfile:   {plan.profile}\n")
+    out.write(f"Before:    {_spread(plan.initial)}\n")
+    out.write(f"Plan:      {plan.message}\n")
+    if not plan.evictions:
+        return
+    rows: list[list[object]] = [
+        ["STEP", "EVICT", "FROM", "ZONE", "REPLACEMENT", "ZONE", "NODE-SKEW", "ZONE-SKEW", "HEALTH"]
+    ]
+    for e in plan.evictions:
+        r = e.report
+        rows.append(
+            [
+                e.step,
+                e.pod,
+                e.node,
+                e.zone or "-",
+                e.replacement_node or "(Pending)",
+                e.replacement_zone or "-",
+                r.node_skew,
+                r.zone_skew,
+                r.health.value,
+            ]
+        )
+    out.write("\n")
+    hooks.table(rows, out)
+    out.write(f"\nAfter:     {_spread(plan.final)}\n")
+    out.write("\nCommands (a plan only: spreadwatch evicted nothing):\n")
+    out.write("".join(f"  {c}\n" for c in plan.commands))
+
+
+def _rebalance(hooks: WhatIfHooks) -> Handler:
+    def run(args: argparse.Namespace, out: TextIO) -> int:
+        profile = get_profile(args.profile)
+        snapshot = hooks.snapshot(args, _namespace_of(args.workload))
+        plan = plan_rebalance(
+            snapshot, args.workload, profile, hooks.options(args), args.max_evictions, args.max_states
+        )
+        if args.output == "table":
+            _print_plan(plan, hooks, out)
+        else:
+            _dump(plan.to_dict(), args.output, out)
+        return 0
+
+    return run
+
+
+def _print_summary(summary: ClusterSummary, hooks: WhatIfHooks, out: TextIO) -> None:
+    out.write(f"Workloads: {summary.workloads} (profile {summary.profile})\n\n")
+    hooks.table([["HEALTH", "WORKLOADS"], *([h, n] for h, n in summary.health.items())], out)
+    if summary.worst:
+        out.write(f"\nWorst {len(summary.worst)}:\n")
+        rows: list[list[object]] = [["NAMESPACE", "KIND", "NAME", "PODS", "NODE-SKEW", "ZONE-SKEW", "HEALTH"]]
+        for r in summary.worst:
+            w = r.workload
+            rows.append([w.namespace, w.kind, w.name, r.pods, r.node_skew, r.zone_skew, r.health.value])
+        hooks.table(rows, out)
+    if summary.zones:
+        out.write("\nZones:\n")
+        zone_rows: list[list[object]] = [["ZONE", "REGION", "NODES", "CANDIDATES", "PODS"]]
+        zone_rows += [[z.zone or "-", z.region or "-", z.nodes, z.candidate_nodes, z.pods] for z in summary.zones]
+        hooks.table(zone_rows, out)
+    if summary.changes:
+        out.write("\nBest node set differs from the baseline:\n")
+        change_rows: list[list[object]] = [["PROFILE", "BASELINE", "WORKLOADS", "CHANGED", "SHARE"]]
+        change_rows += [
+            [c.profile, c.baseline, c.workloads, c.changed, f"{100 * c.share:.0f}%"] for c in summary.changes
+        ]
+        hooks.table(change_rows, out)
+    for note in summary.notes:
+        out.write(f"\nNote: {note}\n")
+
+
+def _summary(hooks: WhatIfHooks) -> Handler:
+    def run(args: argparse.Namespace, out: TextIO) -> int:
+        profile = get_profile(args.profile)
+        selector = parse_selector(args.selector) if args.selector else None
+        snapshot = hooks.snapshot(args, args.namespace)
+        summary = summarize_cluster(snapshot, profile, hooks.options(args), args.namespace, selector, args.worst)
+        if args.output == "table":
+            _print_summary(summary, hooks, out)
+        else:
+            _dump(summary.to_dict(), args.output, out)
+        return 0
+
+    return run
+
+
+def whatif_handlers(hooks: WhatIfHooks) -> dict[str, Handler]:
+    """The command functions, by subcommand name."""
+    return {"simulate": _simulate(hooks), "rebalance": _rebalance(hooks), "summary": _summary(hooks)}

@@ -1,0 +1,326 @@
+"""``spreadwatch simulate``: place (or remove) replicas one by one and watch the spread change.
+
+Scale-up: each new replica is the workload's representative next pod (``scoring.representative_pod``). At
+every step all candidate nodes are scored by the profile with the earlier simulated pods bound (they are
+applied to the same :class:`~spreadwatch.index.SpreadIndex` the operator keeps, so the scores are the
+index's, for every registered profile), the whole tie set of best nodes is reported, and the pod is bound to
+one of them: by default the **first best node by name** (deterministic), with a seed a uniformly random one,
+as kube-scheduler's ``selectHost`` does among equal totals. Scale-down removes pods in the controller's
+order (:mod:`spreadwatch.whatif.victims`).
+
+Cost per step: O(candidate nodes) to read every score back, plus the index's O(labels + matching workloads)
+for the pod itself; loading the index is O(objects) once per simulation.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import random
+from collections import Counter
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from typing import Any
+
+from spreadwatch.analysis import find_workload
+from spreadwatch.errors import InputError
+from spreadwatch.index import SpreadIndex
+from spreadwatch.model import TERMINAL_PHASES, Controller, Pod, intern_labels
+from spreadwatch.report import Health, ReportOptions, SpreadReport
+from spreadwatch.scoring import Profile, WorkloadRef, ZoneKey, is_workload, representative_pod, zone_key
+from spreadwatch.snapshot import Snapshot
+from spreadwatch.whatif.victims import rank_victims
+
+__all__ = [
+    "PlacementStep",
+    "RemovalStep",
+    "RunsSummary",
+    "Simulation",
+    "WhatIf",
+    "candidate_scores",
+    "simulate_add",
+    "simulate_remove",
+    "simulate_runs",
+]
+
+_POD_NAME_LABEL = "statefulset.kubernetes.io/pod-name"
+
+
+def candidate_scores(index: SpreadIndex, report: SpreadReport) -> dict[str, int]:
+    """Every candidate node's score (sorted by node name), read back from ``report``.
+
+    A node listed in the report has its score there, any other candidate scores its zone's
+    ``emptyNodeScore`` (the report contract, docs/report.md); the index must list every node with matching
+    pods (``max_nodes`` ≥ nodes). O(candidate nodes).
+    """
+    w = report.workload
+    layout = index.candidate_layout(w.kind, w.namespace, w.name)
+    if layout is None:
+        return {}
+    listed = {e.node: e.score for e in report.nodes}
+    empty: dict[ZoneKey | None, int] = {(z.region, z.zone): z.empty_node_score for z in report.zones}
+    empty[None] = report.empty_node_score
+    out: dict[str, int] = {}
+    for zone, names in layout.by_zone.items():
+        zone_empty = empty.get(zone, report.empty_node_score)
+        for name in names:
+            out[name] = listed.get(name, zone_empty)
+    return dict(sorted(out.items()))
+
+
+@dataclass(frozen=True, slots=True)
+class PlacementStep:
+    """One simulated replica: the tie set of best nodes and the node it was bound to."""
+
+    step: int
+    best_score: int
+    best_nodes: tuple[str, ...]  # the first ``top_n`` of the tie set, sorted by name
+    best_node_count: int
+    node: str
+    zone: str
+    scores: Mapping[str, int] = field(repr=False)  # every candidate's score before this pod was bound
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "step": self.step,
+            "bestScore": self.best_score,
+            "bestNodes": list(self.best_nodes),
+            "bestNodeCount": self.best_node_count,
+            "node": self.node,
+            "zone": self.zone,
+        }
+
+
+@dataclass(frozen=True, slots=True)
+class RemovalStep:
+    """One pod removed by a simulated scale-down; ``rank`` is its controller rank (replicas on its node)."""
+
+    step: int
+    pod: str
+    node: str
+    zone: str
+    rank: int
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"step": self.step, "pod": self.pod, "node": self.node, "zone": self.zone, "rank": self.rank}
+
+
+@dataclass(frozen=True, slots=True)
+class Simulation:
+    """The result of ``simulate``: the report before, every step, and the report after."""
+
+    workload: WorkloadRef
+    profile: str
+    seed: int | None
+    initial: SpreadReport
+    steps: tuple[PlacementStep | RemovalStep, ...]
+    final: SpreadReport
+
+    def to_dict(self) -> dict[str, Any]:
+        """The ``-o json`` form: ``{"steps": [...], "final": <report>}``."""
+        return {"steps": [s.to_dict() for s in self.steps], "final": self.final.to_dict()}
+
+
+@dataclass(frozen=True, slots=True)
+class RunsSummary:
+    """``simulate --runs K``: how the final spread is distributed over K seeded runs."""
+
+    runs: int
+    first_seed: int
+    node_skew: Mapping[int, int]  # final node skew -> runs
+    zone_skew: Mapping[int, int]
+    health: Mapping[str, int]
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "runs": self.runs,
+            "seeds": [self.first_seed, self.first_seed + self.runs - 1],
+            "nodeSkew": {str(k): v for k, v in sorted(self.node_skew.items())},
+            "zoneSkew": {str(k): v for k, v in sorted(self.zone_skew.items())},
+            "health": dict(sorted(self.health.items())),
+        }
+
+
+class WhatIf:
+    """One workload inside a private index that simulated pods are bound to and real pods removed from.
+
+    Nothing leaves the process: the index is loaded from the snapshot and only this object changes it.
+    """
+
+    def __init__(
+        self, snapshot: Snapshot, workload: str, profile: Profile, options: ReportOptions | None = None
+    ) -> None:
+        ctrl = find_workload(snapshot, workload)
+        owner = ctrl.controller
+        if not is_workload(ctrl) and owner is not None:
+            raise InputError(f"workload {workload!r}: ReplicaSet of Deployment {owner.name}; use deployment/...")
+        opts = options or ReportOptions()
+        self.options = opts
+        self.profile = profile
+        self.workload: Controller = ctrl
+        # every node with matching pods stays listed, so every score is derivable from the report
+        self.index = SpreadIndex(profile, dataclasses.replace(opts, max_nodes=max(opts.max_nodes, len(snapshot.nodes))))
+        self.index.load(snapshot)
+        self._zones = {n.name: zone_key(n.labels, profile) for n in snapshot.nodes}
+        self._next_pod, _ = representative_pod(ctrl, snapshot.controllers_in("ReplicaSet", ctrl.namespace))
+        self._taken = {p.name for p in snapshot.pods if p.namespace == ctrl.namespace}
+        # the workload's active pods (bound or not): what a scale-down or an eviction can remove
+        self.pods: dict[str, Pod] = {
+            p.name: p
+            for p in snapshot.pods
+            if p.namespace == ctrl.namespace
+            and not p.deleting
+            and p.phase not in TERMINAL_PHASES
+            and ctrl.selector.matches(p.labels)
+        }
+        self._added = 0
+        initial = self.report()
+        if initial.health is Health.ERROR:
+            raise InputError(f"workload {workload!r} cannot be simulated: {'; '.join(initial.reasons)}")
+
+    def report(self) -> SpreadReport:
+        """The workload's report in the current simulated state. O(busy nodes) after a change, else O(1)."""
+        w = self.workload
+        report = self.index.report_for(w.kind, w.namespace, w.name)
+        if report is None:  # only a ReplicaSet of a Deployment has none, and __init__ refuses those
+            raise InputError(f"{self.ref.key}: not a workload")
+        return report
+
+    def scores(self) -> dict[str, int]:
+        """Every candidate node's score for the next pod, sorted by node name. O(candidate nodes)."""
+        return candidate_scores(self.index, self.report())
+
+    def zone_name(self, node: str) -> str:
+        zone = self._zones.get(node)
+        return zone[1] if zone else ""
+
+    def next_step(self, step: int, rng: random.Random | None) -> PlacementStep:
+        """Score the candidates and pick the node: first best by name, or uniformly at random with ``rng``."""
+        scores = self.scores()
+        if not scores:
+            raise InputError(f"{self.ref.key}: no candidate node, a new pod would stay Pending")
+        best = max(scores.values())
+        ties = [n for n, s in scores.items() if s == best]
+        node = ties[0] if rng is None else rng.choice(ties)
+        return PlacementStep(
+            step, best, tuple(ties[: self.options.top_n]), len(ties), node, self.zone_name(node), scores
+        )
+
+    @property
+    def ref(self) -> WorkloadRef:
+        return WorkloadRef.of(self.workload)
+
+    def bind(self, node: str) -> Pod:
+        """Bind a new replica (the representative next pod) to ``node``. O(labels + matching workloads)."""
+        template = self._next_pod
+        labels = dict(template.labels)
+        base = self.workload.name
+        while True:
+            self._added += 1
+            if self.workload.kind == "StatefulSet":
+                name = f"{base}-{self.workload.replicas + self._added - 1}"
+                labels[_POD_NAME_LABEL] = name
+            else:
+                name = f"{base}-whatif-{self._added}"
+            if name not in self._taken:
+                break
+        self._taken.add(name)
+        pod = dataclasses.replace(template, name=name, labels=intern_labels(labels), node_name=node, phase="Running")
+        self.index.apply(pod)
+        return pod
+
+    def unbind(self, pod: Pod) -> None:
+        """Remove a pod (real or simulated) from the index. O(labels + matching workloads)."""
+        self.index.remove("Pod", pod.namespace, pod.name)
+
+    def rebind(self, pod: Pod) -> None:
+        """Put a removed pod back."""
+        self.index.apply(pod)
+
+    def place(self, count: int, rng: random.Random | None = None) -> list[PlacementStep]:
+        """Add ``count`` replicas one by one (binding each); O(count × candidate nodes)."""
+        steps = []
+        for i in range(1, count + 1):
+            step = self.next_step(i, rng)
+            self.bind(step.node)
+            steps.append(step)
+        return steps
+
+
+def _check_count(count: int) -> None:
+    if count < 1:
+        raise InputError(f"the number of replicas must be at least 1, got {count}")
+
+
+def _final(report: SpreadReport, replicas: int) -> SpreadReport:
+    return dataclasses.replace(report, replicas=max(0, replicas))
+
+
+def simulate_add(
+    snapshot: Snapshot,
+    workload: str,
+    profile: Profile,
+    count: int,
+    options: ReportOptions | None = None,
+    seed: int | None = None,
+) -> Simulation:
+    """Scale ``workload`` up by ``count`` replicas, placing them one by one (see the module docstring)."""
+    _check_count(count)
+    sim = WhatIf(snapshot, workload, profile, options)
+    initial = sim.report()
+    steps = sim.place(count, random.Random(seed) if seed is not None else None)
+    final = _final(sim.report(), sim.workload.replicas + count)
+    return Simulation(sim.ref, profile.name, seed, initial, tuple(steps), final)
+
+
+def simulate_remove(
+    snapshot: Snapshot, workload: str, profile: Profile, count: int, options: ReportOptions | None = None
+) -> Simulation:
+    """Scale ``workload`` down by ``count`` replicas, removing pods in the controller's order.
+
+    Ranks are computed once for the whole scale-down, as ``getPodsToDelete`` does. O(p log p + count).
+    """
+    _check_count(count)
+    sim = WhatIf(snapshot, workload, profile, options)
+    initial = sim.report()
+    ranked = rank_victims(sim.pods.values(), sim.workload.kind)
+    if count > len(ranked):
+        raise InputError(f"{sim.ref.key}: cannot remove {count} pods, it has {len(ranked)}")
+    on_node = Counter(p.node_name for p in ranked)
+    steps: list[PlacementStep | RemovalStep] = []
+    for i, pod in enumerate(ranked[:count], start=1):
+        sim.unbind(pod)
+        steps.append(RemovalStep(i, pod.name, pod.node_name, sim.zone_name(pod.node_name), on_node[pod.node_name]))
+    final = _final(sim.report(), sim.workload.replicas - count)
+    return Simulation(sim.ref, profile.name, None, initial, tuple(steps), final)
+
+
+def simulate_runs(
+    snapshot: Snapshot,
+    workload: str,
+    profile: Profile,
+    count: int,
+    runs: int,
+    options: ReportOptions | None = None,
+    seed: int = 0,
+) -> RunsSummary:
+    """``runs`` scale-ups by ``count`` with seeds ``seed``, ``seed+1``, ...: the distribution of the final
+    node skew, zone skew and health. One index load; O(runs × count × candidate nodes)."""
+    _check_count(count)
+    if runs < 1:
+        raise InputError(f"--runs must be at least 1, got {runs}")
+    sim = WhatIf(snapshot, workload, profile, options)
+    node_skew: Counter[int] = Counter()
+    zone_skew: Counter[int] = Counter()
+    health: Counter[str] = Counter()
+    for run in range(runs):
+        added: list[Pod] = []
+        rng = random.Random(seed + run)
+        for i in range(1, count + 1):
+            added.append(sim.bind(sim.next_step(i, rng).node))
+        report = sim.report()
+        node_skew[report.node_skew] += 1
+        zone_skew[report.zone_skew] += 1
+        health[report.health.value] += 1
+        for pod in added:
+            sim.unbind(pod)
+    return RunsSummary(runs, seed, dict(node_skew), dict(zone_skew), dict(health))
