@@ -24,5 +24,5 @@ RUN --mount=type=bind,from=builder,source=/wheels,target=/wheels \
 # Numeric non-root user (the chart's runAsUser/runAsGroup); no home directory or shell needed.
 USER 65532:65532
 WORKDIR /tmp
-EXPOSE 8080
+EXPOSE 8443 8081
 ENTRYPOINT ["spreadwatch", "run"]

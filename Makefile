@@ -51,7 +51,7 @@ test-unit: setup lint typecheck layers  ## everything except end-to-end and orac
 test: setup lint typecheck layers oracle dev-cluster-tools controlplane-gen-check prometheus-tools chart-lint  ## every test: lint, types, layers, unit, oracle, end-to-end
 	$(PY) -m pytest -q
 
-test-e2e: setup dev-cluster-tools  ## end-to-end tests against a real local control plane
+test-e2e: setup dev-cluster-tools prometheus-tools  ## end-to-end tests against a real local control plane
 	$(PY) -m pytest -q -m e2e
 
 demo: setup dev-cluster  ## the main job: local control plane, CRD, demo workloads, the operator, its reports

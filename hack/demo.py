@@ -4,6 +4,8 @@ Run after `make dev-cluster` (the Makefile does both). Installs the SpreadReport
 zones and a few workloads whose pods are bound (there is no scheduler or kubelet: pods are bound through the
 Binding API) with good and bad spread, starts `spreadwatch run` in the background, waits for its reports and
 prints `kubectl get spreadreports -A`, one `spreadwatch explain` and metric lines. `make demo-down` stops everything.
+/metrics is secure (HTTPS, TokenReview + SubjectAccessReview): the demo scrapes it with the token of a
+ServiceAccount bound to a metrics-reader ClusterRole, as Prometheus would.
 """
 
 from __future__ import annotations
@@ -13,9 +15,11 @@ import json
 import os
 import re
 import signal
+import ssl
 import subprocess
 import sys
 import time
+import urllib.error
 import urllib.request
 from pathlib import Path
 from typing import Any
@@ -28,6 +32,8 @@ SPREADWATCH = ROOT / ".venv" / "bin" / "spreadwatch"
 PIDFILE = STATE / "operator.pid"
 LOG = STATE / "logs" / "operator.log"
 NS = "spreadwatch-demo"
+PROBES_PORT, METRICS_PORT = 18080, 18443
+READER = "metrics-reader"  # ServiceAccount in NS allowed to `get /metrics`
 
 ZONES = {"a": ["demo-a1", "demo-a2"], "b": ["demo-b1", "demo-b2"], "c": ["demo-c1", "demo-c2"]}
 # workload -> nodes its pods are bound to, in pod order
@@ -114,10 +120,25 @@ def start_operator() -> None:
     with LOG.open("w") as log:
         proc = subprocess.Popen(
             [str(SPREADWATCH), "run", "--kubeconfig", str(KUBECONFIG), "--namespace", NS, "--debounce", "0.5",
-             "--lease-namespace", NS, "--port", "18080"],
+             "--lease-namespace", NS, "--port", str(PROBES_PORT), "--metrics-port", str(METRICS_PORT)],
             stdout=log, stderr=subprocess.STDOUT, start_new_session=True,
         )  # fmt: skip
     PIDFILE.write_text(str(proc.pid))
+
+
+def metrics_reader() -> str:
+    """A ServiceAccount bound to a ClusterRole with `get` on /metrics (the chart's <fullname>-metrics-reader);
+    returns a token of it (TokenRequest, 1 h)."""
+    role = f"{NS}-metrics-reader"
+    apply([
+        {"apiVersion": "v1", "kind": "ServiceAccount", "metadata": {"name": READER, "namespace": NS}},
+        {"apiVersion": "rbac.authorization.k8s.io/v1", "kind": "ClusterRole", "metadata": {"name": role},
+         "rules": [{"nonResourceURLs": ["/metrics"], "verbs": ["get"]}]},
+        {"apiVersion": "rbac.authorization.k8s.io/v1", "kind": "ClusterRoleBinding", "metadata": {"name": role},
+         "roleRef": {"apiGroup": "rbac.authorization.k8s.io", "kind": "ClusterRole", "name": role},
+         "subjects": [{"kind": "ServiceAccount", "name": READER, "namespace": NS}]},
+    ])  # fmt: skip
+    return kubectl("create", "token", READER, "-n", NS).strip()
 
 
 def stop_operator(quiet: bool = False, grace: float = 30.0) -> None:
@@ -181,9 +202,14 @@ def main() -> int:
         capture_output=True, text=True, check=False,
     )  # fmt: skip
     print(explain.stdout or explain.stderr, end="")
-    print(f"\n$ curl -s localhost:18080/healthz\n{_get('/healthz').strip()}")
-    print(f"\n$ curl -s localhost:18080/metrics | grep -E '{_METRICS_SHOWN}' | grep {NS}")
-    print(_metric_lines(), end="")
+    print(f"\n$ curl -s localhost:{PROBES_PORT}/healthz\n{_get(PROBES_PORT, '/healthz').strip()}")
+    token = metrics_reader()
+    print(f"\n$ curl -sk https://localhost:{METRICS_PORT}/metrics   # no token")
+    print(_get(METRICS_PORT, "/metrics", secure=True).strip())
+    print(f"\n$ TOKEN=$(kubectl create token {READER} -n {NS})   # bound to a ClusterRole: get on /metrics")
+    print(f"$ curl -sk -H \"Authorization: Bearer $TOKEN\" https://localhost:{METRICS_PORT}/metrics"
+          f" | grep -E '{_METRICS_SHOWN}' | grep {NS}")  # fmt: skip
+    print(_metric_lines(token), end="")
     print(
         "\nThe operator keeps running: try `kubectl --kubeconfig .dev-cluster/kubeconfig scale deploy/web "
         f"-n {NS} --replicas=1` and watch `kubectl get spr -A -w`."
@@ -195,20 +221,31 @@ def main() -> int:
 _METRICS_SHOWN = "^spreadwatch_workload_(health|zone_pods|node_skew)"
 
 
-def _get(path: str) -> str:
+def _get(port: int, path: str, secure: bool = False, token: str | None = None) -> str:
+    """GET a path of the operator; HTTPS without verifying the self-signed certificate (curl -k) if secure."""
+    context = None
+    if secure:
+        context = ssl.create_default_context()
+        context.check_hostname = False
+        context.verify_mode = ssl.CERT_NONE
+    request = urllib.request.Request(f"{'https' if secure else 'http'}://127.0.0.1:{port}{path}")
+    if token:
+        request.add_header("Authorization", f"Bearer {token}")
     try:
-        with urllib.request.urlopen(f"http://127.0.0.1:18080{path}", timeout=10) as resp:
+        with urllib.request.urlopen(request, timeout=10, context=context) as resp:
             return resp.read().decode() or str(resp.status)
+    except urllib.error.HTTPError as err:
+        return f"HTTP {err.code}: {err.read().decode().strip()}\n"
     except OSError as err:
         return f"(unavailable: {err})\n"
 
 
-def _metric_lines() -> str:
+def _metric_lines(token: str) -> str:
     """The demo workloads' health (current state only), zone pods and node skew from /metrics."""
     shown = re.compile(_METRICS_SHOWN)
     lines = [
         line
-        for line in _get("/metrics").splitlines()
+        for line in _get(METRICS_PORT, "/metrics", secure=True, token=token).splitlines()
         if shown.match(line) and f'namespace="{NS}"' in line
         and not (line.startswith("spreadwatch_workload_health") and line.endswith(" 0"))
     ]

@@ -119,6 +119,15 @@ def _positive(text: str) -> float:
     return value
 
 
+def _bool(text: str) -> bool:
+    value = text.strip().lower()
+    if value in ("1", "true", "yes", "on"):
+        return True
+    if value in ("0", "false", "no", "off"):
+        return False
+    raise argparse.ArgumentTypeError(f"expected true or false, got {text!r}")
+
+
 def _port(text: str) -> int:
     value = _non_negative(text)
     if value > 65535:
@@ -317,14 +326,15 @@ def _add_run_options(p: argparse.ArgumentParser) -> None:
     p.add_argument(
         "--port",
         type=_port,
-        default=_env_int("PORT", 8080),
-        help="port of /healthz, /readyz and /metrics (default 8080; env SPREADWATCH_PORT)",
+        default=_env_int("PORT", 8081),
+        help="port of the plain-HTTP probes /healthz, /readyz and /statusz (default 8081; env SPREADWATCH_PORT)",
     )
     p.add_argument(
         "--bind-address",
         default=_env("BIND_ADDRESS", "0.0.0.0"),
-        help="address of the probe/metrics server (default 0.0.0.0; env SPREADWATCH_BIND_ADDRESS)",
+        help="address of the probe and metrics servers (default 0.0.0.0; env SPREADWATCH_BIND_ADDRESS)",
     )
+    _add_metrics_server(p)
     p.add_argument(
         "--log-format",
         choices=LOG_FORMATS,
@@ -378,6 +388,38 @@ def _add_run_options(p: argparse.ArgumentParser) -> None:
         action=argparse.BooleanOptionalAction,
         default=_env_bool("EVENTS", True),
         help="post an Event on a SpreadReport when its health changes (default on; env SPREADWATCH_EVENTS)",
+    )
+
+
+def _add_metrics_server(p: argparse.ArgumentParser) -> None:
+    p.add_argument(
+        "--metrics-port",
+        type=_port,
+        default=_env_int("METRICS_PORT", 8443),
+        help="port of /metrics (default 8443; env SPREADWATCH_METRICS_PORT)",
+    )
+    p.add_argument(
+        "--metrics-secure",
+        nargs="?",
+        const=True,
+        type=_bool,
+        default=_env_bool("METRICS_SECURE", True),
+        metavar="true|false",
+        help="/metrics over HTTPS, each request authenticated (TokenReview) and authorized (SubjectAccessReview: "
+        "get on /metrics) by the API server (default true; false: plain HTTP, open; env SPREADWATCH_METRICS_SECURE)",
+    )
+    p.add_argument(
+        "--no-metrics-secure",
+        dest="metrics_secure",
+        action="store_false",
+        help="same as --metrics-secure=false",
+    )
+    p.add_argument(
+        "--metrics-cert-dir",
+        default=_env("METRICS_CERT_DIR", "") or None,
+        metavar="DIR",
+        help="directory with tls.crt and tls.key for /metrics (default: a self-signed certificate generated at "
+        "start under $TMPDIR; env SPREADWATCH_METRICS_CERT_DIR)",
     )
 
 
@@ -627,6 +669,9 @@ def operator_config(args: argparse.Namespace) -> OperatorConfig:
         resync_period=args.resync_period,
         port=args.port,
         host=args.bind_address,
+        metrics_port=args.metrics_port,
+        metrics_secure=args.metrics_secure,
+        metrics_cert_dir=args.metrics_cert_dir,
         log_format=args.log_format,
         log_level=args.log_level,
         kubeconfig=args.kubeconfig,

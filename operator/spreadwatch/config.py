@@ -117,7 +117,7 @@ class OperatorConfig:
     max_writes_per_second: float = 20.0
     write_burst: int = 20
     resync_period: float = 300.0
-    port: int = 8080  # /healthz, /readyz, /statusz and /metrics
+    port: int = 8081  # plain-HTTP probes: /healthz, /readyz, /statusz
     host: str = "0.0.0.0"  # probes come from the kubelet, outside the pod
     log_format: LogFormat = "text"
     log_level: str = "INFO"
@@ -126,6 +126,9 @@ class OperatorConfig:
     leader: LeaderElection = field(default_factory=LeaderElection)
     events: bool = True  # post a core/v1 Event on the SpreadReport when its health changes
     metrics: MetricsOptions = field(default_factory=MetricsOptions)  # /metrics node series
+    metrics_port: int = 8443  # /metrics
+    metrics_secure: bool = True  # HTTPS + TokenReview/SubjectAccessReview on /metrics; False: plain HTTP
+    metrics_cert_dir: str | None = None  # tls.crt + tls.key; None: a self-signed certificate made at start
 
     @property
     def clusterwide(self) -> bool:
@@ -145,6 +148,12 @@ class OperatorConfig:
             raise InputError(f"resync period must be >= 0 seconds (0: off), got {self.resync_period}")
         if not 0 <= self.port <= 65535:
             raise InputError(f"port must be 0-65535, got {self.port}")
+        if not 0 <= self.metrics_port <= 65535:
+            raise InputError(f"metrics port must be 0-65535, got {self.metrics_port}")
+        if self.port == self.metrics_port != 0:
+            raise InputError(f"the probe port and the metrics port must differ, both are {self.port}")
+        if self.metrics_cert_dir is not None and not self.metrics_secure:
+            raise InputError("a metrics certificate directory needs secure metrics (--metrics-secure)")
         if self.log_format not in LOG_FORMATS:
             raise InputError(f"log format must be one of {', '.join(LOG_FORMATS)}, got {self.log_format!r}")
         overlap = set(self.namespaces) & set(self.skip_namespaces)

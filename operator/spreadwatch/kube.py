@@ -11,7 +11,9 @@ What it does, and nothing else — the operator is read-only to users' objects:
   ``controller: false, blockOwnerDeletion: false``), status replacement through the status subresource, owner
   fix-up, delete; plus a core/v1 Event about a SpreadReport when its health changes;
 * **leader election** — :class:`LeaseElector`: a coordination.k8s.io/v1 Lease (get/create/update with
-  ``resourceVersion``; renewed every ``renew_period``, taken over when not renewed for ``lease_duration``).
+  ``resourceVersion``; renewed every ``renew_period``, taken over when not renewed for ``lease_duration``);
+* **delegated authentication and authorization** of ``/metrics`` scrapers — :func:`review_token` (a
+  TokenReview) and :func:`review_access` (a SubjectAccessReview), as kube-rbac-proxy does.
 
 Every call retries with exponential backoff and full jitter on 429, 5xx, 409 Conflict and connection errors
 (:func:`call_with_retries`); async callers use :func:`run_sync` (``asyncio.to_thread``).
@@ -53,6 +55,7 @@ __all__ = [
     "LeaseElector",
     "ReportClient",
     "RetryPolicy",
+    "ReviewedUser",
     "api_error",
     "call_with_retries",
     "connection_params",
@@ -63,6 +66,8 @@ __all__ = [
     "list_object_keys",
     "load_api_client",
     "load_configuration",
+    "review_access",
+    "review_token",
     "run_sync",
 ]
 
@@ -812,3 +817,63 @@ class LeaseElector:
         finally:
             halt.set()
             await asyncio.to_thread(thread.join)
+
+
+# --- delegated authentication and authorization (secure /metrics) ------------------------------------------
+
+
+@dataclass(frozen=True, slots=True)
+class ReviewedUser:
+    """Who a bearer token belongs to, as the API server's TokenReview says."""
+
+    name: str
+    uid: str = ""
+    groups: tuple[str, ...] = ()
+    extra: tuple[tuple[str, tuple[str, ...]], ...] = ()  # sorted (key, values) pairs: hashable
+
+
+_REVIEW_TIMEOUT: Final = (5.0, 10.0)  # (connect, read) seconds: a scrape waits for it, so no retries
+
+
+def review_token(api: client.ApiClient, token: str) -> ReviewedUser | None:
+    """Authenticate a bearer token: one ``create tokenreviews`` (authentication.k8s.io/v1) call, no retries.
+
+    Returns the user, or None when the API server does not accept the token (unknown, expired, malformed).
+    The API server's default audiences apply. Raises :class:`KubeApiError` when the review itself fails
+    (no permission to create TokenReviews, API unreachable): the caller answers 500, not 401. O(1) calls.
+    """
+    body = client.V1TokenReview(spec=client.V1TokenReviewSpec(token=token))
+    try:
+        result = client.AuthenticationV1Api(api).create_token_review(body, _request_timeout=_REVIEW_TIMEOUT)
+    except (ApiException, *_CONNECTION_ERRORS) as err:
+        raise api_error(err, "TokenReview") from None
+    status = result.status
+    if status is None or not status.authenticated or status.user is None or not status.user.username:
+        return None
+    user = status.user
+    extra = tuple(sorted((k, tuple(v or ())) for k, v in (user.extra or {}).items()))
+    return ReviewedUser(user.username, user.uid or "", tuple(user.groups or ()), extra)
+
+
+def review_access(api: client.ApiClient, user: ReviewedUser, verb: str, path: str) -> tuple[bool, str]:
+    """Authorize ``verb`` on the non-resource URL ``path`` for ``user``: one ``create subjectaccessreviews``
+    (authorization.k8s.io/v1) call, no retries. Returns (allowed, the authorizer's reason). Raises
+    :class:`KubeApiError` when the review itself fails. O(1) calls.
+    """
+    spec = client.V1SubjectAccessReviewSpec(
+        user=user.name,
+        uid=user.uid or None,
+        groups=list(user.groups) or None,
+        extra={k: list(v) for k, v in user.extra} or None,
+        non_resource_attributes=client.V1NonResourceAttributes(path=path, verb=verb),
+    )
+    try:
+        result = client.AuthorizationV1Api(api).create_subject_access_review(
+            client.V1SubjectAccessReview(spec=spec), _request_timeout=_REVIEW_TIMEOUT
+        )
+    except (ApiException, *_CONNECTION_ERRORS) as err:
+        raise api_error(err, "SubjectAccessReview") from None
+    status = result.status
+    if status is None:
+        return False, ""
+    return bool(status.allowed) and not status.denied, status.reason or ""

@@ -31,6 +31,8 @@ REPORT_RULES = [
 STANDARD_LABELS = ("app.kubernetes.io/name", "app.kubernetes.io/instance", "app.kubernetes.io/version",
                    "app.kubernetes.io/managed-by", "app.kubernetes.io/component", "app.kubernetes.io/part-of",
                    "helm.sh/chart")  # fmt: skip
+METRICS_READER = f"{FULLNAME}-metrics-reader"
+AUTH_DELEGATOR = f"{FULLNAME}-auth-delegator"
 ALLOWED_RESOURCES = {*CORE_WATCHED, *APPS_WATCHED, "nodes", "namespaces", "spreadreports", "spreadreports/status",
                      "events", "leases"}  # fmt: skip
 
@@ -152,6 +154,7 @@ def test_defaults_render_the_expected_objects(helm: Helm, tmp_path: Path) -> Non
     assert kinds == sorted([
         ("ServiceAccount", FULLNAME), ("ClusterRole", FULLNAME), ("ClusterRoleBinding", FULLNAME),
         ("Role", f"{FULLNAME}-leader-election"), ("RoleBinding", f"{FULLNAME}-leader-election"),
+        ("ClusterRole", METRICS_READER), ("ClusterRoleBinding", AUTH_DELEGATOR),
         ("Service", f"{FULLNAME}-metrics"), ("Deployment", FULLNAME), ("ConfigMap", f"{FULLNAME}-dashboard"),
     ])  # fmt: skip
     version = chart_meta()["appVersion"]
@@ -189,9 +192,10 @@ def test_deployment_security_probes_and_resources(helm: Helm, tmp_path: Path) ->
     assert sc["allowPrivilegeEscalation"] is False
     assert sc["capabilities"] == {"drop": ["ALL"]}
     assert sc["seccompProfile"] == {"type": "RuntimeDefault"}
-    assert c["ports"] == [{"name": "http-metrics", "containerPort": 8080, "protocol": "TCP"}]
-    assert c["livenessProbe"]["httpGet"] == {"path": "/healthz", "port": "http-metrics"}
-    assert c["readinessProbe"]["httpGet"] == {"path": "/readyz", "port": "http-metrics"}
+    assert c["ports"] == [{"name": "metrics", "containerPort": 8443, "protocol": "TCP"},
+                          {"name": "probes", "containerPort": 8081, "protocol": "TCP"}]  # fmt: skip
+    assert c["livenessProbe"]["httpGet"] == {"path": "/healthz", "port": "probes"}
+    assert c["readinessProbe"]["httpGet"] == {"path": "/readyz", "port": "probes"}
     assert set(c["resources"]) == {"requests", "limits"}
     assert set(c["resources"]["requests"]) == {"cpu", "memory"} == set(c["resources"]["limits"])
     env = {e["name"]: e for e in c["env"]}
@@ -201,7 +205,7 @@ def test_deployment_security_probes_and_resources(helm: Helm, tmp_path: Path) ->
     assert pod["volumes"] == [{"name": "tmp", "emptyDir": {"sizeLimit": "16Mi"}}]
 
     service = one(objects, "Service")
-    assert service["spec"]["ports"] == [{"name": "http-metrics", "port": 8080, "targetPort": "http-metrics",
+    assert service["spec"]["ports"] == [{"name": "metrics", "port": 8443, "targetPort": "metrics",
                                          "protocol": "TCP"}]  # fmt: skip
     assert service["spec"]["selector"].items() <= spec["template"]["metadata"]["labels"].items()
 
@@ -212,7 +216,8 @@ def test_default_args_are_the_operator_defaults_plus_the_lease(helm: Helm, tmp_p
     assert config.namespaces == ()
     assert config.skip_namespaces == ()
     assert str(config.opt_out) == "spreadwatch.io/ignore=true"
-    assert (config.profile, config.debounce, config.port, config.host) == ("v1.28", 1.0, 8080, "0.0.0.0")
+    assert (config.profile, config.debounce, config.port, config.host) == ("v1.28", 1.0, 8081, "0.0.0.0")
+    assert (config.metrics_port, config.metrics_secure, config.metrics_cert_dir) == (8443, True, None)
     assert (config.max_writes_per_second, config.write_burst, config.resync_period) == (20.0, 20, 300.0)
     assert (config.log_format, config.log_level, config.events) == ("json", "INFO", True)
     assert config.leader.enabled
@@ -243,7 +248,11 @@ FLAG_CASES = [
     ({"leaderElection": {"enabled": False}}, lambda c: c.leader.enabled is False),
     ({"leaderElection": {"leaseName": "lead", "leaseDuration": 30, "renewPeriod": 5}},
      lambda c: (c.leader.lease_name, c.leader.lease_duration, c.leader.renew_period) == ("lead", 30.0, 5.0)),
-    ({"metrics": {"port": 9100}}, lambda c: c.port == 9100),
+    ({"metrics": {"port": 9100}}, lambda c: (c.metrics_port, c.port) == (9100, 8081)),
+    ({"probes": {"port": 9101}}, lambda c: (c.metrics_port, c.port) == (8443, 9101)),
+    ({"metrics": {"secure": False}}, lambda c: c.metrics_secure is False),
+    ({"metrics": {"certSecret": "sw-tls"}},
+     lambda c: (c.metrics_secure, c.metrics_cert_dir) == (True, "/etc/spreadwatch/metrics-cert")),
     ({"extraArgs": ["--max-node-skew=9"]}, lambda c: c.report.thresholds.max_node_skew == 9),
 ]  # fmt: skip
 
@@ -263,12 +272,32 @@ def test_node_series_becomes_node_metrics(helm: Helm, tmp_path: Path, mode: str)
     assert parse_run_args(args).metrics.node_series == mode
 
 
-def test_port_value_moves_container_port_and_probes(helm: Helm, tmp_path: Path) -> None:
-    objects = helm.template(tmp_path, {"metrics": {"port": 9100}, "service": {"port": 80}})
+def test_port_values_move_container_ports_and_probes(helm: Helm, tmp_path: Path) -> None:
+    objects = helm.template(tmp_path, {"metrics": {"port": 9100}, "probes": {"port": 9101}, "service": {"port": 80}})
     c = container(objects)
-    assert c["ports"][0] == {"name": "http-metrics", "containerPort": 9100, "protocol": "TCP"}
-    assert c["livenessProbe"]["httpGet"]["port"] == "http-metrics"
-    assert one(objects, "Service")["spec"]["ports"][0]["port"] == 80
+    assert c["ports"] == [{"name": "metrics", "containerPort": 9100, "protocol": "TCP"},
+                          {"name": "probes", "containerPort": 9101, "protocol": "TCP"}]  # fmt: skip
+    assert c["livenessProbe"]["httpGet"]["port"] == "probes" == c["readinessProbe"]["httpGet"]["port"]
+    assert one(objects, "Service")["spec"]["ports"][0] == {"name": "metrics", "port": 80, "targetPort": "metrics",
+                                                           "protocol": "TCP"}  # fmt: skip
+    proc = helm.run(*helm.template_args({"metrics": {"port": 9000}, "probes": {"port": 9000}}, (), tmp_path,
+                                        NAMESPACE, RELEASE), check=False)  # fmt: skip
+    assert proc.returncode != 0
+    assert "metrics.port and probes.port must differ" in proc.stderr
+
+
+def test_cert_secret_is_mounted_read_only_as_the_metrics_cert_dir(helm: Helm, tmp_path: Path) -> None:
+    objects = helm.template(tmp_path, {"metrics": {"certSecret": "sw-tls"}})
+    pod = one(objects, "Deployment")["spec"]["template"]["spec"]
+    c = container(objects)
+    assert "--metrics-cert-dir=/etc/spreadwatch/metrics-cert" in c["args"]
+    assert {"name": "metrics-cert", "mountPath": "/etc/spreadwatch/metrics-cert", "readOnly": True} in c["volumeMounts"]
+    assert {"name": "metrics-cert", "secret": {"secretName": "sw-tls", "items": [
+        {"key": "tls.crt", "path": "tls.crt"}, {"key": "tls.key", "path": "tls.key"}]}} in pod["volumes"]  # fmt: skip
+    proc = helm.run(*helm.template_args({"metrics": {"certSecret": "sw-tls", "secure": False}}, (), tmp_path,
+                                        NAMESPACE, RELEASE), check=False)  # fmt: skip
+    assert proc.returncode != 0
+    assert "metrics.certSecret needs metrics.secure=true" in proc.stderr
 
 
 def test_leader_election_off_uses_recreate_and_no_lease_role(helm: Helm, tmp_path: Path) -> None:
@@ -315,8 +344,10 @@ def test_pod_options_reach_the_pod(helm: Helm, tmp_path: Path) -> None:
 
 
 def assert_least_privilege(objects: list[dict[str, Any]]) -> None:
-    """No wildcards, nothing on secrets/configmaps, only get/list/watch on what the operator reads."""
-    for role in [*by_kind(objects, "ClusterRole"), *by_kind(objects, "Role")]:
+    """No wildcards, nothing on secrets/configmaps, only get/list/watch on what the operator reads (the
+    operator's own roles; the metrics-reader ClusterRole is for scrapers: test_metrics_rbac_is_exact)."""
+    roles = [*by_kind(objects, "ClusterRole"), *by_kind(objects, "Role")]
+    for role in [r for r in roles if r["metadata"]["name"] != METRICS_READER]:
         for rule in rules_of(role):
             for field in ("apiGroups", "resources", "verbs", "resourceNames"):
                 assert "*" not in rule.get(field, []), f"wildcard in {role['metadata']['name']}: {rule}"
@@ -329,13 +360,13 @@ def assert_least_privilege(objects: list[dict[str, Any]]) -> None:
 def test_clusterwide_rbac_is_exact(helm: Helm, tmp_path: Path) -> None:
     objects = helm.template(tmp_path)
     assert_least_privilege(objects)
-    cluster_role = one(objects, "ClusterRole")
+    cluster_role = named(objects, "ClusterRole", FULLNAME)
     assert rules_of(cluster_role) == [
         {"apiGroups": [""], "resources": ["nodes", "namespaces", *CORE_WATCHED], "verbs": READ},
         {"apiGroups": ["apps"], "resources": APPS_WATCHED, "verbs": READ},
         *REPORT_RULES,
     ]
-    binding = one(objects, "ClusterRoleBinding")
+    binding = named(objects, "ClusterRoleBinding", FULLNAME)
     assert binding["roleRef"] == {"apiGroup": "rbac.authorization.k8s.io", "kind": "ClusterRole", "name": FULLNAME}
     assert binding["subjects"] == [{"kind": "ServiceAccount", "name": FULLNAME, "namespace": NAMESPACE}]
     lease_role = one(objects, "Role")
@@ -348,6 +379,25 @@ def test_clusterwide_rbac_is_exact(helm: Helm, tmp_path: Path) -> None:
     lease_binding = one(objects, "RoleBinding")
     assert lease_binding["roleRef"]["name"] == lease_role["metadata"]["name"]
     assert lease_binding["metadata"]["namespace"] == NAMESPACE
+
+
+@pytest.mark.parametrize("values", [{}, {"watchNamespaces": ["shop"]}], ids=["clusterwide", "namespaced"])
+def test_metrics_rbac_is_exact(helm: Helm, tmp_path: Path, values: dict[str, Any]) -> None:
+    objects = helm.template(tmp_path, values)
+    reader = named(objects, "ClusterRole", METRICS_READER)
+    assert rules_of(reader) == [{"nonResourceURLs": ["/metrics"], "verbs": ["get"]}]
+    assert not [b for b in [*by_kind(objects, "ClusterRoleBinding"), *by_kind(objects, "RoleBinding")]
+                if b["roleRef"]["name"] == METRICS_READER]  # for scrapers: the chart binds nobody to it  # fmt: skip
+    delegator = named(objects, "ClusterRoleBinding", AUTH_DELEGATOR)
+    assert delegator["roleRef"] == {"apiGroup": "rbac.authorization.k8s.io", "kind": "ClusterRole",
+                                    "name": "system:auth-delegator"}  # fmt: skip
+    assert delegator["subjects"] == [{"kind": "ServiceAccount", "name": FULLNAME, "namespace": NAMESPACE}]
+
+
+def test_insecure_metrics_have_no_auth_delegator_binding(helm: Helm, tmp_path: Path) -> None:
+    objects = helm.template(tmp_path, {"metrics": {"secure": False}})
+    assert [b["metadata"]["name"] for b in by_kind(objects, "ClusterRoleBinding")] == [FULLNAME]
+    assert "--metrics-secure=false" in container(objects)["args"]
 
 
 def test_rbac_create_false_renders_no_rbac(helm: Helm, tmp_path: Path) -> None:
@@ -364,7 +414,7 @@ def test_namespaced_mode_has_roles_per_namespace_and_a_minimal_cluster_role(
 ) -> None:
     objects = helm.template(tmp_path, values)
     assert_least_privilege(objects)
-    assert rules_of(one(objects, "ClusterRole")) == [
+    assert rules_of(named(objects, "ClusterRole", FULLNAME)) == [
         {"apiGroups": [""], "resources": ["nodes", "namespaces"], "verbs": READ}]
     expected = [
         {"apiGroups": [""], "resources": CORE_WATCHED, "verbs": READ},
@@ -402,15 +452,41 @@ def test_monitoring_objects_with_the_prometheus_operator_api(helm: Helm, tmp_pat
     assert monitor["spec"]["selector"]["matchLabels"].items() <= service["metadata"]["labels"].items()
     assert monitor["spec"]["namespaceSelector"] == {"matchNames": [NAMESPACE]}
     [endpoint] = monitor["spec"]["endpoints"]
-    assert endpoint["port"] == "http-metrics" == service["spec"]["ports"][0]["name"]
+    assert endpoint["port"] == "metrics" == service["spec"]["ports"][0]["name"]
     assert (endpoint["path"], endpoint["interval"], endpoint["scrapeTimeout"]) == ("/metrics", "15s", "5s")
     assert endpoint["honorLabels"] is True  # the operator's `namespace` label is the workload's
+    assert endpoint["scheme"] == "https"
+    assert endpoint["bearerTokenFile"] == "/var/run/secrets/kubernetes.io/serviceaccount/token"
+    assert endpoint["tlsConfig"] == {"insecureSkipVerify": True}
+    assert "authorization" not in endpoint
 
     rule = one(objects, "PrometheusRule")
     assert rule["metadata"]["labels"]["release"] == "kps"
     rules_file = yaml.safe_load((CHART / "files" / "spreadwatch-rules.yaml").read_text())
     assert rule["spec"] == {"groups": rules_file["groups"]}
     assert rule["spec"]["groups"], "no alert groups"
+
+
+SCRAPE_AUTH_CASES = [
+    ({}, {"scheme": "https", "bearerTokenFile": "/var/run/secrets/kubernetes.io/serviceaccount/token",
+          "tlsConfig": {"insecureSkipVerify": True}}),
+    ({"serviceMonitor": {"authorization": {"type": "Bearer", "credentials": {"name": "prom", "key": "token"}},
+                         "tlsConfig": {"ca": {"secret": {"name": "sw-tls", "key": "ca.crt"}},
+                                       "serverName": "sw.example"}}},
+     {"scheme": "https", "authorization": {"type": "Bearer", "credentials": {"name": "prom", "key": "token"}},
+      "tlsConfig": {"ca": {"secret": {"name": "sw-tls", "key": "ca.crt"}}, "serverName": "sw.example"}}),
+    ({"metrics": {"secure": False}}, {"scheme": "http"}),
+]  # fmt: skip
+
+
+@pytest.mark.parametrize(("values", "expected"), SCRAPE_AUTH_CASES, ids=["token file", "authorization", "insecure"])
+def test_service_monitor_scrape_auth_and_tls(helm: Helm, tmp_path: Path, values: dict[str, Any],
+                                             expected: dict[str, Any]) -> None:  # fmt: skip
+    values = {**values, "serviceMonitor": {"enabled": True, **values.get("serviceMonitor", {})}}
+    [endpoint] = one(helm.template(tmp_path, values, api_versions=[MONITORING_API]), "ServiceMonitor")["spec"][
+        "endpoints"]
+    keys = {"scheme", "bearerTokenFile", "authorization", "tlsConfig"}
+    assert {k: v for k, v in endpoint.items() if k in keys} == expected
 
 
 def test_monitoring_enabled_without_the_api_renders_nothing_for_it(helm: Helm, tmp_path: Path) -> None:

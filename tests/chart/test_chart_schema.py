@@ -16,6 +16,8 @@ BAD_VALUES = [
     # wrong types
     ({"replicaCount": "two"}, "/replicaCount", "want integer"),
     ({"metrics": {"port": "8080"}}, "/metrics/port", "want integer"),
+    ({"metrics": {"secure": "yes"}}, "/metrics/secure", "want boolean"),
+    ({"serviceMonitor": {"tlsConfig": "skip"}}, "/serviceMonitor/tlsConfig", "want object"),
     ({"debounce": "1s"}, "/debounce", "want number"),
     ({"events": "yes"}, "/events", "want boolean"),
     ({"watchNamespaces": "shop"}, "/watchNamespaces", "want array"),
@@ -36,6 +38,7 @@ BAD_VALUES = [
     ({"logLevel": "info"}, "/logLevel", "value must be one of"),
     ({"image": {"pullPolicy": "Sometimes"}}, "/image/pullPolicy", "value must be one of"),
     ({"metrics": {"port": 70000}}, "/metrics/port", "maximum"),
+    ({"probes": {"port": 0}}, "/probes/port", "minimum"),
     ({"runAsUser": 0}, "/runAsUser", "minimum"),
     ({"writes": {"perSecond": 0}}, "/writes/perSecond", "exclusiveMinimum"),
     ({"watchNamespaces": ["Bad_Name"]}, "/watchNamespaces/0", "does not match pattern"),

@@ -30,7 +30,7 @@ from kubernetes import client
 
 ROOT = Path(__file__).resolve().parents[2]
 CHART = ROOT / "charts" / "spreadwatch"
-RBAC_TEMPLATES = ("templates/serviceaccount.yaml", "templates/rbac.yaml")
+RBAC_TEMPLATES = ("templates/serviceaccount.yaml", "templates/rbac.yaml", "templates/metrics-rbac.yaml")
 
 __all__ = ["CHART", "ChartInstall", "chart_rbac", "install_chart", "install_chart_rbac", "render_chart"]
 

@@ -108,7 +108,8 @@ def start_operator(chart: ChartInstall, log: Path, *extra: str) -> Operator:
     port = free_port()
     cmd = [
         sys.executable, "-m", "spreadwatch.cli", "run", *chart.args, "--kubeconfig", str(chart.kubeconfig),
-        "--port", str(port), "--bind-address", "127.0.0.1", "--debounce", str(DEBOUNCE), "--log-format", "json",
+        "--port", str(port), "--metrics-port", str(free_port()),
+        "--bind-address", "127.0.0.1", "--debounce", str(DEBOUNCE), "--log-format", "json",
         "--skip-namespace", "kube-system", "--max-writes-per-second", "100", "--write-burst", "100", *extra,
     ]  # fmt: skip
     env = {k: v for k, v in os.environ.items() if not k.startswith("SPREADWATCH_")}

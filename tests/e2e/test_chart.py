@@ -70,7 +70,8 @@ def start_operator(chart: ChartInstall, log: Path) -> Process:
     """`spreadwatch run` with the chart's args, authenticated as the chart's ServiceAccount."""
     port = free_port()
     cmd = [sys.executable, "-m", "spreadwatch.cli", "run", *chart.args, "--kubeconfig", str(chart.kubeconfig),
-           f"--port={port}", "--bind-address=127.0.0.1", "--debounce=0.2", "--log-format=json"]  # fmt: skip
+           f"--port={port}", f"--metrics-port={free_port()}",
+           "--bind-address=127.0.0.1", "--debounce=0.2", "--log-format=json"]  # fmt: skip
     env = {k: v for k, v in os.environ.items() if not k.startswith("SPREADWATCH_") and k != "KUBECONFIG"}
     env.update(chart.env)
     with open(log, "ab") as out:
@@ -204,7 +205,8 @@ def test_chart_rbac_is_sufficient_and_minimal(
     assert status["info"]["status"] == "deployed"
     notes = chart.notes
     assert "kubectl get spreadreports -A" in notes
-    assert f"port-forward service/{chart.release}-spreadwatch-metrics 8080" in notes
+    assert f"port-forward service/{chart.release}-spreadwatch-metrics 8443" in notes
+    assert f"--clusterrole={chart.release}-spreadwatch-metrics-reader" in notes
     assert "every namespace except kube-system" in notes
     assert "helm show crds" in notes
     control_plane.kubectl("wait", "--for=condition=Established", "crd/spreadreports.spreadwatch.io",

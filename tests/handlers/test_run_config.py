@@ -29,7 +29,8 @@ def test_defaults(monkeypatch: pytest.MonkeyPatch) -> None:
     assert cfg.clusterwide
     assert cfg.opt_out == LabelRequirement("spreadwatch.io/ignore", "true")
     assert (cfg.profile, cfg.debounce, cfg.max_writes_per_second, cfg.resync_period) == ("v1.28", 1.0, 20.0, 300.0)
-    assert (cfg.port, cfg.log_format, cfg.kubeconfig) == (8080, "text", None)
+    assert (cfg.port, cfg.log_format, cfg.kubeconfig) == (8081, "text", None)
+    assert (cfg.metrics_port, cfg.metrics_secure, cfg.metrics_cert_dir) == (8443, True, None)
     assert cfg.leader.enabled
     assert cfg.leader.identity == "spreadwatch-7d9f-abcde"
     assert (cfg.leader.lease_duration, cfg.leader.renew_period) == (15.0, 2.0)

@@ -19,7 +19,7 @@ from spreadwatch.handlers.runtime import Runtime
 
 
 def test_probes_statusz_route_hook_and_writer_loop() -> None:
-    cfg = replace(OperatorConfig(), host="127.0.0.1", port=0, debounce=0.05)
+    cfg = replace(OperatorConfig(), host="127.0.0.1", port=0, metrics_port=0, metrics_secure=False, debounce=0.05)
     api = FakeReportApi()
     rt = Runtime(cfg, sink=api)
 
@@ -46,7 +46,7 @@ def test_probes_statusz_route_hook_and_writer_loop() -> None:
                 if api.objects.get(("shop", "deployment-web"), {}).get("status"):
                     break
             got = {}
-            for path in ("/healthz", "/readyz", "/extra"):
+            for path in ("/healthz", "/readyz", "/extra", "/metrics"):
                 async with session.get(base + path) as resp:
                     got[path] = (resp.status, await resp.text())
             async with session.get(base + "/statusz") as resp:
@@ -58,6 +58,7 @@ def test_probes_statusz_route_hook_and_writer_loop() -> None:
     assert got["/healthz"] == (200, "ok\n")
     assert got["/readyz"] == (200, "ok\n")
     assert got["/extra"] == (200, "extra 1\n")
+    assert got["/metrics"][0] == 404  # /metrics has its own port (--metrics-port)
     state = got["/statusz"]
     assert isinstance(state, dict)
     assert state["leader"] is True

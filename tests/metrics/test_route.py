@@ -19,13 +19,17 @@ OPENMETRICS_ACCEPT = "application/openmetrics-text;version=1.0.0,text/plain;vers
 
 
 def scrape_runtime(options: MetricsOptions) -> tuple[Runtime, dict[str, Scrape]]:
-    cfg = replace(OperatorConfig(), host="127.0.0.1", port=0, debounce=0.05, metrics=options)
+    cfg = replace(
+        OperatorConfig(), host="127.0.0.1", port=0, metrics_port=0, metrics_secure=False, debounce=0.05, metrics=options
+    )
     api = FakeReportApi()
     rt = Runtime(cfg, sink=api)
 
     async def main() -> dict[str, Scrape]:
         await rt.start(load=False)
-        base = f"http://127.0.0.1:{rt.server.bound_port}/metrics"
+        assert rt.metrics_server is not None
+        assert rt.metrics_server.scheme == "http"
+        base = f"http://127.0.0.1:{rt.metrics_server.bound_port}/metrics"
         for event in web_cluster():
             rt.router.handle(event)
         got: dict[str, Scrape] = {}

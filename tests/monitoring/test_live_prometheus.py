@@ -2,8 +2,10 @@
 
 Set-up (module scope, ~15 s):
 
-* a ``handlers.runtime.Runtime`` (index, router, writer, probe/metrics server) with an in-memory SpreadReport
-  API instead of the Kubernetes API, fed a small cluster: 6 nodes in 3 zones and the workloads
+* a ``handlers.runtime.Runtime`` (index, router, writer, probe and metrics servers) with an in-memory
+  SpreadReport API instead of the Kubernetes API, serving secure ``/metrics`` (HTTPS, self-signed certificate,
+  bearer tokens checked by a stand-in for TokenReview/SubjectAccessReview that knows one token; the real
+  reviews are tested in tests/e2e/test_secure_metrics.py), fed a small cluster: 6 nodes in 3 zones and the workloads
   ``shop/web`` (Balanced), ``shop/api`` (Imbalanced: 3 + 1 pods), ``shop/cache`` (SinglePointOfFailure: both
   pods on node-b2), ``data/zonal`` (SinglePointOfFailure: both pods in zone-a, on two nodes) and
   ``shop/churn`` (a pod recreated every 0.25 s, so counters and histograms move). Its ``/metrics`` is
@@ -11,8 +13,11 @@ Set-up (module scope, ~15 s):
 * a second target serving only the self-metrics of a stale leader (an ``OperatorCollector`` over a
   ``StaticSource``): oldest pending change 20 min old, last resync an hour ago;
 * a third target on a closed port (a replica that is down);
-* Debian's ``prometheus`` on a free loopback port, temporary storage, ``job_name: spreadwatch``, scrape and
-  rule evaluation every second, loading charts/spreadwatch/files/spreadwatch-rules.yaml.
+* Debian's ``prometheus`` on a free loopback port, temporary storage, scrape and rule evaluation every
+  second, loading charts/spreadwatch/files/spreadwatch-rules.yaml. Job ``spreadwatch`` scrapes the operator
+  as the chart's ServiceMonitor does (``scheme: https``, the bearer token from a file,
+  ``insecure_skip_verify``); the two other targets are plain HTTP in a second job labelled
+  ``job="spreadwatch"`` too.
 
 Then every dashboard target (variables substituted) and every alert expression runs through /api/v1/query.
 """
@@ -32,6 +37,7 @@ from typing import Any
 import pytest
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "handlers"))
+from auth_fakes import FakeAccessReviews
 from handler_fakes import (
     FakeReportApi,
     deployment,
@@ -76,6 +82,8 @@ PLACEMENT = {
 }
 SEEDED = [w for w in PLACEMENT if w[1] != "churn"]
 JOB = "spreadwatch"
+PROMETHEUS_TOKEN = "prometheus-service-account-token"
+PROMETHEUS_USER = "system:serviceaccount:monitoring:prometheus"
 
 
 def cluster_events() -> list[dict[str, Any]]:
@@ -93,6 +101,7 @@ class OperatorThread(threading.Thread):
     def __init__(self) -> None:
         super().__init__(name="spreadwatch-runtime", daemon=True)
         self.api = FakeReportApi()
+        self.reviews = FakeAccessReviews({PROMETHEUS_TOKEN: PROMETHEUS_USER}, frozenset({PROMETHEUS_USER}))
         self.started_ok = threading.Event()
         self.halt = threading.Event()
         self.port = 0
@@ -107,9 +116,13 @@ class OperatorThread(threading.Thread):
 
     async def _main(self) -> None:
         config = OperatorConfig(
-            host="127.0.0.1", port=0, debounce=0.05, leader=LeaderElection(enabled=False, identity="test")
+            host="127.0.0.1",
+            port=0,
+            metrics_port=0,
+            debounce=0.05,
+            leader=LeaderElection(enabled=False, identity="test"),
         )
-        runtime = Runtime(config, sink=self.api)
+        runtime = Runtime(config, sink=self.api, reviews=self.reviews)
         for event in cluster_events():
             runtime.router.handle(event)
         # One failed status write (the fake API answers 500 once) and what kube.ReportClient's on_request hook
@@ -119,7 +132,8 @@ class OperatorThread(threading.Thread):
         runtime.api_errors.note("replace_status", "500")
         await runtime.start(load=False)
         try:
-            self.port = runtime.server.bound_port or 0
+            assert runtime.metrics_server is not None and runtime.metrics_server.scheme == "https"
+            self.port = runtime.metrics_server.bound_port or 0
             self.started_ok.set()
             i = 0
             while not self.halt.is_set():
@@ -163,6 +177,7 @@ class Live:
     operator: str  # instance label values
     stale: str
     down: str
+    reviews: FakeAccessReviews
 
 
 def _wait(what: str, check: Any, prom: Prometheus, timeout: float = 240.0) -> None:
@@ -197,16 +212,29 @@ def live(prometheus_bin: str, tmp_path_factory: pytest.TempPathFactory) -> Itera
     operator_target = f"127.0.0.1:{operator.port}"
     stale_target = f"127.0.0.1:{stale_server.server_address[1]}"
     down_target = f"127.0.0.1:{free_port()}"
+    workdir = tmp_path_factory.mktemp("prometheus")
+    token_file = workdir / "token"
+    token_file.write_text(PROMETHEUS_TOKEN)
     config = {
         # a scrape timeout of 2 s, not 1 s: a CPU hog on every core must not turn a slow scrape into up == 0
         "global": {"scrape_interval": "2s", "scrape_timeout": "2s", "evaluation_interval": "1s"},
         "rule_files": [str(RULES)],
         "scrape_configs": [
-            {"job_name": JOB, "static_configs": [{"targets": [operator_target, stale_target, down_target]}]}
+            {  # the operator, as the chart's ServiceMonitor scrapes it
+                "job_name": JOB,
+                "scheme": "https",
+                "authorization": {"type": "Bearer", "credentials_file": str(token_file)},
+                "tls_config": {"insecure_skip_verify": True},
+                "static_configs": [{"targets": [operator_target]}],
+            },
+            {  # plain-HTTP targets; a target's job label wins over the job name
+                "job_name": f"{JOB}-plain",
+                "static_configs": [{"targets": [stale_target, down_target], "labels": {"job": JOB}}],
+            },
         ],
     }
-    prom = Prometheus(prometheus_bin, tmp_path_factory.mktemp("prometheus"), config)
-    targets = Live(prom, operator_target, stale_target, down_target)
+    prom = Prometheus(prometheus_bin, workdir, config)
+    targets = Live(prom, operator_target, stale_target, down_target, operator.reviews)
     try:
         prom.wait_ready()
         # 8+ scrapes of every target: enough samples for rate() over the 10 s $__rate_interval
@@ -237,6 +265,11 @@ def test_targets_scraped_as_expected(live: Live) -> None:
     # the best of the last 20 s (≥ 10 scrapes): one scrape slowed past its timeout on a busy machine is no failure
     up = {r["metric"]["instance"]: r["value"][1] for r in live.prom.query(f'max_over_time(up{{job="{JOB}"}}[20s])')}
     assert up == {live.operator: "1", live.stale: "1", live.down: "0"}
+    # 8+ HTTPS scrapes a second apart with the bearer token: reviewed once per decision-cache TTL (60 s)
+    [scrapes] = live.prom.query(f'count_over_time(up{{job="{JOB}", instance="{live.operator}"}}[1h])')
+    reviews = live.reviews.token_calls
+    assert 1 <= reviews <= max(1, int(scrapes["value"][1]) // 8), (reviews, scrapes)
+    assert set(live.reviews.access_calls) == {(PROMETHEUS_USER, "get", "/metrics")}
 
 
 def test_workload_series_carry_the_seeded_state(live: Live) -> None:

@@ -100,7 +100,12 @@ app.kubernetes.io/part-of: spreadwatch
 {{- $args = append $args (printf "--max-writes-per-second=%v" $v.writes.perSecond) }}
 {{- $args = append $args (printf "--write-burst=%d" (int $v.writes.burst)) }}
 {{- $args = append $args (printf "--resync-period=%v" $v.resyncPeriod) }}
-{{- $args = append $args (printf "--port=%d" (int $v.metrics.port)) }}
+{{- $args = append $args (printf "--port=%d" (int $v.probes.port)) }}
+{{- $args = append $args (printf "--metrics-port=%d" (int $v.metrics.port)) }}
+{{- $args = append $args (printf "--metrics-secure=%t" $v.metrics.secure) }}
+{{- if $v.metrics.certSecret }}
+{{- $args = append $args (printf "--metrics-cert-dir=%s" (include "spreadwatch.metricsCertDir" .)) }}
+{{- end }}
 {{- $args = append $args "--bind-address=0.0.0.0" }}
 {{- $args = append $args (printf "--log-format=%s" $v.logFormat) }}
 {{- $args = append $args (printf "--log-level=%s" $v.logLevel) }}
@@ -119,6 +124,11 @@ app.kubernetes.io/part-of: spreadwatch
 {{- $args = append $args . }}
 {{- end }}
 {{- toYaml $args }}
+{{- end }}
+
+{{/* Where the metrics.certSecret Secret is mounted. */}}
+{{- define "spreadwatch.metricsCertDir" -}}
+/etc/spreadwatch/metrics-cert
 {{- end }}
 
 {{/* Rules for the reports the operator writes and the Events about them (cluster-wide or per namespace). */}}

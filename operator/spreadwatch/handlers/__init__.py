@@ -4,7 +4,10 @@
 * :mod:`~spreadwatch.handlers.writer` — debouncing, dedup, rate limit, leader gating, resync, deletions;
 * :mod:`~spreadwatch.handlers.status` — the SpreadReport status (report + conditions), pure;
 * :mod:`~spreadwatch.handlers.ratelimit` — the global token bucket;
-* :mod:`~spreadwatch.handlers.health` — ``/healthz``, ``/readyz``, ``/statusz`` (and the ``/metrics`` hook);
+* :mod:`~spreadwatch.handlers.health` — the probe server (``/healthz``, ``/readyz``, ``/statusz``) and the
+  ``/metrics`` server;
+* :mod:`~spreadwatch.handlers.metricsauth` — TokenReview/SubjectAccessReview of ``/metrics`` requests, cached;
+* :mod:`~spreadwatch.handlers.servingcert` — the metrics TLS certificate (mounted or self-signed);
 * :mod:`~spreadwatch.handlers.logs` — text/JSON structured logs;
 * :mod:`~spreadwatch.handlers.runtime` — kopf registry and settings, startup/cleanup, ``run_operator``.
 

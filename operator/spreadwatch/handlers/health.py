@@ -1,15 +1,20 @@
-"""The probe and metrics endpoint on ``--port``: ``/healthz``, ``/readyz``, ``/statusz`` and ``/metrics``.
+"""The operator's two HTTP servers: plain-HTTP probes on ``--port`` and ``/metrics`` on ``--metrics-port``.
 
-A tiny aiohttp server (aiohttp comes with kopf). ``/healthz`` is 200 while the report writer's loop keeps
-cycling (it is stuck otherwise: 503); ``/readyz`` is 200 once the index holds the cluster's initial
-state; ``/statusz`` returns JSON counters (index sizes, writes, leader) for humans and tests.
+Tiny aiohttp servers (aiohttp comes with kopf).
 
-``/metrics`` (when a registry is given) takes an immutable view of the registry in the event loop
-(``metrics.freeze``: O(workloads), milliseconds) and formats it in a worker thread (``metrics.render``:
-O(series), ~0.3 s at 450,000 series), so watch events keep flowing during a scrape. OpenMetrics when the
-``Accept`` header asks for it (Prometheus does), else the Prometheus text format 0.0.4.
+* :class:`HealthServer` (``--port``, default 8081, always plain HTTP: the kubelet probes it): ``/healthz`` is
+  200 while the report writer's loop keeps cycling (it is stuck otherwise: 503); ``/readyz`` is 200 once the
+  index holds the cluster's initial state; ``/statusz`` returns JSON counters (index sizes, writes, leader,
+  metrics authorization) for humans and tests.
+* :class:`MetricsServer` (``--metrics-port``, default 8443): ``/metrics``, by default over HTTPS
+  (:mod:`~spreadwatch.handlers.servingcert`) with every request authenticated and authorized by the API
+  server (:mod:`~spreadwatch.handlers.metricsauth`); plain HTTP and open with ``--metrics-secure=false``.
+  A scrape takes an immutable view of the registry in the event loop (``metrics.freeze``: O(workloads),
+  milliseconds) and formats it in a worker thread (``metrics.render``: O(series), ~0.3 s at 450,000
+  series), so watch events keep flowing during a scrape. OpenMetrics when the ``Accept`` header asks for it
+  (Prometheus does), else the Prometheus text format 0.0.4.
 
-More routes can be added on the same port before the server starts: ``server.add_route(...)`` (see
+More routes can be added to a server before it starts: ``server.add_route(...)`` (see
 ``spreadwatch.handlers.runtime.ROUTE_HOOKS``).
 """
 
@@ -17,22 +22,83 @@ from __future__ import annotations
 
 import asyncio
 import logging
-from collections.abc import Awaitable, Callable
+import ssl
+from collections.abc import Callable, Sequence
 from typing import Any
 
-from aiohttp import web
+from aiohttp import typedefs, web
 from prometheus_client import CollectorRegistry
 
 from spreadwatch.metrics import content_type, freeze, render, wants_openmetrics
 
-__all__ = ["Handler", "HealthServer"]
+__all__ = ["Handler", "HealthServer", "HttpServer", "MetricsServer", "Middleware"]
 
 log = logging.getLogger("spreadwatch.health")
 
-Handler = Callable[[web.Request], Awaitable[web.StreamResponse]]
+Handler = typedefs.Handler
+Middleware = typedefs.Middleware
 
 
-class HealthServer:
+class HttpServer:
+    """Routes on one ``host:port``, plain HTTP or HTTPS (``ssl_context``), behind optional middlewares."""
+
+    def __init__(
+        self,
+        host: str,
+        port: int,
+        routes: Sequence[tuple[str, str, Handler]] = (),
+        *,
+        ssl_context: ssl.SSLContext | None = None,
+        middlewares: Sequence[Middleware] = (),
+        what: str = "server",
+    ) -> None:
+        self.host = host
+        self.port = port
+        self.ssl_context = ssl_context
+        self.what = what
+        self._routes: list[tuple[str, str, Handler]] = list(routes)
+        self._middlewares = list(middlewares)
+        self._runner: web.AppRunner | None = None
+        self.bound_port: int | None = None
+
+    @property
+    def scheme(self) -> str:
+        return "https" if self.ssl_context is not None else "http"
+
+    def add_route(self, method: str, path: str, handler: Handler) -> None:
+        """Serve another path on the same port (call before :meth:`start`)."""
+        if self._runner is not None:
+            raise RuntimeError("add routes before the server starts")
+        self._routes.append((method, path, handler))
+
+    async def start(self) -> None:
+        app = web.Application(middlewares=self._middlewares)
+        for method, path, handler in self._routes:
+            app.router.add_route(method, path, handler)
+        self._runner = web.AppRunner(app, access_log=None)
+        await self._runner.setup()
+        site = web.TCPSite(self._runner, self.host, self.port, ssl_context=self.ssl_context)
+        try:
+            await site.start()
+        except OSError:
+            await self._runner.cleanup()
+            self._runner = None
+            raise
+        server = getattr(site, "_server", None)
+        sockets = getattr(server, "sockets", None) or []
+        self.bound_port = sockets[0].getsockname()[1] if sockets else self.port
+        paths = ", ".join(path for _, path, _ in self._routes)
+        log.info("%s on %s://%s:%s (%s)", self.what, self.scheme, self.host, self.bound_port, paths)
+
+    async def stop(self) -> None:
+        if self._runner is not None:
+            await self._runner.cleanup()
+            self._runner = None
+
+
+class HealthServer(HttpServer):
+    """``/healthz``, ``/readyz`` and ``/statusz`` over plain HTTP."""
+
     def __init__(
         self,
         host: str,
@@ -40,29 +106,16 @@ class HealthServer:
         alive: Callable[[], bool],
         ready: Callable[[], bool],
         state: Callable[[], dict[str, Any]] = dict,
-        metrics: CollectorRegistry | None = None,
     ) -> None:
-        self.host = host
-        self.port = port
         self._alive = alive
         self._ready = ready
         self._state = state
-        self._routes: list[tuple[str, str, Handler]] = [
+        routes: list[tuple[str, str, Handler]] = [
             ("GET", "/healthz", self._healthz),
             ("GET", "/readyz", self._readyz),
             ("GET", "/statusz", self._statusz),
         ]
-        self._metrics = metrics
-        if metrics is not None:
-            self._routes.append(("GET", "/metrics", self._serve_metrics))
-        self._runner: web.AppRunner | None = None
-        self.bound_port: int | None = None
-
-    def add_route(self, method: str, path: str, handler: Handler) -> None:
-        """Serve another path on the same port (call before :meth:`start`)."""
-        if self._runner is not None:
-            raise RuntimeError("add routes before the server starts")
-        self._routes.append((method, path, handler))
+        super().__init__(host, port, routes, what="probes")
 
     async def _healthz(self, _request: web.Request) -> web.StreamResponse:
         ok = self._alive()
@@ -75,27 +128,31 @@ class HealthServer:
     async def _statusz(self, _request: web.Request) -> web.StreamResponse:
         return web.json_response(self._state())
 
+
+class MetricsServer(HttpServer):
+    """``/metrics`` of ``registry``; HTTPS when ``ssl_context`` is given, guarded by ``middlewares``."""
+
+    def __init__(
+        self,
+        host: str,
+        port: int,
+        registry: CollectorRegistry,
+        *,
+        ssl_context: ssl.SSLContext | None = None,
+        middlewares: Sequence[Middleware] = (),
+    ) -> None:
+        self._registry = registry
+        super().__init__(
+            host,
+            port,
+            [("GET", "/metrics", self._serve_metrics)],
+            ssl_context=ssl_context,
+            middlewares=middlewares,
+            what="metrics",
+        )
+
     async def _serve_metrics(self, request: web.Request) -> web.StreamResponse:
-        assert self._metrics is not None
         openmetrics = wants_openmetrics(request.headers.get("Accept", ""))
-        frozen = freeze(self._metrics)  # in the loop: the index is only ever read here
+        frozen = freeze(self._registry)  # in the loop: the index is only ever read here
         body = await asyncio.to_thread(render, frozen, openmetrics=openmetrics)
         return web.Response(body=body, headers={"Content-Type": content_type(openmetrics)})
-
-    async def start(self) -> None:
-        app = web.Application()
-        for method, path, handler in self._routes:
-            app.router.add_route(method, path, handler)
-        self._runner = web.AppRunner(app, access_log=None)
-        await self._runner.setup()
-        site = web.TCPSite(self._runner, self.host, self.port)
-        await site.start()
-        server = getattr(site, "_server", None)
-        sockets = getattr(server, "sockets", None) or []
-        self.bound_port = sockets[0].getsockname()[1] if sockets else self.port
-        log.info("probes on http://%s:%s/healthz", self.host, self.bound_port)
-
-    async def stop(self) -> None:
-        if self._runner is not None:
-            await self._runner.cleanup()
-            self._runner = None

@@ -26,6 +26,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import logging
+import shutil
 import time
 from collections.abc import Callable, Mapping
 from typing import Any
@@ -37,8 +38,10 @@ from spreadwatch import __version__
 from spreadwatch.config import OperatorConfig
 from spreadwatch.errors import InputError, SpreadwatchError
 from spreadwatch.handlers.events import WATCHED, EventRouter, Watched
-from spreadwatch.handlers.health import HealthServer
+from spreadwatch.handlers.health import HealthServer, MetricsServer
+from spreadwatch.handlers.metricsauth import AccessReviews, KubeAccessReviews, MetricsAuth
 from spreadwatch.handlers.relist import KeyLister, RelistReconciler
+from spreadwatch.handlers.servingcert import ServingCert, serving_cert
 from spreadwatch.handlers.writer import ApiErrors, ReportSink, ReportWriter
 from spreadwatch.index import SpreadIndex
 from spreadwatch.kube import (
@@ -65,10 +68,16 @@ ROUTE_HOOKS: list[Callable[[HealthServer, Runtime], None]] = []
 
 
 class Runtime:
-    """Everything one operator process holds: config, index, router, writer, elector, probe server."""
+    """Everything one operator process holds: config, index, router, writer, elector, probe and metrics
+    servers. ``sink``/``list_keys`` replace the API for reports and re-lists, ``reviews`` for the metrics
+    authorization (tests)."""
 
     def __init__(
-        self, config: OperatorConfig, sink: ReportSink | None = None, list_keys: KeyLister | None = None
+        self,
+        config: OperatorConfig,
+        sink: ReportSink | None = None,
+        list_keys: KeyLister | None = None,
+        reviews: AccessReviews | None = None,
     ) -> None:
         self.config = config
         self.index = SpreadIndex(get_profile(config.profile), config.report)
@@ -102,7 +111,12 @@ class Runtime:
             self.router.observe = self.reconciler.observe
         self.metrics = registry_for(self.index, config.metrics, operator=self)
         ProcessCollector(registry=self.metrics)
-        self.server = HealthServer(config.host, config.port, self.alive, self.ready, self.state, self.metrics)
+        self.server = HealthServer(config.host, config.port, self.alive, self.ready, self.state)
+        if reviews is None and self.api is not None:
+            reviews = KubeAccessReviews(self.api)
+        self.metrics_auth = MetricsAuth(reviews) if config.metrics_secure and reviews is not None else None
+        self.metrics_server: MetricsServer | None = None  # made by serve_probes (the certificate first)
+        self.serving_cert: ServingCert | None = None
         self.started = time.monotonic()
         self._stop: asyncio.Event | None = None
         self._tasks: list[asyncio.Task[None]] = []
@@ -147,6 +161,11 @@ class Runtime:
                     "pending": self.reconciler.pending,
                 }
                 if self.reconciler is not None
+                else None
+            ),
+            "metricsAuth": (
+                {**self.metrics_auth.stats.as_dict(), "cached": len(self.metrics_auth.cache)}
+                if self.metrics_auth is not None
                 else None
             ),
             "index": {
@@ -223,16 +242,34 @@ class Runtime:
         return await run_sync(lambda: list_object_keys(self.api, watched, self.config.namespaces))
 
     async def serve_probes(self) -> None:
-        """Bind the probe/metrics server (first: a busy port fails before anything else starts)."""
+        """Bind the probe and metrics servers (first: a busy port or an unusable certificate fails before
+        anything else starts)."""
         if self.server.bound_port is not None:
             return
+        cfg = self.config
+        if cfg.metrics_secure and self.metrics_auth is None:
+            raise InputError("secure metrics need the Kubernetes API to review tokens (or --metrics-secure=false)")
         for hook in ROUTE_HOOKS:
             hook(self.server, self)
         try:
             await self.server.start()
         except OSError as err:
+            raise InputError(f"cannot serve probes on {cfg.host}:{cfg.port}: {err.strerror or err}") from None
+        if cfg.metrics_secure:
+            self.serving_cert = serving_cert(cfg.metrics_cert_dir, [cfg.host] if cfg.host != "0.0.0.0" else [])
+        self.metrics_server = MetricsServer(
+            cfg.host,
+            cfg.metrics_port,
+            self.metrics,
+            ssl_context=self.serving_cert.context if self.serving_cert is not None else None,
+            middlewares=[self.metrics_auth.middleware] if self.metrics_auth is not None else [],
+        )
+        try:
+            await self.metrics_server.start()
+        except OSError as err:
+            await self.server.stop()
             raise InputError(
-                f"cannot serve probes on {self.config.host}:{self.config.port}: {err.strerror or err}"
+                f"cannot serve metrics on {cfg.host}:{cfg.metrics_port}: {err.strerror or err}"
             ) from None
 
     async def start(self, load: bool = True) -> None:
@@ -269,6 +306,10 @@ class Runtime:
                 await asyncio.wait_for(task, 10)
         self._tasks.clear()
         await self.server.stop()
+        if self.metrics_server is not None:
+            await self.metrics_server.stop()
+        if self.serving_cert is not None and self.serving_cert.self_signed:
+            shutil.rmtree(self.serving_cert.cert_dir, ignore_errors=True)
         stats = self.writer.stats
         log.info(
             "stopped: %d API writes (%d creates, %d status, %d deletes, %d events), %d unchanged skipped",
