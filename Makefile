@@ -13,6 +13,7 @@ export SPREADWATCH_CACHE ?= $(HOME)/.cache/spreadwatch
 include hack/controlplane/controlplane.mk
 include bench/bench.mk
 include bench/pts.mk
+include bench/soak.mk
 include hack/prometheus.mk
 include hack/load.mk
 include hack/image.mk

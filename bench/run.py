@@ -1701,16 +1701,26 @@ ANALYSIS_START = "<!-- analysis:start (hand-written; bench/run.py keeps this blo
 ANALYSIS_END = "<!-- analysis:end -->"
 
 
+KEPT_BLOCKS = (  # (start, end) of blocks other tools write: carried over like the analysis block
+    (ANALYSIS_START, ANALYSIS_END),
+    ("<!-- soak-index:start", "<!-- soak-index:end -->"),  # bench/soak.py
+    ("<!-- soak-cluster:start", "<!-- soak-cluster:end -->"),  # bench/soak_cluster.py
+)
+
+
 def keep_analysis(text: str, path: Path) -> str:
-    """Carry the hand-written analysis block of an existing file over into the regenerated one (before Method)."""
+    """Carry the hand-written analysis block and the soak blocks of an existing file over into the regenerated
+    one (before Method)."""
     try:
         old = path.read_text()
     except OSError:
         return text
-    if ANALYSIS_START not in old or ANALYSIS_END not in old:
-        return text
-    block = old[old.index(ANALYSIS_START) : old.index(ANALYSIS_END) + len(ANALYSIS_END)]
-    return text.replace("## Method", block + "\n\n## Method", 1)
+    for start, end in KEPT_BLOCKS:
+        if start not in old or end not in old:
+            continue
+        block = old[old.index(start) : old.index(end) + len(end)]
+        text = text.replace("## Method", block + "\n\n## Method", 1)
+    return text
 
 
 def source_hashes() -> dict[str, str]:

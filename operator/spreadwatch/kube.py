@@ -28,6 +28,7 @@ import datetime as dt
 import logging
 import os
 import random
+import threading
 import time
 from collections.abc import Awaitable, Callable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
@@ -662,6 +663,13 @@ class LeaseElector:
     (observed-time based, so clock skew between replicas does not matter). Updates carry the observed
     ``resourceVersion``: two candidates never both win. A leader that cannot renew within
     ``lease_duration`` steps down by itself. On shutdown the holder releases the Lease (empty holder).
+
+    Timing: the leader's rounds start every ``renew_period``, a standby's every half of it (fixed rate: a slow
+    API does not stretch the cadence). A renewal counts from the *start* of its round, so the leader's own
+    deadline passes before any standby, which counts from when it *saw* the renewal, may take over. A standby
+    wakes exactly when the holder's Lease expires by its clock, not at the next tick: after a crash it takes
+    over within ``lease_duration`` + ``renew_period`` / 2 + the latency of two Lease reads, i.e. within
+    ``lease_duration`` + ``renew_period`` unless those reads (and the wake-ups) take half a renew period.
     """
 
     def __init__(
@@ -684,8 +692,9 @@ class LeaseElector:
         self.on_change = on_change
         self.clock = clock
         self._leader = False
-        self._last_renew = 0.0  # our clock, last successful renew
+        self._last_renew = 0.0  # our clock: start of the round of the last successful renew
         self._observed: tuple[str, str, float] | None = None  # (holder, renewTime, our clock when first seen)
+        self._expires = 0.0  # our clock: when another holder's Lease expires (0: not held by another)
 
     @property
     def is_leader(self) -> bool:
@@ -703,8 +712,21 @@ class LeaseElector:
         spec["acquireTime"] = acquire or now
         return spec
 
+    def next_round_in(self, round_started: float) -> float:
+        """Seconds until the next round: ``renew_period`` after this one started (half of it for a standby,
+        which so sees the holder's last renewal sooner), or sooner when another holder's Lease expires before
+        that (by our clock). O(1)."""
+        now = self.clock()
+        period = self.renew_period if self._leader else self.renew_period / 2
+        delay = round_started + period - now
+        if now < self._expires:
+            delay = min(delay, self._expires - now)
+        return max(0.0, delay)
+
     def try_acquire_or_renew(self) -> bool:
         """One election round (blocking). True when this replica holds the Lease afterwards."""
+        started = self.clock()
+        self._expires = 0.0
         try:
             lease = self.coord.read_namespaced_lease(self.name, self.namespace, _request_timeout=_TIMEOUT)
         except ApiException as err:
@@ -722,7 +744,7 @@ class LeaseElector:
                 if create_err.status == 409:  # someone else created it first
                     return False
                 raise
-            self._last_renew = self.clock()
+            self._last_renew = started
             return True
         spec = lease.spec
         holder = (spec.holder_identity or "") if spec else ""
@@ -734,6 +756,7 @@ class LeaseElector:
             self._observed = (holder, renew, now)
         expired = now - self._observed[2] >= duration
         if holder and holder != self.identity and not expired:
+            self._expires = self._observed[2] + duration
             return False
         if holder == self.identity:
             acquire = spec.acquire_time.isoformat().replace("+00:00", "Z") if spec and spec.acquire_time else None
@@ -756,7 +779,7 @@ class LeaseElector:
             if err.status == 409:  # lost the race
                 return False
             raise
-        self._last_renew = self.clock()
+        self._last_renew = started
         return True
 
     def release(self) -> None:
@@ -787,37 +810,62 @@ class LeaseElector:
         except (ApiException, *_CONNECTION_ERRORS) as err:
             log.warning("could not release Lease %s/%s: %s", self.namespace, self.name, _describe(err))
 
-    async def _set(self, leader: bool) -> None:
+    def _set(self, leader: bool) -> bool:
+        """Record the outcome of a round; True when the leadership changed."""
         if leader == self._leader:
-            return
+            return False
         self._leader = leader
         if leader:
             log.info("became the leader (Lease %s/%s, identity %s)", self.namespace, self.name, self.identity)
         else:
             log.warning("lost the leadership (Lease %s/%s)", self.namespace, self.name)
-        if self.on_change is not None:
-            result = self.on_change(leader)
-            if result is not None:
-                await result
+        return True
 
-    async def run(self, stop: asyncio.Event) -> None:
-        """Campaign and renew until ``stop`` is set; then release the Lease."""
+    def campaign(self, halt: threading.Event, changed: Callable[[bool], None] = lambda _leader: None) -> None:
+        """Campaign and renew until ``halt`` is set, then release the Lease (blocking: a thread of its own, so
+        a busy event loop never delays a renewal or a take-over). ``changed`` is called on every change."""
         try:
-            while not stop.is_set():
+            while not halt.is_set():
+                started = self.clock()
                 try:
-                    held = await run_sync(self.try_acquire_or_renew)
+                    held = self.try_acquire_or_renew()
                 except (ApiException, *_CONNECTION_ERRORS) as err:
                     log.warning("leader election: %s", _describe(err))
                     held = self.is_leader  # keep leading until the lease would have expired
                 except Exception:  # never let the elector die: writes would silently stop
                     log.exception("leader election round failed")
                     held = self.is_leader
-                await self._set(held)
-                with contextlib.suppress(TimeoutError):
-                    await asyncio.wait_for(stop.wait(), self.renew_period)
+                if self._set(held):
+                    changed(held)
+                halt.wait(self.next_round_in(started))
         finally:
             if self._leader:
-                await run_sync(self.release)
+                self.release()
+
+    async def run(self, stop: asyncio.Event) -> None:
+        """Run :meth:`campaign` in a thread until ``stop`` is set; ``on_change`` runs in the event loop."""
+        loop = asyncio.get_running_loop()
+        halt = threading.Event()
+        running: set[asyncio.Future[None]] = set()
+
+        def notify(leader: bool) -> None:
+            if self.on_change is not None:
+                result = self.on_change(leader)
+                if result is not None:
+                    future = asyncio.ensure_future(result)
+                    running.add(future)
+                    future.add_done_callback(running.discard)
+
+        def changed(leader: bool) -> None:
+            loop.call_soon_threadsafe(notify, leader)
+
+        thread = threading.Thread(target=self.campaign, args=(halt, changed), name="spreadwatch lease", daemon=True)
+        thread.start()
+        try:
+            await stop.wait()
+        finally:
+            halt.set()
+            await asyncio.to_thread(thread.join)
 
 
 # --- delegated authentication and authorization (secure /metrics) ------------------------------------------

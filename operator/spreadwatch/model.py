@@ -37,6 +37,7 @@ __all__ = [
     "Taint",
     "Toleration",
     "intern_labels",
+    "interned_label_maps",
     "label_key",
     "object_ref",
     "parse_object",
@@ -83,6 +84,11 @@ def intern_labels(labels: Mapping[str, str]) -> Mapping[str, str]:
         shared.key = key
         _LABELS_CACHE[key] = shared
     return shared
+
+
+def interned_label_maps() -> int:
+    """How many distinct label maps the interning cache holds now (long-run memory checks). O(1)."""
+    return len(_LABELS_CACHE)
 
 
 @dataclass(frozen=True, slots=True)

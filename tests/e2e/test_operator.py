@@ -14,7 +14,6 @@ survival of an API-server restart; pods deleted during a watch gap (410 Gone, ko
 from __future__ import annotations
 
 import base64
-import contextlib
 import datetime as dt
 import json
 import os
@@ -25,7 +24,6 @@ import urllib.error
 import urllib.request
 from collections.abc import Callable, Iterator, Sequence
 from concurrent.futures import ThreadPoolExecutor
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -34,114 +32,46 @@ from chart_rbac import ChartInstall, install_chart_rbac
 from kube_helpers import (
     ControlPlane,
     create_deployment,
-    create_node,
     create_pod,
     create_replication_controller,
     create_service,
     create_statefulset,
     delete_node,
     delete_pod,
-    free_port,
-    http_get,
     schedule_pending_pods,
     set_pod_phase,
-    unique_name,
     wait_for,
     wait_for_pods,
 )
 from kubernetes import client
+from operator_helpers import (
+    DEBOUNCE,
+    Operator,
+    apply_crd,
+    create_zone_nodes,
+    kubectl_json,
+    live_reports,
+    offline_reports,
+    start_operator,
+    wait_converged,
+)
 
-from processes import stop_process
 from repo_tools import load_devcluster
-from spreadwatch.analysis import analyze_snapshot
-from spreadwatch.report import ReportOptions
-from spreadwatch.scoring import get_profile
-from spreadwatch.snapshot import load_snapshot
 
 pytestmark = pytest.mark.e2e
 
-ROOT = Path(__file__).resolve().parents[2]
-CRD = ROOT / "crds" / "spreadreports.spreadwatch.io.yaml"
-KINDS = "nodes,namespaces,pods,services,rc,rs,sts,deploy"
-VOLATILE = ("conditions", "observedGeneration", "lastUpdateTime")  # status fields not in the offline report
-DEBOUNCE = float(os.environ.get("SPREADWATCH_E2E_DEBOUNCE", "0.3"))
 COLUMNS = ["NAME", "KIND", "WORKLOAD", "PODS", "NODES", "ZONES", "NODE-SKEW", "ZONE-SKEW", "BEST", "HEALTH", "AGE"]
-
-
-# --------------------------------------------------------------------------- the operator process
-
-
-@dataclass
-class Operator:
-    proc: subprocess.Popen[bytes]
-    port: int
-    log: Path
-
-    def get(self, path: str) -> tuple[int, str]:
-        return http_get(self.port, path)
-
-    def state(self) -> dict[str, Any]:
-        code, body = self.get("/statusz")
-        assert code == 200, body
-        data: dict[str, Any] = json.loads(body)
-        return data
-
-    def logs(self) -> list[dict[str, Any]]:
-        out = []
-        for line in self.log.read_text().splitlines():
-            with contextlib.suppress(ValueError):
-                out.append(json.loads(line))
-        return out
-
-    def assert_alive(self) -> None:
-        assert self.proc.poll() is None, f"operator exited with {self.proc.returncode}:\n{self.log.read_text()[-3000:]}"
-
-    def stop(self, grace: float = 60) -> int:
-        """SIGTERM; SIGKILL after `grace` s (the test then fails: the operator must honour SIGTERM)."""
-        stopped = stop_process(self.proc, grace)
-        if stopped.killed:
-            raise AssertionError(f"operator ignored SIGTERM for {grace}s:\n{self.log.read_text()[-3000:]}")
-        return stopped.returncode
-
-
-def start_operator(chart: ChartInstall, log: Path, *extra: str) -> Operator:
-    """`spreadwatch run` with the chart Deployment's args, authenticated as the chart's ServiceAccount (a
-    TokenRequest token, not admin): the chart's RBAC must be enough for everything these tests check."""
-    port = free_port()
-    cmd = [
-        sys.executable, "-m", "spreadwatch.cli", "run", *chart.args, "--kubeconfig", str(chart.kubeconfig),
-        "--port", str(port), "--metrics-port", str(free_port()),
-        "--bind-address", "127.0.0.1", "--debounce", str(DEBOUNCE), "--log-format", "json",
-        "--skip-namespace", "kube-system", "--max-writes-per-second", "100", "--write-burst", "100", *extra,
-    ]  # fmt: skip
-    env = {k: v for k, v in os.environ.items() if not k.startswith("SPREADWATCH_")}
-    env.update(chart.env)
-    with open(log, "ab") as out:
-        proc = subprocess.Popen(cmd, stdout=out, stderr=subprocess.STDOUT, env=env)
-    op = Operator(proc, port, log)
-
-    def ready() -> bool:
-        op.assert_alive()
-        return op.get("/readyz")[0] == 200
-
-    wait_for(ready, timeout=180, message="the operator's /readyz")
-    return op
 
 
 @pytest.fixture(scope="module")
 def crd(control_plane: ControlPlane) -> None:
-    control_plane.kubectl("apply", "--server-side", "-f", str(CRD))
-    control_plane.kubectl("wait", "--for=condition=Established", "crd/spreadreports.spreadwatch.io", "--timeout=180s")
-    wait_for(lambda: control_plane.kubectl("get", "spreadreports", "-A", check=False).returncode == 0,
-             timeout=180, message="the SpreadReport API to be served")  # fmt: skip
+    apply_crd(control_plane)
 
 
 @pytest.fixture(scope="module")
 def zone_nodes(kube_api: client.ApiClient) -> Iterator[list[str]]:
     """Six nodes, two in each of three zones."""
-    prefix = unique_name("n")
-    names = [create_node(kube_api, f"{prefix}-{z}{i}", zone=f"zone-{z}", region="r1").metadata.name
-             for z in "abc" for i in (1, 2)]  # fmt: skip
+    names = create_zone_nodes(kube_api)
     yield names
     for name in names:
         delete_node(kube_api, name)
@@ -167,61 +97,7 @@ def operator(control_plane: ControlPlane, crd: None, zone_nodes: list[str], char
     assert any("stopped:" in e.get("message", "") for e in op.logs()), "no graceful shutdown log line"
 
 
-# --------------------------------------------------------------------------- expected vs actual
-
-
-def kubectl_json(cp: ControlPlane, *args: str) -> dict[str, Any]:
-    data: dict[str, Any] = json.loads(cp.kubectl(*args, "-o", "json", timeout=120).stdout)
-    return data
-
-
-def offline_reports(cp: ControlPlane, namespace: str, tmp: Path) -> dict[tuple[str, str], dict[str, Any]]:
-    """`spreadwatch analyze` on a `kubectl get -o json` dump of the cluster, for one namespace."""
-    dump = tmp / f"dump-{time.monotonic_ns()}.json"
-    dump.write_text(cp.kubectl("get", KINDS, "-A", "-o", "json", timeout=120).stdout)
-    reports = analyze_snapshot(load_snapshot([dump]), get_profile("v1.28"), ReportOptions(), [namespace])
-    return {(r.workload.kind, r.workload.name): r.to_dict() for r in reports}
-
-
-def live_reports(cp: ControlPlane, namespace: str) -> dict[tuple[str, str], dict[str, Any]]:
-    items = kubectl_json(cp, "get", "spreadreports", "-n", namespace)["items"]
-    return {(o["status"]["workload"]["kind"], o["status"]["workload"]["name"]): o["status"]
-            for o in items if o.get("status")}  # fmt: skip
-
-
-def strip(status: dict[str, Any]) -> dict[str, Any]:
-    return {k: v for k, v in status.items() if k not in VOLATILE}
-
-
-def diff(expected: dict[tuple[str, str], dict[str, Any]], actual: dict[tuple[str, str], dict[str, Any]]) -> str:
-    lines = []
-    for key in sorted(set(expected) | set(actual)):
-        e, a = expected.get(key), actual.get(key)
-        if a is None or e is None:
-            lines.append(f"{key}: {'missing' if a is None else 'unexpected'}")
-            continue
-        a = strip(a)
-        lines += [f"{key}.{f}: expected {e.get(f)!r}, got {a.get(f)!r}" for f in sorted(set(e) | set(a))
-                  if e.get(f) != a.get(f)]  # fmt: skip
-    return "\n".join(lines)
-
-
-def wait_converged(cp: ControlPlane, namespace: str, tmp: Path, timeout: float = 180,
-                   expected: dict[tuple[str, str], dict[str, Any]] | None = None) -> float:  # fmt: skip
-    """Wait until the SpreadReports of the namespace equal the offline analysis; returns seconds waited."""
-    start = time.monotonic()
-    want = expected if expected is not None else offline_reports(cp, namespace, tmp)
-    last = ""
-    while True:
-        got = live_reports(cp, namespace)
-        last = diff(want, got)
-        if not last:
-            return time.monotonic() - start
-        if time.monotonic() - start > timeout:
-            raise AssertionError(f"SpreadReports in {namespace} did not converge in {timeout}s:\n{last}")
-        time.sleep(0.2)
-        if expected is None:
-            want = offline_reports(cp, namespace, tmp)
+# --------------------------------------------------------------------------- expected vs actual: operator_helpers.py
 
 
 def settle(read: Callable[[], Any], quiet: float = 2.0, timeout: float = 180) -> None:

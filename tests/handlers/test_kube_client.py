@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import asyncio
 import datetime as dt
 from types import SimpleNamespace
 from typing import Any
@@ -220,3 +221,106 @@ def test_released_lease_is_taken_at_once() -> None:
     assert coord.lease is not None
     assert coord.lease["spec"]["holderIdentity"] is None
     assert b.try_acquire_or_renew()
+
+
+class SlowCoordination(FakeCoordination):
+    """Every request takes `latency` seconds of the shared clock."""
+
+    def __init__(self, clock: Clock, latency: float) -> None:
+        super().__init__()
+        self.clock, self.latency = clock, latency
+
+    def read_namespaced_lease(self, name: str, namespace: str, **kw: Any) -> Any:
+        self.clock.now += self.latency
+        return super().read_namespaced_lease(name, namespace, **kw)
+
+    def replace_namespaced_lease(self, name: str, namespace: str, body: dict[str, Any], **kw: Any) -> None:
+        self.clock.now += self.latency
+        super().replace_namespaced_lease(name, namespace, body, **kw)
+
+
+@pytest.mark.parametrize(
+    ("seen_at", "round_started", "now", "delay"),
+    [
+        pytest.param(0.0, 10.0, 10.0, 1.0, id="holder seen at 0, expires at 15: a standby ticks every 2/2, at 11"),
+        pytest.param(0.0, 14.5, 14.5, 0.5, id="round at 14.5: the Lease expires at 15, before the tick at 15.5"),
+        pytest.param(0.0, 14.5, 14.9, 0.1, id="round at 14.5 took 0.4s: expiry 15-14.9=0.1"),
+        pytest.param(0.0, 12.0, 12.4, 0.6, id="round at 12 took 0.4s: fixed rate, the tick at 13 is 0.6s away"),
+    ],
+)
+def test_a_standby_wakes_when_the_holders_lease_expires(seen_at: float, round_started: float, now: float,
+                                                        delay: float) -> None:  # fmt: skip
+    coord, clock = FakeCoordination(), Clock()
+    a, b = elector("a", coord, clock), elector("b", coord, clock)
+    assert a.try_acquire_or_renew()
+    clock.now = seen_at
+    assert not b.try_acquire_or_renew()  # b first sees a's renewTime now: expires at seen_at + 15
+    clock.now = round_started
+    assert not b.try_acquire_or_renew()
+    clock.now = now
+    assert b.next_round_in(round_started) == pytest.approx(delay)
+
+
+def test_a_leader_ticks_at_a_fixed_rate_and_a_standby_takes_over_at_expiry() -> None:
+    coord, clock = FakeCoordination(), Clock()
+    a, b = elector("a", coord, clock), elector("b", coord, clock)
+    assert a.try_acquire_or_renew()
+    a._leader = True
+    assert a.next_round_in(0.0) == 2.0  # the leader renews every renew period
+    clock.now = 0.3  # the round took 0.3 s: the next one still starts at 2.0
+    assert a.next_round_in(0.0) == pytest.approx(1.7)
+    assert not b.try_acquire_or_renew()  # b sees a's Lease at 0.3; a crashes
+    for tick in (1.3, 2.3, 3.3, 5.3, 8.3, 13.3, 14.3):
+        clock.now = tick
+        assert not b.try_acquire_or_renew()
+    assert b.next_round_in(14.3) == pytest.approx(1.0)  # the tick at 15.3 is the expiry: 0.3 + 15
+    clock.now = 14.9
+    assert b.next_round_in(14.3) == pytest.approx(0.4)
+    clock.now = 15.3
+    assert b.try_acquire_or_renew()  # 15 s after it saw the last renewal: within lease + renew of the crash
+
+
+def test_a_slow_leader_stops_leading_before_a_standby_may_take_over() -> None:
+    """Requests take 0.4 s: the leader's deadline counts from the start of its renewing round, a standby's
+    from when it saw the renewal, so the leader always steps down first (never two writers)."""
+    clock = Clock()
+    coord = SlowCoordination(clock, 0.0)
+    a, b = elector("a", coord, clock), elector("b", coord, clock)
+    assert a.try_acquire_or_renew()
+    a._leader = True
+    coord.latency = 0.4
+    clock.now = 100.0
+    assert a.try_acquire_or_renew()  # round starts at 100: read until 100.4, renewal stored at 100.8
+    assert not b.try_acquire_or_renew()  # b's read returns at 101.2: it counts from there
+    clock.now = 115.0
+    assert not a.is_leader  # a's own deadline: 100 + 15
+    clock.now = 115.7
+    assert not b.try_acquire_or_renew()  # read returns at 116.1 < 101.2 + 15
+    clock.now = 115.9
+    assert b.try_acquire_or_renew()  # read returns at 116.3: expired, b takes over — after a stepped down
+
+
+def test_run_campaigns_in_a_thread_notifies_the_loop_and_releases_on_stop() -> None:
+    coord = FakeCoordination()
+    changes: list[bool] = []
+
+    async def on_change(leader: bool) -> None:
+        changes.append(leader)
+
+    e = LeaseElector(client.ApiClient(), "lease", "ns", "a", lease_duration=15, renew_period=0.05,
+                     on_change=on_change)  # fmt: skip
+    e.coord = coord  # type: ignore[assignment]
+
+    async def scenario() -> None:
+        stop = asyncio.Event()
+        task = asyncio.create_task(e.run(stop))
+        while not changes:  # the thread acquires the Lease, the loop hears of it
+            await asyncio.sleep(0.01)
+        assert e.is_leader
+        stop.set()
+        await task
+
+    asyncio.run(asyncio.wait_for(scenario(), 60))
+    assert changes == [True]
+    assert coord.lease is not None
+    assert coord.lease["spec"]["holderIdentity"] is None  # released on stop

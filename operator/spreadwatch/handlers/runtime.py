@@ -57,6 +57,7 @@ from spreadwatch.kube import (
     run_sync,
 )
 from spreadwatch.metrics import OperatorState, registry_for
+from spreadwatch.model import interned_label_maps
 from spreadwatch.profile_args import load_profile
 
 __all__ = ["ROUTE_HOOKS", "Runtime", "build_registry", "operator_settings", "run_operator"]
@@ -182,6 +183,7 @@ class Runtime:
                 "controllers": sizes.controllers,
                 "workloads": sizes.workloads,
                 "labelGroups": sizes.label_groups,
+                "internedLabelMaps": interned_label_maps(),
             },
         }
 

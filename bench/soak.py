@@ -1,0 +1,391 @@
+"""Soak benchmark of the index and the report writer: a long run of pod churn at the envelope event rate.
+
+    .venv/bin/python bench/soak.py                      # SOAK_MINUTES (default 30) at 5,000 pod events/s
+    .venv/bin/python bench/soak.py --minutes 2 --scale 0.1 --out -   # short run, prints only
+
+The operator's event path in one process, without kopf and without an API server:
+
+* a synthetic cluster (bench/synth.py, scale 1.0 = 5,000 nodes, 10,000 workloads, ~150,000 pods) is fed to an
+  :class:`EventRouter` as kopf's initial listing would be, and every report is written once into the stand-in;
+* then pod watch events (raw dicts, as kopf hands them over) go through ``EventRouter.handle`` — parse, index
+  apply/remove, ``ReportWriter.collect`` — at a fixed rate; the mix is the one of ``bench/run.py`` (20 % add,
+  15 % move node, 15 % relabel, 15 % phase, 15 % deletionTimestamp, 20 % delete), so the pod count stays
+  level. Every new pod carries a ``soak-rev`` label that changes every ``--rev-seconds``: label sets of old
+  "rollouts" keep dying, which is what the weak label-interning cache (``model.intern_labels``) must survive;
+* the real :class:`ReportWriter` runs concurrently with the operator's defaults (debounce 1 s, 20 writes/s,
+  burst 20, resync every 300 s); its API side is a **local stand-in** (:class:`StandInSink`) that accepts every
+  write at once and keeps each report (orjson bytes), like the API server would — no network, no latency.
+
+Sampled every ``--sample-seconds``: RSS (``/proc/self/statm``), the interning cache's size, index sizes,
+pending reports, event latency (p50/p99/max of ``EventRouter.handle`` per event in the interval, wall clock;
+and its p99 in process CPU time, which a busy machine does not inflate), the share of a core the process got,
+the achieved event rate and the API writes per minute. The series and a summary (slopes over the second half)
+go into docs/benchmarks.md between the ``soak-index`` markers (``bench/run.py`` keeps that block), and as JSON
+into bench-results/. Costs: O(scale) memory; CPU ≈ rate × ~0.15 ms per second.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import datetime as dt
+import gc
+import json
+import os
+import random
+import sys
+import time
+from collections import Counter
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import orjson
+
+HERE = Path(__file__).resolve().parent
+ROOT = HERE.parent
+sys.path.insert(0, str(HERE))
+
+import soak_report  # noqa: E402
+import synth  # noqa: E402
+
+from spreadwatch.config import OperatorConfig  # noqa: E402
+from spreadwatch.handlers.events import EventRouter  # noqa: E402
+from spreadwatch.handlers.ratelimit import TokenBucket  # noqa: E402
+from spreadwatch.handlers.writer import ReportWriter  # noqa: E402
+from spreadwatch.index import SpreadIndex  # noqa: E402
+from spreadwatch.model import interned_label_maps  # noqa: E402
+from spreadwatch.scoring import get_profile  # noqa: E402
+
+__all__ = ["SoakConfig", "StandInSink", "main", "run_soak"]
+
+ENVELOPE_EVENTS_PER_S = 5000.0  # docs/benchmarks.md: the sustained pod events/s target at scale 1.0
+EVENT_TYPES = ("add", "move", "relabel", "phase", "deleting", "delete")
+EVENT_WEIGHTS = (0.20, 0.15, 0.15, 0.15, 0.15, 0.20)
+_DELETION_STAMP = "2026-01-01T00:00:00Z"
+_MAX_BATCH = 500  # events handled between two yields to the writer task
+
+
+@dataclass(frozen=True)
+class SoakConfig:
+    minutes: float = 30.0
+    rate: float = ENVELOPE_EVENTS_PER_S
+    scale: float = 1.0
+    seed: int = 1
+    sample_seconds: float = 60.0
+    rev_seconds: float = 60.0
+
+
+class StandInSink:
+    """The writer's API side, in memory: accepts every write at once (no latency, no errors).
+
+    Reports are kept as orjson bytes (what an API server would store); ``list_reports`` decodes them all.
+    Memory O(reports); every call O(1) except ``list_reports`` O(reports).
+    """
+
+    def __init__(self) -> None:
+        self.reports: dict[tuple[str, str], bytes] = {}
+        self.calls: Counter[str] = Counter()
+
+    @property
+    def stored_bytes(self) -> int:
+        return sum(len(v) for v in self.reports.values())
+
+    async def list_reports(self, namespaces: Iterable[str] = ()) -> list[dict[str, Any]]:
+        self.calls["list"] += 1
+        wanted = set(namespaces)
+        return [orjson.loads(v) for (ns, _), v in self.reports.items() if not wanted or ns in wanted]
+
+    def _object(self, namespace: str, name: str, workload: Mapping[str, str]) -> dict[str, Any]:
+        return {
+            "metadata": {"namespace": namespace, "name": name, "uid": f"uid-{namespace}-{name}",
+                         "resourceVersion": "1"},
+            "spec": {"workloadRef": dict(workload)},
+        }
+
+    async def create(self, namespace: str, name: str, workload: Mapping[str, str]) -> dict[str, Any]:
+        self.calls["create"] += 1
+        obj = self._object(namespace, name, workload)
+        self.reports[(namespace, name)] = orjson.dumps(obj)
+        return obj
+
+    async def set_owner(self, namespace: str, name: str, workload: Mapping[str, str]) -> dict[str, Any]:
+        self.calls["owner"] += 1
+        old = orjson.loads(self.reports.get((namespace, name), b"{}"))
+        obj = self._object(namespace, name, workload)
+        if "status" in old:
+            obj["status"] = old["status"]
+        self.reports[(namespace, name)] = orjson.dumps(obj)
+        return obj
+
+    async def replace_status(self, namespace: str, name: str, status: Mapping[str, Any]) -> dict[str, Any]:
+        self.calls["status"] += 1
+        old = self.reports.get((namespace, name))
+        obj: dict[str, Any] = orjson.loads(old) if old else self._object(namespace, name, {})
+        obj["status"] = status
+        self.reports[(namespace, name)] = orjson.dumps(obj)
+        return obj
+
+    async def delete(self, namespace: str, name: str) -> bool:
+        self.calls["delete"] += 1
+        return self.reports.pop((namespace, name), None) is not None
+
+    async def post_event(self, report: Mapping[str, Any], event_type: str, reason: str, message: str) -> None:
+        self.calls["event"] += 1
+
+
+@dataclass
+class _Pods:
+    """The driver's own view of the live pods (what the next event is about). O(pods) memory; O(1) per pick."""
+
+    rnd: random.Random
+    nodes: list[str]
+    #: (namespace, name) → [uid, labels, ownerReferences, nodeName, phase, deleting]
+    pods: dict[tuple[str, str], list[Any]] = field(default_factory=dict)
+    keys: list[tuple[str, str]] = field(default_factory=list)
+    pos: dict[tuple[str, str], int] = field(default_factory=dict)
+    serial: int = 0
+
+    def add(self, key: tuple[str, str], entry: list[Any]) -> None:
+        self.pods[key] = entry
+        self.pos[key] = len(self.keys)
+        self.keys.append(key)
+
+    def drop(self, key: tuple[str, str]) -> None:
+        i = self.pos.pop(key)
+        last = self.keys.pop()
+        if i < len(self.keys):
+            self.keys[i] = last
+            self.pos[last] = i
+        del self.pods[key]
+
+    def pick(self) -> tuple[str, str]:
+        return self.keys[self.rnd.randrange(len(self.keys))]
+
+
+def _pod_entry(obj: Mapping[str, Any]) -> list[Any]:
+    meta, spec, status = obj["metadata"], obj.get("spec") or {}, obj.get("status") or {}
+    return [
+        meta.get("uid", ""),
+        dict(meta.get("labels") or {}),
+        meta.get("ownerReferences") or [],
+        spec.get("nodeName", ""),
+        status.get("phase", "Pending"),
+        meta.get("deletionTimestamp") is not None,
+    ]
+
+
+def _event(kind: str | None, key: tuple[str, str], entry: list[Any]) -> dict[str, Any]:
+    uid, labels, owners, node, phase, deleting = entry
+    meta: dict[str, Any] = {"namespace": key[0], "name": key[1], "uid": uid, "labels": labels}
+    if owners:
+        meta["ownerReferences"] = owners
+    if deleting:
+        meta["deletionTimestamp"] = _DELETION_STAMP
+    body = {"apiVersion": "v1", "kind": "Pod", "metadata": meta, "spec": {"nodeName": node} if node else {},
+            "status": {"phase": phase}}  # fmt: skip
+    return {"type": kind, "object": body}
+
+
+def _next_event(pods: _Pods, rev: int) -> dict[str, Any]:
+    """One pod watch event of the mix; updates the driver's view. O(1)."""
+    r = pods.rnd
+    kind = r.choices(EVENT_TYPES, EVENT_WEIGHTS)[0]
+    key = pods.pick()
+    entry = pods.pods[key]
+    if kind == "add":
+        pods.serial += 1
+        new_key = (key[0], f"{key[1].split('-soak')[0]}-soak{pods.serial}")
+        labels = {**entry[1], "soak-rev": str(rev)}
+        new = [f"soak-{pods.serial}", labels, entry[2], r.choice(pods.nodes), "Running", False]
+        pods.add(new_key, new)
+        return _event("ADDED", new_key, new)
+    if kind == "delete":
+        pods.drop(key)
+        return _event("DELETED", key, entry)
+    if kind == "move":
+        entry[3] = r.choice(pods.nodes)
+    elif kind == "relabel":
+        labels = dict(entry[1])
+        if r.random() < 0.7:
+            labels["canary"] = "false" if labels.get("canary") == "true" else "true"
+        else:
+            labels["app"] = labels.get("app", "none") + "-v2"
+        entry[1] = labels
+    elif kind == "phase":
+        if entry[4] == "Running" and entry[3]:
+            entry[4] = r.choice(["Succeeded", "Failed"])
+        else:
+            entry[4], entry[3] = "Running", entry[3] or r.choice(pods.nodes)
+    else:  # deleting
+        entry[5] = True
+    return _event("MODIFIED", key, entry)
+
+
+def _rss_mib() -> float:
+    with open("/proc/self/statm") as f:
+        return int(f.read().split()[1]) * os.sysconf("SC_PAGE_SIZE") / 2**20
+
+
+def _counter_percentile(counts: Counter[int], q: float) -> float:
+    total = sum(counts.values())
+    if not total:
+        return float("nan")
+    rank = max(1, round(q / 100.0 * total + 0.5))
+    seen = 0
+    for value in sorted(counts):
+        seen += counts[value]
+        if seen >= rank:
+            return float(value)
+    return float(max(counts))
+
+
+async def _load(cfg: SoakConfig, router: EventRouter, writer: ReportWriter, sink: StandInSink) -> _Pods:
+    """Initial listing into the index, then every report written once (unthrottled) into the stand-in."""
+    pods = _Pods(random.Random(cfg.seed), [])
+    for obj in synth.iter_objects(cfg.scale, cfg.seed):
+        router.handle({"type": None, "object": obj})
+        kind = obj.get("kind")
+        if kind == "Node":
+            pods.nodes.append(obj["metadata"]["name"])
+        elif kind == "Pod":
+            pods.add((obj["metadata"]["namespace"], obj["metadata"]["name"]), _pod_entry(obj))
+    writer.ready = True
+    throttle = writer.bucket
+    writer.bucket = TokenBucket(1e9, 10**9)
+    await writer.drain(timeout=3600)
+    writer.bucket = throttle
+    sink.calls.clear()
+    return pods
+
+
+async def run_soak(cfg: SoakConfig, log: Any = print) -> dict[str, Any]:
+    """Run the soak (blocking for ``cfg.minutes``); returns {"config", "baseline", "samples", "summary"}."""
+    config = OperatorConfig()
+    index = SpreadIndex(get_profile(config.profile), config.report)
+    sink = StandInSink()
+    writer = ReportWriter(index, config, sink)
+    router = EventRouter(index, config, wake=writer.wake, namespace_changed=writer.namespace_changed)
+    started = time.monotonic()
+    pods = await _load(cfg, router, writer, sink)
+    gc.collect()
+    sizes = index.sizes()
+    baseline = {"load_seconds": round(time.monotonic() - started, 1), "rss_mib": round(_rss_mib(), 1),
+                "pods": sizes.pods, "workloads": sizes.workloads, "nodes": sizes.nodes,
+                "reports": len(sink.reports), "interned_label_maps": interned_label_maps()}  # fmt: skip
+    log(f"soak: loaded {baseline}; churning {cfg.rate:.0f} events/s for {cfg.minutes:g} min")
+
+    stop = asyncio.Event()
+    writer_task = asyncio.create_task(writer.run(stop), name="soak report writer")
+    handle, clock, cpu = router.handle, time.perf_counter_ns, time.process_time_ns
+    samples: list[dict[str, Any]] = []
+    all_latency: Counter[int] = Counter()  # µs → events (bounded by distinct values)
+    all_cpu: Counter[int] = Counter()
+    window: list[int] = []
+    window_cpu: list[int] = []
+    t0 = time.monotonic()
+    cpu_start = cpu_window_start = time.process_time()
+    end = t0 + cfg.minutes * 60
+    next_sample = t0 + cfg.sample_seconds
+    emitted = window_start_emitted = 0
+    window_start = t0
+    writes_before = writer.stats.api_writes
+    while True:
+        now = time.monotonic()
+        if now >= next_sample or now >= end:
+            window.sort()
+            window_cpu.sort()
+            cpu_now = time.process_time()
+            stats = writer.stats
+            span = now - window_start
+            sizes = index.sizes()
+            samples.append({
+                "t_min": round((now - t0) / 60, 2),
+                "rss_mib": round(_rss_mib(), 1),
+                "interned_label_maps": interned_label_maps(),
+                "label_groups": sizes.label_groups,
+                "candidate_sets": sizes.candidate_sets,
+                "pods": sizes.pods,
+                "events_per_s": round((emitted - window_start_emitted) / span, 1),
+                "p50_us": soak_report.percentile(window, 50) / 1e3,
+                "p99_us": soak_report.percentile(window, 99) / 1e3,
+                "max_us": (window[-1] / 1e3) if window else float("nan"),
+                "cpu_p99_us": soak_report.percentile(window_cpu, 99) / 1e3,
+                "cpu_share": round((cpu_now - cpu_window_start) / span, 2),
+                "writes_per_min": round((stats.api_writes - writes_before) / span * 60, 1),
+                "pending": writer.pending,
+                "oldest_pending_s": round(writer.oldest_pending_age, 1),
+                "stand_in_mib": round(sink.stored_bytes / 2**20, 1),
+            })  # fmt: skip
+            log("soak: " + json.dumps(samples[-1]))
+            for ns in window:
+                all_latency[ns // 1000] += 1
+            for ns in window_cpu:
+                all_cpu[ns // 1000] += 1
+            window, window_cpu, cpu_window_start = [], [], cpu_now
+            window_start, window_start_emitted, writes_before = now, emitted, stats.api_writes
+            next_sample += cfg.sample_seconds
+            if now >= end:
+                break
+        due = min(_MAX_BATCH, int((now - t0) * cfg.rate) - emitted)
+        if due <= 0:
+            await asyncio.sleep(0.002)
+            continue
+        rev = int((now - t0) / cfg.rev_seconds)
+        for _ in range(due):
+            event = _next_event(pods, rev)
+            c = cpu()
+            a = clock()
+            handle(event, "Pod")
+            window.append(clock() - a)
+            window_cpu.append(cpu() - c)
+        emitted += due
+        await asyncio.sleep(0)
+    stop.set()
+    await writer_task
+    summary = soak_report.summarize(samples)
+    summary.update({
+        "events": emitted, "events_per_s": round(emitted / (cfg.minutes * 60), 1),
+        "p99_us_overall": _counter_percentile(all_latency, 99), "p50_us_overall": _counter_percentile(all_latency, 50),
+        "cpu_p99_us_overall": _counter_percentile(all_cpu, 99), "cpu_p50_us_overall": _counter_percentile(all_cpu, 50),
+        "cpu_share": round((time.process_time() - cpu_start) / (time.monotonic() - t0), 2),
+        "cpu_us_per_event": round((time.process_time() - cpu_start) / max(1, emitted) * 1e6, 1),
+        "api_writes": writer.stats.api_writes, "writer_failures": writer.stats.failures,
+        "resyncs": writer.stats.resyncs, "stand_in_calls": dict(sink.calls),
+    })  # fmt: skip
+    return {"config": cfg.__dict__, "baseline": baseline, "samples": samples, "summary": summary}
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    p = argparse.ArgumentParser(description="soak benchmark: index + report writer under churn")
+    p.add_argument("--minutes", type=float, default=float(os.environ.get("SOAK_MINUTES", "30")),
+                   help="duration (default $SOAK_MINUTES or 30)")  # fmt: skip
+    p.add_argument("--rate", type=float, default=ENVELOPE_EVENTS_PER_S, help="pod events per second (default 5000)")
+    p.add_argument("--scale", type=float, default=1.0, help="bench/synth.py scale (default 1.0)")
+    p.add_argument("--seed", type=int, default=1)
+    p.add_argument("--sample-seconds", type=float, default=None, help="default: minutes × 2 s (30 samples)")
+    p.add_argument("--rev-seconds", type=float, default=60.0, help="how often new pods get a new soak-rev label")
+    p.add_argument("--out", default=str(soak_report.DOC), help="markdown file to splice into; '-' prints only")
+    args = p.parse_args(argv)
+    if args.minutes <= 0 or args.rate <= 0 or args.scale <= 0:
+        print("soak: --minutes, --rate and --scale must be > 0", file=sys.stderr)
+        return 2
+    cfg = SoakConfig(args.minutes, args.rate, args.scale, args.seed,
+                     args.sample_seconds or max(5.0, args.minutes * 2), args.rev_seconds)  # fmt: skip
+    meta = soak_report.meta()
+    result = asyncio.run(run_soak(cfg, log=lambda m: print(m, file=sys.stderr, flush=True)))
+    meta["load_end"] = soak_report.loadavg()
+    meta["finished"] = dt.datetime.now(dt.UTC).strftime("%Y-%m-%d %H:%M UTC")
+    result["meta"] = meta
+    soak_report.save_json(result, "index")
+    section = soak_report.index_section(result)
+    print("\n".join(section))
+    if args.out != "-":
+        soak_report.splice(Path(args.out), "soak-index", section)
+        print(f"soak: wrote the soak-index block of {args.out}", file=sys.stderr)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

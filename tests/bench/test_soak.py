@@ -1,0 +1,74 @@
+"""The soak benchmark's machinery (bench/soak.py, bench/soak_report.py): a seconds-long run on a tiny cluster,
+the summary arithmetic and the splicing into docs. Nothing is timed or asserted about speed."""
+
+from __future__ import annotations
+
+import asyncio
+import importlib.util
+import sys
+from pathlib import Path
+from types import ModuleType
+
+import pytest
+
+BENCH = Path(__file__).resolve().parents[2] / "bench"
+
+
+def _load(name: str) -> ModuleType:
+    if str(BENCH) not in sys.path:
+        sys.path.insert(0, str(BENCH))
+    spec = importlib.util.spec_from_file_location(f"spreadwatch_bench_{name}", BENCH / f"{name}.py")
+    assert spec is not None and spec.loader is not None
+    module = importlib.util.module_from_spec(spec)
+    sys.modules[spec.name] = module
+    spec.loader.exec_module(module)
+    return module
+
+
+soak = _load("soak")
+soak_report = _load("soak_report")
+
+
+@pytest.mark.parametrize(
+    ("points", "per_hour"),
+    [
+        pytest.param([(0, 100), (30, 100), (60, 100)], 0.0, id="flat: 0/h"),
+        pytest.param([(0, 100), (30, 105), (60, 110)], 10.0, id="+5 per 30 min = +10/h"),
+        pytest.param([(10, 50), (20, 40)], -60.0, id="-10 in 10 min = -60/h"),
+        pytest.param([(5, 1)], 0.0, id="one point: 0"),
+    ],
+)
+def test_slope_per_hour(points: list[tuple[float, float]], per_hour: float) -> None:
+    assert soak_report.slope_per_hour(points) == pytest.approx(per_hour)
+
+
+def test_a_short_soak_samples_every_series_and_keeps_reports_in_the_stand_in() -> None:
+    cfg = soak.SoakConfig(minutes=0.05, rate=300, scale=0.005, seed=3, sample_seconds=1.0, rev_seconds=0.5)
+    result = asyncio.run(soak.run_soak(cfg, log=lambda _m: None))
+    base, samples, summary = result["baseline"], result["samples"], result["summary"]
+    assert base["reports"] == base["workloads"] > 0  # every report written once before the churn
+    assert base["interned_label_maps"] > 0
+    assert samples and samples[-1]["t_min"] >= cfg.minutes  # one per second (fewer on a busy machine), and the end
+    assert summary["events"] > 0
+    for s in samples:
+        assert s["rss_mib"] > 0
+        assert s["pods"] > 0
+        assert s["interned_label_maps"] > 0
+    assert set(summary["rss_mib"]) >= {"first", "last", "slope_per_hour_second_half"}
+    assert summary["p99_us_overall"] >= summary["p50_us_overall"] > 0
+
+    result["meta"] = {"date": "d", "machine": "m", "python": "3", "commit": "c", "load_start": "0 0 0"}
+    section = soak_report.index_section(result)
+    start, end = soak_report.block_markers("soak-index")
+    assert section[0] == start and section[-1] == end
+    assert sum(line.startswith("| ") for line in section) == 1 + len(samples)  # header + one row per sample
+
+
+def test_splice_replaces_its_block_and_leaves_the_rest(tmp_path: Path) -> None:
+    doc = tmp_path / "b.md"
+    doc.write_text("# B\n\nintro\n\n## Method\n\nhow\n")
+    start, end = soak_report.block_markers("soak-index")
+    soak_report.splice(doc, "soak-index", [start, "first", end])
+    assert doc.read_text() == f"# B\n\nintro\n\n{start}\nfirst\n{end}\n\n## Method\n\nhow\n"
+    soak_report.splice(doc, "soak-index", [start, "second", end])
+    assert doc.read_text() == f"# B\n\nintro\n\n{start}\nsecond\n{end}\n\n## Method\n\nhow\n"
