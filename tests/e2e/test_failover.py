@@ -88,6 +88,7 @@ class Takeover:
     lease_seen: float  # when this test first read the new holder
     first_write: float  # the new leader's first report write (its log)
     churn_events: int  # pod events made by the churn threads during the round
+    slowest_read: float  # the slowest Lease read this test made while waiting: the API's latency then
 
 
 def _utc(stamp: str) -> float:
@@ -151,7 +152,16 @@ def _failover(cp: ControlPlane, api: client.ApiClient, chart: ChartInstall, name
         assert (before["leader"], before["writer"]["apiWrites"]) == (False, 0), before
         assert _holder(api, chart) == old_id
         killed_at = _kill(leader)
-        seen_at = wait_for(lambda: _holder(api, chart) == new_id and time.time(), timeout=120, interval=0.05,
+        reads: list[float] = []
+
+        def holder() -> str:
+            started = time.monotonic()
+            try:
+                return _holder(api, chart)
+            finally:
+                reads.append(time.monotonic() - started)
+
+        seen_at = wait_for(lambda: holder() == new_id and time.time(), timeout=120, interval=0.05,
                            message=f"{new_id} to take the Lease over")  # fmt: skip
         lease = _lease(api, chart)
         acquired_at = lease.spec.acquire_time.timestamp()
@@ -171,7 +181,7 @@ def _failover(cp: ControlPlane, api: client.ApiClient, chart: ChartInstall, name
     early = [t for t in _writes(standby) if t < acquired_at - 0.001]
     assert not early, f"{new_id} wrote before it held the Lease ({acquired_at}): {early}"
     takeover = Takeover(round_, old_id, new_id, round(acquired_at - killed_at, 3), round(seen_at - killed_at, 3),
-                        round(first_write - killed_at, 3), events)  # fmt: skip
+                        round(first_write - killed_at, 3), events, round(max(reads), 3))  # fmt: skip
     return takeover, killed_at, acquired_at
 
 
@@ -214,16 +224,19 @@ def test_the_standby_takes_over_within_lease_plus_renew_under_churn(
                 op.proc.wait()
 
     lines = [f"round {t.round}: {t.killed} killed -> {t.new_leader} acquired the Lease after {t.lease_acquired:.3f}s "
-             f"(seen {t.lease_seen:.3f}s), first report write {t.first_write:.3f}s; {t.churn_events} churn events"
+             f"(seen {t.lease_seen:.3f}s), first report write {t.first_write:.3f}s; {t.churn_events} churn events; "
+             f"slowest Lease read {t.slowest_read:.3f}s"
              for t in takeovers]  # fmt: skip
     print("\n".join(lines))
     if os.environ.get("SPREADWATCH_E2E_FAILOVER_OUT"):
         Path(os.environ["SPREADWATCH_E2E_FAILOVER_OUT"]).write_text(json.dumps({
             "lease_duration": LEASE_DURATION, "renew_period": RENEW_PERIOD,
             "takeovers": [asdict(t) for t in takeovers]}, indent=2) + "\n")  # fmt: skip
-    # the contract: a crashed leader's Lease is taken over within lease duration + one renew period
+    # the contract: a crashed leader's Lease is taken over within lease duration + one renew period,
+    # plus what no elector controls: the latency of the Lease read and write that take it over, measured here
+    # as the slowest Lease read this test made meanwhile (~10 ms on an idle machine; more when it is busy)
     bound = LEASE_DURATION + RENEW_PERIOD
-    slow = [t for t in takeovers if not 0 < t.lease_acquired <= bound]
-    assert not slow, f"take-over not within {bound}s of the kill:\n" + "\n".join(lines)
+    slow = [t for t in takeovers if not 0 < t.lease_acquired <= bound + 2 * t.slowest_read]
+    assert not slow, f"take-over not within {bound}s (+ 2 Lease round trips) of the kill:\n" + "\n".join(lines)
     # log stamps are truncated to the millisecond
     assert all(t.lease_acquired <= t.lease_seen and t.lease_acquired <= t.first_write + 0.001 for t in takeovers)
