@@ -13,7 +13,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from whatif_clusters import Cluster, bound_copy, clusters, next_pod, scratch_report, scratch_scores
 
-from k8s_objects import controller, node, owner, pod
+from k8s_objects import GA_ZONE, controller, node, owner, pod
 from spreadwatch.errors import InputError, WorkloadNotFoundError
 from spreadwatch.model import parse_pod
 from spreadwatch.report import ReportOptions
@@ -66,10 +66,17 @@ def test_every_step_scores_like_a_cluster_with_the_earlier_pods_bound(
 @pytest.mark.parametrize("profile", ALL_PROFILES)
 @pytest.mark.parametrize("layout", ["round-robin", "blocks"])
 def test_empty_300_node_3_zone_cluster_ends_with_zone_skew_0(profile: str, layout: str) -> None:
-    """upstream TestDefaultPodTopologySpreadScoring's expectation: 3, 12, 27 replicas → 1, 4, 9 per zone."""
+    """upstream TestDefaultPodTopologySpreadScoring's expectation: 3, 12, 27 replicas → 1, 4, 9 per zone.
+
+    The nodes are labelled as kubelets label them today (and as upstream's test does): hostname, the GA zone
+    label (the only one PodTopologySpread's system defaults read) and the beta one (SelectorSpread's)."""
     zones = ["z1", "z2", "z3"]
+
+    def labelled(name: str, zone: str) -> dict[str, Any]:
+        return node(name, zone, labels={"kubernetes.io/hostname": name, GA_ZONE: zone})
+
     objects: list[dict[str, Any]] = [
-        node(f"node-{i:03d}", zones[i % 3] if layout == "round-robin" else zones[i // 100]) for i in range(300)
+        labelled(f"node-{i:03d}", zones[i % 3] if layout == "round-robin" else zones[i // 100]) for i in range(300)
     ]
     objects.append(controller("ReplicaSet", "web", {"matchLabels": {"app": "web"}}, {"app": "web"}, replicas=0))
     sim = simulate_add(Snapshot.from_objects(objects), "rs/default/web", get_profile(profile), 27)
