@@ -181,6 +181,22 @@ def test_simulate_explain_and_summary(setup: Setup) -> None:
     assert "SinglePointOfFailure   1" in summary
 
 
+def test_compare_through_kubectl_equals_the_offline_comparison(setup: Setup, tmp_path: Path) -> None:
+    """`kubectl spreadwatch compare` reads the context's namespace from the live cluster; `spreadwatch compare`
+    on a `kubectl get -o json` dump of the same objects must say the same."""
+    live = json.loads(kubectl(setup, "spreadwatch", "compare", "--from", "v1.28", "--to", "v1.29", "-o", "json").stdout)
+    assert (live["from"], live["to"]) == ("v1.28", "v1.29")
+    assert {w["workload"]["name"] for w in live["workloads"]} == {"api", "web"}
+    dump = tmp_path / "cluster.json"
+    dump.write_text(kubectl(setup, "get", "nodes,namespaces,pods,services,rc,rs,sts,deploy", "-A", "-o", "json").stdout)
+    offline = subprocess.run(
+        [str(PLUGIN.parent / "spreadwatch"), "compare", "--cluster", str(dump), "--from", "v1.28", "--to", "v1.29",
+         "-n", setup.namespace, "-o", "json"],
+        text=True, capture_output=True, timeout=120, check=True,
+    )  # fmt: skip
+    assert live == json.loads(offline.stdout)
+
+
 def test_rebalance_plan_executed_makes_web_balanced(setup: Setup, kube_api: client.ApiClient) -> None:
     plan = json.loads(kubectl(setup, "spreadwatch", "rebalance", "deploy/web", "-o", "json").stdout)
     assert plan["found"] and len(plan["evictions"]) == 2  # 3 on one node → 1 per zone needs two moves
