@@ -13,6 +13,7 @@ export SPREADWATCH_CACHE ?= $(HOME)/.cache/spreadwatch
 include hack/controlplane/controlplane.mk
 include bench/bench.mk
 include hack/prometheus.mk
+include hack/prometheus-operator-crds.mk
 
 bench: setup oracle
 
