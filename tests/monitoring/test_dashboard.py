@@ -55,7 +55,7 @@ def test_variables() -> None:
         var = variables[name]
         assert var["type"] == "query"
         assert var["datasource"] == {"type": "prometheus", "uid": "${datasource}"}
-        metric = "spreadwatch_build_info" if name in ("job", "instance") else "spreadwatch_workload_pods"
+        metric = {"job": "spreadwatch_build_info", "instance": "up"}.get(name, "spreadwatch_workload_pods")
         assert var["definition"].startswith(f"label_values({metric}")
         assert var["definition"].endswith(f", {name})")
         assert var["query"]["query"] == var["definition"]

@@ -265,8 +265,9 @@ def test_dashboard_variables_resolve(live: Live) -> None:
     assert variables["instance"]["allValue"] == variables["job"]["allValue"] == ".+"
     inst_match = substitute(variables["instance"]["definition"], _variables(("", "")))
     selector, label = inst_match.removeprefix("label_values(").removesuffix(")").rsplit(", ", 1)
-    # the operator and the stale leader export build info; the closed port is down and has none
-    assert live.prom.api(f"label/{label}/values", [("match[]", selector)]) == sorted([live.operator, live.stale])
+    # every scrape target of the job, the one that is down included
+    assert live.prom.api(f"label/{label}/values", [("match[]", selector)]) == sorted(
+        [live.operator, live.stale, live.down])
     ns_match = substitute(variables["namespace"]["definition"], _variables(("", "")))
     # label_values(<selector>, <label>) is what Grafana sends as /api/v1/label/<label>/values?match[]=<selector>
     selector, label = ns_match.removeprefix("label_values(").removesuffix(")").rsplit(", ", 1)
