@@ -174,11 +174,15 @@ def _edit_monitor(objects: list[dict[str, Any]], change: Any) -> list[dict[str, 
 
 BROKEN_MONITORS = [
     ("unknown relabel field", lambda m: m["spec"]["endpoints"][0].update(
-        relabelings=[{"source_labels": ["a"], "action": "keep"}]), "unknown field"),
+        relabelings=[{"source_labels": ["a"], "action": "keep"}]),
+     ".spec.endpoints[0].relabelings[0].source_labels: field not declared in schema"),
     ("bad relabel action", lambda m: m["spec"]["endpoints"][0].update(
-        relabelings=[{"sourceLabels": ["a"], "action": "rename"}]), "action"),
-    ("bad interval", lambda m: m["spec"]["endpoints"][0].update(interval="soon"), "interval"),
-    ("unknown endpoint field", lambda m: m["spec"]["endpoints"][0].update(honourLabels=True), "honourLabels"),
+        relabelings=[{"sourceLabels": ["a"], "action": "rename"}]),
+     'spec.endpoints[0].relabelings[0].action: Unsupported value: "rename"'),
+    ("bad interval", lambda m: m["spec"]["endpoints"][0].update(interval="soon"),
+     'spec.endpoints[0].interval: Invalid value: "soon"'),
+    ("unknown endpoint field", lambda m: m["spec"]["endpoints"][0].update(honourLabels=True),
+     ".spec.endpoints[0].honourLabels: field not declared in schema"),
 ]  # fmt: skip
 
 
