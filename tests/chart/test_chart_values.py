@@ -23,7 +23,7 @@ RULES_FILE = yaml.safe_load((CHART / "files" / "spreadwatch-rules.yaml").read_te
 ALERTS = {g["name"]: [r["alert"] for r in g["rules"]] for g in RULES_FILE["groups"]}
 SCHEMA_ERROR = "values don't meet the specifications of the schema"
 
-#: Every new value set at once (also what tests/e2e/test_chart_values.py validates server-side).
+#: Every new value set at once (tests/e2e/test_chart_values.py validates a set like it server-side).
 ALL_NEW_VALUES: dict[str, Any] = {
     "global": {"imageRegistry": "registry.example.com"},
     "image": {"registry": "ignored.example.com", "repository": "tools/spreadwatch", "digest": DIGEST},
