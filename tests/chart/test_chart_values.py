@@ -3,7 +3,7 @@ by the real helm: image registry/digest, security-context overrides, /tmp emptyD
 revisionHistoryLimit, automountServiceAccountToken, topologySpreadConstraints, PodDisruptionBudget,
 NetworkPolicy, ServiceMonitor namespace/labels/relabelings and PrometheusRule namespace/disabled alerts; and the
 schema accepting each of them and rejecting bad types and unknown keys. Server-side validation of the same
-objects against a real API server and the real prometheus-operator CRDs: tests/e2e/test_chart_values.py."""
+objects against a real API server and the real prometheus-operator CRDs: tests/e2e/test_chart_values_strict.py."""
 
 from __future__ import annotations
 
@@ -23,7 +23,7 @@ RULES_FILE = yaml.safe_load((CHART / "files" / "spreadwatch-rules.yaml").read_te
 ALERTS = {g["name"]: [r["alert"] for r in g["rules"]] for g in RULES_FILE["groups"]}
 SCHEMA_ERROR = "values don't meet the specifications of the schema"
 
-#: Every new value set at once (tests/e2e/test_chart_values.py validates a set like it server-side).
+#: Every new value set at once (tests/e2e/test_chart_values_strict.py validates a set like it server-side).
 ALL_NEW_VALUES: dict[str, Any] = {
     "global": {"imageRegistry": "registry.example.com"},
     "image": {"registry": "ignored.example.com", "repository": "tools/spreadwatch", "digest": DIGEST},
