@@ -1,13 +1,15 @@
 """The chart's newer values on a real API server: every object rendered with them passes server-side strict
 validation (`kubectl apply --dry-run=server --validate=strict`), the ServiceMonitor and PrometheusRule against the
-REAL prometheus-operator CRDs, installed into the test control plane from the copies in
-data/prometheus-operator/ (checked here against the Go module they come from)."""
+REAL prometheus-operator CRDs, installed from the copies in data/prometheus-operator/ (checked here against the Go
+module they come from) into a control plane of this module's own."""
 
 from __future__ import annotations
 
 import importlib.util
+import os
 import sys
 from collections.abc import Iterator
+from dataclasses import dataclass
 from pathlib import Path
 from types import ModuleType
 from typing import Any
@@ -15,8 +17,9 @@ from typing import Any
 import pytest
 import yaml
 from chart_rbac import CHART
-from kube_helpers import ControlPlane, KubectlError, create_namespace, delete_namespace, unique_name
-from kubernetes import client
+from kube_helpers import ControlPlane, KubectlError, unique_name
+
+from repo_tools import load_devcluster
 
 pytestmark = pytest.mark.e2e
 
@@ -37,25 +40,49 @@ def _crd_tool() -> ModuleType:
     return module
 
 
+@dataclass(frozen=True)
+class MonitoringCluster:
+    cp: ControlPlane
+    namespace: str  # the release's
+    monitoring_namespace: str  # where the ServiceMonitor/PrometheusRule may go
+
+
 @pytest.fixture(scope="module")
-def prometheus_operator_crds(control_plane: ControlPlane) -> Iterator[list[str]]:
-    """The ServiceMonitor and PrometheusRule CRDs installed (server-side apply) and Established; removed after the
-    module, so other suites see a cluster without monitoring.coreos.com (their NOTES/gating tests rely on it)."""
-    names = []
-    for path in sorted(CRD_DIR.glob("*.yaml")):
-        crd = yaml.safe_load(path.read_text())
-        names.append(f"crd/{crd['metadata']['name']}")
-        control_plane.kubectl("apply", "--server-side", "-f", str(path))
-    control_plane.kubectl("wait", "--for=condition=Established", *names, "--timeout=60s")
-    yield names
-    control_plane.kubectl("delete", "--wait=true", "--ignore-not-found", *names, timeout=120)
-
-
-@pytest.fixture
-def monitoring_namespace(kube_api: client.ApiClient) -> Iterator[str]:
-    name = create_namespace(kube_api)
-    yield name
-    delete_namespace(kube_api, name)
+def cluster(tmp_path_factory: pytest.TempPathFactory) -> Iterator[MonitoringCluster]:
+    """A control plane of its own (not the session's) with the ServiceMonitor and PrometheusRule CRDs installed
+    (server-side apply) and Established, and two namespaces. Its own, because the CRDs must neither leak into the
+    other suites (their NOTES/gating tests expect no monitoring.coreos.com) nor be installed and deleted on the
+    shared API server: done there, that API server then took over 60 s to stop on SIGTERM, past the wait of
+    test_operator's restart test (seen twice; that test alone passed)."""
+    devcluster = load_devcluster()
+    state_dir = tmp_path_factory.mktemp("monitoring-controlplane")
+    env_bin = os.environ.get("SPREADWATCH_CONTROLPLANE_BIN")
+    bin_dir = Path(env_bin) if env_bin else state_dir / "bin"
+    try:
+        if not env_bin:
+            devcluster.ensure_tools(bin_dir)
+        started = devcluster.up(state_dir, bin_dir=bin_dir, ports="auto", die_with_parent=True)
+    except devcluster.ClusterError as err:
+        devcluster.down(state_dir, keep_logs=True)
+        pytest.fail(f"control plane did not start: {err}\nlogs: {state_dir / 'logs'}", pytrace=False)
+    home = state_dir / "home"
+    env = dict(os.environ, KUBECONFIG=str(started.kubeconfig), HOME=str(home),
+               HELM_CONFIG_HOME=str(home / "helm-config"), HELM_CACHE_HOME=str(home / "helm-cache"),
+               HELM_DATA_HOME=str(home / "helm-data"))  # fmt: skip
+    cp = ControlPlane(dir=state_dir, kubeconfig=str(started.kubeconfig), server=started.server, bin_dir=bin_dir,
+                      log_dir=started.log_dir, ca_file=started.pki_dir / "ca.crt", env=env)  # fmt: skip
+    try:
+        names = []
+        for path in sorted(CRD_DIR.glob("*.yaml")):
+            names.append(f"crd/{yaml.safe_load(path.read_text())['metadata']['name']}")
+            cp.kubectl("apply", "--server-side", "-f", str(path))
+        cp.kubectl("wait", "--for=condition=Established", *names, "--timeout=60s")
+        namespaces = [unique_name("sw"), unique_name("monitoring")]
+        for ns in namespaces:
+            cp.kubectl("create", "namespace", ns)
+        yield MonitoringCluster(cp, *namespaces)
+    finally:
+        devcluster.down(state_dir)
 
 
 def render(cp: ControlPlane, namespace: str, tmp: Path, values: dict[str, Any]) -> list[dict[str, Any]]:
@@ -141,10 +168,9 @@ def test_crd_copies_match_the_module_they_come_from() -> None:
 
 
 @pytest.mark.parametrize("variant", ["every new value", "defaults with monitoring", "tmp off, minAvailable"])
-def test_new_values_pass_server_side_strict_validation(
-    control_plane: ControlPlane, prometheus_operator_crds: list[str], namespace: str, monitoring_namespace: str,
-    tmp_path: Path, variant: str,
-) -> None:  # fmt: skip
+def test_new_values_pass_server_side_strict_validation(cluster: MonitoringCluster, tmp_path: Path,
+                                                       variant: str) -> None:  # fmt: skip
+    cp, namespace, monitoring_namespace = cluster.cp, cluster.namespace, cluster.monitoring_namespace
     values = {
         "every new value": all_values(monitoring_namespace),
         "defaults with monitoring": {"serviceMonitor": {"enabled": True}, "prometheusRule": {"enabled": True}},
@@ -154,10 +180,10 @@ def test_new_values_pass_server_side_strict_validation(
                                   "metricRelabelings": [{"action": "keep", "sourceLabels": ["__name__"],
                                                          "regex": "spreadwatch_.*"}]}},
     }[variant]  # fmt: skip
-    objects = render(control_plane, namespace, tmp_path, values)
+    objects = render(cp, namespace, tmp_path, values)
     kinds = {o["kind"] for o in objects}
     assert {"Deployment", "ServiceMonitor"} <= kinds
-    out = dry_run(control_plane, objects).stdout
+    out = dry_run(cp, objects).stdout
     assert out.count("(server dry run)") == len(objects), out
     if variant == "every new value":
         assert {"PodDisruptionBudget", "NetworkPolicy", "PrometheusRule"} <= kinds
@@ -188,14 +214,12 @@ BROKEN_MONITORS = [
 
 @pytest.mark.parametrize(("change", "message"), [(c, m) for _, c, m in BROKEN_MONITORS],
                          ids=[n for n, _, _ in BROKEN_MONITORS])  # fmt: skip
-def test_the_real_crds_reject_what_the_chart_must_not_render(
-    control_plane: ControlPlane, prometheus_operator_crds: list[str], namespace: str, tmp_path: Path,
-    change: Any, message: str,
-) -> None:  # fmt: skip
+def test_the_real_crds_reject_what_the_chart_must_not_render(cluster: MonitoringCluster, tmp_path: Path, change: Any,
+                                                             message: str) -> None:  # fmt: skip
     """The validation above is real: the same ServiceMonitor, broken the way a wrong template would break it,
     is refused by the API server through the prometheus-operator CRD's schema."""
-    objects = render(control_plane, namespace, tmp_path, {"serviceMonitor": {"enabled": True}})
-    dry_run(control_plane, _edit_monitor(objects, lambda m: None))  # as rendered: accepted
+    objects = render(cluster.cp, cluster.namespace, tmp_path, {"serviceMonitor": {"enabled": True}})
+    dry_run(cluster.cp, _edit_monitor(objects, lambda m: None))  # as rendered: accepted
     with pytest.raises(KubectlError) as err:
-        dry_run(control_plane, _edit_monitor(objects, change))
+        dry_run(cluster.cp, _edit_monitor(objects, change))
     assert message in str(err.value), err.value
