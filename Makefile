@@ -17,6 +17,7 @@ include bench/soak.mk
 include hack/prometheus.mk
 include hack/load.mk
 include hack/image.mk
+include hack/prometheus-operator-crds.mk
 
 bench: setup oracle
 

@@ -29,7 +29,7 @@ BAD_VALUES = [
     ({"leaderElection": {"namespace": "x"}}, "/leaderElection", "'namespace' not allowed"),
     ({"probes": {"liveness": {"path": "/x"}}}, "/probes/liveness", "'path' not allowed"),
     ({"health": {"maxSkew": 1}}, "/health", "'maxSkew' not allowed"),
-    ({"serviceMonitor": {"labels": {}}}, "/serviceMonitor", "'labels' not allowed"),
+    ({"serviceMonitor": {"endpoints": []}}, "/serviceMonitor", "'endpoints' not allowed"),
     ({"extraEnv": [{"name": "A", "val": "b"}]}, "/extraEnv/0", "'val' not allowed"),
     # enums and ranges
     ({"profile": "v1.99"}, "/profile", "value must be one of"),

@@ -50,13 +50,17 @@ def test_variables() -> None:
     ds = variables["datasource"]
     assert ds["type"] == "datasource"
     assert ds["query"] == "prometheus"
-    for name in ("namespace", "workload"):
+    assert list(variables) == ["datasource", "job", "instance", "namespace", "workload"]  # the order they narrow in
+    for name in ("job", "instance", "namespace", "workload"):
         var = variables[name]
         assert var["type"] == "query"
         assert var["datasource"] == {"type": "prometheus", "uid": "${datasource}"}
-        assert var["definition"].startswith("label_values(spreadwatch_workload_pods")
+        metric = {"job": "spreadwatch_build_info", "instance": "up"}.get(name, "spreadwatch_workload_pods")
+        assert var["definition"].startswith(f"label_values({metric}")
         assert var["definition"].endswith(f", {name})")
         assert var["query"]["query"] == var["definition"]
+    assert 'job=~"$job"' in variables["instance"]["definition"]
+    assert 'instance=~"$instance"' in variables["namespace"]["definition"]
     assert 'namespace="$namespace"' in variables["workload"]["definition"]
 
 
@@ -140,5 +144,5 @@ def test_workload_panels_use_the_variables_and_substitution_covers_everything() 
         assert used <= variables, f"{t.panel}: undefined variables {used - variables}"
         if "workload=" in t.expr:
             assert 'namespace="$namespace"' in t.expr and 'workload="$workload"' in t.expr, t.panel
-        substituted = substitute(t.expr, {"job": "spreadwatch", "namespace": "ns", "workload": "w"})
+        substituted = substitute(t.expr, {"job": "spreadwatch", "instance": ".+", "namespace": "ns", "workload": "w"})
         assert "$" not in substituted

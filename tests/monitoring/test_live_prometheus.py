@@ -286,14 +286,23 @@ def test_workload_series_carry_the_seeded_state(live: Live) -> None:
 # --- the dashboard ---------------------------------------------------------------------------------------------
 
 
-def _variables(workload: tuple[str, str]) -> dict[str, str]:
-    return {"job": JOB, "datasource": "prometheus", "namespace": workload[0], "workload": workload[1]}
+def _variables(workload: tuple[str, str], instance: str = ".+") -> dict[str, str]:
+    """The dashboard's variables as Grafana interpolates them into a regex matcher: `job` and `instance` are
+    multi-select with All = ".+" (their allValue), a single pick is the value itself."""
+    return {"job": JOB, "instance": instance, "datasource": "prometheus", "namespace": workload[0],
+            "workload": workload[1]}  # fmt: skip
 
 
 def test_dashboard_variables_resolve(live: Live) -> None:
     variables = {v["name"]: v for v in load_dashboard()["templating"]["list"]}
     jobs = live.prom.api("label/job/values", [("match[]", "spreadwatch_build_info")])
     assert jobs == [JOB]
+    assert variables["instance"]["allValue"] == variables["job"]["allValue"] == ".+"
+    inst_match = substitute(variables["instance"]["definition"], _variables(("", "")))
+    selector, label = inst_match.removeprefix("label_values(").removesuffix(")").rsplit(", ", 1)
+    # every scrape target of the job, the one that is down included
+    assert live.prom.api(f"label/{label}/values", [("match[]", selector)]) == sorted(
+        [live.operator, live.stale, live.down])
     ns_match = substitute(variables["namespace"]["definition"], _variables(("", "")))
     # label_values(<selector>, <label>) is what Grafana sends as /api/v1/label/<label>/values?match[]=<selector>
     selector, label = ns_match.removeprefix("label_values(").removesuffix(")").rsplit(", ", 1)
@@ -319,9 +328,10 @@ def test_every_dashboard_target_returns_data(live: Live) -> None:
     assert runs > len(targets)
 
 
-def _panel_result(live: Live, title: str, ref: str = "A", workload: tuple[str, str] = SEEDED[0]) -> list[Any]:
+def _panel_result(live: Live, title: str, ref: str = "A", workload: tuple[str, str] = SEEDED[0],
+                  instance: str = ".+") -> list[Any]:  # fmt: skip
     target = next(t for t in dashboard_targets(load_dashboard()) if t.panel == title and t.ref == ref)
-    return live.prom.query(substitute(target.expr, _variables(workload)))
+    return live.prom.query(substitute(target.expr, _variables(workload, instance)))
 
 
 def test_dashboard_values_match_the_cluster(live: Live) -> None:
@@ -346,6 +356,12 @@ def test_dashboard_values_match_the_cluster(live: Live) -> None:
 
     leaders = {r["metric"]["instance"]: r["value"][1] for r in _panel_result(live, "Leader")}
     assert leaders == {live.operator: "1", live.stale: "1"}
+    # picking one instance narrows the operator panels to that replica
+    leaders = {r["metric"]["instance"] for r in _panel_result(live, "Leader", instance=live.stale)}
+    assert leaders == {live.stale}
+    up = {r["metric"]["instance"]: r["value"][1] for r in _panel_result(live, "Scrape targets up",
+                                                                        instance=live.down)}  # fmt: skip
+    assert up == {live.down: "0"}
     writes = {r["metric"]["result"] for r in _panel_result(live, "Report writes by result")}
     assert {"created", "updated", "failed"} <= writes
     assert {r["metric"]["code"] for r in _panel_result(live, "API errors by HTTP status")} == {"500"}

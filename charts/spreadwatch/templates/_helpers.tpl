@@ -28,13 +28,17 @@ app.kubernetes.io/name: {{ include "spreadwatch.name" . }}
 app.kubernetes.io/instance: {{ .Release.Name }}
 {{- end }}
 
-{{/* Standard labels of every object; the caller adds app.kubernetes.io/component. */}}
+{{/* Standard labels of every object, then commonLabels (the schema keeps them off the standard keys); the caller
+     adds app.kubernetes.io/component. */}}
 {{- define "spreadwatch.labels" -}}
 helm.sh/chart: {{ include "spreadwatch.chart" . }}
 {{ include "spreadwatch.selectorLabels" . }}
 app.kubernetes.io/version: {{ .Chart.AppVersion | quote }}
 app.kubernetes.io/managed-by: {{ .Release.Service }}
 app.kubernetes.io/part-of: spreadwatch
+{{- with .Values.commonLabels }}
+{{ toYaml . }}
+{{- end }}
 {{- end }}
 
 {{/* ServiceAccount name. */}}
@@ -46,9 +50,16 @@ app.kubernetes.io/part-of: spreadwatch
 {{- end }}
 {{- end }}
 
-{{/* Image reference: repository:tag, the tag defaulting to the chart's appVersion. */}}
+{{/* Image reference: [registry/]repository@digest when image.digest is set, else [registry/]repository:tag, the
+     tag defaulting to the chart's appVersion; the registry is global.imageRegistry, else image.registry. */}}
 {{- define "spreadwatch.image" -}}
-{{- printf "%s:%s" .Values.image.repository (default .Chart.AppVersion .Values.image.tag) }}
+{{- $registry := default .Values.image.registry (.Values.global).imageRegistry }}
+{{- $repository := ternary (printf "%s/%s" $registry .Values.image.repository) .Values.image.repository (ne $registry "") }}
+{{- if .Values.image.digest }}
+{{- printf "%s@%s" $repository .Values.image.digest }}
+{{- else }}
+{{- printf "%s:%s" $repository (default .Chart.AppVersion .Values.image.tag) }}
+{{- end }}
 {{- end }}
 
 {{/* Lease name. */}}
