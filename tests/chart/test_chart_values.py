@@ -240,7 +240,7 @@ def test_network_policy_defaults(helm: Helm, tmp_path: Path) -> None:
     assert policy["spec"] == {
         "podSelector": {"matchLabels": SELECTOR},
         "policyTypes": ["Ingress", "Egress"],
-        "ingress": [{"ports": [{"port": 8080, "protocol": "TCP"}]}],  # the metrics port, from anywhere
+        "ingress": [{"ports": [{"port": 8443, "protocol": "TCP"}]}],  # the metrics port, from anywhere
         "egress": [{"ports": [{"port": 443, "protocol": "TCP"}, {"port": 6443, "protocol": "TCP"}]}],
     }
 
