@@ -9,16 +9,23 @@ from types import ModuleType
 
 REPO_ROOT = Path(__file__).resolve().parents[1]
 
+__all__ = ["REPO_ROOT", "load_devcluster", "load_script"]
 
-def load_devcluster() -> ModuleType:
-    """Import hack/devcluster.py (the code behind `make dev-cluster`) once, as module ``devcluster``."""
-    if "devcluster" in sys.modules:
-        return sys.modules["devcluster"]
-    path = REPO_ROOT / "hack" / "devcluster.py"
-    spec = importlib.util.spec_from_file_location("devcluster", path)
+
+def load_script(module_name: str, relative_path: str) -> ModuleType:
+    """Import the repository's script at `relative_path` once, as module `module_name`."""
+    if module_name in sys.modules:
+        return sys.modules[module_name]
+    path = REPO_ROOT / relative_path
+    spec = importlib.util.spec_from_file_location(module_name, path)
     if spec is None or spec.loader is None:
         raise ImportError(f"cannot load {path}")
     module = importlib.util.module_from_spec(spec)
-    sys.modules["devcluster"] = module
+    sys.modules[module_name] = module
     spec.loader.exec_module(module)
     return module
+
+
+def load_devcluster() -> ModuleType:
+    """Import hack/devcluster.py (the code behind `make dev-cluster`) once, as module ``devcluster``."""
+    return load_script("devcluster", "hack/devcluster.py")

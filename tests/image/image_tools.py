@@ -2,13 +2,13 @@
 
 from __future__ import annotations
 
-import importlib.util
 import json
-import sys
 import tarfile
 from pathlib import Path
 from types import ModuleType
 from typing import Any
+
+from repo_tools import load_script
 
 REPO_ROOT = Path(__file__).resolve().parents[2]
 OCI_ARCHIVE = REPO_ROOT / "build" / "spreadwatch.oci.tar"
@@ -18,16 +18,7 @@ __all__ = ["OCI_ARCHIVE", "REPO_ROOT", "OciArchive", "load_lock"]
 
 def load_lock() -> ModuleType:
     """Import hack/image/lock.py (behind `make image-lock`) once, as module ``image_lock``."""
-    if "image_lock" in sys.modules:
-        return sys.modules["image_lock"]
-    path = REPO_ROOT / "hack" / "image" / "lock.py"
-    spec = importlib.util.spec_from_file_location("image_lock", path)
-    if spec is None or spec.loader is None:
-        raise ImportError(f"cannot load {path}")
-    module = importlib.util.module_from_spec(spec)
-    sys.modules["image_lock"] = module
-    spec.loader.exec_module(module)
-    return module
+    return load_script("image_lock", "hack/image/lock.py")
 
 
 class OciArchive:
