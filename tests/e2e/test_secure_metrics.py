@@ -414,7 +414,7 @@ def test_prometheus_scrapes_with_the_bearer_token_and_tls(
             'state="SinglePointOfFailure"} == 1'), prom)  # fmt: skip
         _wait("4 scrapes after the workload appeared (rate() over 10 s)", lambda: prom.query(
             f'count_over_time(spreadwatch_workload_pods{{job="{JOB}", namespace="{ns}"}}[1m]) >= 4'), prom)
-        variables = {"job": JOB, "datasource": "prometheus", "namespace": ns, "workload": name}
+        variables = {"job": JOB, "instance": ".+", "datasource": "prometheus", "namespace": ns, "workload": name}
         empty, ran = [], 0
         for t in dashboard_targets(load_dashboard()):
             if t.panel in FAILURE_ONLY_PANELS:
