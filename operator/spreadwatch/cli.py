@@ -27,6 +27,7 @@ import yaml
 
 from spreadwatch import __version__
 from spreadwatch.analysis import analyze_index, explain_workload, score_objects
+from spreadwatch.argtypes import whole_number
 from spreadwatch.cli_whatif import WhatIfHooks, add_whatif_parsers, whatif_handlers
 from spreadwatch.compare_cli import add_compare_args, cmd_compare, write_explain_comparison
 from spreadwatch.config import (
@@ -132,19 +133,9 @@ def _bool(text: str) -> bool:
 
 
 def _port(text: str) -> int:
-    value = _non_negative(text)
+    value = whole_number(text)
     if value > 65535:
         raise argparse.ArgumentTypeError(f"expected a port 0-65535, got {text!r}")
-    return value
-
-
-def _non_negative(text: str) -> int:
-    try:
-        value = int(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"expected a whole number, got {text!r}") from None
-    if value < 0:
-        raise argparse.ArgumentTypeError(f"expected a whole number >= 0, got {text!r}")
     return value
 
 
@@ -201,31 +192,31 @@ def _add_node_metrics(p: argparse.ArgumentParser) -> None:
 def _add_report_options(p: argparse.ArgumentParser) -> None:
     p.add_argument(
         "--top-nodes",
-        type=_non_negative,
+        type=whole_number,
         default=_env_int("TOP_NODES", DEFAULT_TOP_N),
         help="best-scoring candidate nodes listed per report (env SPREADWATCH_TOP_NODES)",
     )
     p.add_argument(
         "--max-report-nodes",
-        type=_non_negative,
+        type=whole_number,
         default=_env_int("MAX_REPORT_NODES", DEFAULT_MAX_NODES),
         help="cap on nodes with matching pods listed per report (env SPREADWATCH_MAX_REPORT_NODES)",
     )
     p.add_argument(
         "--max-node-skew",
-        type=_non_negative,
+        type=whole_number,
         default=_env_int("MAX_NODE_SKEW", 1),
         help="node skew above this is Imbalanced (env SPREADWATCH_MAX_NODE_SKEW)",
     )
     p.add_argument(
         "--max-zone-skew",
-        type=_non_negative,
+        type=whole_number,
         default=_env_int("MAX_ZONE_SKEW", 1),
         help="zone skew above this is Imbalanced (env SPREADWATCH_MAX_ZONE_SKEW)",
     )
     p.add_argument(
         "--spof-min-pods",
-        type=_non_negative,
+        type=whole_number,
         default=_env_int("SPOF_MIN_PODS", 2),
         help="pods needed before all-on-one-node/zone is a SinglePointOfFailure (env SPREADWATCH_SPOF_MIN_PODS)",
     )
@@ -328,7 +319,7 @@ def _add_run_options(p: argparse.ArgumentParser) -> None:
     )
     p.add_argument(
         "--write-burst",
-        type=_non_negative,
+        type=whole_number,
         default=_env_int("WRITE_BURST", 20),
         help="writes allowed in a burst above the rate (default 20; env SPREADWATCH_WRITE_BURST)",
     )

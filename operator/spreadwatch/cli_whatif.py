@@ -16,6 +16,7 @@ from typing import Any, TextIO
 
 import yaml
 
+from spreadwatch.argtypes import whole_number
 from spreadwatch.errors import InputError
 from spreadwatch.report import ReportOptions, SpreadReport
 from spreadwatch.scoring import get_profile
@@ -54,23 +55,7 @@ class WhatIfHooks:
 
 
 def _count(text: str) -> int:
-    try:
-        value = int(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"expected a whole number, got {text!r}") from None
-    if value < 1:
-        raise argparse.ArgumentTypeError(f"expected a whole number >= 1, got {text!r}")
-    return value
-
-
-def _whole(text: str) -> int:
-    try:
-        value = int(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"expected a whole number, got {text!r}") from None
-    if value < 0:
-        raise argparse.ArgumentTypeError(f"expected a whole number >= 0, got {text!r}")
-    return value
+    return whole_number(text, minimum=1)
 
 
 def _output(p: argparse.ArgumentParser) -> None:
@@ -105,7 +90,7 @@ def add_whatif_parsers(sub: Any, hooks: WhatIfHooks) -> None:
     hooks.add_report_options(rebalance)
     rebalance.add_argument("workload", metavar="KIND/NAMESPACE/NAME")
     rebalance.add_argument(
-        "--max-evictions", type=_whole, metavar="N", help="longest plan searched (default: the workload's pods)"
+        "--max-evictions", type=whole_number, metavar="N", help="longest plan searched (default: the workload's pods)"
     )
     rebalance.add_argument(
         "--max-states",
@@ -121,7 +106,9 @@ def add_whatif_parsers(sub: Any, hooks: WhatIfHooks) -> None:
     hooks.add_report_options(summary)
     summary.add_argument("-n", "--namespace", action="append", default=[], help="only these namespaces")
     summary.add_argument("-l", "--selector", help="only workloads whose labels match")
-    summary.add_argument("--worst", type=_whole, default=5, metavar="N", help="list the N worst workloads (default 5)")
+    summary.add_argument(
+        "--worst", type=whole_number, default=5, metavar="N", help="list the N worst workloads (default 5)"
+    )
     _output(summary)
 
 
