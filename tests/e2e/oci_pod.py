@@ -26,6 +26,7 @@ limits. Cost: unpacking the image ~5-15 s once; starting a container ~0.1 s plus
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import resource
@@ -52,6 +53,7 @@ TOOLS = ("runc", "umoci", "skopeo")
 DEFAULT_CAPABILITIES = ("CHOWN", "DAC_OVERRIDE", "FSETID", "FOWNER", "MKNOD", "NET_RAW", "SETGID", "SETUID",
                         "SETFCAP", "SETPCAP", "NET_BIND_SERVICE", "SYS_CHROOT", "KILL", "AUDIT_WRITE")  # fmt: skip
 _RLIM_MAX = 2**64 - 1  # RLIM_INFINITY in the runtime spec's uint64
+_CGROUP_PARENT = "spreadwatch-e2e"  # under every mounted hierarchy; `runc delete` removes only the leaf
 
 
 def require_runtime_tools() -> None:
@@ -288,7 +290,7 @@ class PodRun:
         spec["mounts"] = [*spec["mounts"], *self.mounts()]
         linux = spec["linux"]
         linux["namespaces"] = [ns for ns in linux["namespaces"] if ns["type"] != "network"]  # host network
-        linux["cgroupsPath"] = f"/spreadwatch-e2e/{self.id}"
+        linux["cgroupsPath"] = f"/{_CGROUP_PARENT}/{self.id}"
         return spec
 
     # --- lifecycle -----------------------------------------------------------------------------------------
@@ -299,7 +301,10 @@ class PodRun:
         with self.log.open("ab") as out:
             self.proc = subprocess.Popen(
                 ["runc", "--root", str(self.state_dir), "run", "--bundle", str(self.bundle), self.id],
-                stdin=subprocess.DEVNULL, stdout=out, stderr=subprocess.STDOUT, start_new_session=True,
+                stdin=subprocess.DEVNULL,
+                stdout=out,
+                stderr=subprocess.STDOUT,
+                start_new_session=True,
             )
 
     def running(self) -> bool:
@@ -353,4 +358,12 @@ class PodRun:
         elapsed = time.monotonic() - started
         subprocess.run(["runc", "--root", str(self.state_dir), "delete", "--force", self.id],
                        capture_output=True, timeout=60, check=False)  # fmt: skip
+        _remove_parent_cgroups()
         return self.proc.returncode, elapsed
+
+
+def _remove_parent_cgroups() -> None:
+    """Remove the now-empty ``spreadwatch-e2e`` parent cgroups; one still holding another pod stays (EBUSY)."""
+    for parent in Path("/sys/fs/cgroup").glob(f"*/{_CGROUP_PARENT}"):
+        with contextlib.suppress(OSError):
+            parent.rmdir()
