@@ -1,4 +1,5 @@
-"""Smoke run of the decoding figures of ``make bench`` (bench/decode_bench.py) at scale 0.005.
+"""Smoke run of the decoding figures of ``make bench`` (bench/decode_bench.py, rendered by
+bench/render_figures.py) at scale 0.005.
 
 Nothing is timed or asserted about speed: only that every figure is produced and rendered, and that the
 API-page decoding the figures time yields the records the reference path yields.
@@ -6,10 +7,11 @@ API-page decoding the figures time yields the records the reference path yields.
 
 from __future__ import annotations
 
+import importlib
 import importlib.util
 import sys
 from pathlib import Path
-from types import ModuleType
+from types import ModuleType, SimpleNamespace
 
 from spreadwatch.scoring import get_profile
 
@@ -39,11 +41,12 @@ def test_decode_figures_machinery(tmp_path: Path) -> None:
         objects, dump, tmp_path, 0.005, get_profile("v1.28"), 1, lambda p: run.measure_analyze(p, 1, tmp_path)
     )
     pods = sum(1 for o in objects if o["kind"] == "Pod")
-    assert res["initial_list"]["pods"] == pods and res["initial_list"]["pages"] >= 8
-    assert res["analyze_compact"]["reports"] == res["analyze_indent4"]["reports"] == 50
-    assert set(res["analyze_rss_mib"]) == {"compact", "indent2", "indent4"}
-    assert res["sizes_mib"]["indent4"] > res["sizes_mib"]["indent2"] > res["sizes_mib"]["compact"]
+    assert res.initial_list.pods == pods and res.initial_list.pages >= 8
+    assert res.analyze_compact.reports == res.analyze_indent4.reports == 50
+    assert set(res.analyze_rss_mib) == {"compact", "indent2", "indent4"}
+    assert res.sizes_mib["indent4"] > res.sizes_mib["indent2"] > res.sizes_mib["compact"]
     assert sorted(p.name for p in tmp_path.iterdir()) == ["c2.json"]  # the variants are removed
     lines: list[str] = []
-    decode_bench.rows(lambda label, get, unit="": lines.append(f"{label}: {get({'decode': res})}"))
+    render_figures = importlib.import_module("render_figures")  # bench/ is on sys.path (see _load)
+    render_figures.decode_rows(lambda label, get, unit="": lines.append(f"{label}: {get(SimpleNamespace(decode=res))}"))
     assert len(lines) == 11 and all("None" not in line for line in lines)
