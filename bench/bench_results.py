@@ -358,6 +358,7 @@ class ScaleResult:
     analyze: AnalyzeResult | None = None
     analyze_phases: AnalyzePhases | None = None
     metrics: MetricsResult | None = None
+    comparison: ProfileComparison | None = None  # v1.28 and v1.29 side by side
 
     @property
     def pods(self) -> int:
@@ -376,6 +377,10 @@ class ScaleResult:
     def oracle_speedup(self) -> float | None:
         """Go plugin (summed elapsedNs, all workloads) ÷ cold full computation; None without the oracle."""
         return None if self.oracle is None else self.oracle.plugin_s / self.cold.total_s
+
+    def profile(self, name: str) -> ProfileFigures | None:
+        """The side-by-side figures of profile ``name``, if measured."""
+        return None if self.comparison is None else self.comparison.profile(name)
 
 
 @dataclass(frozen=True)

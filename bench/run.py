@@ -15,6 +15,7 @@ on one synthetic cluster (bench/synth.py), the measuring modules return typed re
 * decode_bench.py and measure_analyze.py: typed decoding per dump format (issue 13), ``analyze -o json`` vs
   ``json.load``, its peak RSS, the operator's initial list;
 * measure_metrics.py: series per ``--node-metrics`` mode and the scrape cost;
+* measure_pts.py: profile v1.29 (PodTopologySpread) next to v1.28 (issue 14);
 * measure_profiles.py: cProfile hotspots of missed targets, at the largest scale.
 
 The rendering modules (render_*.py) turn those into the document; bench_env.py records date, machine and
@@ -47,6 +48,7 @@ from bench_results import (  # noqa: E402
     MetricsResult,
     NaiveResult,
     OracleResult,
+    ProfileComparison,
     RunInfo,
     ScaleResult,
     as_json,
@@ -59,6 +61,7 @@ from measure_events import Event, make_event_stream, measure_incremental  # noqa
 from measure_memory import child_sample, measure_rss  # noqa: E402
 from measure_metrics import measure_metrics  # noqa: E402
 from measure_profiles import profiles  # noqa: E402
+from measure_pts import COMPARED_PROFILES, ExactnessError, figures_from, profile_figures  # noqa: E402
 from measure_util import log  # noqa: E402
 from render_doc import render  # noqa: E402
 from render_sections import metrics_section  # noqa: E402
@@ -91,6 +94,7 @@ class Config:
     profile_misses: bool = True
     quick: bool = False
     metrics: bool = True
+    exact_sample: int = 30  # v1.29 workloads checked against score_pod per scale
 
 
 @dataclasses.dataclass
@@ -140,6 +144,18 @@ def _dump_figures(cfg: Config, s: ScaleInputs, res: ScaleResult, workdir: Path) 
     res.analyze_phases = analyze_phases(s.dump, get_profile(cfg.profile))
 
 
+def _comparison(cfg: Config, s: ScaleInputs, res: ScaleResult) -> ProfileComparison:
+    """v1.28 and v1.29 side by side: the run's own profile from its figures, the other measured here."""
+    figures = []
+    for name in COMPARED_PROFILES:
+        if name == cfg.profile:
+            figures.append(figures_from(name, res.cold, res.incremental, res.node_event))
+        else:
+            log(f"scale {s.scale}: profile {name}: cold, {len(s.stream)} pod events, cordon x{cfg.repeats}")
+            figures.append(profile_figures(s.snapshot, name, s.stream, cfg.repeats, cfg.exact_sample))
+    return ProfileComparison(res.scale, res.objects.get("Node", 0), res.pods, figures)
+
+
 def bench_scale(cfg: Config, scale: float, workdir: Path, binary: str | None) -> tuple[ScaleResult, ScaleInputs]:
     """Every figure at one scale (and the inputs profiling reuses)."""
     profile = get_profile(cfg.profile)
@@ -175,6 +191,7 @@ def bench_scale(cfg: Config, scale: float, workdir: Path, binary: str | None) ->
     if cfg.metrics:
         log(f"scale {scale}: metrics (series, scrape) x{cfg.repeats}")
         res.metrics = measure_metrics(snapshot, profile, cfg.repeats)
+    res.comparison = _comparison(cfg, s, res)
     return res, s
 
 
@@ -254,6 +271,7 @@ def _config(args: argparse.Namespace) -> Config:
         oracle=not args.no_oracle,
         oracle_sample=args.oracle_sample,
         quick=args.quick,
+        exact_sample=8 if args.quick else 30,
     )
 
 
@@ -281,9 +299,13 @@ def main(argv: Sequence[str] | None = None) -> int:
         info = bench_env.record(command, cfg.seed, cfg.profile, started, load_start, sources)
         _write_metrics_only(cfg, info, metrics, out)
         return 0
-    results, prof = _full_run(cfg)
+    try:
+        results, prof = _full_run(cfg)
+    except ExactnessError as err:
+        log(f"FAILED: {err}")
+        return 1
     info = bench_env.record(command, cfg.seed, cfg.profile, started, load_start, sources)
-    text = render(results, info, prof)
+    text = render(results, info, prof, cfg.repeats, cfg.events)
     print(text)
     _save_json(info, {"results": results, "profiles": prof}, "-quick" if cfg.quick else "")
     if out is not None:
