@@ -60,6 +60,21 @@ def derived_scores(
     return {n: report.score_of(n, zone_key(nodes[n].labels, profile)) for n in names}
 
 
+def _naive_once(
+    snapshot: Snapshot, profile: Profile, chosen: Sequence[Controller]
+) -> tuple[naive.NaiveScorer, float, float, float]:
+    """(scorer, NodeInfo build s, wall s per workload, CPU s per workload) of one naive pass over ``chosen``."""
+    gc.collect()
+    t0 = time.perf_counter()
+    scorer = naive.NaiveScorer(snapshot, profile)
+    t1 = time.perf_counter()
+    c1 = time.process_time()
+    for ctrl in chosen:
+        scorer.scores(ctrl)
+    t2 = time.perf_counter()
+    return scorer, t1 - t0, (t2 - t1) / len(chosen), (time.process_time() - c1) / len(chosen)
+
+
 def measure_naive(
     snapshot: Snapshot,
     profile: Profile,
@@ -73,21 +88,10 @@ def measure_naive(
     check ``check`` of them against the index's reports (outside the timing)."""
     workloads = naive.workloads_of(snapshot)
     chosen = workloads if len(workloads) <= sample else random.Random(seed).sample(workloads, sample)
-    build_runs, per_runs, cpu_runs = [], [], []
-    scorer = naive.NaiveScorer(snapshot, profile)
-    for _ in range(repeats):
-        gc.collect()
-        t0 = time.perf_counter()
-        scorer = naive.NaiveScorer(snapshot, profile)
-        t1 = time.perf_counter()
-        c1 = time.process_time()
-        for ctrl in chosen:
-            scorer.scores(ctrl)
-        t2 = time.perf_counter()
-        cpu_runs.append((time.process_time() - c1) / len(chosen))
-        build_runs.append(t1 - t0)
-        per_runs.append((t2 - t1) / len(chosen))
-    per_workload, build = median(per_runs), median(build_runs)
+    runs = [_naive_once(snapshot, profile, chosen) for _ in range(repeats)]
+    scorer = runs[-1][0]
+    build, per_workload = median([r[1] for r in runs]), median([r[2] for r in runs])
+    cpu_per_workload = median([r[3] for r in runs])
     nodes = {n.name: n for n in snapshot.nodes}
     checked = mismatches = 0
     for ctrl in chosen[:check]:
@@ -105,7 +109,7 @@ def measure_naive(
         nodeinfo_build_s=build,
         per_workload_ms=per_workload * 1e3,
         total_s=build + per_workload * len(workloads),
-        cpu_total_s=build + median(cpu_runs) * len(workloads),
+        cpu_total_s=build + cpu_per_workload * len(workloads),
         repeats=repeats,
         checked=checked,
         mismatches=mismatches,
