@@ -10,9 +10,7 @@ O(workloads × (nodes + candidate nodes × pods per node)) = O(workloads × boun
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping, Sequence
-
-from spreadwatch.model import Controller, Pod, WorkloadKey
+from spreadwatch.model import Controller, Pod
 from spreadwatch.scoring import (
     Profile,
     build_spread_selector,
@@ -71,12 +69,3 @@ class NaiveScorer:
         zones = {n.name: zone_key(n.labels, profile) for n in candidates}
         summary = summarize(((zones[n], counts[n]) for n in names), profile.max_score)
         return {n: summary.score(counts[n], zones[n]) for n in names}
-
-    def score_all(self, workloads: Iterable[Controller]) -> dict[WorkloadKey, Mapping[str, int] | None]:
-        return {c.key: self.scores(c) for c in workloads}
-
-
-def run_naive(snapshot: Snapshot, profile: Profile, workloads: Sequence[Controller]) -> int:
-    """Score ``workloads`` (including the NodeInfo build); returns how many were scored."""
-    scorer = NaiveScorer(snapshot, profile)
-    return len(scorer.score_all(workloads))

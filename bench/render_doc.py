@@ -92,9 +92,9 @@ def render(
     prof: dict[str, Hotspots] | None,
     repeats: int = 3,
     events: int = 20000,
-    notes: Sequence[str] = (),
 ) -> str:
-    """The whole document for ``results`` (ascending scales; the targets are judged at the last)."""
+    """The whole document for ``results`` (ascending scales; the targets are judged at the last); ``repeats``
+    and ``events`` describe the v1.29 block."""
     top = results[-1]
     targets_lines, flagged = _targets_section(top)
     lines = [*_header(info), *targets_lines, *by_scale_section(results)]
@@ -107,8 +107,9 @@ def render(
     if len(results) > 1:
         lines += scaling_section(results)
     lines += _misses_section(top, flagged, prof)
-    if notes:
-        lines += ["## Notes", "", *notes, ""]
+    failures = [f"* The Go plugin at scale {r.scale} failed: {r.oracle_error}" for r in results if r.oracle_error]
+    if failures:
+        lines += ["## Notes", "", *failures, ""]
     lines += ["## Method", "", METHOD]
     return "\n".join(lines) + "\n"
 
