@@ -6,40 +6,26 @@ about speed.
 
 from __future__ import annotations
 
-import importlib
-import importlib.util
 import io
 import json
-import sys
 from collections import Counter
 from pathlib import Path
-from types import ModuleType
 from typing import Any
 
 import pytest
 
+from repo_tools import load_bench
 from spreadwatch.cli import main as cli_main
 from spreadwatch.model import parse_object
 from spreadwatch.scoring import get_profile, is_workload
 from spreadwatch.snapshot import Snapshot
 
-BENCH = Path(__file__).resolve().parents[2] / "bench"
 GA_ZONE = "topology.kubernetes.io/zone"
 BETA_ZONE = "failure-domain.beta.kubernetes.io/zone"
 
 
-def _load(name: str) -> ModuleType:
-    if str(BENCH) not in sys.path:
-        sys.path.insert(0, str(BENCH))
-    spec = importlib.util.spec_from_file_location(f"spreadwatch_bench_{name}", BENCH / f"{name}.py")
-    assert spec is not None and spec.loader is not None
-    module = importlib.util.module_from_spec(spec)
-    sys.modules[spec.name] = module  # dataclasses look their module up while the class is created
-    spec.loader.exec_module(module)
-    return module
 
-
-synth = _load("synth")
+synth = load_bench("synth")
 
 
 @pytest.fixture(scope="module")
@@ -134,9 +120,8 @@ def test_analyze_reports_every_workload(objects: list[dict[str, Any]], tmp_path:
 
 
 def test_quick_run_machinery() -> None:
-    _load("run")  # puts bench/ on sys.path: its measuring and rendering modules import each other by name
     cold_m, events, baselines, results, render_doc, naive = (
-        importlib.import_module(m)
+        load_bench(m)
         for m in ("measure_cold", "measure_events", "measure_baselines", "bench_results", "render_doc", "naive")
     )
     profile = get_profile("v1.28")
