@@ -22,7 +22,7 @@ from spreadwatch.index import SpreadIndex
 from spreadwatch.scoring import Profile, get_profile, representative_pod, score_pod, zone_key
 from spreadwatch.snapshot import Snapshot
 
-__all__ = ["COMPARED_PROFILES", "ExactnessError", "check_exact", "figures_from", "profile_figures"]
+__all__ = ["COMPARED_PROFILES", "ExactnessError", "check_exact", "exactness", "figures_from", "profile_figures"]
 
 COMPARED_PROFILES = ("v1.28", "v1.29")
 
@@ -72,6 +72,12 @@ def figures_from(
     )
 
 
+def exactness(snapshot: Snapshot, name: str, sample: int) -> int | None:
+    """Workloads of profile ``name`` checked against ``score_pod`` (None for v1.28: the Go plugin and the naive
+    algorithm check it)."""
+    return None if name == "v1.28" else check_exact(snapshot, fresh_index(snapshot, get_profile(name)), sample)
+
+
 def profile_figures(
     snapshot: Snapshot, name: str, stream: Sequence[Event], repeats: int, sample: int
 ) -> ProfileFigures:
@@ -81,5 +87,4 @@ def profile_figures(
     cold = measure_cold(snapshot, profile, repeats, what_if=False)
     inc = measure_incremental(snapshot, profile, stream, repeats, what_if=False)
     node = measure_node_event(snapshot, profile)
-    checked = None if name == "v1.28" else check_exact(snapshot, fresh_index(snapshot, profile), sample)
-    return figures_from(name, cold, inc, node, checked)
+    return figures_from(name, cold, inc, node, exactness(snapshot, name, sample))

@@ -61,7 +61,7 @@ from measure_events import Event, make_event_stream, measure_incremental  # noqa
 from measure_memory import child_sample, measure_rss  # noqa: E402
 from measure_metrics import measure_metrics  # noqa: E402
 from measure_profiles import profiles  # noqa: E402
-from measure_pts import COMPARED_PROFILES, ExactnessError, figures_from, profile_figures  # noqa: E402
+from measure_pts import COMPARED_PROFILES, ExactnessError, exactness, figures_from, profile_figures  # noqa: E402
 from measure_util import log  # noqa: E402
 from render_doc import render  # noqa: E402
 from render_sections import metrics_section  # noqa: E402
@@ -149,7 +149,8 @@ def _comparison(cfg: Config, s: ScaleInputs, res: ScaleResult) -> ProfileCompari
     figures = []
     for name in COMPARED_PROFILES:
         if name == cfg.profile:
-            figures.append(figures_from(name, res.cold, res.incremental, res.node_event))
+            checked = exactness(s.snapshot, name, cfg.exact_sample)
+            figures.append(figures_from(name, res.cold, res.incremental, res.node_event, checked))
         else:
             log(f"scale {s.scale}: profile {name}: cold, {len(s.stream)} pod events, cordon x{cfg.repeats}")
             figures.append(profile_figures(s.snapshot, name, s.stream, cfg.repeats, cfg.exact_sample))
