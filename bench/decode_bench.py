@@ -1,6 +1,7 @@
 """Decoding figures of ``make bench`` (issue 13): typed JSON decoding against ``json.load``, per dump format.
 
-Called by bench/run.py once per scale (:func:`measure_decode`); every figure is also given in CPU time of one
+Called by bench/run.py once per scale (:func:`measure_decode`, a :class:`DecodeResult`; rendered by
+bench/render_figures.py); every figure is also given in CPU time of one
 process, and as ratios of two measurements taken back to back in that process, which a loaded machine
 distorts far less than wall-clock seconds:
 
@@ -16,19 +17,18 @@ distorts far less than wall-clock seconds:
 
 from __future__ import annotations
 
-import gc
 import json
 import re
-import statistics
 import subprocess
 import sys
-import time
 from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
 
 import orjson
 import yaml
+from bench_results import AnalyzeResult, DecodeResult, FormatDecode, InitialList, YamlDecode
+from measure_util import median_cpu_wall
 
 from spreadwatch.decode import Converter, Unparsed, decode_page
 from spreadwatch.index import SpreadIndex
@@ -38,7 +38,7 @@ from spreadwatch.report import ReportOptions
 from spreadwatch.scoring import Profile
 from spreadwatch.snapshot import Snapshot, load_snapshot, paused_gc, read_documents
 
-__all__ = ["api_pages", "dict_pages", "measure_decode", "rows", "typed_pages", "write_variants"]
+__all__ = ["api_pages", "dict_pages", "measure_decode", "typed_pages", "write_variants"]
 
 YAML_SAMPLE = 10_000  # objects in the YAML comparison (libyaml takes minutes for a whole scale-1.0 dump)
 PAGE = 500  # items per list page, as the operator asks for
@@ -51,28 +51,6 @@ _ANALYZE_RSS = (
     "hwm = [l for l in open('/proc/self/status') if l.startswith('VmHWM:')][0].split()[1]\n"
     "print(code, int(hwm) * 1024)\n"
 )
-
-
-def _cpu(fn: Callable[[], Any], gc_on: bool = True) -> tuple[float, float]:
-    """(CPU seconds, wall seconds) of one call; the result is dropped before returning."""
-    gc.collect()
-    was = gc.isenabled()
-    if not gc_on:
-        gc.disable()
-    try:
-        c, t = time.process_time(), time.perf_counter()
-        result = fn()
-        cpu, wall = time.process_time() - c, time.perf_counter() - t
-    finally:
-        if was:
-            gc.enable()
-    del result
-    return cpu, wall
-
-
-def _median_cpu(fn: Callable[[], Any], repeats: int, gc_on: bool = True) -> dict[str, float]:
-    runs = [_cpu(fn, gc_on) for _ in range(repeats)]
-    return {"cpu_s": statistics.median(r[0] for r in runs), "wall_s": statistics.median(r[1] for r in runs)}
 
 
 def _json_load(path: Path) -> Any:
@@ -115,7 +93,8 @@ def api_pages(objects: Sequence[dict[str, Any]]) -> list[tuple[str, str, bytes]]
         items = by_kind.get(resource.kind, [])
         for start in range(0, len(items), PAGE):
             more = {"continue": str(start + PAGE)} if start + PAGE < len(items) else {}
-            body = {"kind": f"{resource.kind}List", "apiVersion": resource.api_version, "metadata": more}
+            body: dict[str, Any] = {"kind": f"{resource.kind}List", "apiVersion": resource.api_version}
+            body["metadata"] = more
             body["items"] = items[start : start + PAGE]
             pages.append((resource.kind, resource.api_version, orjson.dumps(body)))
     return pages
@@ -125,7 +104,7 @@ def typed_pages(pages: Sequence[tuple[str, str, bytes]]) -> list[Any]:
     """Records of all pages, typed (what the operator's initial listing does)."""
     converter = Converter()
     with paused_gc():
-        records = []
+        records: list[Any] = []
         for kind, api_version, data in pages:
             items, _ = decode_page(data, kind, api_version, converter)
             records.extend(parse_object(i.value) if isinstance(i, Unparsed) else i for i in items)
@@ -159,6 +138,33 @@ def _analyze_rss(path: Path) -> int:
     return int(hwm)
 
 
+def _format(path: Path, repeats: int) -> FormatDecode:
+    load = median_cpu_wall(lambda: _json_load(path), repeats)
+    typed = median_cpu_wall(lambda: load_snapshot([path]), repeats)
+    return FormatDecode(json_load=load, typed=typed, cpu_ratio=typed.cpu_s / load.cpu_s)
+
+
+def _yaml(objects: Sequence[dict[str, Any]], paths: dict[str, Path], repeats: int) -> YamlDecode:
+    yaml_s = median_cpu_wall(lambda: load_snapshot([paths["yaml_sample"]]), 1)
+    json_s = median_cpu_wall(lambda: load_snapshot([paths["json_sample"]]), repeats)
+    return YamlDecode(
+        objects=len(objects[:: max(1, len(objects) // YAML_SAMPLE)]),
+        yaml=yaml_s,
+        json_typed=json_s,
+        yaml_over_json=yaml_s.cpu_s / json_s.cpu_s,
+    )
+
+
+def _initial_list(objects: Sequence[dict[str, Any]], repeats: int) -> InitialList:
+    pages = api_pages(objects)
+    return InitialList(
+        pages=len(pages),
+        pods=sum(1 for o in objects if o["kind"] == "Pod"),
+        typed=median_cpu_wall(lambda: typed_pages(pages), repeats),
+        orjson_parse_object=median_cpu_wall(lambda: dict_pages(pages), 1),
+    )
+
+
 def measure_decode(
     objects: Sequence[dict[str, Any]],
     dump2: Path,
@@ -166,92 +172,28 @@ def measure_decode(
     scale: float,
     profile: Profile,
     repeats: int,
-    analyze: Callable[[Path], dict[str, Any]],
-) -> dict[str, Any]:
+    analyze: Callable[[Path], AnalyzeResult],
+) -> DecodeResult:
     """Every figure of the module docstring at one scale (``dump2``: bench/synth.py's 2-space dump;
-    ``analyze(path)``: run.py's ``analyze -o json`` subprocess vs ``json.load`` measurement)."""
+    ``analyze(path)``: the ``analyze -o json`` subprocess vs ``json.load`` measurement). The variants written
+    into ``workdir`` are removed before returning."""
     paths = write_variants(objects, workdir, scale)
     paths["indent2"] = dump2
-    res: dict[str, Any] = {"sizes_mib": {k: p.stat().st_size / 2**20 for k, p in paths.items()}}
-    for fmt in ("compact", "indent2", "indent4"):
-        path = paths[fmt]
-        load = _median_cpu(lambda p=path: _json_load(p), repeats)
-        typed = _median_cpu(lambda p=path: load_snapshot([p]), repeats)
-        res[fmt] = {"json_load": load, "typed": typed, "cpu_ratio": typed["cpu_s"] / load["cpu_s"]}
-    res["compact"]["reference"] = _median_cpu(lambda: _reference(paths["compact"]), 1)
-    res["compact"]["reference_cpu_ratio"] = res["compact"]["reference"]["cpu_s"] / res["compact"]["json_load"]["cpu_s"]
-    yaml_s = _median_cpu(lambda: load_snapshot([paths["yaml_sample"]]), 1)
-    json_s = _median_cpu(lambda: load_snapshot([paths["json_sample"]]), repeats)
-    res["yaml_sample"] = {
-        "objects": len(objects[:: max(1, len(objects) // YAML_SAMPLE)]),
-        "yaml": yaml_s,
-        "json_typed": json_s,
-        "yaml_over_json": yaml_s["cpu_s"] / json_s["cpu_s"],
-    }
-    res["cold_with_decode"] = _median_cpu(lambda: _cold_with_decode(paths["compact"], profile), repeats)
-    pages = api_pages(objects)
-    res["initial_list"] = {
-        "pages": len(pages),
-        "pods": sum(1 for o in objects if o["kind"] == "Pod"),
-        "typed": _median_cpu(lambda: typed_pages(pages), repeats),
-        "orjson_parse_object": _median_cpu(lambda: dict_pages(pages), 1),
-    }
-    pages.clear()
-    res["analyze_compact"] = analyze(paths["compact"])
-    res["analyze_indent4"] = analyze(paths["indent4"])
-    res["analyze_rss_mib"] = {fmt: _analyze_rss(paths[fmt]) / 2**20 for fmt in ("compact", "indent2", "indent4")}
+    sizes = {k: p.stat().st_size / 2**20 for k, p in paths.items()}
+    formats = {fmt: _format(paths[fmt], repeats) for fmt in ("compact", "indent2", "indent4")}
+    reference = median_cpu_wall(lambda: _reference(paths["compact"]), 1)
+    result = DecodeResult(
+        sizes_mib=sizes,
+        formats=formats,
+        reference=reference,
+        reference_cpu_ratio=reference.cpu_s / formats["compact"].json_load.cpu_s,
+        yaml_sample=_yaml(objects, paths, repeats),
+        cold_with_decode=median_cpu_wall(lambda: _cold_with_decode(paths["compact"], profile), repeats),
+        initial_list=_initial_list(objects, repeats),
+        analyze_compact=analyze(paths["compact"]),
+        analyze_indent4=analyze(paths["indent4"]),
+        analyze_rss_mib={fmt: _analyze_rss(paths[fmt]) / 2**20 for fmt in ("compact", "indent2", "indent4")},
+    )
     for key in ("compact", "indent4", "yaml_sample", "json_sample"):
         paths[key].unlink()
-    return res
-
-
-def rows(row: Callable[..., None]) -> None:
-    """This module's lines of docs/benchmarks.md's "All figures by scale" table (``row(label, get, unit)``)."""
-    row("dump sizes: compact / 4-space (MiB)", lambda r: _pair(r["decode"]["sizes_mib"], "compact", "indent4", ""))
-    row(
-        "**analyze ÷ json.load, compact / 4-space dump** (×, wall; CPU in parentheses)",
-        lambda r: " / ".join(
-            f"{r['decode'][k]['ratio']:.2f} ({r['decode'][k]['cpu_ratio']:.2f})"
-            for k in ("analyze_compact", "analyze_indent4")
-        ),
-    )
-    row(
-        "**peak RSS of analyze -o json**: compact / 2-space / 4-space (MiB)",
-        lambda r: " / ".join(f"{r['decode']['analyze_rss_mib'][k]:.0f}" for k in ("compact", "indent2", "indent4")),
-    )
-    for fmt, label in (("compact", "compact"), ("indent2", "2-space"), ("indent4", "4-space")):
-        row(
-            f"load_snapshot ÷ json.load, {label} dump (CPU, in one process)",
-            lambda r, f=fmt: (
-                f"{r['decode'][f]['cpu_ratio']:.2f}× ({r['decode'][f]['typed']['cpu_s']:.2f} s / "
-                f"{r['decode'][f]['json_load']['cpu_s']:.2f} s)"
-            ),
-        )
-    row(
-        "  ↳ before: orjson + parse_object ÷ json.load, compact (CPU)",
-        lambda r: f"{r['decode']['compact']['reference_cpu_ratio']:.2f}×",
-    )
-    row("YAML ÷ JSON load_snapshot, same sample (CPU)", lambda r: _yaml_cell(r["decode"]["yaml_sample"]))
-    row(
-        "**cold full computation incl. decode** (compact; s wall / CPU)",
-        lambda r: _pair(r["decode"]["cold_with_decode"], "wall_s", "cpu_s", " s"),
-    )
-    row(
-        "**operator initial list: raw pages → records** (s wall / CPU)",
-        lambda r: _pair(r["decode"]["initial_list"]["typed"], "wall_s", "cpu_s", " s"),
-    )
-    row(
-        "  ↳ before: orjson + parse_object of the same pages (s wall / CPU)",
-        lambda r: _pair(r["decode"]["initial_list"]["orjson_parse_object"], "wall_s", "cpu_s", " s"),
-    )
-
-
-def _pair(d: dict[str, float], a: str, b: str, unit: str) -> str:
-    return f"{d[a]:.2f}{unit} / {d[b]:.2f}{unit}"
-
-
-def _yaml_cell(y: dict[str, Any]) -> str:
-    return (
-        f"{y['yaml_over_json']:.0f}× ({y['objects']:,} objects: "
-        f"{y['yaml']['cpu_s']:.2f} s / {y['json_typed']['cpu_s']:.2f} s)"
-    )
+    return result

@@ -3,7 +3,8 @@
 #   make bench-pts                                   # scales 0.1,1.0; splices its section into docs/benchmarks.md
 #   make bench-pts BENCH_PTS_ARGS="--scales 0.1"     # any bench/pts.py flags (--no-write: print only)
 #
-# `make bench` runs it too, after bench/run.py has rewritten docs/benchmarks.md.
+# `make bench` measures the same figures at each of its scales and writes this section with the rest of the
+# file (and v1.29's targets into its targets table); bench-pts re-measures only this section.
 
 BENCH_PTS_ARGS ?=
 

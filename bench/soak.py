@@ -8,7 +8,7 @@ The operator's event path in one process, without kopf and without an API server
 * a synthetic cluster (bench/synth.py, scale 1.0 = 5,000 nodes, 10,000 workloads, ~150,000 pods) is fed to an
   :class:`EventRouter` as kopf's initial listing would be, and every report is written once into the stand-in;
 * then pod watch events (raw dicts, as kopf hands them over) go through ``EventRouter.handle`` — parse, index
-  apply/remove, ``ReportWriter.collect`` — at a fixed rate; the mix is the one of ``bench/run.py`` (20 % add,
+  apply/remove, ``ReportWriter.collect`` — at a fixed rate; the mix is ``bench/measure_events.py``'s (20 % add,
   15 % move node, 15 % relabel, 15 % phase, 15 % deletionTimestamp, 20 % delete), so the pod count stays
   level. Every new pod carries a ``soak-rev`` label that changes every ``--rev-seconds``: label sets of old
   "rollouts" keep dying, which is what the weak label-interning cache (``model.intern_labels``) must survive;
@@ -28,7 +28,6 @@ from __future__ import annotations
 
 import argparse
 import asyncio
-import datetime as dt
 import gc
 import json
 import os
@@ -49,6 +48,8 @@ sys.path.insert(0, str(HERE))
 
 import soak_report  # noqa: E402
 import synth  # noqa: E402
+from measure_events import EVENT_TYPES, EVENT_WEIGHTS  # noqa: E402
+from measure_util import rss_bytes  # noqa: E402
 
 from spreadwatch.config import OperatorConfig  # noqa: E402
 from spreadwatch.handlers.events import EventRouter  # noqa: E402
@@ -61,8 +62,6 @@ from spreadwatch.scoring import get_profile  # noqa: E402
 __all__ = ["SoakConfig", "StandInSink", "main", "run_soak"]
 
 ENVELOPE_EVENTS_PER_S = 5000.0  # docs/benchmarks.md: the sustained pod events/s target at scale 1.0
-EVENT_TYPES = ("add", "move", "relabel", "phase", "deleting", "delete")
-EVENT_WEIGHTS = (0.20, 0.15, 0.15, 0.15, 0.15, 0.20)
 _DELETION_STAMP = "2026-01-01T00:00:00Z"
 _MAX_BATCH = 500  # events handled between two yields to the writer task
 
@@ -224,8 +223,7 @@ def _next_event(pods: _Pods, rev: int) -> dict[str, Any]:
 
 
 def _rss_mib() -> float:
-    with open("/proc/self/statm") as f:
-        return int(f.read().split()[1]) * os.sysconf("SC_PAGE_SIZE") / 2**20
+    return rss_bytes() / 2**20
 
 
 def _counter_percentile(counts: Counter[int], q: float) -> float:
@@ -375,15 +373,7 @@ def main(argv: Sequence[str] | None = None) -> int:
                      args.sample_seconds or max(5.0, args.minutes * 2), args.rev_seconds)  # fmt: skip
     meta = soak_report.meta()
     result = asyncio.run(run_soak(cfg, log=lambda m: print(m, file=sys.stderr, flush=True)))
-    meta["load_end"] = soak_report.loadavg()
-    meta["finished"] = dt.datetime.now(dt.UTC).strftime("%Y-%m-%d %H:%M UTC")
-    result["meta"] = meta
-    soak_report.save_json(result, "index")
-    section = soak_report.index_section(result)
-    print("\n".join(section))
-    if args.out != "-":
-        soak_report.splice(Path(args.out), "soak-index", section)
-        print(f"soak: wrote the soak-index block of {args.out}", file=sys.stderr)
+    soak_report.publish(result, meta, "soak-index", soak_report.index_section, args.out)
     return 0
 
 

@@ -21,7 +21,6 @@ from __future__ import annotations
 
 import argparse
 import contextlib
-import datetime as dt
 import importlib.util
 import json
 import os
@@ -386,15 +385,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     result = run_cluster_soak(args.minutes, args.sample_seconds or max(5.0, args.minutes * 2), args.workloads,
                               args.base_pods, args.threads, args.keep,
                               lambda m: print(m, file=sys.stderr, flush=True))  # fmt: skip
-    meta["load_end"] = soak_report.loadavg()
-    meta["finished"] = dt.datetime.now(dt.UTC).strftime("%Y-%m-%d %H:%M UTC")
-    result["meta"] = meta
-    soak_report.save_json(result, "cluster")
-    section = soak_report.cluster_section(result, _render)
-    print("\n".join(section))
-    if args.out != "-":
-        soak_report.splice(Path(args.out), "soak-cluster", section)
-        print(f"soak-cluster: wrote the soak-cluster block of {args.out}", file=sys.stderr)
+    soak_report.publish(result, meta, "soak-cluster", lambda r: soak_report.cluster_section(r, _render), args.out)
     return 0
 
 

@@ -235,6 +235,16 @@ class _Gen:
     def word(r: random.Random, n: int) -> str:
         return "".join(r.choice(_ALPHABET) for _ in range(n))
 
+    def suffixes(self, r: random.Random, count: int) -> Iterator[str]:
+        """``count`` distinct 5-letter pod name suffixes, drawn lazily (interleaved with the caller's draws)."""
+        used: set[str] = set()
+        for _ in range(count):
+            suffix = self.word(r, 5)
+            while suffix in used:
+                suffix = self.word(r, 5)
+            used.add(suffix)
+            yield suffix
+
     def uid(self, r: random.Random) -> str:
         h = f"{r.getrandbits(128):032x}"
         return f"{h[:8]}-{h[8:12]}-4{h[13:16]}-8{h[17:20]}-{h[20:]}"
@@ -485,12 +495,7 @@ class _Gen:
                     },
                     "status": {"replicas": count, "readyReplicas": count, "observedGeneration": 1},
                 }
-                used: set[str] = set()
-                for _ in range(count):
-                    suffix = self.word(r, 5)
-                    while suffix in used:
-                        suffix = self.word(r, 5)
-                    used.add(suffix)
+                for suffix in self.suffixes(r, count):
                     node = self.place(r, sig, mode, anchor, zone)
                     yield from self.pod(
                         r,
@@ -542,12 +547,7 @@ class _Gen:
                 "spec": {"replicas": replicas, "selector": selector, "template": template(labels)},
                 "status": status,
             }
-            used = set()
-            for _ in range(replicas):
-                suffix = self.word(r, 5)
-                while suffix in used:
-                    suffix = self.word(r, 5)
-                used.add(suffix)
+            for suffix in self.suffixes(r, replicas):
                 node = self.place(r, sig, mode, anchor, zone)
                 yield from self.pod(
                     r, ns, f"{name}-{suffix}", labels, owner_ref(kind, name, uid), template_spec, node, created + 60

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import importlib
 import importlib.util
 import sys
 from pathlib import Path
@@ -9,7 +10,7 @@ from types import ModuleType
 
 REPO_ROOT = Path(__file__).resolve().parents[1]
 
-__all__ = ["REPO_ROOT", "load_devcluster", "load_script"]
+__all__ = ["REPO_ROOT", "load_bench", "load_devcluster", "load_script"]
 
 
 def load_script(module_name: str, relative_path: str) -> ModuleType:
@@ -29,3 +30,12 @@ def load_script(module_name: str, relative_path: str) -> ModuleType:
 def load_devcluster() -> ModuleType:
     """Import hack/devcluster.py (the code behind `make dev-cluster`) once, as module ``devcluster``."""
     return load_script("devcluster", "hack/devcluster.py")
+
+
+def load_bench(name: str) -> ModuleType:
+    """Import bench/NAME.py once, by its own name, as the benchmark's modules import each other (bench/ goes
+    first on ``sys.path``: it holds scripts and their modules, not a package)."""
+    bench = str(REPO_ROOT / "bench")
+    if bench not in sys.path:
+        sys.path.insert(0, bench)
+    return importlib.import_module(name)

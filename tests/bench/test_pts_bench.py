@@ -3,21 +3,15 @@ reference scorer and renders its table. Nothing is timed or asserted about speed
 
 from __future__ import annotations
 
-import importlib.util
 import io
-import sys
 from contextlib import redirect_stdout
 from pathlib import Path
 
-BENCH = Path(__file__).resolve().parents[2] / "bench"
+from repo_tools import load_bench
 
 
 def test_pts_bench_smoke(tmp_path: Path) -> None:
-    sys.path.insert(0, str(BENCH))
-    spec = importlib.util.spec_from_file_location("pts_bench", BENCH / "pts.py")
-    assert spec is not None and spec.loader is not None
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
+    module = load_bench("pts")
     out = io.StringIO()
     with redirect_stdout(out):
         code = module.main(["--scales", "0.005", "--repeats", "1", "--events", "200", "--sample", "8", "--no-write"])

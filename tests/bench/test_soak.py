@@ -4,29 +4,14 @@ the summary arithmetic and the splicing into docs. Nothing is timed or asserted 
 from __future__ import annotations
 
 import asyncio
-import importlib.util
-import sys
 from pathlib import Path
-from types import ModuleType
 
 import pytest
 
-BENCH = Path(__file__).resolve().parents[2] / "bench"
+from repo_tools import load_bench
 
-
-def _load(name: str) -> ModuleType:
-    if str(BENCH) not in sys.path:
-        sys.path.insert(0, str(BENCH))
-    spec = importlib.util.spec_from_file_location(f"spreadwatch_bench_{name}", BENCH / f"{name}.py")
-    assert spec is not None and spec.loader is not None
-    module = importlib.util.module_from_spec(spec)
-    sys.modules[spec.name] = module
-    spec.loader.exec_module(module)
-    return module
-
-
-soak = _load("soak")
-soak_report = _load("soak_report")
+soak = load_bench("soak")
+soak_report = load_bench("soak_report")
 
 
 @pytest.mark.parametrize(

@@ -6,39 +6,26 @@ about speed.
 
 from __future__ import annotations
 
-import importlib.util
 import io
 import json
-import sys
 from collections import Counter
 from pathlib import Path
-from types import ModuleType
 from typing import Any
 
 import pytest
 
+from repo_tools import load_bench
 from spreadwatch.cli import main as cli_main
 from spreadwatch.model import parse_object
 from spreadwatch.scoring import get_profile, is_workload
 from spreadwatch.snapshot import Snapshot
 
-BENCH = Path(__file__).resolve().parents[2] / "bench"
 GA_ZONE = "topology.kubernetes.io/zone"
 BETA_ZONE = "failure-domain.beta.kubernetes.io/zone"
 
 
-def _load(name: str) -> ModuleType:
-    if str(BENCH) not in sys.path:
-        sys.path.insert(0, str(BENCH))
-    spec = importlib.util.spec_from_file_location(f"spreadwatch_bench_{name}", BENCH / f"{name}.py")
-    assert spec is not None and spec.loader is not None
-    module = importlib.util.module_from_spec(spec)
-    sys.modules[spec.name] = module  # dataclasses look their module up while the class is created
-    spec.loader.exec_module(module)
-    return module
 
-
-synth = _load("synth")
+synth = load_bench("synth")
 
 
 @pytest.fixture(scope="module")
@@ -133,49 +120,53 @@ def test_analyze_reports_every_workload(objects: list[dict[str, Any]], tmp_path:
 
 
 def test_quick_run_machinery() -> None:
-    run = _load("run")
+    cold_m, events, baselines, results, render_doc, naive = (
+        load_bench(m)
+        for m in ("measure_cold", "measure_events", "measure_baselines", "bench_results", "render_doc", "naive")
+    )
     profile = get_profile("v1.28")
     objects = synth.generate(0.005, seed=1)
-    snapshot = run.build_snapshot(objects)
-    cold = run.measure_cold(snapshot, profile, repeats=1)
-    assert cold["reports"] == len(run.naive.workloads_of(snapshot)) == 50
-    stream = run.make_event_stream(snapshot, 300)
-    assert {ev[-1] for ev in stream} == set(run.EVENT_TYPES)
-    inc = run.measure_incremental(snapshot, profile, stream, repeats=1)
-    assert inc["events"] == 300
-    index = run.fresh_index(snapshot, profile)
-    nv = run.measure_naive(snapshot, profile, index, sample=10, repeats=1, check=5)
-    assert nv["sampled"] == 10
-    assert nv["mismatches"] == 0
-    incoming = run.incoming_pods(objects, snapshot, run.naive.workloads_of(snapshot))
+    snapshot = Snapshot.from_objects(objects)
+    cold = cold_m.measure_cold(snapshot, profile, repeats=1)
+    assert cold.reports == len(naive.workloads_of(snapshot)) == 50
+    stream = events.make_event_stream(snapshot, 300)
+    assert {ev[-1] for ev in stream} == set(events.EVENT_TYPES)
+    inc = events.measure_incremental(snapshot, profile, stream, repeats=1)
+    assert inc.events == 300
+    index = cold_m.fresh_index(snapshot, profile)
+    nv = baselines.measure_naive(snapshot, profile, index, sample=10, repeats=1, check=5)
+    assert nv.sampled == 10
+    assert nv.mismatches == 0
+    incoming = baselines.incoming_pods(objects, snapshot, naive.workloads_of(snapshot))
     assert len(incoming) == 50
     assert all(p["metadata"]["ownerReferences"][0]["controller"] for p in incoming)
-    cluster = run.oracle_cluster(objects)
+    cluster = baselines.oracle_cluster(objects)
     assert len(cluster["pods"]) == sum(1 for o in objects if o["kind"] == "Pod")
-    res = {
-        "scale": 0.005,
-        "objects": Counter(o["kind"] for o in objects),
-        "workloads": 50,
-        "cold": cold,
-        "incremental": inc,
-        "naive": {**nv, "speedup": nv["total_s"] / cold["total_s"]},
-        "parse": run.measure_parse(objects, limit=50),
-    }
-    meta = {
-        "date": "d",
-        "machine": "m",
-        "software": "s",
-        "command": "c",
-        "commit": "x",
-        "load_start": "0",
-        "load_end": "0",
-        "cpus": 2,
-        "seed": 1,
-        "profile": "v1.28",
-        "run_minutes": 0.0,
-        "source_start": "abc",
-        "source_end": "abc",
-    }
-    text = run.render([res], meta, None)
+    res = results.ScaleResult(
+        scale=0.005,
+        objects=dict(Counter(o["kind"] for o in objects)),
+        workloads=50,
+        cold=cold,
+        node_event=cold_m.measure_node_event(snapshot, profile),
+        incremental=inc,
+        naive=nv,
+        parse=cold_m.measure_parse(objects, limit=50),
+    )
+    meta = results.RunInfo(
+        date="d",
+        machine="m",
+        software="s",
+        command="c",
+        commit="x",
+        cpus=2,
+        load_start="0",
+        load_end="0",
+        seed=1,
+        profile="v1.28",
+        run_minutes=0.0,
+        source_start="abc",
+        source_end="abc",
+    )
+    text = render_doc.render([res], meta, None)
     assert "| figure | wall clock | target | status |" in text
     assert "pod event p99" in text

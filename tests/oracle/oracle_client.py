@@ -127,13 +127,19 @@ class Oracle:
     def request(self, line: dict[str, Any]) -> dict[str, Any]:
         """Send one raw input object, return the raw output object (which may be
         ``{"error": ...}``)."""
+        data = json.dumps(line, separators=(",", ":"), ensure_ascii=False).encode()
+        return json.loads(self.request_bytes(data))
+
+    def request_bytes(self, data: bytes) -> bytes:
+        """Send one input line already encoded as JSON (without its newline),
+        return the output line undecoded (for callers with their own JSON
+        library, e.g. the benchmark)."""
         proc = self._proc
         if proc is None or proc.stdin is None or proc.stdout is None:
             raise OracleError("oracle is closed")
-        data = json.dumps(line, separators=(",", ":"), ensure_ascii=False).encode() + b"\n"
         with self._lock:
             try:
-                proc.stdin.write(data)
+                proc.stdin.write(data + b"\n")
                 proc.stdin.flush()
                 answer = proc.stdout.readline()
             except BrokenPipeError:
@@ -141,7 +147,7 @@ class Oracle:
         if not answer:
             code = proc.poll()
             raise OracleError(f"oracle exited (status {code}); stderr:\n{self._stderr_text()}")
-        return json.loads(answer)
+        return answer
 
     def score(
         self,
