@@ -113,9 +113,7 @@ def build_report(
         if zone is not None:
             zone_counts[zone] += count
         busy_per_group[zone] = busy_per_group.get(zone, 0) + 1
-    summary = SpreadSummary(
-        profile.max_score, max(busy.values(), default=0), max(zone_counts.values(), default=0), zone_counts
-    )
+    summary = SpreadSummary.of(profile.max_score, max(busy.values(), default=0), zone_counts)
 
     memo: dict[tuple[int, ZoneKey | None], int] = {}
 
