@@ -14,47 +14,10 @@ when a field has the wrong type; O(size of the object's scheduling-relevant fiel
 
 from __future__ import annotations
 
-from spreadwatch.model.interning import intern_labels, interned_label_maps, label_key
-from spreadwatch.model.keys import WORKLOAD_KINDS, WorkloadKey
-from spreadwatch.model.parse import object_ref, parse_object, parse_pod
-from spreadwatch.model.records import (
-    TERMINAL_PHASES,
-    Controller,
-    Namespace,
-    Node,
-    NodeSelectorRequirement,
-    NodeSelectorTerm,
-    OwnerRef,
-    Pod,
-    PodTemplate,
-    Record,
-    Service,
-    SpreadConstraint,
-    Taint,
-    Toleration,
-)
+from spreadwatch.model import interning, keys, parse, records
+from spreadwatch.model.interning import *  # noqa: F403
+from spreadwatch.model.keys import *  # noqa: F403
+from spreadwatch.model.parse import *  # noqa: F403
+from spreadwatch.model.records import *  # noqa: F403
 
-__all__ = [
-    "TERMINAL_PHASES",
-    "WORKLOAD_KINDS",
-    "Controller",
-    "Namespace",
-    "Node",
-    "NodeSelectorRequirement",
-    "NodeSelectorTerm",
-    "OwnerRef",
-    "Pod",
-    "PodTemplate",
-    "Record",
-    "Service",
-    "SpreadConstraint",
-    "Taint",
-    "Toleration",
-    "WorkloadKey",
-    "intern_labels",
-    "interned_label_maps",
-    "label_key",
-    "object_ref",
-    "parse_object",
-    "parse_pod",
-]
+__all__ = keys.__all__ + interning.__all__ + records.__all__ + parse.__all__
