@@ -11,8 +11,8 @@ import heapq
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 
-from spreadwatch.report.health import Health, HealthThresholds, SpreadFacts, judge
-from spreadwatch.report.structure import NodeEntry, SpreadReport, ZoneEntry
+from spreadwatch.report.spread_report import NodeEntry, SpreadReport, ZoneEntry
+from spreadwatch.report.verdict import Health, HealthThresholds, SpreadFacts, judge
 from spreadwatch.scoring import Profile, SpreadSummary, WorkloadRef, ZoneKey
 
 __all__ = ["DEFAULT_MAX_NODES", "DEFAULT_TOP_N", "CandidateLayout", "ReportOptions", "build_report", "error_report"]

@@ -16,8 +16,8 @@ from __future__ import annotations
 from collections.abc import Iterable, Mapping
 
 from spreadwatch.report.build import CandidateLayout, ReportOptions
-from spreadwatch.report.health import Health, SpreadFacts, judge
-from spreadwatch.report.structure import NodeEntry, SpreadReport, ZoneEntry
+from spreadwatch.report.spread_report import NodeEntry, SpreadReport, ZoneEntry
+from spreadwatch.report.verdict import Health, SpreadFacts, judge
 from spreadwatch.scoring import Profile, WorkloadRef, ZoneKey
 from spreadwatch.scoring.topology import HOSTNAME_KEY, MAX_NODE_SCORE
 from spreadwatch.scoring.topology_groups import CandidateGroups, GroupKey, GroupScores
