@@ -18,7 +18,7 @@ Python keyword), typed ``T | None = None`` (a JSON ``null`` reads as absent, as 
 and pass it on in the matching :class:`Converter` method (``pod``, ``node``, ``workload``, ...). A nested
 object is one more Struct. The pod's scheduling fields (``tolerations``, ``nodeSelector``, ``affinity``,
 ``topologySpreadConstraints``) are ``msgspec.Raw``: their bytes key a cache, and only a miss decodes them
-typed in ``Converter._new_template``. The reference parser in ``model.py`` needs the same field (it is the
+typed in ``Converter._new_template``. The reference parser in ``model/parse.py`` needs the same field (it is the
 error path), and ``tests/test_decode.py`` checks that both agree on every field, for any value.
 
 Costs: O(bytes) in C for the skipped fields plus O(kept fields) in Python per item, and O(1) per repeated

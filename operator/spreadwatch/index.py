@@ -54,13 +54,12 @@ from spreadwatch.scoring import (
 )
 from spreadwatch.scoring.topology import SpreadPlan, plan_spread
 from spreadwatch.scoring.topology_groups import CandidateGroups, Signature, group_candidates, score_groups
-from spreadwatch.selectors import Operator, Selector
+from spreadwatch.selectors import POSITIVE_OPERATORS, Selector
 from spreadwatch.snapshot import Snapshot, paused_gc
 
 __all__ = ["IndexSizes", "SpreadIndex"]
 
 _LabelKey = frozenset[tuple[str, str]]
-_POSITIVE = (Operator.EQUALS, Operator.DOUBLE_EQUALS, Operator.IN)
 
 
 @dataclass(slots=True)
@@ -135,7 +134,7 @@ def _anchors(selector: SpreadSelector | None) -> tuple[tuple[str, str], ...] | N
         return ()
 
     def best(sel: Selector) -> tuple[tuple[str, str], ...] | None:
-        options = [r for r in sel.requirements if r.op in _POSITIVE]
+        options = [r for r in sel.requirements if r.op in POSITIVE_OPERATORS]
         if not options:
             return None
         req = min(options, key=lambda r: len(r.values))

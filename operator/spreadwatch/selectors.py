@@ -19,13 +19,14 @@ import re
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from enum import StrEnum
-from typing import Any
+from typing import Any, Final
 
 from spreadwatch.errors import SelectorError
 
 __all__ = [
     "EVERYTHING",
     "NOTHING",
+    "POSITIVE_OPERATORS",
     "Operator",
     "Requirement",
     "Selector",
@@ -51,7 +52,8 @@ class Operator(StrEnum):
     LESS_THAN = "<"
 
 
-_POSITIVE = frozenset({Operator.EQUALS, Operator.DOUBLE_EQUALS, Operator.IN})
+#: Operators a requirement is met under only when the label set has the key with one of its values.
+POSITIVE_OPERATORS: Final = frozenset({Operator.EQUALS, Operator.DOUBLE_EQUALS, Operator.IN})
 _NEGATIVE = frozenset({Operator.NOT_EQUALS, Operator.NOT_IN})
 _NUMERIC = frozenset({Operator.GREATER_THAN, Operator.LESS_THAN})
 _SINGLE = frozenset({Operator.EQUALS, Operator.DOUBLE_EQUALS, Operator.NOT_EQUALS})
@@ -149,7 +151,7 @@ class Requirement:
     def matches(self, labels: Mapping[str, str]) -> bool:
         """``Requirement.Matches``: O(1) for one label look-up."""
         op = self.op
-        if op in _POSITIVE:
+        if op in POSITIVE_OPERATORS:
             value = labels.get(self.key)
             return value is not None and value in self.values
         if op in _NEGATIVE:

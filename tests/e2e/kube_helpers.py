@@ -19,7 +19,6 @@ from __future__ import annotations
 
 import base64
 import itertools
-import socket
 import subprocess
 import time
 import urllib.error
@@ -116,13 +115,6 @@ def wait_deleted(read: Callable[[], Any], timeout: float = 120.0, message: str =
 
 
 # --------------------------------------------------------------------------- namespaces
-
-
-def free_port() -> int:
-    """A free TCP port on loopback (for an operator's probe/metrics server)."""
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return int(s.getsockname()[1])
 
 
 def http_get(port: int, path: str, timeout: float = 30.0) -> tuple[int, str]:

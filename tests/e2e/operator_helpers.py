@@ -31,7 +31,6 @@ from kube_helpers import (
     create_node,
     create_pod,
     delete_pod,
-    free_port,
     http_get,
     set_pod_phase,
     unique_name,
@@ -39,6 +38,7 @@ from kube_helpers import (
 )
 from kubernetes import client
 
+from ports import free_port
 from processes import stop_process
 from spreadwatch.analysis import analyze_snapshot
 from spreadwatch.report import ReportOptions

@@ -27,7 +27,6 @@ from kube_helpers import (  # noqa: E402
     create_node,
     delete_namespace,
     delete_node,
-    free_port,
     http_get,
     schedule_pending_pods,
     token_api_client,
@@ -38,6 +37,7 @@ from kube_helpers import (  # noqa: E402
 from kubernetes import client  # noqa: E402
 from kubernetes.client.exceptions import ApiException  # noqa: E402
 
+from ports import free_port  # noqa: E402
 from processes import stop_process  # noqa: E402
 
 pytestmark = pytest.mark.e2e

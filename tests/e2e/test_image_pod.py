@@ -29,7 +29,6 @@ from kube_helpers import (
     create_node,
     create_service_account,
     delete_node,
-    free_port,
     schedule_pending_pods,
     service_account_token,
     unique_name,
@@ -39,6 +38,8 @@ from kube_helpers import (
 from kubernetes import client
 from kubernetes.client.exceptions import ApiException
 from oci_pod import Image, PodRun, fetch, http_endpoint, metrics_endpoint, unpack_image
+
+from ports import free_port
 
 pytestmark = pytest.mark.e2e
 

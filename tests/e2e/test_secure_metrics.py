@@ -37,7 +37,6 @@ from kube_helpers import (
     create_service_account,
     delete_namespace,
     delete_node,
-    free_port,
     http_get,
     schedule_pending_pods,
     service_account_token,
@@ -57,6 +56,8 @@ from monitoring_helpers import (
     require_binary,
     substitute,
 )
+
+from ports import free_port
 
 pytestmark = pytest.mark.e2e
 

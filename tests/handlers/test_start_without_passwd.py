@@ -21,6 +21,7 @@ from typing import Any, NoReturn
 import kopf
 import pytest
 
+from ports import free_port
 from spreadwatch.cli import build_parser, operator_config
 from spreadwatch.config import OperatorConfig
 from spreadwatch.handlers import runtime as runtime_module
@@ -69,9 +70,7 @@ def test_identity_comes_from_configuration(
 
 def _unused_kubeconfig(path: Path) -> str:
     """A kubeconfig for an API server that refuses connections (nothing listens on the port)."""
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        port = sock.getsockname()[1]
+    port = free_port()
     path.write_text(
         "apiVersion: v1\nkind: Config\ncurrent-context: c\n"
         f"clusters: [{{name: c, cluster: {{server: 'http://127.0.0.1:{port}'}}}}]\n"

@@ -7,7 +7,6 @@ from __future__ import annotations
 import json
 import re
 import shutil
-import socket
 import subprocess
 import time
 import urllib.error
@@ -21,6 +20,7 @@ from typing import Any
 import yaml
 
 from metrics_contract import COUNTERS, HISTOGRAMS, NODE_FAMILIES, OPERATOR_GAUGES, WORKLOAD_FAMILIES
+from ports import free_port
 from processes import stop_process
 
 REPO_ROOT = Path(__file__).resolve().parents[2]
@@ -141,13 +141,6 @@ def require_binary(name: str) -> str:
     if path is None:
         raise FileNotFoundError(f"{name} not found on PATH: run `make prometheus-tools` (Debian package prometheus)")
     return path
-
-
-def free_port() -> int:
-    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as s:
-        s.bind(("127.0.0.1", 0))
-        port: int = s.getsockname()[1]
-        return port
 
 
 # --- a Prometheus server ------------------------------------------------------------------------------------

@@ -53,12 +53,12 @@ from monitoring_helpers import (
     Prometheus,
     PrometheusError,
     dashboard_targets,
-    free_port,
     load_dashboard,
     load_rules,
     substitute,
 )
 
+from ports import free_port
 from spreadwatch.config import LeaderElection, OperatorConfig
 from spreadwatch.handlers.runtime import Runtime
 from spreadwatch.metrics import (

@@ -13,6 +13,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Final, Literal
 
+from spreadwatch.report import Health
+
 __all__ = [
     "FAMILIES",
     "HEALTH_STATES",
@@ -29,8 +31,9 @@ FamilyType = Literal["gauge", "counter", "histogram"]
 WORKLOAD_LABELS: Final = ("namespace", "kind", "workload")
 ZONE_LABELS: Final = (*WORKLOAD_LABELS, "zone", "region")
 NODE_LABELS: Final = (*WORKLOAD_LABELS, "node", "zone", "region")
-#: spreadwatch_workload_health carries one series per state (value 1 for the current one), in this order.
-HEALTH_STATES: Final = ("Balanced", "Imbalanced", "SinglePointOfFailure", "Skipped", "Error")
+#: spreadwatch_workload_health carries one series per state (value 1 for the current one), in the order of
+#: the :class:`~spreadwatch.report.Health` enum.
+HEALTH_STATES: Final = tuple(h.value for h in Health)
 
 
 @dataclass(frozen=True, slots=True)

@@ -276,7 +276,7 @@ def _summary_of(
     candidates = {n for names in layout.by_zone.values() for n in names}
     max_node = max((c for n, c in counts.items() if n in candidates), default=0)
     zone_counts = {(z.region, z.zone): z.pods for z in report.zones}
-    return SpreadSummary(max_score, max_node, max(zone_counts.values(), default=0), zone_counts)
+    return SpreadSummary.of(max_score, max_node, zone_counts)
 
 
 class WorkloadCollector(Collector):

@@ -1,4 +1,6 @@
-"""Spread reports: structure, health verdict and construction from sparse spread state (pure)."""
+"""Spread reports (pure): the report type (:mod:`~spreadwatch.report.spread_report`), the spread verdict
+(:mod:`~spreadwatch.report.verdict`) and construction from sparse spread state (:mod:`~spreadwatch.report.build`
+for SelectorSpread, :mod:`~spreadwatch.report.topology` for PodTopologySpread)."""
 
 from __future__ import annotations
 
@@ -10,8 +12,8 @@ from spreadwatch.report.build import (
     build_report,
     error_report,
 )
-from spreadwatch.report.health import Health, HealthThresholds, SpreadFacts, judge
-from spreadwatch.report.structure import Comparison, NodeEntry, SpreadReport, ZoneEntry
+from spreadwatch.report.spread_report import Comparison, NodeEntry, SpreadReport, ZoneEntry
+from spreadwatch.report.verdict import Health, HealthThresholds, SpreadFacts, judge
 
 __all__ = [
     "DEFAULT_MAX_NODES",

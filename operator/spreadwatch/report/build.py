@@ -8,14 +8,24 @@ pods + zones × top_n), independent of the number of empty candidate nodes.
 from __future__ import annotations
 
 import heapq
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 
-from spreadwatch.report.health import Health, HealthThresholds, SpreadFacts, judge
-from spreadwatch.report.structure import NodeEntry, SpreadReport, ZoneEntry
+from spreadwatch.report.spread_report import NodeEntry, SpreadReport, ZoneEntry
+from spreadwatch.report.verdict import Health, HealthThresholds, SpreadFacts, judge
 from spreadwatch.scoring import Profile, SpreadSummary, WorkloadRef, ZoneKey
 
-__all__ = ["DEFAULT_MAX_NODES", "DEFAULT_TOP_N", "CandidateLayout", "ReportOptions", "build_report", "error_report"]
+__all__ = [
+    "DEFAULT_MAX_NODES",
+    "DEFAULT_TOP_N",
+    "CandidateLayout",
+    "ReportOptions",
+    "build_report",
+    "empty_names",
+    "error_report",
+    "node_entry",
+    "spread_facts",
+]
 
 DEFAULT_TOP_N = 3
 DEFAULT_MAX_NODES = 500
@@ -42,15 +52,48 @@ class CandidateLayout:
         object.__setattr__(self, "total", sum(len(names) for names in self.by_zone.values()))
 
 
-def _empties(names: Sequence[str], busy: Mapping[str, int], limit: int) -> list[str]:
-    """The first ``limit`` names (sorted order) without matching pods. O(limit + busy nodes in the zone)."""
+def empty_names(names: Iterable[str], busy: Mapping[str, object], limit: int | None) -> list[str]:
+    """The first ``limit`` (all when None) of ``names`` not in ``busy``, in order. O(limit + busy names)."""
     out: list[str] = []
     for name in names:
-        if len(out) >= limit:
+        if limit is not None and len(out) >= limit:
             break
         if name not in busy:
             out.append(name)
     return out
+
+
+def node_entry(name: str, zone: ZoneKey | None, pods: int, score: int) -> NodeEntry:
+    """A listed node; a zoneless one has empty zone and region. O(1)."""
+    return NodeEntry(name, zone[1], zone[0], pods, score) if zone is not None else NodeEntry(name, "", "", pods, score)
+
+
+def spread_facts(
+    layout: CandidateLayout, counts: Mapping[str, int], node_zone: Mapping[str, ZoneKey | None], any_empty: bool
+) -> tuple[SpreadFacts, dict[ZoneKey, int]]:
+    """What the verdict looks at, from the candidates with matching pods (``counts``, all > 0, and their
+    zones; ``any_empty``: some candidate has none); also every candidate zone's pod sum. O(counts + zones)."""
+    zone_counts: dict[ZoneKey, int] = {z: 0 for z in layout.by_zone if z is not None}
+    groups_with_pods: set[ZoneKey | None] = set()
+    for name, count in counts.items():
+        zone = node_zone[name]
+        if zone is not None:
+            zone_counts[zone] += count
+        groups_with_pods.add(zone)
+    max_node = max(counts.values(), default=0)
+    busiest_zone = max(zone_counts, key=lambda z: zone_counts[z], default=None)
+    facts = SpreadFacts(
+        pods=sum(counts.values()),
+        candidate_nodes=layout.total,
+        nodes_with_pods=len(counts),
+        busiest_node=max(counts, key=lambda n: (counts[n], n), default=""),
+        zones_with_pods=len(groups_with_pods) if zone_counts else 0,
+        busiest_zone=busiest_zone[1] if busiest_zone else "",
+        candidate_zones=len(layout.by_zone) if zone_counts else 0,
+        node_skew=max_node - (0 if any_empty or not counts else min(counts.values())),
+        zone_skew=(max(zone_counts.values()) - min(zone_counts.values())) if zone_counts else 0,
+    )
+    return facts, zone_counts
 
 
 def _by_score(entry: tuple[int, str, int, ZoneKey | None]) -> tuple[int, str]:
@@ -106,16 +149,13 @@ def build_report(
     """
     skipped = bool(skip_reason)
     busy = {n: c for n, c in counts.items() if c > 0}
-    zone_counts: dict[ZoneKey, int] = {z: 0 for z in layout.by_zone if z is not None}
     busy_per_group: dict[ZoneKey | None, int] = {}
-    for name, count in busy.items():
+    for name in busy:
         zone = node_zone[name]
-        if zone is not None:
-            zone_counts[zone] += count
         busy_per_group[zone] = busy_per_group.get(zone, 0) + 1
-    summary = SpreadSummary(
-        profile.max_score, max(busy.values(), default=0), max(zone_counts.values(), default=0), zone_counts
-    )
+    empty_count = {z: len(names) - busy_per_group.get(z, 0) for z, names in layout.by_zone.items()}
+    facts, zone_counts = spread_facts(layout, busy, node_zone, any(c > 0 for c in empty_count.values()))
+    summary = SpreadSummary.of(profile.max_score, max(busy.values(), default=0), zone_counts)
 
     memo: dict[tuple[int, ZoneKey | None], int] = {}
 
@@ -133,13 +173,11 @@ def build_report(
         scored.append((score(c, z), n, c, z))
     top_n = options.top_n
     empty_score: dict[ZoneKey | None, int] = {}
-    empty_count: dict[ZoneKey | None, int] = {}
     best_empty: list[tuple[int, str, int, ZoneKey | None]] = []
     for z, names in layout.by_zone.items():
         empty_score[z] = score(0, z)
-        empty_count[z] = count = len(names) - busy_per_group.get(z, 0)
-        if count > 0:
-            best_empty.extend((empty_score[z], n, 0, z) for n in _empties(names, busy, top_n))
+        if empty_count[z] > 0:
+            best_empty.extend((empty_score[z], n, 0, z) for n in empty_names(names, busy, top_n))
     pool = scored + best_empty
     # sorted()[:n] equals nsmallest (both stable) and is faster for the usual few dozen entries
     top = sorted(pool, key=_by_score)[:top_n] if len(pool) <= 256 else heapq.nsmallest(top_n, pool, key=_by_score)
@@ -148,10 +186,7 @@ def build_report(
     listed = {e[1]: e for e in kept}
     for entry in top:
         listed.setdefault(entry[1], entry)
-    nodes = tuple(
-        NodeEntry(n, z[1], z[0], c, s) if z is not None else NodeEntry(n, "", "", c, s)
-        for s, n, c, z in sorted(listed.values(), key=_by_score)
-    )
+    nodes = tuple(node_entry(n, z, c, s) for s, n, c, z in sorted(listed.values(), key=_by_score))
     scores_present = {s for s, _, _, _ in scored}
     scores_present.update(empty_score[z] for z, count in empty_count.items() if count > 0)
     best = max(scores_present, default=0)
@@ -171,26 +206,9 @@ def build_report(
         )
         for z in sorted(zone_counts)
     )
-    any_empty = any(empty_count[z] > 0 for z in layout.by_zone)
-    node_skew = summary.max_node - (0 if any_empty or not busy else min(busy.values()))
-    zone_skew = (max(zone_counts.values()) - min(zone_counts.values())) if zone_counts else 0
-    pods = sum(busy.values())
     if skipped:
         health, reasons = Health.SKIPPED, [skip_reason]
     else:
-        groups_with_pods = {node_zone[n] for n in busy}
-        busiest_zone = max(zone_counts, key=lambda z: zone_counts[z], default=None)
-        facts = SpreadFacts(
-            pods=pods,
-            candidate_nodes=layout.total,
-            nodes_with_pods=len(busy),
-            busiest_node=max(busy, key=lambda n: (busy[n], n), default=""),
-            zones_with_pods=len(groups_with_pods) if zone_counts else 0,
-            busiest_zone=busiest_zone[1] if busiest_zone else "",
-            candidate_zones=len(layout.by_zone) if zone_counts else 0,
-            node_skew=node_skew,
-            zone_skew=zone_skew,
-        )
         health, reasons = judge(facts, options.thresholds)
     return SpreadReport(
         workload=workload,
@@ -199,7 +217,7 @@ def build_report(
         skipped=skipped,
         skip_reason=skip_reason,
         replicas=replicas,
-        pods=pods,
+        pods=facts.pods,
         candidate_nodes=layout.total,
         excluded_nodes=dict(sorted(layout.excluded.items())),
         nodes=nodes,
@@ -210,8 +228,8 @@ def build_report(
         worst_score=worst,
         best_nodes=tuple(sorted(best_pool)[:top_n]),
         best_node_count=best_total,
-        node_skew=node_skew,
-        zone_skew=zone_skew,
+        node_skew=facts.node_skew,
+        zone_skew=facts.zone_skew,
         health=health,
         reasons=tuple(reasons),
     )

@@ -13,11 +13,11 @@ a zone constraint. Cost: O(groups + nodes with matching pods + listed nodes).
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping
+from collections.abc import Mapping
 
-from spreadwatch.report.build import CandidateLayout, ReportOptions
-from spreadwatch.report.health import Health, SpreadFacts, judge
-from spreadwatch.report.structure import NodeEntry, SpreadReport, ZoneEntry
+from spreadwatch.report.build import CandidateLayout, ReportOptions, empty_names, node_entry, spread_facts
+from spreadwatch.report.spread_report import NodeEntry, SpreadReport, ZoneEntry
+from spreadwatch.report.verdict import Health, judge
 from spreadwatch.scoring import Profile, WorkloadRef, ZoneKey
 from spreadwatch.scoring.topology import HOSTNAME_KEY, MAX_NODE_SCORE
 from spreadwatch.scoring.topology_groups import CandidateGroups, GroupKey, GroupScores
@@ -26,52 +26,8 @@ from spreadwatch.scoring.zones import GA_ZONE
 __all__ = ["build_topology_report"]
 
 
-def _entry(name: str, zone: ZoneKey | None, pods: int, score: int) -> NodeEntry:
-    return NodeEntry(name, zone[1], zone[0], pods, score) if zone is not None else NodeEntry(name, "", "", pods, score)
-
-
-def _empties(names: Iterable[str], busy: Mapping[str, object], limit: int | None) -> list[str]:
-    """The first ``limit`` (all when None) of ``names`` without matching pods. O(limit + busy names)."""
-    out: list[str] = []
-    for name in names:
-        if limit is not None and len(out) >= limit:
-            break
-        if name not in busy:
-            out.append(name)
-    return out
-
-
 def _clamp(score: int) -> int:
     return max(0, min(MAX_NODE_SCORE, score))
-
-
-def _facts(
-    layout: CandidateLayout, counts: Mapping[str, int], node_zone: Mapping[str, ZoneKey | None], any_empty: bool
-) -> tuple[SpreadFacts, dict[ZoneKey, int], int]:
-    """SelectorSpread's spread facts (node/zone skew) from the busy candidates; also the zone pod sums."""
-    zone_counts: dict[ZoneKey, int] = {z: 0 for z in layout.by_zone if z is not None}
-    groups_with_pods: set[ZoneKey | None] = set()
-    for name, count in counts.items():
-        zone = node_zone[name]
-        if zone is not None:
-            zone_counts[zone] += count
-        groups_with_pods.add(zone)
-    max_node = max(counts.values(), default=0)
-    node_skew = max_node - (0 if any_empty or not counts else min(counts.values()))
-    zone_skew = (max(zone_counts.values()) - min(zone_counts.values())) if zone_counts else 0
-    busiest_zone = max(zone_counts, key=lambda z: zone_counts[z], default=None)
-    facts = SpreadFacts(
-        pods=sum(counts.values()),
-        candidate_nodes=layout.total,
-        nodes_with_pods=len(counts),
-        busiest_node=max(counts, key=lambda n: (counts[n], n), default=""),
-        zones_with_pods=len(groups_with_pods) if zone_counts else 0,
-        busiest_zone=busiest_zone[1] if busiest_zone else "",
-        candidate_zones=len(layout.by_zone) if zone_counts else 0,
-        node_skew=node_skew,
-        zone_skew=zone_skew,
-    )
-    return facts, zone_counts, zone_skew
 
 
 def build_topology_report(
@@ -115,21 +71,21 @@ def build_topology_report(
             empty_total[score] = empty_total.get(score, 0) + empty
             names = groups.groups[key]
             if score != empty_score[zone]:
-                exceptions.extend((score, n, zone) for n in _empties(names, busy, None))
-            best_empty.extend((score, n, zone) for n in _empties(names, busy, top_n))
+                exceptions.extend((score, n, zone) for n in empty_names(names, busy, None))
+            best_empty.extend((score, n, zone) for n in empty_names(names, busy, top_n))
     pool = [(s, n, node_zone[n]) for s, n in scored] + best_empty
     top = sorted(pool, key=lambda e: (-e[0], e[1]))[:top_n]
     by_pods = sorted(scored, key=lambda e: (-counts.get(e[1], 0), e[1]))
     omitted = max(0, len(by_pods) - options.max_nodes)
     listed: dict[str, NodeEntry] = {}
     for s, n in by_pods[: options.max_nodes]:
-        listed[n] = _entry(n, node_zone[n], counts.get(n, 0), s)
+        listed[n] = node_entry(n, node_zone[n], counts.get(n, 0), s)
     for s, n, z in [*top, *exceptions]:
-        listed.setdefault(n, _entry(n, z, counts.get(n, 0), s))
+        listed.setdefault(n, node_entry(n, z, counts.get(n, 0), s))
     present = {s for s, _ in scored} | set(empty_total)
     best = max(present, default=0)
     any_empty = bool(empty_total)
-    facts, zone_counts, zone_skew = _facts(layout, counts, node_zone, any_empty)
+    facts, zone_counts = spread_facts(layout, counts, node_zone, any_empty)
     health, reasons = judge(facts, options.thresholds)
     zone_index = next((i for i, t in enumerate(scores.plan.terms) if t.topology_key == GA_ZONE), None)
     zones = tuple(
@@ -167,7 +123,7 @@ def build_topology_report(
         best_nodes=tuple(sorted(n for s, n, _ in pool if s == best)[:top_n]),
         best_node_count=sum(1 for s, _ in scored if s == best) + empty_total.get(best, 0),
         node_skew=facts.node_skew,
-        zone_skew=zone_skew,
+        zone_skew=facts.zone_skew,
         health=Health(health),
         reasons=tuple(reasons),
     )

@@ -6,11 +6,11 @@ Imports nothing from kopf, kubernetes or prometheus_client (enforced by import-l
 from __future__ import annotations
 
 from spreadwatch.scoring.candidates import exclusion_reason, filter_nodes
+from spreadwatch.scoring.next_pod import WorkloadRef, is_workload, newest_replicaset, representative_pod
 from spreadwatch.scoring.normalize import ZONE_WEIGHTING, ScoreBreakdown, SpreadSummary, summarize
 from spreadwatch.scoring.profiles import DEFAULT_PROFILE, PROFILES, Profile, SelectorMode, get_profile
 from spreadwatch.scoring.score import PodScores, count_matching, score_pod, skip_reason
 from spreadwatch.scoring.selection import ClusterLookup, SpreadSelector, build_spread_selector
-from spreadwatch.scoring.workloads import WorkloadRef, is_workload, newest_replicaset, representative_pod
 from spreadwatch.scoring.zones import ZoneKey, zone_key
 
 __all__ = [

@@ -48,6 +48,12 @@ class SpreadSummary:
     max_zone: int
     zone_counts: Mapping[ZoneKey, int]
 
+    @classmethod
+    def of(cls, max_score: int, max_node: int, zone_counts: Mapping[ZoneKey, int]) -> SpreadSummary:
+        """The summary of the largest node count and every candidate zone's count (``max_zone`` is their
+        largest). O(zones)."""
+        return cls(max_score, max_node, max(zone_counts.values(), default=0), zone_counts)
+
     @property
     def have_zones(self) -> bool:
         return bool(self.zone_counts)
@@ -86,4 +92,4 @@ def summarize(nodes: Iterable[tuple[ZoneKey | None, int]], max_score: int) -> Sp
         max_node = max(max_node, count)
         if zone is not None:
             zone_counts[zone] = zone_counts.get(zone, 0) + count
-    return SpreadSummary(max_score, max_node, max(zone_counts.values(), default=0), zone_counts)
+    return SpreadSummary.of(max_score, max_node, zone_counts)

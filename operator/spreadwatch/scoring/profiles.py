@@ -84,10 +84,6 @@ class Profile:
     #: PodTopologySpread's default constraints (``--scheduler-config`` replaces them); unused otherwise
     default_constraints: DefaultConstraints = field(default=SYSTEM_DEFAULT_CONSTRAINTS, compare=False)
 
-    @property
-    def max_score_float(self) -> float:
-        return float(self.max_score)
-
 
 PROFILES: Final[dict[str, Profile]] = {
     p.name: p

@@ -22,7 +22,6 @@ __all__ = [
     "GA_ZONE",
     "ZoneKey",
     "zone_key",
-    "zone_key_string",
 ]
 
 BETA_ZONE: Final = "failure-domain.beta.kubernetes.io/zone"
@@ -47,8 +46,3 @@ def zone_key(labels: Mapping[str, str], profile: Profile) -> ZoneKey | None:
     if not region and not zone:
         return None
     return (region, zone)
-
-
-def zone_key_string(key: ZoneKey) -> str:
-    """Upstream's string form of a zone key (``region:\\x00:zone``)."""
-    return f"{key[0]}:\x00:{key[1]}"

@@ -1,277 +1,38 @@
-"""Slim, typed records of the Kubernetes objects SelectorSpread needs, and their parsers.
-
-Only the fields the scheduler reads are kept (labels, namespace, nodeName, phase, deletionTimestamp,
-controller ownerReference, node taints/unschedulable, the pod template's scheduling fields, selectors),
-never whole API objects: a 150,000-pod cluster fits in a few hundred MiB. Label maps are interned, so pods
-of one ReplicaSet share a single dict.
+"""Parsers of API objects into records.
 
 :func:`parse_object` turns one API object (a dict as ``kubectl get -o json`` prints it, or a kopf body) into
 a record; it raises :class:`~spreadwatch.errors.ObjectError` naming the object and field when a field has
-the wrong type. Cost: O(size of the object's scheduling-relevant fields).
+the wrong type. Label maps are interned. Cost: O(size of the object's scheduling-relevant fields).
 """
 
 from __future__ import annotations
 
-import sys
-import weakref
 from collections.abc import Mapping
-from dataclasses import dataclass, field
-from typing import Any, Final, NamedTuple
+from typing import Any, Final
 
 from spreadwatch.errors import ObjectError, SelectorError
-from spreadwatch.selectors import NOTHING, Selector, from_label_selector
+from spreadwatch.model.interning import intern_labels
+from spreadwatch.model.keys import WORKLOAD_KINDS
+from spreadwatch.model.records import (
+    Controller,
+    Namespace,
+    Node,
+    NodeSelectorRequirement,
+    NodeSelectorTerm,
+    OwnerRef,
+    Pod,
+    PodTemplate,
+    Record,
+    Service,
+    SpreadConstraint,
+    Taint,
+    Toleration,
+)
+from spreadwatch.selectors import NOTHING, from_label_selector
 
-__all__ = [
-    "WORKLOAD_KINDS",
-    "Controller",
-    "Namespace",
-    "Node",
-    "NodeSelectorRequirement",
-    "NodeSelectorTerm",
-    "OwnerRef",
-    "Pod",
-    "PodTemplate",
-    "Record",
-    "Service",
-    "SpreadConstraint",
-    "Taint",
-    "Toleration",
-    "WorkloadKey",
-    "intern_labels",
-    "interned_label_maps",
-    "label_key",
-    "object_ref",
-    "parse_object",
-    "parse_pod",
-]
+__all__ = ["object_ref", "parse_object", "parse_pod"]
 
-#: Workload kinds spreadwatch reports on, in report order.
-WORKLOAD_KINDS: Final = ("Deployment", "StatefulSet", "ReplicaSet", "ReplicationController")
-
-TERMINAL_PHASES: Final = frozenset({"Succeeded", "Failed"})
-
-
-class WorkloadKey(NamedTuple):
-    """The identity of a workload (or any controller): namespace, kind, name. Sorts by namespace, then kind,
-    then name; ``str`` gives its one text form, ``namespace/Kind/name`` (logs, messages). O(1)."""
-
-    namespace: str
-    kind: str
-    name: str
-
-    def __str__(self) -> str:
-        return f"{self.namespace}/{self.kind}/{self.name}"
-
-
-class _Labels(dict[str, str]):
-    """An interned label map: a plain dict that remembers its hashable key and can be weakly referenced."""
-
-    __slots__ = ("__weakref__", "key")
-
-    key: frozenset[tuple[str, str]]
-
-
-_EMPTY = _Labels()
-_EMPTY.key = frozenset()
-#: Interned label maps by content. Weak: an entry goes away with the last record using it, so label sets of
-#: old rollouts (pod-template-hash) do not pile up in a long-running operator.
-_LABELS_CACHE: weakref.WeakValueDictionary[frozenset[tuple[str, str]], _Labels] = weakref.WeakValueDictionary()
-
-
-def label_key(labels: Mapping[str, str]) -> frozenset[tuple[str, str]]:
-    """A hashable key of a label map: O(1) for an interned map, else O(len)."""
-    if type(labels) is _Labels:
-        return labels.key
-    return frozenset(labels.items())
-
-
-def intern_labels(labels: Mapping[str, str]) -> Mapping[str, str]:
-    """Return a shared dict equal to ``labels``: equal label maps are stored once. O(len(labels))."""
-    if not labels:
-        return _EMPTY
-    if type(labels) is _Labels:
-        return labels
-    key = frozenset(labels.items())
-    shared = _LABELS_CACHE.get(key)
-    if shared is None:
-        shared = _Labels({sys.intern(k): sys.intern(v) for k, v in labels.items()})
-        shared.key = key
-        _LABELS_CACHE[key] = shared
-    return shared
-
-
-def interned_label_maps() -> int:
-    """How many distinct label maps the interning cache holds now (long-run memory checks). O(1)."""
-    return len(_LABELS_CACHE)
-
-
-@dataclass(frozen=True, slots=True)
-class OwnerRef:
-    """A controller ownerReference (``metav1.GetControllerOf``)."""
-
-    api_version: str
-    kind: str
-    name: str
-    uid: str = ""
-
-
-@dataclass(frozen=True, slots=True)
-class Taint:
-    key: str
-    value: str
-    effect: str
-
-
-@dataclass(frozen=True, slots=True)
-class Toleration:
-    key: str = ""
-    operator: str = ""
-    value: str = ""
-    effect: str = ""
-
-    def tolerates(self, taint: Taint) -> bool:
-        """``Toleration.ToleratesTaint``: empty effect/key match all; operator "" means Equal."""
-        if self.effect and self.effect != taint.effect:
-            return False
-        if self.key and self.key != taint.key:
-            return False
-        if self.operator in ("", "Equal"):
-            return self.value == taint.value
-        return self.operator == "Exists"
-
-
-@dataclass(frozen=True, slots=True)
-class NodeSelectorRequirement:
-    key: str
-    operator: str
-    values: tuple[str, ...]
-
-
-@dataclass(frozen=True, slots=True)
-class NodeSelectorTerm:
-    match_expressions: tuple[NodeSelectorRequirement, ...]
-    match_fields: tuple[NodeSelectorRequirement, ...]
-
-
-@dataclass(frozen=True, slots=True)
-class SpreadConstraint:
-    """One ``spec.topologySpreadConstraints`` entry, selector parsed (``metav1.LabelSelectorAsSelector``).
-
-    ``selector`` is NOTHING for an absent ``labelSelector`` (and for an invalid one, whose problem is in
-    ``selector_error``); ``min_domains`` None and the policies "" mean the API defaults (1, Honor, Ignore).
-    """
-
-    max_skew: int
-    topology_key: str
-    when_unsatisfiable: str
-    selector: Selector
-    selector_error: str | None = None
-    match_label_keys: tuple[str, ...] = ()
-    min_domains: int | None = None
-    node_affinity_policy: str = ""
-    node_taints_policy: str = ""
-
-
-@dataclass(frozen=True, slots=True)
-class PodTemplate:
-    """The scheduling-relevant part of a pod (spec) or pod template; hashable (a constraint signature).
-
-    ``required_terms`` is None when the pod has no required node affinity (every node passes), and a
-    (possibly empty) tuple of ORed terms otherwise. ``spread_constraints`` are the topologySpreadConstraints
-    (PodTopologySpread, profile v1.29); ``topology_spread`` is True when there are any.
-    """
-
-    tolerations: tuple[Toleration, ...] = ()
-    node_selector: tuple[tuple[str, str], ...] = ()
-    required_terms: tuple[NodeSelectorTerm, ...] | None = None
-    topology_spread: bool = False
-    spread_constraints: tuple[SpreadConstraint, ...] = ()
-
-    @property
-    def constraint_key(self) -> tuple[object, ...]:
-        """The scheduling-constraint signature candidate sets are cached by."""
-        return (self.tolerations, self.node_selector, self.required_terms)
-
-
-@dataclass(frozen=True, slots=True)
-class Node:
-    name: str
-    labels: Mapping[str, str]
-    taints: tuple[Taint, ...] = ()
-    unschedulable: bool = False
-    uid: str = ""
-
-
-@dataclass(frozen=True, slots=True)
-class Pod:
-    """An existing pod (or the incoming one): what ``countMatchingPods`` and the selector look at."""
-
-    namespace: str
-    name: str
-    labels: Mapping[str, str]
-    node_name: str = ""
-    phase: str = ""
-    deleting: bool = False
-    controller: OwnerRef | None = None
-    template: PodTemplate = field(default_factory=PodTemplate)
-    uid: str = ""
-
-    @property
-    def counts(self) -> bool:
-        """True when the pod can count for spreading: bound, not terminal, not being deleted."""
-        return bool(self.node_name) and not self.deleting and self.phase not in TERMINAL_PHASES
-
-
-@dataclass(frozen=True, slots=True)
-class Service:
-    namespace: str
-    name: str
-    selector: Mapping[str, str] | None  # None: selects nothing (an empty map is stored as None too)
-    uid: str = ""
-
-
-@dataclass(frozen=True, slots=True)
-class Controller:
-    """A ReplicationController, ReplicaSet, StatefulSet or Deployment.
-
-    ``selector`` is the parsed label selector (for a ReplicationController, its map as equality terms);
-    ``selector_map`` is the RC's raw map (None for the other kinds); ``selector_error`` explains an invalid
-    selector (then ``selector`` is NOTHING).
-    """
-
-    kind: str
-    api_version: str
-    namespace: str
-    name: str
-    uid: str
-    labels: Mapping[str, str]
-    selector: Selector
-    selector_map: Mapping[str, str] | None
-    selector_error: str | None
-    template_labels: Mapping[str, str]
-    template: PodTemplate
-    controller: OwnerRef | None = None
-    replicas: int = 1
-    revision: int = 0  # deployment.kubernetes.io/revision (ReplicaSets)
-    update_revision: str = ""  # status.updateRevision (StatefulSets)
-    creation: str = ""
-    generation: int = 0
-
-    @property
-    def key(self) -> WorkloadKey:
-        """This controller's identity (namespace, kind, name). O(1)."""
-        return WorkloadKey(self.namespace, self.kind, self.name)
-
-
-@dataclass(frozen=True, slots=True)
-class Namespace:
-    name: str
-    labels: Mapping[str, str]
-
-
-Record = Node | Pod | Service | Controller | Namespace
-
-# --- parsing ----------------------------------------------------------------------------------------------
+_EMPTY: Final[Mapping[str, Any]] = intern_labels({})  # the one shared empty map
 
 
 def object_ref(obj: Mapping[str, Any]) -> str:

@@ -21,7 +21,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any, NamedTuple
 
-from spreadwatch.report.health import Health
+from spreadwatch.report.verdict import Health
 from spreadwatch.scoring import WorkloadRef
 
 __all__ = ["Comparison", "NodeEntry", "SpreadReport", "ZoneEntry"]

@@ -1,4 +1,4 @@
-"""Spread health: the verdict a report carries, and its thresholds.
+"""The spread verdict a report carries (its ``health``), and the verdict's thresholds.
 
 ================  =======================================================================================
 health            when
