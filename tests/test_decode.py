@@ -349,6 +349,26 @@ def test_api_pages_fill_in_kind_and_api_version() -> None:
     assert (list(last), token) == ([], "")
 
 
+def test_a_page_item_only_the_reference_decides_keeps_its_neighbours() -> None:
+    """A well-typed page is decoded in one pass; an item its converter cannot take (no name) is re-read raw
+    for the reference parser, and the items around it stay records."""
+    items = [
+        controller("ReplicaSet", "a", {"matchLabels": {"app": "a"}}, {"app": "a"}),
+        _set(controller("ReplicaSet", "unnamed", {}), "metadata.name", ""),
+        controller("ReplicaSet", "c", {"matchLabels": {"app": "c"}}, {"app": "c"}),
+    ]
+    for item in items:
+        del item["kind"], item["apiVersion"]
+    data = orjson.dumps({"kind": "ReplicaSetList", "metadata": {}, "items": items})
+    decoded, _ = decode_page(data, "ReplicaSet", "apps/v1", Converter())
+    first, second, third = list(decoded)
+    assert first == parse_object(items[0] | {"kind": "ReplicaSet", "apiVersion": "apps/v1"})
+    assert third == parse_object(items[2] | {"kind": "ReplicaSet", "apiVersion": "apps/v1"})
+    assert isinstance(second, Unparsed) and second.value["metadata"]["name"] == ""
+    with pytest.raises(ObjectError, match=r"ReplicaSet default/: metadata\.name: is required"):
+        parse_object(second.value)
+
+
 # Property: any JSON value at any field of any kind decodes exactly as the reference parses it.
 _VALUES = st.one_of(
     st.none(),
