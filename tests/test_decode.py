@@ -412,3 +412,21 @@ def test_stdin_snapshot(monkeypatch: pytest.MonkeyPatch, fmt: str) -> None:
     data = orjson.dumps(doc) if fmt == "json" else yaml.safe_dump(doc).encode()
     monkeypatch.setattr(sys, "stdin", io.TextIOWrapper(io.BytesIO(data)))
     assert _outcome(lambda: load_snapshot(["-"])) == _outcome(lambda: Snapshot.from_objects(objects))
+
+
+def test_snapshot_from_a_decoded_listing_is_the_reference_snapshot() -> None:
+    """Live ``analyze`` builds its snapshot from the listing's decoded pages: the same records as parsing the
+    objects, and a broken object is the reference parser's one-line error."""
+    objects = [node("n1", "zone-a"), pod("web-1", {"app": "web"}, "n1", owners=[owner("ReplicaSet", "web-abc")])]
+    pages = []
+    for obj in objects:
+        item = {k: v for k, v in obj.items() if k not in ("kind", "apiVersion")}
+        pages.append((obj["kind"], obj["apiVersion"], orjson.dumps({"metadata": {}, "items": [item]})))
+    converter = Converter()
+    decoded = [d for kind, version, data in pages for d in decode_page(data, kind, version, converter)[0]]
+    assert _outcome(lambda: Snapshot.from_decoded(decoded)) == _outcome(lambda: Snapshot.from_objects(objects))
+    broken = _set(objects[1], "spec.nodeName", 3)
+    del broken["kind"], broken["apiVersion"]
+    items, _ = decode_page(orjson.dumps({"items": [broken]}), "Pod", "v1", Converter())
+    with pytest.raises(ObjectError, match=r"Pod default/web-1: spec\.nodeName: expected a string"):
+        Snapshot.from_decoded(items)

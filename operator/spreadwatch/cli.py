@@ -558,7 +558,7 @@ def _snapshot(args: argparse.Namespace, namespaces: Sequence[str] = ()) -> Snaps
             raise
         raise InputError(f"--cluster FILE or a usable kubeconfig is required ({err})") from None
     try:
-        return Snapshot.from_objects(kube.iter_cluster_objects(api, namespaces))
+        return Snapshot.from_decoded(item for _, item in kube.iter_cluster_records(api, namespaces))
     finally:
         api.close()
 

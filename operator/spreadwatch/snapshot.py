@@ -229,6 +229,16 @@ class Snapshot:
                 snap.add(parse_object(obj))
         return snap
 
+    @classmethod
+    def from_decoded(cls, items: Iterable[Decoded]) -> Snapshot:
+        """Records of the typed decoder (e.g. a live listing's pages); what it leaves (:class:`Unparsed`) goes
+        through ``parse_object``, which raises ObjectError on the first malformed object. GC paused: O(items)."""
+        snap = cls()
+        with paused_gc():
+            for item in items:
+                snap.add(parse_object(item.value) if isinstance(item, Unparsed) else item)
+        return snap
+
     def services_in(self, namespace: str) -> list[Service]:
         return self._services_by_ns.get(namespace, [])
 
