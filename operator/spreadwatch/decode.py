@@ -2,9 +2,11 @@
 
 ``kubectl get -o json`` dumps and the API server's list pages are decoded by msgspec into small Structs that
 declare only the fields spreadwatch reads; every other field (container specs, status conditions, managed
-fields, ...) is skipped by the decoder in C, never materialised as Python objects. A List's items are kept
-as ``msgspec.Raw`` slices of the input and decoded one at a time (:func:`decode_items`); each item's Structs
-become a record (:class:`Converter`) and are dropped at once.
+fields, ...) is skipped by the decoder in C, never materialised as Python objects. A file's List items are
+kept as ``msgspec.Raw`` slices of the input and decoded one at a time (:func:`decode_items`), so a big dump's
+Structs are never all alive at once; an API list page (500 items) is decoded in one pass, its items typed
+(:func:`decode_page`), and read again item by item only when msgspec rejects it. Each item's Structs become
+a record (:class:`Converter`) and are dropped.
 
 **Exactness.** msgspec is only trusted when it succeeds. An item it rejects (a wrongly typed field, a
 missing name, anything unusual) comes out as :class:`Unparsed` (orjson's dict of it), for
@@ -290,7 +292,7 @@ class Converter:
 
     def __init__(self) -> None:
         self._labels: dict[bytes, Mapping[str, str]] = {}
-        self._owners: dict[bytes, OwnerRef | None] = {}
+        self._owners: dict[bytes, tuple[OwnerRef | None]] = {}
         self._templates: dict[tuple[bytes, bytes, bytes, bytes], PodTemplate] = {}
 
     def labels(self, raw: msgspec.Raw) -> Mapping[str, str]:
@@ -308,14 +310,15 @@ class Converter:
         if not raw:
             return None
         key = bytes(raw)
-        if key in self._owners:
-            return self._owners[key]
+        cached = self._owners.get(key)  # (owner,): None is a valid cached answer
+        if cached is not None:
+            return cached[0]
         owner = None
         for ref in _owner_references(raw) or ():
             if ref.controller:
                 owner = OwnerRef(ref.apiVersion or "", ref.kind or "", ref.name or "", ref.uid or "")
                 break
-        self._owners[key] = owner
+        self._owners[key] = (owner,)
         return owner
 
     def template(self, spec: _Spec) -> PodTemplate:
