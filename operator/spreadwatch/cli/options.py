@@ -9,10 +9,10 @@ and :func:`metrics_options` turn the parsed flags into what the analysis takes. 
 from __future__ import annotations
 
 import argparse
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 
 from spreadwatch.cli.argtypes import whole_number
-from spreadwatch.cli.env import env, env_choice, env_int
+from spreadwatch.cli.env import env, env_choice, env_float, env_int
 from spreadwatch.config import NODE_SERIES_MODES, MetricsOptions
 from spreadwatch.errors import InputError
 from spreadwatch.profile_args import add_scheduler_config_args
@@ -24,6 +24,7 @@ __all__ = [
     "add_cluster_args",
     "add_kubeconfig_args",
     "add_node_metrics_arg",
+    "add_number_arg",
     "add_profile_args",
     "add_report_args",
     "metrics_options",
@@ -82,31 +83,35 @@ def add_node_metrics_arg(p: argparse.ArgumentParser) -> None:
     )
 
 
-def _whole_number_arg(p: argparse.ArgumentParser, flag: str, env_name: str, default: int, help_text: str) -> None:
-    p.add_argument(
-        flag,
-        type=whole_number,
-        default=env_int(env_name, default),
-        help=f"{help_text} (env SPREADWATCH_{env_name})",
-    )
+def add_number_arg(
+    p: argparse.ArgumentParser,
+    flag: str,
+    convert: Callable[[str], float],
+    env_name: str,
+    default: float,
+    help_text: str,
+    metavar: str | None = None,
+) -> None:
+    """A numeric ``flag`` read by ``convert`` (an argtypes converter); its default is ``SPREADWATCH_<env_name>``
+    (an integer when ``default`` is one, else a number) or ``default``."""
+    env_default = env_int(env_name, default) if isinstance(default, int) else env_float(env_name, default)
+    p.add_argument(flag, type=convert, default=env_default, metavar=metavar, help=help_text)
+
+
+_MAX_NODES_HELP = "cap on nodes with matching pods listed per report"
 
 
 def add_report_args(p: argparse.ArgumentParser) -> None:
     """The report's size and health thresholds: ``--top-nodes``, ``--max-report-nodes``, ``--max-node-skew``,
     ``--max-zone-skew``, ``--spof-min-pods``."""
-    _whole_number_arg(p, "--top-nodes", "TOP_NODES", DEFAULT_TOP_N, "best-scoring candidate nodes listed per report")
-    _whole_number_arg(
-        p,
-        "--max-report-nodes",
-        "MAX_REPORT_NODES",
-        DEFAULT_MAX_NODES,
-        "cap on nodes with matching pods listed per report",
-    )
-    _whole_number_arg(p, "--max-node-skew", "MAX_NODE_SKEW", 1, "node skew above this is Imbalanced")
-    _whole_number_arg(p, "--max-zone-skew", "MAX_ZONE_SKEW", 1, "zone skew above this is Imbalanced")
-    _whole_number_arg(
-        p, "--spof-min-pods", "SPOF_MIN_PODS", 2, "pods needed before all-on-one-node/zone is a SinglePointOfFailure"
-    )
+    for flag, env_name, default, what in (
+        ("--top-nodes", "TOP_NODES", DEFAULT_TOP_N, "best-scoring candidate nodes listed per report"),
+        ("--max-report-nodes", "MAX_REPORT_NODES", DEFAULT_MAX_NODES, _MAX_NODES_HELP),
+        ("--max-node-skew", "MAX_NODE_SKEW", 1, "node skew above this is Imbalanced"),
+        ("--max-zone-skew", "MAX_ZONE_SKEW", 1, "zone skew above this is Imbalanced"),
+        ("--spof-min-pods", "SPOF_MIN_PODS", 2, "pods needed before all-on-one-node/zone is a SinglePointOfFailure"),
+    ):
+        add_number_arg(p, flag, whole_number, env_name, default, f"{what} (env SPREADWATCH_{env_name})")
 
 
 def report_options(args: argparse.Namespace) -> ReportOptions:

@@ -10,8 +10,14 @@ import argparse
 import os
 
 from spreadwatch.cli.argtypes import flag_bool, port, positive_seconds, seconds, whole_number
-from spreadwatch.cli.env import env, env_bool, env_float, env_int
-from spreadwatch.cli.options import add_kubeconfig_args, add_node_metrics_arg, add_profile_args, add_report_args
+from spreadwatch.cli.env import env, env_bool
+from spreadwatch.cli.options import (
+    add_kubeconfig_args,
+    add_node_metrics_arg,
+    add_number_arg,
+    add_profile_args,
+    add_report_args,
+)
 from spreadwatch.config import DEFAULT_OPT_OUT_LABEL, LOG_FORMATS, default_identity
 
 __all__ = ["add_run_args"]
@@ -75,54 +81,28 @@ def _add_scope(p: argparse.ArgumentParser) -> None:
 
 def _add_writes(p: argparse.ArgumentParser) -> None:
     """How SpreadReports are written: debounce, rate limit, resync."""
-    p.add_argument(
-        "--debounce",
-        type=seconds,
-        default=env_float("DEBOUNCE", 1.0),
-        metavar="SECONDS",
-        help="a workload must be quiet this long before its report is written (default 1; env SPREADWATCH_DEBOUNCE)",
-    )
-    p.add_argument(
-        "--max-writes-per-second",
-        type=positive_seconds,
-        default=env_float("MAX_WRITES_PER_SECOND", 20.0),
-        help="global API write rate limit (default 20; env SPREADWATCH_MAX_WRITES_PER_SECOND)",
-    )
-    p.add_argument(
-        "--write-burst",
-        type=whole_number,
-        default=env_int("WRITE_BURST", 20),
-        help="writes allowed in a burst above the rate (default 20; env SPREADWATCH_WRITE_BURST)",
-    )
-    p.add_argument(
-        "--resync-period",
-        type=seconds,
-        default=env_float("RESYNC_PERIOD", 300.0),
-        metavar="SECONDS",
-        help="list SpreadReports, delete orphans, rewrite missing ones (default 300; 0: only at start; "
-        "env SPREADWATCH_RESYNC_PERIOD)",
-    )
+    debounce = "a workload must be quiet this long before its report is written (default 1; env SPREADWATCH_DEBOUNCE)"
+    add_number_arg(p, "--debounce", seconds, "DEBOUNCE", 1.0, debounce, "SECONDS")
+    rate = "global API write rate limit (default 20; env SPREADWATCH_MAX_WRITES_PER_SECOND)"
+    add_number_arg(p, "--max-writes-per-second", positive_seconds, "MAX_WRITES_PER_SECOND", 20.0, rate)
+    burst = "writes allowed in a burst above the rate (default 20; env SPREADWATCH_WRITE_BURST)"
+    add_number_arg(p, "--write-burst", whole_number, "WRITE_BURST", 20, burst)
+    resync = "list SpreadReports, delete orphans, rewrite missing ones (default 300; 0: only at start; "
+    resync += "env SPREADWATCH_RESYNC_PERIOD)"
+    add_number_arg(p, "--resync-period", seconds, "RESYNC_PERIOD", 300.0, resync, "SECONDS")
 
 
 def _add_servers(p: argparse.ArgumentParser) -> None:
     """The probe server and the /metrics server."""
-    p.add_argument(
-        "--port",
-        type=port,
-        default=env_int("PORT", 8081),
-        help="port of the plain-HTTP probes /healthz, /readyz and /statusz (default 8081; env SPREADWATCH_PORT)",
-    )
+    probes = "port of the plain-HTTP probes /healthz, /readyz and /statusz (default 8081; env SPREADWATCH_PORT)"
+    add_number_arg(p, "--port", port, "PORT", 8081, probes)
     p.add_argument(
         "--bind-address",
         default=env("BIND_ADDRESS", "0.0.0.0"),
         help="address of the probe and metrics servers (default 0.0.0.0; env SPREADWATCH_BIND_ADDRESS)",
     )
-    p.add_argument(
-        "--metrics-port",
-        type=port,
-        default=env_int("METRICS_PORT", 8443),
-        help="port of /metrics (default 8443; env SPREADWATCH_METRICS_PORT)",
-    )
+    metrics = "port of /metrics (default 8443; env SPREADWATCH_METRICS_PORT)"
+    add_number_arg(p, "--metrics-port", port, "METRICS_PORT", 8443, metrics)
     p.add_argument(
         "--metrics-secure",
         nargs="?",
@@ -183,17 +163,7 @@ def _add_leader_election(p: argparse.ArgumentParser) -> None:
         default=env("IDENTITY", "") or default_identity(),
         help="leader-election identity (default $POD_NAME or the host name; env SPREADWATCH_IDENTITY)",
     )
-    p.add_argument(
-        "--lease-duration",
-        type=positive_seconds,
-        default=env_float("LEASE_DURATION", 15.0),
-        metavar="SECONDS",
-        help="(default 15; env SPREADWATCH_LEASE_DURATION)",
-    )
-    p.add_argument(
-        "--renew-period",
-        type=positive_seconds,
-        default=env_float("RENEW_PERIOD", 2.0),
-        metavar="SECONDS",
-        help="(default 2; env SPREADWATCH_RENEW_PERIOD)",
-    )
+    duration = "(default 15; env SPREADWATCH_LEASE_DURATION)"
+    add_number_arg(p, "--lease-duration", positive_seconds, "LEASE_DURATION", 15.0, duration, "SECONDS")
+    renew = "(default 2; env SPREADWATCH_RENEW_PERIOD)"
+    add_number_arg(p, "--renew-period", positive_seconds, "RENEW_PERIOD", 2.0, renew, "SECONDS")
