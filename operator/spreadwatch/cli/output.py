@@ -11,7 +11,6 @@ from collections.abc import Sequence
 from typing import Any, TextIO
 
 import orjson
-import yaml
 
 __all__ = ["fmt", "table", "write_json", "write_yaml"]
 
@@ -45,4 +44,6 @@ def write_json(doc: Any, out: TextIO) -> None:
 
 def write_yaml(doc: Any, out: TextIO) -> None:
     """``doc`` as block YAML, keys in their order."""
+    import yaml  # noqa: PLC0415 - only YAML output needs it
+
     out.write(yaml.safe_dump(doc, sort_keys=False))
