@@ -72,7 +72,7 @@ class DecodeError(ValueError):
 # kept as ``msgspec.Raw`` (a slice of the input): their bytes key a per-document cache, so pods of one
 # ReplicaSet decode their labels, controller and template once; only a cache miss decodes them typed.
 # Every Struct is ``gc=False``: decoded values never form cycles, so the cyclic GC need not track them
-# (cheaper to allocate; about 10 % off a page of 500 pods, measured in one process against tracked Structs).
+# (cheaper to allocate: pages → records about 10 % less CPU than with tracked Structs, measured in one process).
 
 
 class _OwnerReference(msgspec.Struct, gc=False):
