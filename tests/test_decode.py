@@ -349,6 +349,26 @@ def test_api_pages_fill_in_kind_and_api_version() -> None:
     assert (list(last), token) == ([], "")
 
 
+def test_a_page_item_only_the_reference_decides_keeps_its_neighbours() -> None:
+    """A well-typed page is decoded in one pass; an item its converter cannot take (no name) is re-read raw
+    for the reference parser, and the items around it stay records."""
+    items = [
+        controller("ReplicaSet", "a", {"matchLabels": {"app": "a"}}, {"app": "a"}),
+        _set(controller("ReplicaSet", "unnamed", {}), "metadata.name", ""),
+        controller("ReplicaSet", "c", {"matchLabels": {"app": "c"}}, {"app": "c"}),
+    ]
+    for item in items:
+        del item["kind"], item["apiVersion"]
+    data = orjson.dumps({"kind": "ReplicaSetList", "metadata": {}, "items": items})
+    decoded, _ = decode_page(data, "ReplicaSet", "apps/v1", Converter())
+    first, second, third = list(decoded)
+    assert first == parse_object(items[0] | {"kind": "ReplicaSet", "apiVersion": "apps/v1"})
+    assert third == parse_object(items[2] | {"kind": "ReplicaSet", "apiVersion": "apps/v1"})
+    assert isinstance(second, Unparsed) and second.value["metadata"]["name"] == ""
+    with pytest.raises(ObjectError, match=r"ReplicaSet default/: metadata\.name: is required"):
+        parse_object(second.value)
+
+
 # Property: any JSON value at any field of any kind decodes exactly as the reference parses it.
 _VALUES = st.one_of(
     st.none(),
@@ -392,3 +412,21 @@ def test_stdin_snapshot(monkeypatch: pytest.MonkeyPatch, fmt: str) -> None:
     data = orjson.dumps(doc) if fmt == "json" else yaml.safe_dump(doc).encode()
     monkeypatch.setattr(sys, "stdin", io.TextIOWrapper(io.BytesIO(data)))
     assert _outcome(lambda: load_snapshot(["-"])) == _outcome(lambda: Snapshot.from_objects(objects))
+
+
+def test_snapshot_from_a_decoded_listing_is_the_reference_snapshot() -> None:
+    """Live ``analyze`` builds its snapshot from the listing's decoded pages: the same records as parsing the
+    objects, and a broken object is the reference parser's one-line error."""
+    objects = [node("n1", "zone-a"), pod("web-1", {"app": "web"}, "n1", owners=[owner("ReplicaSet", "web-abc")])]
+    pages = []
+    for obj in objects:
+        item = {k: v for k, v in obj.items() if k not in ("kind", "apiVersion")}
+        pages.append((obj["kind"], obj["apiVersion"], orjson.dumps({"metadata": {}, "items": [item]})))
+    converter = Converter()
+    decoded = [d for kind, version, data in pages for d in decode_page(data, kind, version, converter)[0]]
+    assert _outcome(lambda: Snapshot.from_decoded(decoded)) == _outcome(lambda: Snapshot.from_objects(objects))
+    broken = _set(objects[1], "spec.nodeName", 3)
+    del broken["kind"], broken["apiVersion"]
+    items, _ = decode_page(orjson.dumps({"items": [broken]}), "Pod", "v1", Converter())
+    with pytest.raises(ObjectError, match=r"Pod default/web-1: spec\.nodeName: expected a string"):
+        Snapshot.from_decoded(items)

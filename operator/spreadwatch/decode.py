@@ -2,9 +2,11 @@
 
 ``kubectl get -o json`` dumps and the API server's list pages are decoded by msgspec into small Structs that
 declare only the fields spreadwatch reads; every other field (container specs, status conditions, managed
-fields, ...) is skipped by the decoder in C, never materialised as Python objects. A List's items are kept
-as ``msgspec.Raw`` slices of the input and decoded one at a time (:func:`decode_items`); each item's Structs
-become a record (:class:`Converter`) and are dropped at once.
+fields, ...) is skipped by the decoder in C, never materialised as Python objects. A file's List items are
+kept as ``msgspec.Raw`` slices of the input and decoded one at a time (:func:`decode_items`), so a big dump's
+Structs are never all alive at once; an API list page (500 items) is decoded in one pass, its items typed
+(:func:`decode_page`), and read again item by item only when msgspec rejects it. Each item's Structs become
+a record (:class:`Converter`) and are dropped.
 
 **Exactness.** msgspec is only trusted when it succeeds. An item it rejects (a wrongly typed field, a
 missing name, anything unusual) comes out as :class:`Unparsed` (orjson's dict of it), for
@@ -69,9 +71,11 @@ class DecodeError(ValueError):
 # absent. Sub-objects that repeat across many objects (labels, ownerReferences, a pod's scheduling fields) are
 # kept as ``msgspec.Raw`` (a slice of the input): their bytes key a per-document cache, so pods of one
 # ReplicaSet decode their labels, controller and template once; only a cache miss decodes them typed.
+# Every Struct is ``gc=False``: decoded values never form cycles, so the cyclic GC need not track them
+# (cheaper to allocate: pages → records about 10 % less CPU than with tracked Structs, measured in one process).
 
 
-class _OwnerReference(msgspec.Struct):
+class _OwnerReference(msgspec.Struct, gc=False):
     apiVersion: str | None = None
     kind: str | None = None
     name: str | None = None
@@ -79,7 +83,7 @@ class _OwnerReference(msgspec.Struct):
     controller: bool | None = None
 
 
-class _ObjectMeta(msgspec.Struct):
+class _ObjectMeta(msgspec.Struct, gc=False):
     name: str | None = None
     namespace: str | None = None
     uid: str | None = None
@@ -91,43 +95,43 @@ class _ObjectMeta(msgspec.Struct):
     generation: int | None = None
 
 
-class _Toleration(msgspec.Struct):
+class _Toleration(msgspec.Struct, gc=False):
     key: str | None = None
     operator: str | None = None
     value: str | None = None
     effect: str | None = None
 
 
-class _Taint(msgspec.Struct):
+class _Taint(msgspec.Struct, gc=False):
     key: str | None = None
     value: str | None = None
     effect: str | None = None
 
 
-class _NodeSelectorRequirement(msgspec.Struct):
+class _NodeSelectorRequirement(msgspec.Struct, gc=False):
     key: str | None = None
     operator: str | None = None
     values: list[str] | None = None
 
 
-class _NodeSelectorTerm(msgspec.Struct):
+class _NodeSelectorTerm(msgspec.Struct, gc=False):
     matchExpressions: list[_NodeSelectorRequirement] | None = None
     matchFields: list[_NodeSelectorRequirement] | None = None
 
 
-class _NodeSelector(msgspec.Struct):
+class _NodeSelector(msgspec.Struct, gc=False):
     nodeSelectorTerms: list[_NodeSelectorTerm] | None = None
 
 
-class _NodeAffinity(msgspec.Struct):
+class _NodeAffinity(msgspec.Struct, gc=False):
     requiredDuringSchedulingIgnoredDuringExecution: _NodeSelector | None = None
 
 
-class _Affinity(msgspec.Struct):
+class _Affinity(msgspec.Struct, gc=False):
     nodeAffinity: _NodeAffinity | None = None
 
 
-class _TopologySpreadConstraint(msgspec.Struct):
+class _TopologySpreadConstraint(msgspec.Struct, gc=False):
     """One ``topologySpreadConstraints`` entry (PodTopologySpread, profile v1.29)."""
 
     maxSkew: int | None = None
@@ -140,16 +144,16 @@ class _TopologySpreadConstraint(msgspec.Struct):
     nodeTaintsPolicy: str | None = None
 
 
-class _TemplateMeta(msgspec.Struct):
+class _TemplateMeta(msgspec.Struct, gc=False):
     labels: msgspec.Raw = _ABSENT  # dict[str, str] | None
 
 
-class _PodTemplateSpec(msgspec.Struct):
+class _PodTemplateSpec(msgspec.Struct, gc=False):
     metadata: _TemplateMeta | None = None
     spec: _Spec | None = None
 
 
-class _Spec(msgspec.Struct):
+class _Spec(msgspec.Struct, gc=False):
     """The ``spec`` of every kind read, in one Struct (the decoder does not know the kind in advance)."""
 
     # Pod (also a workload's spec.template.spec); the four scheduling fields are decoded by Converter.template
@@ -168,12 +172,12 @@ class _Spec(msgspec.Struct):
     template: _PodTemplateSpec | None = None
 
 
-class _Status(msgspec.Struct):
+class _Status(msgspec.Struct, gc=False):
     phase: str | None = None  # Pod
     updateRevision: str | None = None  # StatefulSet
 
 
-class _Object(msgspec.Struct):
+class _Object(msgspec.Struct, gc=False):
     kind: str | None = None
     apiVersion: str | None = None
     metadata: _ObjectMeta | None = None
@@ -181,18 +185,25 @@ class _Object(msgspec.Struct):
     status: _Status | None = None
 
 
-class _ListMeta(msgspec.Struct):
+class _ListMeta(msgspec.Struct, gc=False):
     continue_: str | None = msgspec.field(default=None, name="continue")
 
 
-class _Page(msgspec.Struct):
-    """One page of an API server list (``GET /api/v1/pods?limit=500``)."""
+class _Page(msgspec.Struct, gc=False):
+    """One page of an API server list (``GET /api/v1/pods?limit=500``), items left undecoded."""
 
     metadata: _ListMeta | None = None
     items: list[msgspec.Raw] | None = None
 
 
-class _RawList(msgspec.Struct):
+class _TypedPage(msgspec.Struct, gc=False):
+    """The same page with its items decoded in the one pass (the usual case: every item well typed)."""
+
+    metadata: _ListMeta | None = None
+    items: list[_Object] | None = None
+
+
+class _RawList(msgspec.Struct, gc=False):
     """A ``kind: List`` (or ``PodList``, ...) whose items are left undecoded (slices of the input)."""
 
     kind: str | None = None
@@ -283,7 +294,7 @@ class Converter:
 
     def __init__(self) -> None:
         self._labels: dict[bytes, Mapping[str, str]] = {}
-        self._owners: dict[bytes, OwnerRef | None] = {}
+        self._owners: dict[bytes, tuple[OwnerRef | None]] = {}
         self._templates: dict[tuple[bytes, bytes, bytes, bytes], PodTemplate] = {}
 
     def labels(self, raw: msgspec.Raw) -> Mapping[str, str]:
@@ -301,18 +312,21 @@ class Converter:
         if not raw:
             return None
         key = bytes(raw)
-        if key in self._owners:
-            return self._owners[key]
+        cached = self._owners.get(key)  # (owner,): None is a valid cached answer
+        if cached is not None:
+            return cached[0]
         owner = None
         for ref in _owner_references(raw) or ():
             if ref.controller:
                 owner = OwnerRef(ref.apiVersion or "", ref.kind or "", ref.name or "", ref.uid or "")
                 break
-        self._owners[key] = owner
+        self._owners[key] = (owner,)
         return owner
 
     def template(self, spec: _Spec) -> PodTemplate:
         """The pod's scheduling fields; equal templates are one object. O(1) for bytes seen before."""
+        if not (spec.tolerations or spec.nodeSelector or spec.affinity or spec.topologySpreadConstraints):
+            return _EMPTY_TEMPLATE  # the usual pod: no scheduling fields at all
         key = (
             bytes(spec.tolerations),
             bytes(spec.nodeSelector),
@@ -449,6 +463,7 @@ _object_decoder: Final = msgspec.json.Decoder(_Object)
 _list_decoder: Final = msgspec.json.Decoder(_RawList)
 _docs_decoder: Final = msgspec.json.Decoder(list[msgspec.Raw])
 _page_decoder: Final = msgspec.json.Decoder(_Page)
+_typed_page_decoder: Final = msgspec.json.Decoder(_TypedPage)
 
 
 def _is_list(kind: str | None) -> bool:
@@ -544,12 +559,50 @@ def decode_json(data: bytes | memoryview, progress: Callable[[int], None] | None
 
 
 def decode_page(data: bytes, kind: str, api_version: str, converter: Converter) -> tuple[Iterator[Decoded], str]:
-    """One page of an API server list: its items (as :func:`decode_items`) and its ``continue`` token."""
+    """One page of an API server list: its items (as :func:`decode_items`) and its ``continue`` token.
+
+    The page is decoded in one pass into typed items; only a page msgspec rejects (a wrongly typed field in
+    some item) is decoded again item by item, so the broken items come out as :class:`Unparsed` and the
+    others as records. O(page bytes) in C + O(kept fields) per item; the page's Structs live until its last
+    item is yielded.
+    """
+    try:
+        page = _typed_page_decoder.decode(data)
+    except msgspec.ValidationError:
+        return _raw_page(data, kind, api_version, converter)
+    except msgspec.DecodeError as err:
+        raise DecodeError(str(err)) from None
+    token = (page.metadata.continue_ or "") if page.metadata is not None else ""
+    return _page_records(page.items or [], data, kind, api_version, converter), token
+
+
+def _raw_page(data: bytes, kind: str, api_version: str, converter: Converter) -> tuple[Iterator[Decoded], str]:
+    """:func:`decode_page` item by item (each item's own decode, so one broken item is one Unparsed)."""
     try:
         page = _page_decoder.decode(data)
     except msgspec.ValidationError as err:
         raise DecodeError(f"not a list: {err}") from None
-    except msgspec.DecodeError as err:
-        raise DecodeError(str(err)) from None
     token = (page.metadata.continue_ or "") if page.metadata is not None else ""
     return decode_items(page.items or (), kind, api_version, converter), token
+
+
+def _page_records(
+    objects: list[_Object], data: bytes, kind: str, api_version: str, converter: Converter
+) -> Iterator[Decoded]:
+    """Records of a page's typed items; an item only the reference parser can decide is re-read from
+    ``data`` (the page's items as raw slices, decoded once, on the first such item)."""
+    record = converter.record
+    raw_items: list[msgspec.Raw] | None = None
+    for i, obj in enumerate(objects):
+        if kind:
+            if obj.kind is None:
+                obj.kind = kind
+            if obj.apiVersion is None:
+                obj.apiVersion = api_version
+        try:
+            decoded: Decoded = record(obj)
+        except _Fallback:
+            if raw_items is None:
+                raw_items = _page_decoder.decode(data).items or []
+            decoded = _unparsed(raw_items[i], kind, api_version)
+        yield decoded

@@ -23,7 +23,6 @@ from __future__ import annotations
 
 import argparse
 import io
-import json
 import re
 import signal
 import sys
@@ -31,9 +30,10 @@ import threading
 from collections.abc import Callable, Sequence
 from typing import Any, Final, NoReturn, TextIO
 
-import yaml
+import orjson
 
 from spreadwatch import __version__, cli
+from spreadwatch.cli.output import table, write_json, write_yaml
 from spreadwatch.errors import InputError, SpreadwatchError
 from spreadwatch.model import WorkloadKey
 from spreadwatch.whatif import HEALTH_ORDER
@@ -216,7 +216,7 @@ def _reports(
     code = cli.main([*argv, *rest], buf, err)
     if code != 0:
         return code
-    reports: list[_Report] = json.loads(buf.getvalue())["reports"]
+    reports: list[_Report] = orjson.loads(buf.getvalue())["reports"]
     if opts.sort_by:
         reports.sort(key=SORT_KEYS[opts.sort_by])  # stable: ties stay in namespace/kind/name order
     return reports
@@ -245,14 +245,6 @@ def _rows(reports: Sequence[_Report], wide: bool, all_namespaces: bool) -> list[
     return rows
 
 
-def _columns(rows: Sequence[Sequence[object]], out: TextIO) -> None:
-    """kubectl's column layout: each column as wide as its longest cell, 3 spaces apart."""
-    cells = [[str(c) for c in row] for row in rows]
-    widths = [max(len(row[i]) for row in cells) for i in range(len(cells[0]))]
-    for row in cells:
-        out.write("   ".join(c.ljust(w) for c, w in zip(row, widths, strict=True)).rstrip() + "\n")
-
-
 def _print(
     reports: Sequence[_Report], opts: argparse.Namespace, namespace: str | None, headers: bool, out: TextIO
 ) -> None:
@@ -261,12 +253,12 @@ def _print(
     if fmt == "name":
         out.write("".join(_name(r) + "\n" for r in reports))
     elif fmt == "json":
-        out.write(json.dumps({"reports": list(reports)}, indent=2) + "\n")
+        write_json({"reports": list(reports)}, out)
     elif fmt == "yaml":
-        out.write(yaml.safe_dump({"reports": list(reports)}, sort_keys=False))
+        write_yaml({"reports": list(reports)}, out)
     elif reports:
         rows = _rows(reports, fmt == "wide", namespace is None)
-        _columns(rows if headers else rows[1:], out)
+        table(rows if headers else rows[1:], out)
     elif headers:  # kubectl's wording for an empty list
         out.write("No workloads found.\n" if namespace is None else f"No workloads found in {namespace} namespace.\n")
     out.flush()

@@ -27,7 +27,6 @@ from pathlib import Path
 from typing import Any
 
 import orjson
-import yaml
 
 from spreadwatch.decode import Decoded, DecodeError, Unparsed, decode_json
 from spreadwatch.errors import SnapshotError
@@ -36,7 +35,6 @@ from spreadwatch.model import Controller, Namespace, Node, Pod, Record, Service,
 __all__ = ["Snapshot", "iter_documents", "iter_records", "load_snapshot", "paused_gc", "read_documents"]
 
 _SUFFIXES = (".yaml", ".yml", ".json")
-_YamlLoader: Any = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
 
 
 @contextlib.contextmanager
@@ -84,12 +82,14 @@ def _parse_text(data: bytes, source: str) -> Iterator[Any]:
             raise SnapshotError(f"{source}: malformed JSON: {err}") from None
         yield from (doc if isinstance(doc, list) else [doc])
         return
+    import yaml  # noqa: PLC0415 - only YAML input needs it (JSON, the fast format, does not)
+
     try:
         text = data.decode("utf-8")
     except UnicodeDecodeError as err:
         raise SnapshotError(f"{source}: not UTF-8 text: {err}") from None
     try:
-        yield from yaml.load_all(text, Loader=_YamlLoader)
+        yield from yaml.load_all(text, Loader=getattr(yaml, "CSafeLoader", yaml.SafeLoader))
     except yaml.YAMLError as err:
         mark = getattr(err, "problem_mark", None)
         where = f" at line {mark.line + 1}, column {mark.column + 1}" if mark is not None else ""
@@ -227,6 +227,16 @@ class Snapshot:
         with paused_gc():
             for obj in objects:
                 snap.add(parse_object(obj))
+        return snap
+
+    @classmethod
+    def from_decoded(cls, items: Iterable[Decoded]) -> Snapshot:
+        """Records of the typed decoder (e.g. a live listing's pages); what it leaves (:class:`Unparsed`) goes
+        through ``parse_object``, which raises ObjectError on the first malformed object. GC paused: O(items)."""
+        snap = cls()
+        with paused_gc():
+            for item in items:
+                snap.add(parse_object(item.value) if isinstance(item, Unparsed) else item)
         return snap
 
     def services_in(self, namespace: str) -> list[Service]:

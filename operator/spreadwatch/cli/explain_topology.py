@@ -8,9 +8,9 @@ the rounded raw score and the normalized score ``100 × (max + min − raw) // m
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
 from typing import TextIO
 
+from spreadwatch.cli.output import table
 from spreadwatch.scoring import PodScores
 
 __all__ = ["write_topology_explanation"]
@@ -20,11 +20,9 @@ def _fmt(value: float) -> str:
     return f"{value:.4f}".rstrip("0").rstrip(".")
 
 
-def write_topology_explanation(
-    scores: PodScores, out: TextIO, table: Callable[[Sequence[Sequence[object]], TextIO], None]
-) -> bool:
-    """Write the v1.29 part of ``explain``; ``table`` is the CLI's column writer ``(rows, out)``.
-    Returns False when ``scores`` is not a PodTopologySpread result (nothing written)."""
+def write_topology_explanation(scores: PodScores, out: TextIO) -> bool:
+    """Write the v1.29 part of ``explain``. Returns False when ``scores`` is not a PodTopologySpread result
+    (nothing written)."""
     topo = scores.topology
     if topo is None:
         return False

@@ -1,27 +1,24 @@
 """The what-if subcommands of ``spreadwatch``: ``simulate``, ``rebalance`` and ``summary``.
 
-``cli.py`` registers them (:func:`add_whatif_parsers`, :func:`whatif_handlers`) and lends its shared option
-builders, snapshot loading and table writer through :class:`WhatIfHooks`, so the flags (``--cluster``,
-``--kubeconfig``, ``--context``, ``--profile``, report thresholds, ``SPREADWATCH_*`` defaults) behave
-exactly as in ``analyze`` and ``explain``. Everything here is read-only.
+:func:`spreadwatch.cli.build_parser` registers them (:func:`add_whatif_parsers`, :data:`WHATIF_HANDLERS`);
+they take the shared flags of :mod:`spreadwatch.cli.options`, so ``--cluster``, ``--kubeconfig``,
+``--context``, ``--profile``, the report thresholds and the ``SPREADWATCH_*`` defaults behave exactly as in
+``analyze`` and ``explain``. Everything here is read-only.
 """
 
 from __future__ import annotations
 
 import argparse
-import json
-from collections.abc import Callable, Sequence
-from dataclasses import dataclass
-from typing import Any, TextIO
+from collections.abc import Callable
+from typing import Any, Final, TextIO
 
-import yaml
-
-from spreadwatch.argtypes import whole_number
+from spreadwatch.cli.argtypes import whole_number
+from spreadwatch.cli.options import add_cluster_args, add_report_args, report_options, snapshot_of
+from spreadwatch.cli.output import table, write_json, write_yaml
 from spreadwatch.errors import InputError
-from spreadwatch.report import ReportOptions, SpreadReport
+from spreadwatch.report import SpreadReport
 from spreadwatch.scoring import get_profile
 from spreadwatch.selectors import parse_selector
-from spreadwatch.snapshot import Snapshot
 from spreadwatch.whatif import (
     ClusterSummary,
     RebalancePlan,
@@ -36,22 +33,9 @@ from spreadwatch.whatif import (
 from spreadwatch.whatif.rebalance import DEFAULT_MAX_STATES
 from spreadwatch.whatif.simulate import PlacementStep
 
-__all__ = ["WHATIF_COMMANDS", "WhatIfHooks", "add_whatif_parsers", "whatif_handlers"]
-
-WHATIF_COMMANDS = ("simulate", "rebalance", "summary")
+__all__ = ["WHATIF_HANDLERS", "add_whatif_parsers"]
 
 Handler = Callable[[argparse.Namespace, TextIO], int]
-
-
-@dataclass(frozen=True, slots=True)
-class WhatIfHooks:
-    """What ``cli.py`` shares with these commands."""
-
-    add_common: Callable[[argparse.ArgumentParser, bool], None]  # (parser, cluster_required)
-    add_report_options: Callable[[argparse.ArgumentParser], None]
-    snapshot: Callable[[argparse.Namespace, Sequence[str]], Snapshot]  # (args, namespaces)
-    options: Callable[[argparse.Namespace], ReportOptions]
-    table: Callable[[Sequence[Sequence[object]], TextIO], None]
 
 
 def _count(text: str) -> int:
@@ -62,11 +46,11 @@ def _output(p: argparse.ArgumentParser) -> None:
     p.add_argument("-o", "--output", choices=("table", "json", "yaml"), default="table")
 
 
-def add_whatif_parsers(sub: Any, hooks: WhatIfHooks) -> None:
+def add_whatif_parsers(sub: Any) -> None:
     """Add the ``simulate``, ``rebalance`` and ``summary`` subparsers to ``sub`` (argparse subparsers)."""
     simulate = sub.add_parser("simulate", help="place (or remove) N replicas one by one and show the spread")
-    hooks.add_common(simulate, False)
-    hooks.add_report_options(simulate)
+    add_cluster_args(simulate, cluster_required=False)
+    add_report_args(simulate)
     simulate.add_argument("workload", metavar="KIND/NAMESPACE/NAME")
     how = simulate.add_mutually_exclusive_group(required=True)
     how.add_argument("--add", type=_count, metavar="N", help="scale up by N replicas")
@@ -86,8 +70,8 @@ def add_whatif_parsers(sub: Any, hooks: WhatIfHooks) -> None:
     _output(simulate)
 
     rebalance = sub.add_parser("rebalance", help="read-only plan: the fewest evictions that make the spread healthy")
-    hooks.add_common(rebalance, False)
-    hooks.add_report_options(rebalance)
+    add_cluster_args(rebalance, cluster_required=False)
+    add_report_args(rebalance)
     rebalance.add_argument("workload", metavar="KIND/NAMESPACE/NAME")
     rebalance.add_argument(
         "--max-evictions", type=whole_number, metavar="N", help="longest plan searched (default: the workload's pods)"
@@ -102,8 +86,8 @@ def add_whatif_parsers(sub: Any, hooks: WhatIfHooks) -> None:
     _output(rebalance)
 
     summary = sub.add_parser("summary", help="workloads per health, the worst ones, zones, profile differences")
-    hooks.add_common(summary, False)
-    hooks.add_report_options(summary)
+    add_cluster_args(summary, cluster_required=False)
+    add_report_args(summary)
     summary.add_argument("-n", "--namespace", action="append", default=[], help="only these namespaces")
     summary.add_argument("-l", "--selector", help="only workloads whose labels match")
     summary.add_argument(
@@ -118,10 +102,7 @@ def _namespace_of(ref: str) -> list[str]:
 
 
 def _dump(data: dict[str, Any], fmt: str, out: TextIO) -> None:
-    if fmt == "json":
-        out.write(json.dumps(data, indent=2) + "\n")
-    else:
-        out.write(yaml.safe_dump(data, sort_keys=False))
+    (write_json if fmt == "json" else write_yaml)(data, out)
 
 
 def _spread(report: SpreadReport) -> str:
@@ -131,7 +112,7 @@ def _spread(report: SpreadReport) -> str:
     )
 
 
-def _print_simulation(sim: Simulation, add: bool, hooks: WhatIfHooks, out: TextIO) -> None:
+def _print_simulation(sim: Simulation, add: bool, out: TextIO) -> None:
     w = sim.workload
     out.write(f"Workload:  {w.kind} {w.namespace}/{w.name}\nProfile:   {sim.profile}\n")
     if add:
@@ -148,48 +129,45 @@ def _print_simulation(sim: Simulation, add: bool, hooks: WhatIfHooks, out: TextI
             rows.append([s.step, s.best_score, s.best_node_count, tied or "-", s.node, s.zone or "-"])
         else:
             rows.append([s.step, s.pod, s.node, s.zone or "-", s.rank])
-    hooks.table(rows, out)
+    table(rows, out)
     out.write(f"\nAfter:     {_spread(sim.final)}\n")
 
 
-def _print_runs(runs: RunsSummary, count: int, hooks: WhatIfHooks, out: TextIO) -> None:
+def _print_runs(runs: RunsSummary, count: int, out: TextIO) -> None:
     last = runs.first_seed + runs.runs - 1
     out.write(f"Runs:      {runs.runs} (seeds {runs.first_seed}-{last}), +{count} replicas each\n\n")
     rows: list[list[object]] = [["FINAL", "VALUE", "RUNS"]]
     rows += [["node skew", k, v] for k, v in sorted(runs.node_skew.items())]
     rows += [["zone skew", k, v] for k, v in sorted(runs.zone_skew.items())]
     rows += [["health", k, v] for k, v in sorted(runs.health.items())]
-    hooks.table(rows, out)
+    table(rows, out)
 
 
-def _simulate(hooks: WhatIfHooks) -> Handler:
-    def run(args: argparse.Namespace, out: TextIO) -> int:
-        if args.remove is not None and (args.seed is not None or args.runs is not None):
-            raise InputError("--seed and --runs apply to --add only (a scale-down follows the controller's order)")
-        profile = get_profile(args.profile)
-        snapshot = hooks.snapshot(args, _namespace_of(args.workload))
-        options = hooks.options(args)
-        if args.runs is not None:
-            runs = simulate_runs(snapshot, args.workload, profile, args.add, args.runs, options, args.seed or 0)
-            if args.output == "table":
-                _print_runs(runs, args.add, hooks, out)
-            else:
-                _dump(runs.to_dict(), args.output, out)
-            return 0
-        if args.add is not None:
-            sim = simulate_add(snapshot, args.workload, profile, args.add, options, args.seed)
-        else:
-            sim = simulate_remove(snapshot, args.workload, profile, args.remove, options)
+def _simulate(args: argparse.Namespace, out: TextIO) -> int:
+    if args.remove is not None and (args.seed is not None or args.runs is not None):
+        raise InputError("--seed and --runs apply to --add only (a scale-down follows the controller's order)")
+    profile = get_profile(args.profile)
+    snapshot = snapshot_of(args, _namespace_of(args.workload))
+    options = report_options(args)
+    if args.runs is not None:
+        runs = simulate_runs(snapshot, args.workload, profile, args.add, args.runs, options, args.seed or 0)
         if args.output == "table":
-            _print_simulation(sim, args.add is not None, hooks, out)
+            _print_runs(runs, args.add, out)
         else:
-            _dump(sim.to_dict(), args.output, out)
+            _dump(runs.to_dict(), args.output, out)
         return 0
+    if args.add is not None:
+        sim = simulate_add(snapshot, args.workload, profile, args.add, options, args.seed)
+    else:
+        sim = simulate_remove(snapshot, args.workload, profile, args.remove, options)
+    if args.output == "table":
+        _print_simulation(sim, args.add is not None, out)
+    else:
+        _dump(sim.to_dict(), args.output, out)
+    return 0
 
-    return run
 
-
-def _print_plan(plan: RebalancePlan, hooks: WhatIfHooks, out: TextIO) -> None:
+def _print_plan(plan: RebalancePlan, out: TextIO) -> None:
     w = plan.workload
     out.write(f"Workload:  {w.kind} {w.namespace}/{w.name}\nProfile:   {plan.profile}\n")
     out.write(f"Before:    {_spread(plan.initial)}\n")
@@ -215,69 +193,62 @@ def _print_plan(plan: RebalancePlan, hooks: WhatIfHooks, out: TextIO) -> None:
             ]
         )
     out.write("\n")
-    hooks.table(rows, out)
+    table(rows, out)
     out.write(f"\nAfter:     {_spread(plan.final)}\n")
     out.write("\nCommands (a plan only: spreadwatch evicted nothing):\n")
     out.write("".join(f"  {c}\n" for c in plan.commands))
 
 
-def _rebalance(hooks: WhatIfHooks) -> Handler:
-    def run(args: argparse.Namespace, out: TextIO) -> int:
-        profile = get_profile(args.profile)
-        snapshot = hooks.snapshot(args, _namespace_of(args.workload))
-        plan = plan_rebalance(
-            snapshot, args.workload, profile, hooks.options(args), args.max_evictions, args.max_states
-        )
-        if args.output == "table":
-            _print_plan(plan, hooks, out)
-        else:
-            _dump(plan.to_dict(), args.output, out)
-        return 0
-
-    return run
+def _rebalance(args: argparse.Namespace, out: TextIO) -> int:
+    profile = get_profile(args.profile)
+    snapshot = snapshot_of(args, _namespace_of(args.workload))
+    plan = plan_rebalance(
+        snapshot, args.workload, profile, report_options(args), args.max_evictions, args.max_states
+    )
+    if args.output == "table":
+        _print_plan(plan, out)
+    else:
+        _dump(plan.to_dict(), args.output, out)
+    return 0
 
 
-def _print_summary(summary: ClusterSummary, hooks: WhatIfHooks, out: TextIO) -> None:
+def _print_summary(summary: ClusterSummary, out: TextIO) -> None:
     out.write(f"Workloads: {summary.workloads} (profile {summary.profile})\n\n")
-    hooks.table([["HEALTH", "WORKLOADS"], *([h, n] for h, n in summary.health.items())], out)
+    table([["HEALTH", "WORKLOADS"], *([h, n] for h, n in summary.health.items())], out)
     if summary.worst:
         out.write(f"\nWorst {len(summary.worst)}:\n")
         rows: list[list[object]] = [["NAMESPACE", "KIND", "NAME", "PODS", "NODE-SKEW", "ZONE-SKEW", "HEALTH"]]
         for r in summary.worst:
             w = r.workload
             rows.append([w.namespace, w.kind, w.name, r.pods, r.node_skew, r.zone_skew, r.health.value])
-        hooks.table(rows, out)
+        table(rows, out)
     if summary.zones:
         out.write("\nZones:\n")
         zone_rows: list[list[object]] = [["ZONE", "REGION", "NODES", "CANDIDATES", "PODS"]]
         zone_rows += [[z.zone or "-", z.region or "-", z.nodes, z.candidate_nodes, z.pods] for z in summary.zones]
-        hooks.table(zone_rows, out)
+        table(zone_rows, out)
     if summary.changes:
         out.write("\nBest node set differs from the baseline:\n")
         change_rows: list[list[object]] = [["PROFILE", "BASELINE", "WORKLOADS", "CHANGED", "SHARE"]]
         change_rows += [
             [c.profile, c.baseline, c.workloads, c.changed, f"{100 * c.share:.0f}%"] for c in summary.changes
         ]
-        hooks.table(change_rows, out)
+        table(change_rows, out)
     for note in summary.notes:
         out.write(f"\nNote: {note}\n")
 
 
-def _summary(hooks: WhatIfHooks) -> Handler:
-    def run(args: argparse.Namespace, out: TextIO) -> int:
-        profile = get_profile(args.profile)
-        selector = parse_selector(args.selector) if args.selector else None
-        snapshot = hooks.snapshot(args, args.namespace)
-        summary = summarize_cluster(snapshot, profile, hooks.options(args), args.namespace, selector, args.worst)
-        if args.output == "table":
-            _print_summary(summary, hooks, out)
-        else:
-            _dump(summary.to_dict(), args.output, out)
-        return 0
-
-    return run
+def _summary(args: argparse.Namespace, out: TextIO) -> int:
+    profile = get_profile(args.profile)
+    selector = parse_selector(args.selector) if args.selector else None
+    snapshot = snapshot_of(args, args.namespace)
+    summary = summarize_cluster(snapshot, profile, report_options(args), args.namespace, selector, args.worst)
+    if args.output == "table":
+        _print_summary(summary, out)
+    else:
+        _dump(summary.to_dict(), args.output, out)
+    return 0
 
 
-def whatif_handlers(hooks: WhatIfHooks) -> dict[str, Handler]:
-    """The command functions, by subcommand name."""
-    return {"simulate": _simulate(hooks), "rebalance": _rebalance(hooks), "summary": _summary(hooks)}
+#: The command functions, by subcommand name.
+WHATIF_HANDLERS: Final[dict[str, Handler]] = {"simulate": _simulate, "rebalance": _rebalance, "summary": _summary}

@@ -8,13 +8,12 @@ rank-moving nodes are listed per workload. Snapshot (``--cluster``) or live clus
 from __future__ import annotations
 
 import argparse
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 from typing import TextIO
 
-import orjson
-import yaml
-
 from spreadwatch.analysis import explain_workload
+from spreadwatch.cli.options import add_cluster_args, snapshot_of
+from spreadwatch.cli.output import table, write_json, write_yaml
 from spreadwatch.compare import WorkloadComparison, compare_snapshot, node_causes
 from spreadwatch.profile_args import resolve_profile
 from spreadwatch.scoring import Profile
@@ -24,7 +23,8 @@ __all__ = ["add_compare_args", "cmd_compare", "write_explain_comparison"]
 
 
 def add_compare_args(p: argparse.ArgumentParser) -> None:
-    """The compare-only flags (the caller adds --cluster, kubeconfig and --scheduler-config)."""
+    """Every flag of ``compare``: the cluster, kubeconfig and profile flags, then its own."""
+    add_cluster_args(p, cluster_required=False)
     p.add_argument("--from", dest="from_profile", default="v1.28", help="the current profile (default v1.28)")
     p.add_argument("--to", dest="to_profile", default="v1.29", help="the profile to compare with (default v1.29)")
     p.add_argument("-o", "--output", choices=("table", "json", "yaml"), default="table")
@@ -47,13 +47,8 @@ def _short(names: Sequence[str], limit: int = 3) -> str:
     return ",".join(names[:limit]) + more
 
 
-def cmd_compare(
-    args: argparse.Namespace,
-    out: TextIO,
-    snapshot_of: Callable[[argparse.Namespace, Sequence[str]], Snapshot],
-    table: Callable[[Sequence[Sequence[object]], TextIO], None],
-) -> int:
-    """Run ``compare``; ``snapshot_of`` and ``table`` are the CLI's snapshot loader and column writer."""
+def cmd_compare(args: argparse.Namespace, out: TextIO) -> int:
+    """Run ``compare``: the table, JSON or YAML of every workload's best nodes under both profiles."""
     source, target = resolve_profile(args, args.from_profile), resolve_profile(args, args.to_profile)
     rows = compare_snapshot(snapshot_of(args, args.namespace), source, target, args.namespace, max(0, args.moved))
     summary = _summary(rows)
@@ -63,11 +58,8 @@ def cmd_compare(
         "summary": summary,
         "workloads": [r.to_dict() for r in rows],
     }
-    if args.output == "json":
-        out.write(orjson.dumps(doc, option=orjson.OPT_INDENT_2).decode() + "\n")
-        return 0
-    if args.output == "yaml":
-        out.write(yaml.safe_dump(doc, sort_keys=False))
+    if args.output in ("json", "yaml"):
+        (write_json if args.output == "json" else write_yaml)(doc, out)
         return 0
     if not rows:
         out.write("No workloads found.\n")
@@ -108,7 +100,6 @@ def write_explain_comparison(
     profile: Profile,
     other: Profile,
     out: TextIO,
-    table: Callable[[Sequence[Sequence[object]], TextIO], None],
 ) -> None:
     """``explain --compare PROFILE``: both profiles' scores of every candidate node side by side, with the
     rank change and the node's label causes. O(candidates × pods in the namespace) (two reference scorings)."""

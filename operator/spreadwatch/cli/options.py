@@ -1,0 +1,150 @@
+"""The flags several commands share, each declared once, and what they resolve to.
+
+``--cluster`` (or the live cluster through ``--kubeconfig``/``--context``), ``--profile`` with the scheduler
+configuration, the report thresholds and ``--node-metrics``; :func:`snapshot_of`, :func:`report_options`
+and :func:`metrics_options` turn the parsed flags into what the analysis takes. Defaults come from
+``SPREADWATCH_*`` (:mod:`spreadwatch.cli.env`).
+"""
+
+from __future__ import annotations
+
+import argparse
+from collections.abc import Callable, Sequence
+
+from spreadwatch.cli.argtypes import whole_number
+from spreadwatch.cli.env import env, env_choice, env_float, env_int
+from spreadwatch.config import NODE_SERIES_MODES, MetricsOptions
+from spreadwatch.errors import InputError
+from spreadwatch.profile_args import add_scheduler_config_args
+from spreadwatch.report import DEFAULT_MAX_NODES, DEFAULT_TOP_N, HealthThresholds, ReportOptions
+from spreadwatch.scoring import DEFAULT_PROFILE, PROFILES
+from spreadwatch.snapshot import Snapshot, load_snapshot
+
+__all__ = [
+    "add_cluster_args",
+    "add_kubeconfig_args",
+    "add_node_metrics_arg",
+    "add_number_arg",
+    "add_profile_args",
+    "add_report_args",
+    "metrics_options",
+    "report_options",
+    "snapshot_of",
+]
+
+
+def add_cluster_args(p: argparse.ArgumentParser, cluster_required: bool = True) -> None:
+    """``--cluster`` (without it, when not required: the kubeconfig flags), ``--profile`` and the scheduler
+    configuration: what every command that reads a cluster takes."""
+    p.add_argument(
+        "--cluster",
+        action="append",
+        required=cluster_required,
+        metavar="FILE",
+        help="snapshot: kubectl get -o yaml|json output, multi-document YAML or a directory (repeatable; - for stdin)"
+        + ("" if cluster_required else "; without it the live cluster is read through the kubeconfig"),
+    )
+    if not cluster_required:
+        add_kubeconfig_args(p)
+    add_profile_args(p)
+
+
+def add_profile_args(p: argparse.ArgumentParser) -> None:
+    """``--profile`` (env SPREADWATCH_PROFILE), ``--scheduler-config`` and ``--scheduler-name``."""
+    p.add_argument(
+        "--profile",
+        default=env("PROFILE", DEFAULT_PROFILE),
+        help=f"scoring generation: {', '.join(PROFILES)} (default {DEFAULT_PROFILE}; env SPREADWATCH_PROFILE)",
+    )
+    add_scheduler_config_args(p)
+
+
+def add_kubeconfig_args(p: argparse.ArgumentParser) -> None:
+    """``--kubeconfig`` and ``--context`` (env SPREADWATCH_KUBECONFIG, SPREADWATCH_CONTEXT)."""
+    p.add_argument(
+        "--kubeconfig",
+        default=env("KUBECONFIG", "") or None,
+        metavar="FILE",
+        help="kubeconfig file (default: $KUBECONFIG, ~/.kube/config, or in-cluster; env SPREADWATCH_KUBECONFIG)",
+    )
+    p.add_argument(
+        "--context", default=env("CONTEXT", "") or None, help="kubeconfig context (env SPREADWATCH_CONTEXT)"
+    )
+
+
+def add_node_metrics_arg(p: argparse.ArgumentParser) -> None:
+    """``--node-metrics`` (env SPREADWATCH_NODE_METRICS)."""
+    p.add_argument(
+        "--node-metrics",
+        choices=NODE_SERIES_MODES,
+        default=env_choice("NODE_METRICS", "default", NODE_SERIES_MODES),
+        help="per-node metric series: default (node_pods where the workload has pods, node_score on the "
+        "--top-nodes best candidates), none, or all (every candidate node; large) (env SPREADWATCH_NODE_METRICS)",
+    )
+
+
+def add_number_arg(
+    p: argparse.ArgumentParser,
+    flag: str,
+    convert: Callable[[str], float],
+    env_name: str,
+    default: float,
+    help_text: str,
+    metavar: str | None = None,
+) -> None:
+    """A numeric ``flag`` read by ``convert`` (an argtypes converter); its default is ``SPREADWATCH_<env_name>``
+    (an integer when ``default`` is one, else a number) or ``default``."""
+    env_default = env_int(env_name, default) if isinstance(default, int) else env_float(env_name, default)
+    p.add_argument(flag, type=convert, default=env_default, metavar=metavar, help=help_text)
+
+
+_MAX_NODES_HELP = "cap on nodes with matching pods listed per report"
+
+
+def add_report_args(p: argparse.ArgumentParser) -> None:
+    """The report's size and health thresholds: ``--top-nodes``, ``--max-report-nodes``, ``--max-node-skew``,
+    ``--max-zone-skew``, ``--spof-min-pods``."""
+    for flag, env_name, default, what in (
+        ("--top-nodes", "TOP_NODES", DEFAULT_TOP_N, "best-scoring candidate nodes listed per report"),
+        ("--max-report-nodes", "MAX_REPORT_NODES", DEFAULT_MAX_NODES, _MAX_NODES_HELP),
+        ("--max-node-skew", "MAX_NODE_SKEW", 1, "node skew above this is Imbalanced"),
+        ("--max-zone-skew", "MAX_ZONE_SKEW", 1, "zone skew above this is Imbalanced"),
+        ("--spof-min-pods", "SPOF_MIN_PODS", 2, "pods needed before all-on-one-node/zone is a SinglePointOfFailure"),
+    ):
+        add_number_arg(p, flag, whole_number, env_name, default, f"{what} (env SPREADWATCH_{env_name})")
+
+
+def report_options(args: argparse.Namespace) -> ReportOptions:
+    """The report flags as :class:`~spreadwatch.report.ReportOptions`."""
+    return ReportOptions(
+        top_n=args.top_nodes,
+        max_nodes=args.max_report_nodes,
+        thresholds=HealthThresholds(args.max_node_skew, args.max_zone_skew, args.spof_min_pods),
+    )
+
+
+def metrics_options(args: argparse.Namespace) -> MetricsOptions:
+    """``--node-metrics`` and ``--top-nodes`` as :class:`~spreadwatch.config.MetricsOptions`."""
+    return MetricsOptions(node_series=args.node_metrics, top_n=args.top_nodes)
+
+
+def snapshot_of(args: argparse.Namespace, namespaces: Sequence[str] = ()) -> Snapshot:
+    """The ``--cluster`` snapshot, or the live cluster (only ``namespaces`` when given) via the kubeconfig.
+
+    Live: every list page is decoded straight into records (:func:`spreadwatch.kube.iter_cluster_records`),
+    O(objects); the Kubernetes client is imported only here (it is slow to import).
+    """
+    if args.cluster:
+        return load_snapshot(args.cluster)
+    from spreadwatch import kube  # noqa: PLC0415 - the client is slow to import; only live mode needs it
+
+    try:
+        api = kube.load_api_client(args.kubeconfig, args.context)
+    except InputError as err:
+        if args.kubeconfig:
+            raise
+        raise InputError(f"--cluster FILE or a usable kubeconfig is required ({err})") from None
+    try:
+        return Snapshot.from_decoded(item for _, item in kube.iter_cluster_records(api, namespaces))
+    finally:
+        api.close()
