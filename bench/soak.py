@@ -266,7 +266,7 @@ async def run_soak(cfg: SoakConfig, log: Any = print) -> dict[str, Any]:
     index = SpreadIndex(get_profile(config.profile), config.report)
     sink = StandInSink()
     writer = ReportWriter(index, config, sink)
-    router = EventRouter(index, config, wake=writer.wake, namespace_changed=writer.namespace_changed)
+    router = EventRouter(index, config.scope, wake=writer.wake, namespace_changed=writer.namespace_changed)
     started = time.monotonic()
     pods = await _load(cfg, router, writer, sink)
     gc.collect()

@@ -193,7 +193,7 @@ class Pipeline:
         )
         self.writer.ready = True
         self.router = EventRouter(
-            self.index, self.config, wake=self.writer.wake, namespace_changed=self.writer.namespace_changed
+            self.index, self.config.scope, wake=self.writer.wake, namespace_changed=self.writer.namespace_changed
         )
 
     def wall(self) -> str:

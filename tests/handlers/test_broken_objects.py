@@ -141,7 +141,7 @@ def test_handle_never_raises_on_arbitrary_objects(
     kind: str, event_type: str | None, metadata: dict[str, Any], spec: Any, status: Any
 ) -> None:
     index = SpreadIndex(get_profile("v1.28"))
-    router = EventRouter(index, OperatorConfig())
+    router = EventRouter(index, OperatorConfig().scope)
     for e in web_cluster():
         router.handle(e)
     router.handle(ev(event_type, {"kind": kind, "metadata": metadata, "spec": spec, "status": status}))

@@ -62,7 +62,7 @@ def _cluster(pods: int) -> list[dict[str, Any]]:
 
 def _reference_reports(objects: Sequence[dict[str, Any]]) -> list[dict[str, Any]]:
     index = SpreadIndex(get_profile("v1.28"), OperatorConfig().report)
-    router = EventRouter(index, OperatorConfig())
+    router = EventRouter(index, OperatorConfig().scope)
     for obj in objects:
         router.handle(ev(None, obj))
     return [r.to_dict() for r in index.reports()]

@@ -108,16 +108,17 @@ class Runtime:
                     le.renew_period,
                     on_change=self._leadership_changed,
                 )
-        self.writer = ReportWriter(self.index, config, sink, is_leader=self.is_leader)
+        self.scope = config.scope  # one scope for the router, the writer and the metrics
+        self.writer = ReportWriter(self.index, config, sink, is_leader=self.is_leader, scope=self.scope)
         self.router = EventRouter(
-            self.index, config, wake=self.writer.wake, namespace_changed=self.writer.namespace_changed
+            self.index, self.scope, wake=self.writer.wake, namespace_changed=self.writer.namespace_changed
         )
         if list_keys is None and self.api is not None:
             list_keys = self._list_keys
         self.reconciler = RelistReconciler(self.router, list_keys) if list_keys is not None else None
         if self.reconciler is not None:
             self.router.observe = self.reconciler.observe
-        self.metrics = registry_for(self.index, config.metrics, operator=self)
+        self.metrics = registry_for(self.index, config.metrics, operator=self, scope=self.scope)
         ProcessCollector(registry=self.metrics)
         self.server = HealthServer(config.host, config.port, self.alive, self.ready, self.state)
         if reviews is None and self.api is not None:

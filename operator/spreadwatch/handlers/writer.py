@@ -6,7 +6,8 @@ One asyncio task (:meth:`ReportWriter.run`) loops:
    its latest change; removed workloads are queued for deletion;
 2. a pending workload is *due* once it has been quiet for ``debounce`` seconds (per workload), or
    ``max_delay`` after its first unwritten change even if it never goes quiet (no starvation under churn);
-3. for a due workload: skip it when it is excluded (its report, if any, is deleted), build its status
+3. for a due workload: skip it when it is out of the :class:`~spreadwatch.config.Scope` (its report, if any,
+   is deleted), build its status
    (:mod:`spreadwatch.handlers.status`), skip when the content digest equals the last one written or read
    back (no write without a change), else create the report if needed (ownerReference to the workload) and
    replace its status; post an Event when the health changed;
@@ -32,7 +33,7 @@ from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import Any, Protocol
 
-from spreadwatch.config import OperatorConfig
+from spreadwatch.config import OperatorConfig, Scope
 from spreadwatch.errors import SpreadwatchError
 from spreadwatch.handlers.ratelimit import TokenBucket
 from spreadwatch.handlers.status import build_status, content_digest, find_condition, rfc3339, workload_ref
@@ -194,9 +195,11 @@ class ReportWriter:
         clock: Callable[[], float] = time.monotonic,
         wall: Callable[[], str] = rfc3339,
         max_delay: float | None = None,
+        scope: Scope | None = None,
     ) -> None:
         self.index = index
         self.config = config
+        self.scope = scope if scope is not None else config.scope
         self.sink = sink
         self.is_leader = is_leader
         self.clock = clock
@@ -258,14 +261,6 @@ class ReportWriter:
     def known_reports(self) -> dict[WorkloadKey, str]:
         """Workload → report name, for every report this replica believes exists."""
         return {k: v.name for k, v in self._known.items()}
-
-    def excluded(self, key: WorkloadKey) -> bool:
-        """Out of scope: namespace flags, the opt-out label on the namespace or on the workload."""
-        namespace, kind, name = key
-        if self.config.namespace_excluded(namespace, self.index.namespace_labels(namespace)):
-            return True
-        ctrl = self.index.controller(kind, namespace, name)
-        return ctrl is not None and self.config.workload_opted_out(ctrl.labels)
 
     # --- the loop -----------------------------------------------------------------------------------------
 
@@ -408,7 +403,7 @@ class ReportWriter:
         if report is None:
             await self._delete(key, "workload gone")
             return
-        if self.excluded(key):
+        if not self.scope.covers(self.index, key):
             self.stats.skipped_excluded += 1
             await self._delete(key, "workload excluded")
             return
@@ -565,7 +560,7 @@ class ReportWriter:
                 _owner_uid(obj),
                 _meta_of(obj),
             )
-            if key not in live or name != report_name(kind, wname) or self.excluded(key):
+            if key not in live or name != report_name(kind, wname) or not self.scope.covers(self.index, key):
                 orphans.append((key, entry))
             else:
                 known[key] = entry
