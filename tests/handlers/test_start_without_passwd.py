@@ -98,7 +98,15 @@ def test_run_operator_starts_kopf_with_the_configured_identity(
 
     monkeypatch.setattr(kopf, "operator", operator)
     runtimes: list[Runtime] = []
-    monkeypatch.setattr(runtime_module, "ROUTE_HOOKS", [lambda _server, rt: runtimes.append(rt)])
+
+    class RecordedRuntime(Runtime):
+        """The operator's runtime, remembered so the test can find its probe port."""
+
+        def __init__(self, config: OperatorConfig) -> None:
+            super().__init__(config)
+            runtimes.append(self)
+
+    monkeypatch.setattr(runtime_module, "Runtime", RecordedRuntime)
     stop = threading.Event()
     failures: list[BaseException] = []
 

@@ -32,7 +32,7 @@ from spreadwatch.index import SpreadIndex
 from spreadwatch.kube import CLUSTER_RESOURCES, ApiResource
 from spreadwatch.model import Record, parse_object
 
-__all__ = ["WATCHED", "EventRouter", "RouterStats", "Watched"]
+__all__ = ["WATCHED", "WATCHED_BY_KIND", "EventRouter", "RouterStats", "Watched"]
 
 log = logging.getLogger("spreadwatch.events")
 
@@ -42,7 +42,8 @@ Watched = ApiResource  # the watched kinds are described exactly like the API re
 
 #: The resources the operator watches (read-only): exactly what a snapshot holds.
 WATCHED: Final = CLUSTER_RESOURCES
-_BY_KIND: Final = {w.kind: w for w in WATCHED}
+#: The watched resources by kind.
+WATCHED_BY_KIND: Final = {w.kind: w for w in WATCHED}
 
 
 @dataclass(slots=True)
@@ -98,7 +99,7 @@ class EventRouter:
                 return
             body = {**body, "kind": kind}
             body_kind = kind
-        watched = _BY_KIND.get(body_kind)
+        watched = WATCHED_BY_KIND.get(body_kind)
         if watched is None:
             self.stats.ignored += 1
             return
@@ -122,7 +123,7 @@ class EventRouter:
         """What :meth:`handle` does with a type-None event of an object of the watched ``kind``, for its record
         decoded straight from a list page (``kube.iter_cluster_records``: the initial listing). O(1) + apply."""
         self.stats.events += 1
-        watched = _BY_KIND.get(kind)
+        watched = WATCHED_BY_KIND.get(kind)
         if watched is None:
             self.stats.ignored += 1
             return

@@ -14,8 +14,7 @@ Tiny aiohttp servers (aiohttp comes with kopf).
   series), so watch events keep flowing during a scrape. OpenMetrics when the ``Accept`` header asks for it
   (Prometheus does), else the Prometheus text format 0.0.4.
 
-More routes can be added to a server before it starts: ``server.add_route(...)`` (see
-``spreadwatch.handlers.runtime.ROUTE_HOOKS``).
+More routes can be added to a server before it starts: ``server.add_route(...)``.
 """
 
 from __future__ import annotations

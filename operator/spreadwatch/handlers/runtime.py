@@ -60,12 +60,9 @@ from spreadwatch.metrics import OperatorState, registry_for
 from spreadwatch.model import interned_label_maps
 from spreadwatch.profile_args import load_profile
 
-__all__ = ["ROUTE_HOOKS", "Runtime", "build_registry", "operator_settings", "run_operator"]
+__all__ = ["Runtime", "build_registry", "operator_settings", "run_operator"]
 
 log = logging.getLogger("spreadwatch.operator")
-
-#: Called with (server, runtime) before the probe server starts: add more routes on the same port.
-ROUTE_HOOKS: list[Callable[[HealthServer, Runtime], None]] = []
 
 
 class Runtime:
@@ -115,7 +112,7 @@ class Runtime:
         )
         if list_keys is None and self.api is not None:
             list_keys = self._list_keys
-        self.reconciler = RelistReconciler(self.router, list_keys) if list_keys is not None else None
+        self.reconciler = RelistReconciler(self.index, list_keys, self.writer) if list_keys is not None else None
         if self.reconciler is not None:
             self.router.observe = self.reconciler.observe
         self.metrics = registry_for(self.index, config.metrics, operator=self, scope=self.scope)
@@ -262,8 +259,6 @@ class Runtime:
         cfg = self.config
         if cfg.metrics_secure and self.metrics_auth is None:
             raise InputError("secure metrics need the Kubernetes API to review tokens (or --metrics-secure=false)")
-        for hook in ROUTE_HOOKS:
-            hook(self.server, self)
         try:
             await self.server.start()
         except OSError as err:
