@@ -18,7 +18,8 @@ from spreadwatch.report import ReportOptions
 from spreadwatch.scoring import DEFAULT_PROFILE, PROFILES
 
 if TYPE_CHECKING:
-    from spreadwatch.index import SpreadIndex, WorkloadKey
+    from spreadwatch.index import SpreadIndex
+    from spreadwatch.model import WorkloadKey
 
 __all__ = [
     "DEFAULT_OPT_OUT_LABEL",
@@ -226,6 +227,6 @@ class Scope:
     def covers(self, index: SpreadIndex, key: WorkloadKey) -> bool:
         """:meth:`workload_in_scope` of an indexed workload, its labels and its namespace's read from ``index``
         (a workload the index lacks has no labels: only its namespace decides). O(labels)."""
-        namespace, kind, name = key
-        ctrl = index.controller(kind, namespace, name)
-        return self.workload_in_scope(namespace, index.namespace_labels(namespace), ctrl.labels if ctrl else {})
+        ctrl = index.controller(key)
+        labels = ctrl.labels if ctrl is not None else {}
+        return self.workload_in_scope(key.namespace, index.namespace_labels(key.namespace), labels)

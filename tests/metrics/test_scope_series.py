@@ -9,20 +9,20 @@ from metrics_fixture import BAD, CACHE, DB, SOLO, SPREAD, index
 
 from spreadwatch.config import LabelRequirement, Scope
 from spreadwatch.metrics import MetricsOptions, WorkloadCollector, registry_for, render
-from spreadwatch.model import parse_object
+from spreadwatch.model import WorkloadKey, parse_object
 
 OPT_OUT = LabelRequirement("spreadwatch.io/ignore", "true")
 EVERY = {DB, CACHE, SPREAD, BAD, SOLO}
 
 
-def _series_workloads(text: str) -> set[tuple[str, str, str]]:
-    """(namespace, kind, workload) of every sample line that names a workload."""
+def _series_workloads(text: str) -> set[WorkloadKey]:
+    """The workload of every sample line that names one."""
     out = set()
     for line in text.splitlines():
         if line.startswith("#") or 'workload="' not in line:
             continue
         labels = dict(part.split("=", 1) for part in line[line.index("{") + 1 : line.index("}")].split(","))
-        out.add((labels["namespace"].strip('"'), labels["kind"].strip('"'), labels["workload"].strip('"')))
+        out.add(WorkloadKey(labels["namespace"].strip('"'), labels["kind"].strip('"'), labels["workload"].strip('"')))
     return out
 
 
@@ -57,7 +57,7 @@ def test_workloads_out_of_scope_have_no_series(
     scope: Scope | None,
     namespace_labels: dict[str, str],
     opt_out_cache: bool,
-    expected: set[tuple[str, str, str]],
+    expected: set[WorkloadKey],
 ) -> None:
     idx = index()
     record = parse_object(_namespace("other", namespace_labels))
@@ -70,5 +70,4 @@ def test_workloads_out_of_scope_have_no_series(
     text = render(registry_for(idx, MetricsOptions(node_series="all"), scope=scope)).decode()
     assert _series_workloads(text) == expected
     view = WorkloadCollector(idx, MetricsOptions(), scope=scope).view()
-    rows = {(r.report.workload.namespace, r.report.workload.kind, r.report.workload.name) for r in view.rows}
-    assert rows == expected
+    assert {r.report.workload.key for r in view.rows} == expected
