@@ -9,7 +9,7 @@ from prometheus_client.openmetrics.parser import text_string_to_metric_families 
 from prometheus_client.parser import text_string_to_metric_families as parse_text
 
 from handlers.handler_fakes import deployment, ev, pipeline, web_cluster
-from spreadwatch.handlers.writer import ApiErrors
+from spreadwatch.handlers.apierrors import ApiErrors
 from spreadwatch.metrics import (
     DurationHistogram,
     OperatorCollector,

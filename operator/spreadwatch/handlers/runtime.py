@@ -38,12 +38,14 @@ from spreadwatch import __version__
 from spreadwatch.config import OperatorConfig
 from spreadwatch.decode import Unparsed
 from spreadwatch.errors import InputError, SpreadwatchError
+from spreadwatch.handlers.apierrors import ApiErrors
 from spreadwatch.handlers.events import WATCHED, EventRouter, Watched
 from spreadwatch.handlers.health import HealthServer, MetricsServer
 from spreadwatch.handlers.metricsauth import AccessReviews, KubeAccessReviews, MetricsAuth
 from spreadwatch.handlers.relist import KeyLister, RelistReconciler
 from spreadwatch.handlers.servingcert import ServingCert, serving_cert
-from spreadwatch.handlers.writer import ApiErrors, ReportSink, ReportWriter
+from spreadwatch.handlers.store import ReportSink
+from spreadwatch.handlers.writer import ReportWriter
 from spreadwatch.index import SpreadIndex
 from spreadwatch.kube import (
     AsyncReportClient,
@@ -276,9 +278,7 @@ class Runtime:
             await self.metrics_server.start()
         except OSError as err:
             await self.server.stop()
-            raise InputError(
-                f"cannot serve metrics on {cfg.host}:{cfg.metrics_port}: {err.strerror or err}"
-            ) from None
+            raise InputError(f"cannot serve metrics on {cfg.host}:{cfg.metrics_port}: {err.strerror or err}") from None
 
     async def start(self, load: bool = True) -> None:
         """Start the probe server, the elector and the writer (after loading the cluster state)."""

@@ -1,25 +1,29 @@
 """The report writer: turns index changes into SpreadReport writes, debounced, deduplicated, rate-limited.
 
-One asyncio task (:meth:`ReportWriter.run`) loops:
+It joins two parts: *when* to write (:class:`~spreadwatch.handlers.scheduler.DebounceScheduler`: dirty
+keys, due times, coalescing, oldest change first) and *how* (:class:`~spreadwatch.handlers.store.ReportStore`:
+the write protocol against the API and what the API holds). One asyncio task (:meth:`ReportWriter.run`)
+loops:
 
-1. ``index.take_dirty()`` → every dirty workload gets (or refreshes) a *pending* entry stamped with the time of
-   its latest change; removed workloads are queued for deletion;
-2. a pending workload is *due* once it has been quiet for ``debounce`` seconds (per workload), or
-   ``max_delay`` after its first unwritten change even if it never goes quiet (no starvation under churn);
-3. for a due workload: skip it when it is out of the :class:`~spreadwatch.config.Scope` (its report, if any,
-   is deleted), build its status
-   (:mod:`spreadwatch.handlers.status`), skip when the content digest equals the last one written or read
-   back (no write without a change), else create the report if needed (ownerReference to the workload) and
-   replace its status; post an Event when the health changed;
-4. every API write takes a token from one global bucket (``max_writes_per_second``, ``write_burst``);
-5. every ``resync_period`` (and on becoming the leader): list the SpreadReports, delete those whose workload
-   is gone or excluded, remember the others' content, and mark every workload pending — missing or stale
-   reports are rewritten, identical ones skipped.
+1. ``index.take_dirty()`` → the scheduler (every event also does this at once, through :meth:`wake`, so a
+   workload's debounce starts at its event);
+2. every ``resync_period`` (and on becoming the leader): list the SpreadReports, delete those whose workload
+   is gone, out of the :class:`~spreadwatch.config.Scope` or misnamed, keep the others as known, and mark
+   every workload pending (behind real changes) — missing or stale reports are rewritten, identical ones
+   skipped;
+3. delete the reports of removed workloads;
+4. the due workloads, oldest change first, with at most ``max_in_flight`` writes in flight: a workload out
+   of scope has its report (if any) deleted; else its report is rebuilt if it changed and written unless
+   unchanged. After about one second of writing, the cycle ends and the next one takes the due list again,
+   so a change made meanwhile is not queued behind younger ones: under the write budget the oldest pending
+   change waits about (dirty workloads ÷ ``--max-writes-per-second``) seconds.
+
+Every API call takes a token from one global bucket (``max_writes_per_second``, ``write_burst``): the bucket
+bounds the rate, ``max_in_flight`` only lets several writes wait on the API server at once (one write at a
+time cannot reach the rate when a write takes longer than 1/rate seconds).
 
 Only the leader writes (``is_leader``); a standby drains the index's dirty sets and keeps nothing else, and
-resyncs when it becomes the leader. Failed writes are retried with exponential backoff (per workload).
-Everything the writer does to the API goes through a :class:`ReportSink` (``kube.AsyncReportClient`` in the
-operator, a fake in tests).
+resyncs when it becomes the leader. Failed writes are retried with exponential back-off (per workload).
 """
 
 from __future__ import annotations
@@ -27,153 +31,29 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import logging
-import threading
 import time
-from collections.abc import Callable, Iterable, Mapping
-from dataclasses import dataclass, field
-from typing import Any, Protocol
+from collections.abc import Callable, Iterator
+from typing import Final
 
 from spreadwatch.config import OperatorConfig, Scope
 from spreadwatch.errors import SpreadwatchError
 from spreadwatch.handlers.ratelimit import TokenBucket
-from spreadwatch.handlers.status import build_status, content_digest, find_condition, rfc3339, workload_ref
+from spreadwatch.handlers.scheduler import DebounceScheduler, Pending
+from spreadwatch.handlers.status import rfc3339
+from spreadwatch.handlers.store import ReportSink, ReportStore, StoredReport, WriterStats
 from spreadwatch.index import SpreadIndex
 from spreadwatch.kube import KubeApiError
-from spreadwatch.metrics.histogram import DurationHistogram
-from spreadwatch.model import WORKLOAD_KINDS, WorkloadKey
-from spreadwatch.naming import report_name, workload_of_report_name
-from spreadwatch.report import Health, SpreadReport
+from spreadwatch.model import WorkloadKey
 
-__all__ = ["ApiErrors", "ReportSink", "ReportWriter", "WriterStats"]
+__all__ = ["MAX_WRITES_IN_FLIGHT", "ReportWriter"]
 
 log = logging.getLogger("spreadwatch.writer")
 
-_WARNING_HEALTH = frozenset({Health.IMBALANCED.value, Health.SINGLE_POINT_OF_FAILURE.value, Health.ERROR.value})
-
-
-class ReportSink(Protocol):
-    """The writer's view of the API (SpreadReports and Events only). Errors: KubeApiError (``.status``)."""
-
-    async def list_reports(self, namespaces: Iterable[str] = ()) -> list[dict[str, Any]]: ...
-
-    async def create(self, namespace: str, name: str, workload: Mapping[str, str]) -> dict[str, Any]: ...
-
-    async def set_owner(self, namespace: str, name: str, workload: Mapping[str, str]) -> dict[str, Any]: ...
-
-    async def replace_status(self, namespace: str, name: str, status: Mapping[str, Any]) -> dict[str, Any]: ...
-
-    async def delete(self, namespace: str, name: str) -> bool: ...
-
-    async def post_event(self, report: Mapping[str, Any], event_type: str, reason: str, message: str) -> None: ...
-
-
-@dataclass(slots=True)
-class WriterStats:
-    """Counters since start (the metrics module can read them at scrape time)."""
-
-    creates: int = 0
-    status_writes: int = 0
-    owner_patches: int = 0
-    deletes: int = 0
-    events: int = 0
-    skipped_unchanged: int = 0
-    skipped_excluded: int = 0
-    failures: int = 0
-    resyncs: int = 0
-    cycles: int = 0
-    last_cycle: float = 0.0  # monotonic time of the last loop iteration (liveness)
-    last_write: float = 0.0  # monotonic time of the last API write
-    last_resync: float = 0.0  # unix time of the last successful resync (0: none yet)
-    compute: DurationHistogram = field(default_factory=DurationHistogram)  # report rebuilds in sync()
-    reconcile: DurationHistogram = field(default_factory=DurationHistogram)  # one sync() of a due workload
-
-    @property
-    def api_writes(self) -> int:
-        return self.creates + self.status_writes + self.owner_patches + self.deletes + self.events
-
-    @property
-    def writes_by_result(self) -> dict[str, int]:
-        """spreadwatch_report_writes_total: reports created, statuses written (a new report's first one
-        too), writes skipped as unchanged, reports deleted, failed attempts (retried with backoff)."""
-        return {
-            "created": self.creates,
-            "updated": self.status_writes,
-            "unchanged": self.skipped_unchanged,
-            "deleted": self.deletes,
-            "failed": self.failures,
-        }
-
-    def as_dict(self) -> dict[str, int | float]:
-        return {
-            "creates": self.creates,
-            "statusWrites": self.status_writes,
-            "ownerPatches": self.owner_patches,
-            "deletes": self.deletes,
-            "events": self.events,
-            "apiWrites": self.api_writes,
-            "skippedUnchanged": self.skipped_unchanged,
-            "skippedExcluded": self.skipped_excluded,
-            "failures": self.failures,
-            "resyncs": self.resyncs,
-            "cycles": self.cycles,
-        }
-
-
-class ApiErrors:
-    """Failed API requests by HTTP status ("0": no HTTP answer). :meth:`note` is ``kube.ReportClient``'s
-    ``on_request`` hook, called from worker threads, hence the lock. O(1)."""
-
-    def __init__(self) -> None:
-        self._lock = threading.Lock()
-        self._by_code: dict[str, int] = {}
-
-    def note(self, verb: str, outcome: str) -> None:
-        """One request's outcome: "ok", an HTTP status, or anything else for a connection error."""
-        if outcome == "ok":
-            return
-        code = outcome if outcome.isdigit() else "0"
-        with self._lock:
-            self._by_code[code] = self._by_code.get(code, 0) + 1
-
-    def by_code(self) -> dict[str, int]:
-        with self._lock:
-            return dict(self._by_code)
-
-
-@dataclass(slots=True)
-class _Pending:
-    first: float  # first unwritten change
-    last: float  # latest change
-    attempts: int = 0
-    not_before: float = 0.0  # retry backoff
-
-
-@dataclass(slots=True)
-class _Known:
-    """What the API holds for a workload's report, as far as this replica knows."""
-
-    name: str
-    digest: bytes | None
-    condition: Mapping[str, Any] | None
-    health: str
-    owner_uid: str
-    meta: dict[str, Any] = field(default_factory=dict)  # namespace, name, uid, resourceVersion (for Events)
-
-
-def _meta_of(obj: Mapping[str, Any]) -> dict[str, Any]:
-    meta = obj.get("metadata") or {}
-    return {k: meta.get(k, "") for k in ("namespace", "name", "uid", "resourceVersion")}
-
-
-def _owner_uid(obj: Mapping[str, Any]) -> str:
-    spec = obj.get("spec") or {}
-    ref = spec.get("workloadRef") if isinstance(spec, Mapping) else None
-    if isinstance(ref, Mapping) and isinstance(ref.get("uid"), str):
-        return str(ref["uid"])
-    for owner in (obj.get("metadata") or {}).get("ownerReferences") or ():
-        if isinstance(owner, Mapping) and isinstance(owner.get("uid"), str):
-            return str(owner["uid"])
-    return ""
+#: Default bound on concurrent workload writes (each still takes its tokens from the one bucket).
+MAX_WRITES_IN_FLIGHT: Final = 4
+#: Seconds of writing after which a cycle ends and the next one takes the due list again (oldest first).
+_CYCLE_BUDGET: Final = 1.0
+_YIELD_EVERY: Final = 200  # unchanged reports never await: let the watches run during a long cycle
 
 
 class ReportWriter:
@@ -191,25 +71,42 @@ class ReportWriter:
         wall: Callable[[], str] = rfc3339,
         max_delay: float | None = None,
         scope: Scope | None = None,
+        max_in_flight: int = MAX_WRITES_IN_FLIGHT,
     ) -> None:
+        if max_in_flight < 1:
+            raise ValueError(f"max_in_flight must be >= 1, got {max_in_flight}")
         self.index = index
         self.config = config
         self.scope = scope if scope is not None else config.scope
-        self.sink = sink
         self.is_leader = is_leader
         self.clock = clock
-        self.wall = wall
-        self.bucket = bucket or TokenBucket(config.max_writes_per_second, config.write_burst, clock=clock)
-        self.debounce = config.debounce
-        self.max_delay = max_delay if max_delay is not None else max(1.0, 10 * config.debounce)
+        self.max_in_flight = max_in_flight
         self.stats = WriterStats()
+        self._bucket = bucket or TokenBucket(config.max_writes_per_second, config.write_burst, clock=clock)
+        self.scheduler = DebounceScheduler(
+            config.debounce, max_delay if max_delay is not None else max(1.0, 10 * config.debounce)
+        )
+        self.store = ReportStore(sink, self._bucket, self.stats, events=config.events, wall=wall, clock=clock)
         self.ready = False  # set once the index holds the cluster's initial state (resyncs wait for it)
-        self._pending: dict[WorkloadKey, _Pending] = {}
-        self._deletions: set[WorkloadKey] = set()
-        self._known: dict[WorkloadKey, _Known] = {}
         self._wake = asyncio.Event()
         self._next_resync = 0.0  # as soon as ready and leading
         self._was_leader = False
+        self._in_flight = 0
+
+    @property
+    def debounce(self) -> float:
+        """Seconds a workload must be quiet before its report is written (the scheduler's)."""
+        return self.scheduler.debounce
+
+    @property
+    def bucket(self) -> TokenBucket:
+        """The global write budget every API call takes a token from."""
+        return self._bucket
+
+    @bucket.setter
+    def bucket(self, bucket: TokenBucket) -> None:
+        """Replace the write budget (the soak benchmark loads with an unlimited one)."""
+        self._bucket = self.store.bucket = bucket
 
     # --- inputs -------------------------------------------------------------------------------------------
 
@@ -224,64 +121,46 @@ class ReportWriter:
         self._wake.set()
 
     def namespace_changed(self, namespace: str) -> None:
-        """A namespace's labels changed (opt-out): re-evaluate all its workloads."""
+        """A namespace's labels changed (opt-out) or it went away: re-evaluate all its workloads."""
         now = self.clock()
         for key in self.index.workload_keys():
             if key.namespace == namespace:
-                self._mark(key, now)
+                self.scheduler.mark(key, now)
         self._wake.set()
 
-    def _mark(self, key: WorkloadKey, now: float) -> None:
-        p = self._pending.get(key)
-        if p is None:
-            self._pending[key] = _Pending(now, now)
-        else:
-            p.last = now
-        self._deletions.discard(key)
+    def collect(self) -> None:
+        """Move the index's dirty/removed sets into the scheduler. O(keys)."""
+        dirty, removed = self.index.take_dirty()
+        if dirty or removed:
+            self.scheduler.collect(dirty, removed, self.clock())
 
-    # --- state (tests, health endpoint) ---------------------------------------------------------------------
+    # --- state (tests, probes, metrics) ---------------------------------------------------------------------
 
     @property
     def pending(self) -> int:
-        return len(self._pending) + len(self._deletions)
+        """Workloads with unwritten changes plus queued deletions."""
+        return len(self.scheduler)
 
     @property
     def oldest_pending_age(self) -> float:
         """Seconds since the oldest pending workload's first unwritten change (0: none). A resync marks
         every workload as changed ``max_delay`` ago. O(pending)."""
-        if not self._pending:
-            return 0.0
-        return max(0.0, self.clock() - min(p.first for p in self._pending.values()))
+        return self.scheduler.oldest_age(self.clock())
+
+    @property
+    def in_flight(self) -> int:
+        """Workload writes under way now (at most ``max_in_flight``)."""
+        return self._in_flight
 
     def known_reports(self) -> dict[WorkloadKey, str]:
         """Workload → report name, for every report this replica believes exists."""
-        return {k: v.name for k, v in self._known.items()}
+        return self.store.names()
 
     # --- the loop -----------------------------------------------------------------------------------------
 
-    def collect(self) -> None:
-        """Move the index's dirty/removed sets into the pending/deletion queues."""
-        dirty, removed = self.index.take_dirty()
-        if not dirty and not removed:
-            return
-        now = self.clock()
-        for key in dirty:
-            self._mark(key, now)
-        for key in removed:
-            self._pending.pop(key, None)
-            self._deletions.add(key)
-
-    def next_due(self) -> float | None:
-        """Monotonic time at which the next pending item becomes due (None: nothing pending)."""
-        if self._deletions:
-            return self.clock()
-        times = [
-            max(min(p.last + self.debounce, p.first + self.max_delay), p.not_before) for p in self._pending.values()
-        ]
-        return min(times) if times else None
-
     async def step(self) -> int:
-        """One iteration: collect, maybe resync, then write everything due. Returns API writes made."""
+        """One cycle: collect, maybe resync, delete, then write the due workloads (oldest change first, at
+        most ``max_in_flight`` at once, for about a second). Returns the API writes made."""
         self.stats.cycles += 1
         self.stats.last_cycle = self.clock()
         self.collect()
@@ -291,55 +170,60 @@ class ReportWriter:
         self._was_leader = leader
         if not leader:
             # A standby keeps only the index warm; becoming the leader triggers a full resync.
-            self._pending.clear()
-            self._deletions.clear()
+            self.scheduler.clear()
             return 0
         if not self.ready:
             return 0  # the index is still loading: a report now would be computed from part of the cluster
         before = self.stats.api_writes
         if self.clock() >= self._next_resync:
             await self.resync()
-        for key in sorted(self._deletions):
+        for key in self.scheduler.take_deletions():
             if not self.is_leader():
                 break
-            self._deletions.discard(key)
             try:
-                await self._delete(key, "workload deleted")
+                await self.store.delete(key, "workload deleted")
             except (SpreadwatchError, OSError) as err:
                 # retried through the pending table: sync() deletes the report of a workload that is gone
-                self._failed(key, _Pending(self.clock(), self.clock()), err)
-        now = self.clock()
-        due = [
-            (p.first, key)
-            for key, p in self._pending.items()
-            if now >= p.not_before and (now - p.last >= self.debounce or now - p.first >= self.max_delay)
-        ]
-        for n, (_, key) in enumerate(sorted(due)):
+                now = self.clock()
+                self._failed(key, Pending(now, now), err)
+        due = self.scheduler.due(self.clock())
+        if due:
+            queue = iter(due)
+            deadline = self.clock() + _CYCLE_BUDGET
+            workers = min(self.max_in_flight, len(due))
+            await asyncio.gather(*(self._work(queue, deadline) for _ in range(workers)))
+        return self.stats.api_writes - before
+
+    async def _work(self, queue: Iterator[WorkloadKey], deadline: float) -> None:
+        """One of the cycle's writers: takes the next due workload until none is left or the budget is spent
+        (the rest stay pending for the next cycle). The queue is shared, so each workload is written once."""
+        for n, key in enumerate(queue):
             if not self.is_leader():
-                break
-            if n % 200 == 199:
-                await asyncio.sleep(0)  # unchanged reports never await: let the watches run during a resync
-            p = self._pending.pop(key, None)
+                return
+            if n % _YIELD_EVERY == _YIELD_EVERY - 1:
+                await asyncio.sleep(0)
+            p = self.scheduler.take(key)
             if p is None:
-                continue
+                continue  # removed meanwhile (a deletion is queued)
             started = time.perf_counter()
+            self._in_flight += 1
             try:
                 await self.sync(key)
             except (SpreadwatchError, OSError) as err:
                 self._failed(key, p, err)
+            finally:
+                self._in_flight -= 1
             self.stats.reconcile.observe(time.perf_counter() - started)
-        return self.stats.api_writes - before
+            if self.clock() >= deadline:
+                return
 
-    def _failed(self, key: WorkloadKey, p: _Pending, err: BaseException) -> None:
-        """Retry a workload later, with exponential backoff (0.5 s doubling, at most 60 s)."""
+    def _failed(self, key: WorkloadKey, p: Pending, err: BaseException) -> None:
+        """Retry a workload later, with exponential back-off (the scheduler's)."""
         self.stats.failures += 1
-        p.attempts += 1
-        backoff = min(60.0, 0.5 * 2 ** min(p.attempts, 7))
-        p.not_before = self.clock() + backoff
-        self._pending.setdefault(key, p)
+        backoff = self.scheduler.retry(key, p, self.clock())
         log.warning(
             "cannot update the report of %s (attempt %d, retry in %.0fs): %s",
-            str(key),
+            key,
             p.attempts,
             backoff,
             err,
@@ -354,7 +238,7 @@ class ReportWriter:
             except Exception:  # never let the writer die; the next cycle retries
                 log.exception("report writer cycle failed")
             now = self.clock()
-            due = self.next_due()
+            due = self.scheduler.next_due(now)
             timeout = 1.0 if due is None else min(1.0, max(0.05, due - now))
             if self.ready and self.is_leader():
                 timeout = min(timeout, max(0.05, self._next_resync - now))
@@ -372,18 +256,18 @@ class ReportWriter:
                 w.cancel()
 
     async def drain(self, timeout: float = 30.0) -> None:
-        """Write everything pending now, ignoring the debounce (tests; graceful shutdown)."""
-        saved, self.debounce = self.debounce, 0.0
+        """Write everything pending now, ignoring the debounce and back-offs (tests; graceful shutdown)."""
+        scheduler = self.scheduler
+        saved, scheduler.debounce = scheduler.debounce, 0.0
         deadline = self.clock() + timeout
         try:
             self.collect()
-            while (self._pending or self._deletions) and self.clock() < deadline:
-                for p in self._pending.values():
-                    p.not_before = 0.0
+            while scheduler and self.clock() < deadline:
+                scheduler.clear_backoff()
                 await self.step()
                 self.collect()
         finally:
-            self.debounce = saved
+            scheduler.debounce = saved
 
     # --- one workload ---------------------------------------------------------------------------------------
 
@@ -395,132 +279,22 @@ class ReportWriter:
         if rebuild and report is not None:
             self.stats.compute.observe(time.perf_counter() - started)
         if report is None:
-            await self._delete(key, "workload gone")
+            await self.store.delete(key, "workload gone")
             return
         if not self.scope.covers(self.index, key):
             self.stats.skipped_excluded += 1
-            await self._delete(key, "workload excluded")
+            await self.store.delete(key, "workload out of scope")
             return
         ctrl = self.index.controller(key)
-        generation = ctrl.generation if ctrl is not None else 0
-        known = self._known.get(key)
-        status = build_status(report, generation, known.condition if known else None, self.wall())
-        digest = content_digest(status)
-        uid = report.workload.uid
-        if known is not None and known.digest == digest and known.owner_uid == uid:
-            self.stats.skipped_unchanged += 1
-            return
-        await self._write(key, report, status, digest, known)
-
-    async def _write(
-        self,
-        key: WorkloadKey,
-        report: SpreadReport,
-        status: dict[str, Any],
-        digest: bytes,
-        known: _Known | None,
-        retry_missing: bool = True,
-    ) -> None:
-        namespace = key.namespace
-        name = report_name(key.kind, key.name)
-        workload = workload_ref(report)
-        uid = workload["uid"]
-        try:
-            if known is None:
-                await self.bucket.acquire()
-                obj = await self.sink.create(namespace, name, workload)
-                self.stats.creates += 1
-                known = _Known(name, None, None, "", _owner_uid(obj), _meta_of(obj))
-                existing = obj.get("status")
-                if isinstance(existing, Mapping) and existing:
-                    # The report existed already (a previous leader wrote it): keep its transition time,
-                    # and skip the status write when it already says the same.
-                    known.digest = content_digest(existing)
-                    known.condition = find_condition(existing)
-                    known.health = str(existing.get("health", ""))
-                    status = build_status(
-                        report, status["observedGeneration"], known.condition, status["lastUpdateTime"]
-                    )
-                    digest = content_digest(status)
-                self._known[key] = known
-            if known.owner_uid != uid:
-                await self.bucket.acquire()
-                obj = await self.sink.set_owner(namespace, name, workload)
-                self.stats.owner_patches += 1
-                known.owner_uid = uid
-                known.meta = _meta_of(obj)
-            if known.digest == digest:
-                self.stats.skipped_unchanged += 1
-                return
-            await self.bucket.acquire()
-            obj = await self.sink.replace_status(namespace, name, status)
-        except KubeApiError as err:
-            if err.status != 404 or not retry_missing:
-                raise
-            # Deleted behind our back (garbage collector, a user): create it again, once, now.
-            self._known.pop(key, None)
-            await self._write(key, report, status, digest, None, retry_missing=False)
-            return
-        self.stats.status_writes += 1
-        self.stats.last_write = self.clock()
-        known.meta = _meta_of(obj)
-        previous_health, known.digest = known.health, digest
-        known.condition = status["conditions"][0]
-        known.health = report.health.value
-        log.info(
-            "report %s/%s: %s, %d pods, best score %d",
-            namespace,
-            name,
-            report.health.value,
-            report.pods,
-            report.best_score,
-            extra={"workload": str(key), "report": name, "health": report.health.value},
-        )
-        if previous_health != known.health and (previous_health or known.health != Health.BALANCED.value):
-            await self._event(key, known, previous_health, report)
-
-    async def _event(self, key: WorkloadKey, known: _Known, previous: str, report: SpreadReport) -> None:
-        if not self.config.events:
-            return
-        event_type = "Warning" if known.health in _WARNING_HEALTH else "Normal"
-        change = f"{previous} -> {known.health}" if previous else known.health
-        message = f"{report.workload.kind} {report.workload.namespace}/{report.workload.name}: {change}"
-        if report.reasons:
-            message += ": " + "; ".join(report.reasons)
-        await self.bucket.acquire()
-        try:
-            await self.sink.post_event({"metadata": known.meta}, event_type, known.health, message)
-            self.stats.events += 1
-        except (SpreadwatchError, OSError) as err:  # an Event is best effort
-            log.warning("cannot post an Event for %s: %s", str(key), err)
-
-    async def _delete(self, key: WorkloadKey, why: str) -> None:
-        known = self._known.pop(key, None)
-        if known is None:
-            return
-        await self.bucket.acquire()
-        try:
-            gone = await self.sink.delete(key.namespace, known.name)
-        except BaseException:
-            self._known[key] = known
-            raise
-        self.stats.deletes += 1
-        if gone:
-            log.info(
-                "deleted report %s/%s (%s)",
-                key.namespace,
-                known.name,
-                why,
-                extra={"workload": str(key), "report": known.name},
-            )
+        await self.store.write(key, report, ctrl.generation if ctrl is not None else 0)
 
     # --- resync -------------------------------------------------------------------------------------------
 
     async def resync(self) -> None:
-        """List SpreadReports; delete orphans; remember the rest; mark every in-scope workload pending."""
+        """List SpreadReports; delete orphans; keep the rest as known; mark every workload pending."""
         self._next_resync = self.clock() + (self.config.resync_period or float("inf"))
         try:
-            objs = await self.sink.list_reports(self.config.namespaces)
+            listed = await self.store.list(self.config.namespaces)
         except (SpreadwatchError, OSError) as err:
             self.stats.failures += 1
             self._next_resync = self.clock() + 5.0
@@ -532,51 +306,28 @@ class ReportWriter:
         self.stats.resyncs += 1
         self.stats.last_resync = time.time()
         live = set(self.index.workload_keys())
-        known: dict[WorkloadKey, _Known] = {}
-        orphans: list[tuple[WorkloadKey, _Known]] = []
-        for obj in objs:
-            meta = obj.get("metadata") or {}
-            namespace, name = meta.get("namespace", ""), meta.get("name", "")
-            ref = (obj.get("spec") or {}).get("workloadRef") or {}
-            kind, wname = ref.get("kind"), ref.get("name")
-            if not (isinstance(kind, str) and isinstance(wname, str)):
-                parsed = workload_of_report_name(name, WORKLOAD_KINDS)
-                if parsed is None:
-                    continue  # not something we can attribute; leave it alone
-                kind, wname = parsed
-            key = WorkloadKey(namespace, kind, wname)
-            status = obj.get("status") if isinstance(obj.get("status"), Mapping) else None
-            entry = _Known(
-                name,
-                content_digest(status) if status else None,
-                find_condition(status),
-                str(status.get("health", "")) if status else "",
-                _owner_uid(obj),
-                _meta_of(obj),
-            )
-            if key not in live or name != report_name(kind, wname) or not self.scope.covers(self.index, key):
-                orphans.append((key, entry))
+        kept: list[StoredReport] = []
+        orphans: list[StoredReport] = []
+        for stored in listed:
+            key = stored.workload
+            if key in live and stored.canonical and self.scope.covers(self.index, key):
+                kept.append(stored)
             else:
-                known[key] = entry
-        self._known = known
-        for key, entry in orphans:
+                orphans.append(stored)
+        self.store.adopt(kept)
+        for stored in orphans:
             if not self.is_leader():
                 return
-            await self.bucket.acquire()
             try:
-                await self.sink.delete(key.namespace, entry.name)
-                self.stats.deletes += 1
-                log.info("resync: deleted orphaned report %s/%s", key.namespace, entry.name)
+                await self.store.delete_stored(stored)
+                log.info("resync: deleted orphaned report %s/%s", stored.workload.namespace, stored.name)
             except (SpreadwatchError, OSError) as err:
                 self.stats.failures += 1
-                log.warning("resync: cannot delete report %s/%s: %s", key.namespace, entry.name, err)
-        now = self.clock()
-        for key in live:
-            if key not in self._pending:
-                self._pending[key] = _Pending(now - self.max_delay, now - self.max_delay)
+                log.warning("resync: cannot delete report %s/%s: %s", stored.workload.namespace, stored.name, err)
+        self.scheduler.mark_stale(live, self.clock())
         log.info(
             "resync: %d reports listed, %d orphans deleted, %d workloads checked",
-            len(objs),
+            len(listed),
             len(orphans),
             len(live),
         )
