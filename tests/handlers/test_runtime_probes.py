@@ -54,6 +54,7 @@ def test_probes_statusz_route_hook_and_writer_loop() -> None:
     state = got["/statusz"]
     assert isinstance(state, dict)
     assert state["leader"] is True
+    assert state["inFlight"] == 0  # the write is done
     assert state["index"]["pods"] == 3
     assert state["writer"]["statusWrites"] == 1
     assert api.status("shop", "deployment-web")["pods"] == 3

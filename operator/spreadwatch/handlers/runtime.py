@@ -151,6 +151,7 @@ class Runtime:
             "leader": self.is_leader(),
             "identity": self.config.leader.identity,
             "pending": self.writer.pending,
+            "inFlight": self.writer.in_flight,
             "reports": len(self.writer.known_reports()),
             "writer": self.writer.stats.as_dict(),
             "apiRequests": self.client.requests if self.client is not None else None,
