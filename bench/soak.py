@@ -51,11 +51,11 @@ import soak_report  # noqa: E402
 import synth  # noqa: E402
 
 from spreadwatch.config import OperatorConfig  # noqa: E402
-from spreadwatch.handlers.events import EventRouter  # noqa: E402
-from spreadwatch.handlers.ratelimit import TokenBucket  # noqa: E402
-from spreadwatch.handlers.writer import ReportWriter  # noqa: E402
 from spreadwatch.index import SpreadIndex  # noqa: E402
 from spreadwatch.model import interned_label_maps  # noqa: E402
+from spreadwatch.runtime.events import EventRouter  # noqa: E402
+from spreadwatch.runtime.ratelimit import TokenBucket  # noqa: E402
+from spreadwatch.runtime.writer import ReportWriter  # noqa: E402
 from spreadwatch.scoring import get_profile  # noqa: E402
 
 __all__ = ["SoakConfig", "StandInSink", "main", "run_soak"]

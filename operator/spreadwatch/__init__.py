@@ -2,7 +2,12 @@
 
 The package is layered (each layer imports only those below it, enforced by import-linter):
 
-    cli → handlers | analysis → metrics → index → snapshot → report → scoring → model → selectors → errors
+    cli → runtime | analysis → kube → metrics → config | naming → index → snapshot → decode → report → scoring
+        → model → selectors → errors
+
+``runtime`` is the operator's runtime (kopf watches, the report writer, probes and ``/metrics``); inside it,
+``process`` → probes, metricsauth, servingcert, relist, writer → events, store, scheduler → status,
+ratelimit, apierrors, logs.
 """
 
 from __future__ import annotations

@@ -23,8 +23,8 @@ import pytest
 
 from spreadwatch.cli import build_parser, operator_config
 from spreadwatch.config import OperatorConfig
-from spreadwatch.handlers import runtime as runtime_module
-from spreadwatch.handlers.runtime import Runtime, run_operator
+from spreadwatch.runtime import process as process_module
+from spreadwatch.runtime.process import Runtime, run_operator
 
 _LOGIN_VARIABLES = ("HOME", "LOGNAME", "USER", "LNAME", "USERNAME")
 
@@ -106,7 +106,7 @@ def test_run_operator_starts_kopf_with_the_configured_identity(
             super().__init__(config)
             runtimes.append(self)
 
-    monkeypatch.setattr(runtime_module, "Runtime", RecordedRuntime)
+    monkeypatch.setattr(process_module, "Runtime", RecordedRuntime)
     stop = threading.Event()
     failures: list[BaseException] = []
 

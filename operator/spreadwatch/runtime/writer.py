@@ -1,7 +1,7 @@
 """The report writer: turns index changes into SpreadReport writes, debounced, deduplicated, rate-limited.
 
-It joins two parts: *when* to write (:class:`~spreadwatch.handlers.scheduler.DebounceScheduler`: dirty
-keys, due times, coalescing, oldest change first) and *how* (:class:`~spreadwatch.handlers.store.ReportStore`:
+It joins two parts: *when* to write (:class:`~spreadwatch.runtime.scheduler.DebounceScheduler`: dirty
+keys, due times, coalescing, oldest change first) and *how* (:class:`~spreadwatch.runtime.store.ReportStore`:
 the write protocol against the API and what the API holds). One asyncio task (:meth:`ReportWriter.run`)
 loops:
 
@@ -37,13 +37,13 @@ from typing import Final
 
 from spreadwatch.config import OperatorConfig, Scope
 from spreadwatch.errors import SpreadwatchError
-from spreadwatch.handlers.ratelimit import TokenBucket
-from spreadwatch.handlers.scheduler import DebounceScheduler, Pending
-from spreadwatch.handlers.status import rfc3339
-from spreadwatch.handlers.store import ReportSink, ReportStore, StoredReport, WriterStats
 from spreadwatch.index import SpreadIndex
 from spreadwatch.kube import KubeApiError
 from spreadwatch.model import WorkloadKey
+from spreadwatch.runtime.ratelimit import TokenBucket
+from spreadwatch.runtime.scheduler import DebounceScheduler, Pending
+from spreadwatch.runtime.status import rfc3339
+from spreadwatch.runtime.store import ReportSink, ReportStore, StoredReport, WriterStats
 
 __all__ = ["MAX_WRITES_IN_FLIGHT", "ReportWriter"]
 

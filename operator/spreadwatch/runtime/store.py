@@ -4,7 +4,7 @@
 in the operator, a fake in tests). It remembers, per workload, what this replica knows of its report as a
 :class:`StoredReport` (a small frozen record: name, status digest, condition, health, owner, uid), and:
 
-* :meth:`ReportStore.write` — builds the status (:mod:`spreadwatch.handlers.status`) and, unless its digest
+* :meth:`ReportStore.write` — builds the status (:mod:`spreadwatch.runtime.status`) and, unless its digest
   equals the stored one (no write without a change): creates the report if needed (ownerReference to the
   workload; an existing one, e.g. a previous leader's, is adopted with its transition time), patches the
   owner when the workload's uid changed, replaces the status, and posts an Event when the health changed. A
@@ -29,13 +29,13 @@ from dataclasses import dataclass, field, replace
 from typing import Any, Protocol
 
 from spreadwatch.errors import SpreadwatchError
-from spreadwatch.handlers.ratelimit import TokenBucket
-from spreadwatch.handlers.status import build_status, content_digest, find_condition, workload_ref
 from spreadwatch.kube import KubeApiError
 from spreadwatch.metrics.histogram import DurationHistogram
 from spreadwatch.model import WORKLOAD_KINDS, WorkloadKey
 from spreadwatch.naming import report_name, workload_of_report_name
 from spreadwatch.report import Health, SpreadReport
+from spreadwatch.runtime.ratelimit import TokenBucket
+from spreadwatch.runtime.status import build_status, content_digest, find_condition, workload_ref
 
 __all__ = ["ReportSink", "ReportStore", "StoredReport", "WriterStats", "stored_report"]
 

@@ -38,14 +38,6 @@ from spreadwatch import __version__
 from spreadwatch.config import OperatorConfig
 from spreadwatch.decode import Unparsed
 from spreadwatch.errors import InputError, SpreadwatchError
-from spreadwatch.handlers.apierrors import ApiErrors
-from spreadwatch.handlers.events import WATCHED, EventRouter, Watched
-from spreadwatch.handlers.health import HealthServer, MetricsServer
-from spreadwatch.handlers.metricsauth import AccessReviews, KubeAccessReviews, MetricsAuth
-from spreadwatch.handlers.relist import KeyLister, RelistReconciler
-from spreadwatch.handlers.servingcert import ServingCert, serving_cert
-from spreadwatch.handlers.store import ReportSink
-from spreadwatch.handlers.writer import ReportWriter
 from spreadwatch.index import SpreadIndex
 from spreadwatch.kube import (
     AsyncReportClient,
@@ -61,6 +53,14 @@ from spreadwatch.kube import (
 from spreadwatch.metrics import OperatorState, registry_for
 from spreadwatch.model import interned_label_maps
 from spreadwatch.profile_args import load_profile
+from spreadwatch.runtime.apierrors import ApiErrors
+from spreadwatch.runtime.events import WATCHED, EventRouter, Watched
+from spreadwatch.runtime.metricsauth import AccessReviews, KubeAccessReviews, MetricsAuth
+from spreadwatch.runtime.probes import MetricsServer, ProbeServer
+from spreadwatch.runtime.relist import KeyLister, RelistReconciler
+from spreadwatch.runtime.servingcert import ServingCert, serving_cert
+from spreadwatch.runtime.store import ReportSink
+from spreadwatch.runtime.writer import ReportWriter
 
 __all__ = ["Runtime", "build_registry", "operator_settings", "run_operator"]
 
@@ -119,7 +119,7 @@ class Runtime:
             self.router.observe = self.reconciler.observe
         self.metrics = registry_for(self.index, config.metrics, operator=self, scope=self.scope)
         ProcessCollector(registry=self.metrics)
-        self.server = HealthServer(config.host, config.port, self.alive, self.ready, self.state)
+        self.server = ProbeServer(config.host, config.port, self.alive, self.ready, self.state)
         if reviews is None and self.api is not None:
             reviews = KubeAccessReviews(self.api)
         self.metrics_auth = MetricsAuth(reviews) if config.metrics_secure and reviews is not None else None

@@ -14,11 +14,11 @@ from typing import Any
 import pytest
 from handler_fakes import FakeReportApi, Pipeline, deployment, ev, namespace_obj, pipeline, run, web_cluster, zone_nodes
 
-from spreadwatch.handlers.scheduler import DebounceScheduler
-from spreadwatch.handlers.status import content_digest
-from spreadwatch.handlers.store import StoredReport, stored_report
-from spreadwatch.handlers.writer import MAX_WRITES_IN_FLIGHT
 from spreadwatch.model import WorkloadKey
+from spreadwatch.runtime.scheduler import DebounceScheduler
+from spreadwatch.runtime.status import content_digest
+from spreadwatch.runtime.store import StoredReport, stored_report
+from spreadwatch.runtime.writer import MAX_WRITES_IN_FLIGHT
 
 
 def _workload(name: str) -> list[dict[str, Any]]:

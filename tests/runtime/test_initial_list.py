@@ -19,9 +19,9 @@ from kubernetes.client.exceptions import ApiException
 
 from spreadwatch import kube
 from spreadwatch.config import OperatorConfig
-from spreadwatch.handlers.events import EventRouter
-from spreadwatch.handlers.runtime import Runtime
 from spreadwatch.index import SpreadIndex
+from spreadwatch.runtime.events import EventRouter
+from spreadwatch.runtime.process import Runtime
 from spreadwatch.scoring import get_profile
 
 _PATHS = {r.kind: r.path() for r in kube.CLUSTER_RESOURCES}

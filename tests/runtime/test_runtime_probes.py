@@ -13,8 +13,8 @@ from aiohttp import web
 from handler_fakes import FakeReportApi, web_cluster
 
 from spreadwatch.config import OperatorConfig
-from spreadwatch.handlers.logs import configure_logging
-from spreadwatch.handlers.runtime import Runtime
+from spreadwatch.runtime.logs import configure_logging
+from spreadwatch.runtime.process import Runtime
 
 
 def test_probes_statusz_route_hook_and_writer_loop() -> None:

@@ -11,8 +11,8 @@ from collections.abc import Callable
 
 from handler_fakes import Clock, Pipeline, ev, pipeline, pod_of, run, web_cluster, zone_nodes
 
-from spreadwatch.handlers.events import Watched
-from spreadwatch.handlers.relist import RelistReconciler
+from spreadwatch.runtime.events import Watched
+from spreadwatch.runtime.relist import RelistReconciler
 
 
 class Lister:

@@ -29,8 +29,8 @@ from dataclasses import dataclass
 from typing import Protocol
 
 from spreadwatch.errors import SpreadwatchError
-from spreadwatch.handlers.events import WATCHED, WATCHED_BY_KIND, Watched
 from spreadwatch.index import SpreadIndex
+from spreadwatch.runtime.events import WATCHED, WATCHED_BY_KIND, Watched
 
 __all__ = ["ChangeListener", "KeyLister", "ReconcileStats", "RelistReconciler"]
 
