@@ -52,11 +52,11 @@ from measure_events import EVENT_TYPES, EVENT_WEIGHTS  # noqa: E402
 from measure_util import rss_bytes  # noqa: E402
 
 from spreadwatch.config import OperatorConfig  # noqa: E402
-from spreadwatch.handlers.events import EventRouter  # noqa: E402
-from spreadwatch.handlers.ratelimit import TokenBucket  # noqa: E402
-from spreadwatch.handlers.writer import ReportWriter  # noqa: E402
 from spreadwatch.index import SpreadIndex  # noqa: E402
 from spreadwatch.model import interned_label_maps  # noqa: E402
+from spreadwatch.runtime.events import EventRouter  # noqa: E402
+from spreadwatch.runtime.ratelimit import TokenBucket  # noqa: E402
+from spreadwatch.runtime.writer import ReportWriter  # noqa: E402
 from spreadwatch.scoring import get_profile  # noqa: E402
 
 __all__ = ["SoakConfig", "StandInSink", "main", "run_soak"]
@@ -264,7 +264,7 @@ async def run_soak(cfg: SoakConfig, log: Any = print) -> dict[str, Any]:
     index = SpreadIndex(get_profile(config.profile), config.report)
     sink = StandInSink()
     writer = ReportWriter(index, config, sink)
-    router = EventRouter(index, config, wake=writer.wake, namespace_changed=writer.namespace_changed)
+    router = EventRouter(index, config.scope, wake=writer.wake, namespace_changed=writer.namespace_changed)
     started = time.monotonic()
     pods = await _load(cfg, router, writer, sink)
     gc.collect()

@@ -149,11 +149,11 @@ def test_v129_status_with_comparison_validates_against_the_crd() -> None:
     """Every status a v1.29 operator with --compare-profile v1.28 writes fits the CRD schema."""
     import sys
 
-    sys.path.insert(0, str(Path(__file__).resolve().parent / "handlers"))
+    sys.path.insert(0, str(Path(__file__).resolve().parent / "runtime"))
     from test_status_conditions import _status_schema, validate
 
-    from spreadwatch.handlers.status import build_status
     from spreadwatch.index import SpreadIndex
+    from spreadwatch.runtime.status import build_status
     from spreadwatch.scoring import get_profile
     from spreadwatch.snapshot import load_snapshot
 

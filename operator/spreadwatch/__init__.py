@@ -3,14 +3,18 @@
 The package is layered (each layer imports only those below it; the contracts in pyproject.toml's
 ``[tool.importlinter]`` enforce it):
 
-    plugin → cli → cli_whatif → whatif → handlers | analysis → kube → metrics → config | naming → index
-    → snapshot → decode → report → scoring → model → selectors → errors
+    plugin → cli → whatif → runtime | analysis → kube → metrics → config | naming → index → snapshot → decode
+        → report → scoring → model → selectors → errors
 
 The pure core (index, snapshot, decode, report, scoring, model, selectors) imports no kopf, kubernetes or
 prometheus_client code. Inside it: ``report`` holds the report type (``spread_report``), the spread verdict
 (``verdict``) and its builders; ``scoring`` the profiles and the next pod of a workload (``next_pod``);
 ``model`` the records (``records``), their parsers (``parse``), shared label maps (``interning``) and
 ``WorkloadKey`` (``keys``), layered parse → records → keys | interning.
+
+``runtime`` is the operator's runtime (kopf watches, the report writer, probes and ``/metrics``); inside it,
+``process`` → probes, metricsauth, servingcert, relist, writer → events, store, scheduler → status,
+ratelimit, apierrors, logs.
 """
 
 from __future__ import annotations

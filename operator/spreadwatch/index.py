@@ -1,6 +1,6 @@
 """The incremental spread index: cluster state and every workload's spread, kept current event by event.
 
-The operator's handlers and ``spreadwatch analyze`` both feed records into a :class:`SpreadIndex` and read
+The operator's runtime and ``spreadwatch analyze`` both feed records into a :class:`SpreadIndex` and read
 :class:`~spreadwatch.report.SpreadReport` s back. Data structures (per namespace):
 
 * **label groups** — counting pods (bound, not deleting, not terminal) grouped by their exact label set

@@ -616,7 +616,7 @@ class ReportClient:
 
 class AsyncReportClient:
     """:class:`ReportClient` for the event loop: each call runs in a worker thread; client errors become
-    :class:`KubeApiError` (with the HTTP status, if any). Satisfies ``handlers.writer.ReportSink``."""
+    :class:`KubeApiError` (with the HTTP status, if any). Satisfies ``runtime.store.ReportSink``."""
 
     def __init__(self, sync: ReportClient) -> None:
         self.sync = sync

@@ -9,8 +9,8 @@ from typing import Any
 
 import pytest
 
-from spreadwatch.handlers.status import build_status
 from spreadwatch.index import SpreadIndex
+from spreadwatch.runtime.status import build_status
 from spreadwatch.scoring import get_profile
 from spreadwatch.snapshot import load_snapshot
 

@@ -9,10 +9,10 @@ import aiohttp
 from prometheus_client.openmetrics.parser import text_string_to_metric_families as parse_openmetrics
 from prometheus_client.parser import text_string_to_metric_families as parse_text
 
-from handlers.handler_fakes import FakeReportApi, web_cluster
+from runtime.handler_fakes import FakeReportApi, web_cluster
 from spreadwatch.config import MetricsOptions, OperatorConfig
-from spreadwatch.handlers.runtime import Runtime
 from spreadwatch.metrics import CONTENT_TYPE_OPENMETRICS, CONTENT_TYPE_TEXT, OperatorSource
+from spreadwatch.runtime.process import Runtime
 
 Scrape = tuple[int, str, str]
 OPENMETRICS_ACCEPT = "application/openmetrics-text;version=1.0.0,text/plain;version=0.0.4;q=0.5,*/*;q=0.1"

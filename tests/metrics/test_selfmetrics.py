@@ -1,4 +1,4 @@
-"""Operator self-metrics: the handlers' plain counters, the histogram accumulator, the OperatorCollector."""
+"""Operator self-metrics: the runtime's plain counters, the histogram accumulator, the OperatorCollector."""
 
 from __future__ import annotations
 
@@ -8,8 +8,7 @@ import pytest
 from prometheus_client.openmetrics.parser import text_string_to_metric_families as parse_openmetrics
 from prometheus_client.parser import text_string_to_metric_families as parse_text
 
-from handlers.handler_fakes import deployment, ev, pipeline, web_cluster
-from spreadwatch.handlers.writer import ApiErrors
+from runtime.handler_fakes import deployment, ev, pipeline, web_cluster
 from spreadwatch.metrics import (
     DurationHistogram,
     OperatorCollector,
@@ -18,6 +17,7 @@ from spreadwatch.metrics import (
     StaticSource,
     render,
 )
+from spreadwatch.runtime.apierrors import ApiErrors
 
 Samples = dict[tuple[str, tuple[tuple[str, str], ...]], float]
 

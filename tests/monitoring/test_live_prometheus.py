@@ -2,7 +2,7 @@
 
 Set-up (module scope, ~15 s):
 
-* a ``handlers.runtime.Runtime`` (index, router, writer, probe and metrics servers) with an in-memory
+* a ``runtime.process.Runtime`` (index, router, writer, probe and metrics servers) with an in-memory
   SpreadReport API instead of the Kubernetes API, serving secure ``/metrics`` (HTTPS, self-signed certificate,
   bearer tokens checked by a stand-in for TokenReview/SubjectAccessReview that knows one token; the real
   reviews are tested in tests/e2e/test_secure_metrics.py), fed a small cluster: 6 nodes in 3 zones and the workloads
@@ -36,7 +36,7 @@ from typing import Any
 
 import pytest
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "handlers"))
+sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "runtime"))
 from auth_fakes import FakeAccessReviews
 from handler_fakes import (
     FakeReportApi,
@@ -60,7 +60,6 @@ from monitoring_helpers import (
 
 from ports import free_port
 from spreadwatch.config import LeaderElection, OperatorConfig
-from spreadwatch.handlers.runtime import Runtime
 from spreadwatch.metrics import (
     CONTENT_TYPE_TEXT,
     OperatorCollector,
@@ -69,6 +68,7 @@ from spreadwatch.metrics import (
     StaticSource,
     render,
 )
+from spreadwatch.runtime.process import Runtime
 
 pytestmark = pytest.mark.prometheus
 

@@ -60,8 +60,8 @@ def operator_config(args: argparse.Namespace) -> OperatorConfig:
 def cmd_run(args: argparse.Namespace, out: TextIO) -> int:
     """Run the operator until it is stopped; exit code 0."""
     config = operator_config(args)
-    from spreadwatch.handlers.logs import configure_logging  # noqa: PLC0415 - kopf is slow to import
-    from spreadwatch.handlers.runtime import run_operator  # noqa: PLC0415
+    from spreadwatch.runtime.logs import configure_logging  # noqa: PLC0415 - kopf is slow to import
+    from spreadwatch.runtime.process import run_operator  # noqa: PLC0415
 
     configure_logging(config.log_format, config.log_level)
     run_operator(config)

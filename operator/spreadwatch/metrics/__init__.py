@@ -1,11 +1,11 @@
 """Prometheus metrics: spread per workload, zone and node, and the operator's self-metrics.
 
-The names are a contract (docs/metrics.md). Custom collectors read the index and the handlers' counters at
+The names are a contract (docs/metrics.md). Custom collectors read the index and the runtime's counters at
 scrape time: :func:`registry_for` builds the registry, :func:`freeze` takes an immutable view in the thread
 that owns the index, :func:`render` formats it (Prometheus text or OpenMetrics) in any thread.
 
-Layering: below the handlers (which serve ``/metrics``) and above config/index/report; imports
-prometheus_client, never kopf, kubernetes or the handlers.
+Layering: below the operator runtime (which serves ``/metrics``) and above config/index/report; imports
+prometheus_client, never kopf, kubernetes or the runtime.
 """
 
 from __future__ import annotations

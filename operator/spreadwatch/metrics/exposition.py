@@ -24,7 +24,7 @@ from prometheus_client.openmetrics.exposition import CONTENT_TYPE_LATEST as CONT
 from prometheus_client.openmetrics.exposition import generate_latest as generate_openmetrics
 from prometheus_client.registry import Collector
 
-from spreadwatch.config import MetricsOptions
+from spreadwatch.config import MetricsOptions, Scope
 from spreadwatch.index import SpreadIndex
 from spreadwatch.metrics.selfmetrics import OperatorCollector, OperatorSource
 from spreadwatch.metrics.workloads import BuildInfoCollector, WorkloadCollector
@@ -84,12 +84,14 @@ def registry_for(
     operator: OperatorSource | None = None,
     *,
     workloads: Collection[WorkloadKey] | None = None,
+    scope: Scope | None = None,
 ) -> SpreadwatchRegistry:
-    """build_info, the workload/zone/node families of ``index`` (only ``workloads`` when given) and, with
-    ``operator``, the operator's self-metrics. Nothing is read until a scrape. O(1)."""
+    """build_info, the workload/zone/node families of ``index`` (only ``workloads`` when given; only those in
+    ``scope`` when given) and, with ``operator``, the operator's self-metrics. Nothing is read until a scrape.
+    O(1)."""
     registry = SpreadwatchRegistry()
     registry.register(BuildInfoCollector(index.profile.name))
-    registry.register(WorkloadCollector(index, options, workloads=workloads))
+    registry.register(WorkloadCollector(index, options, workloads=workloads, scope=scope))
     if operator is not None:
         registry.register(OperatorCollector(operator))
     return registry

@@ -1,4 +1,4 @@
-"""A pure histogram accumulator for durations (no prometheus_client): the handlers observe, metrics read.
+"""A pure histogram accumulator for durations (no prometheus_client): the runtime observes, metrics read.
 
 :class:`DurationHistogram` keeps one counter per bucket, the sum and the count; :meth:`snapshot` returns an
 immutable copy with *cumulative* bucket counts, as Prometheus exposes them. ``observe`` is O(log buckets),

@@ -1,11 +1,11 @@
 """Operator self-metrics (``spreadwatch run`` only): counters, durations, queue and leadership state.
 
-The handlers keep plain counters (``RouterStats``, ``WriterStats``, ``ApiErrors``) and
+The operator runtime keeps plain counters (``RouterStats``, ``WriterStats``, ``ApiErrors``) and
 :class:`~spreadwatch.metrics.histogram.DurationHistogram` s; nothing sets a gauge. At scrape time the
 :class:`OperatorCollector` asks its source — anything with a ``metrics_state()`` method, in the operator
-``spreadwatch.handlers.runtime.Runtime`` — for an :class:`OperatorState`: an immutable copy taken in the
+``spreadwatch.runtime.process.Runtime`` — for an :class:`OperatorState`: an immutable copy taken in the
 thread that owns the counters (the event loop), which may then be rendered in another thread. The metrics
-layer sits below the handlers and never imports them; the :class:`OperatorSource` protocol is the contract.
+layer sits below the runtime and never imports it; the :class:`OperatorSource` protocol is the contract.
 """
 
 from __future__ import annotations
@@ -47,7 +47,7 @@ class OperatorState:
 
 
 class OperatorSource(Protocol):
-    """What :class:`OperatorCollector` reads; ``handlers.runtime.Runtime`` implements it."""
+    """What :class:`OperatorCollector` reads; ``runtime.process.Runtime`` implements it."""
 
     def metrics_state(self) -> OperatorState: ...
 

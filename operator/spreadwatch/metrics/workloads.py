@@ -30,7 +30,7 @@ from prometheus_client.core import GaugeMetricFamily, Metric
 from prometheus_client.registry import Collector
 
 from spreadwatch import __version__
-from spreadwatch.config import MetricsOptions
+from spreadwatch.config import MetricsOptions, Scope
 from spreadwatch.index import SpreadIndex
 from spreadwatch.metrics.families import HEALTH_STATES, FamilySpec, escape_label_value, spec
 from spreadwatch.model import WorkloadKey
@@ -282,25 +282,36 @@ def _summary_of(
 class WorkloadCollector(Collector):
     """Spread metrics of every workload in ``index`` (or only ``workloads``), read at scrape time.
 
-    ``collect()`` reads the index: call it (or :meth:`view`) from the thread that owns the index.
+    With a ``scope`` (the operator's), workloads out of it (opted out, or in an opted-out namespace) get no
+    series, as they get no SpreadReport. ``collect()`` reads the index: call it (or :meth:`view`) from the
+    thread that owns the index.
     """
 
     def __init__(
-        self, index: SpreadIndex, options: MetricsOptions, *, workloads: Collection[WorkloadKey] | None = None
+        self,
+        index: SpreadIndex,
+        options: MetricsOptions,
+        *,
+        workloads: Collection[WorkloadKey] | None = None,
+        scope: Scope | None = None,
     ) -> None:
         self.index = index
         self.options = options
         self.workloads = workloads
+        self.scope = scope
 
     def view(self) -> WorkloadView:
-        """Take the immutable view (see the module docstring). O(workloads) with cached reports, plus
-        O(pods of a workload) for each one whose node series need its counts."""
+        """Take the immutable view (see the module docstring). O(workloads) with cached reports (plus O(labels)
+        each for the scope), and O(pods of a workload) for each one whose node series need its counts."""
         index = self.index
         mode = self.options.node_series
         keys: Iterable[WorkloadKey] = index.workload_keys()
         if self.workloads is not None:
             wanted = self.workloads
             keys = [k for k in keys if k in wanted]
+        scope = self.scope
+        if scope is not None:
+            keys = [k for k in keys if scope.covers(index, k)]
         rows = []
         for key in keys:
             report = index.report_for(key)

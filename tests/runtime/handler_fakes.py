@@ -16,11 +16,11 @@ from typing import Any, TypeVar
 
 from k8s_objects import GA_ZONE, controller, node, owner, pod, service
 from spreadwatch.config import OperatorConfig
-from spreadwatch.handlers.events import EventRouter
-from spreadwatch.handlers.ratelimit import TokenBucket
-from spreadwatch.handlers.writer import ReportWriter
 from spreadwatch.index import SpreadIndex
 from spreadwatch.kube import KubeApiError
+from spreadwatch.runtime.events import EventRouter
+from spreadwatch.runtime.ratelimit import TokenBucket
+from spreadwatch.runtime.writer import ReportWriter
 from spreadwatch.scoring import get_profile
 
 T = TypeVar("T")
@@ -193,7 +193,7 @@ class Pipeline:
         )
         self.writer.ready = True
         self.router = EventRouter(
-            self.index, self.config, wake=self.writer.wake, namespace_changed=self.writer.namespace_changed
+            self.index, self.config.scope, wake=self.writer.wake, namespace_changed=self.writer.namespace_changed
         )
 
     def wall(self) -> str:

@@ -12,8 +12,8 @@ import yaml
 from handler_fakes import deployment, ev, pipeline, pod_of, web_cluster
 
 from k8s_objects import controller
-from spreadwatch.handlers.status import balanced_condition, build_status, content_digest, find_condition, rfc3339
 from spreadwatch.report import Health, SpreadReport, error_report
+from spreadwatch.runtime.status import balanced_condition, build_status, content_digest, find_condition, rfc3339
 from spreadwatch.scoring import WorkloadRef
 
 CRD = Path(__file__).resolve().parents[2] / "crds" / "spreadreports.spreadwatch.io.yaml"

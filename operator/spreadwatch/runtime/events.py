@@ -8,8 +8,9 @@ services, namespaces, deployments, replicasets, statefulsets and replicationcont
 * anything else → ``parse_object(body)`` → ``index.apply(record)``;
 * a malformed object (:class:`~spreadwatch.errors.ObjectError`) is logged once (one line) and skipped — its
   previous state, if any, stays — so one broken object never hides the others;
-* namespaced objects of namespaces excluded by flags (``--skip-namespace``, or not in ``--namespace``) are not
-  indexed at all; a namespace whose opt-out label flips makes the writer re-evaluate its workloads;
+* namespaced objects of namespaces the :class:`~spreadwatch.config.Scope` does not watch (``--skip-namespace``,
+  or not in ``--namespace``) are not indexed at all; a namespace whose opt-out label flips makes the writer
+  re-evaluate its workloads;
 * then the writer is woken (it debounces).
 
 :meth:`EventRouter.handle_record` does the same for a record the initial listing decoded straight from the
@@ -25,13 +26,13 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Any, Final
 
-from spreadwatch.config import OperatorConfig
+from spreadwatch.config import Scope
 from spreadwatch.errors import ObjectError
 from spreadwatch.index import SpreadIndex
 from spreadwatch.kube import CLUSTER_RESOURCES, ApiResource
 from spreadwatch.model import Record, parse_object
 
-__all__ = ["WATCHED", "EventRouter", "RouterStats", "Watched"]
+__all__ = ["WATCHED", "WATCHED_BY_KIND", "EventRouter", "RouterStats", "Watched"]
 
 log = logging.getLogger("spreadwatch.events")
 
@@ -41,7 +42,8 @@ Watched = ApiResource  # the watched kinds are described exactly like the API re
 
 #: The resources the operator watches (read-only): exactly what a snapshot holds.
 WATCHED: Final = CLUSTER_RESOURCES
-_BY_KIND: Final = {w.kind: w for w in WATCHED}
+#: The watched resources by kind.
+WATCHED_BY_KIND: Final = {w.kind: w for w in WATCHED}
 
 
 @dataclass(slots=True)
@@ -68,12 +70,12 @@ class EventRouter:
     def __init__(
         self,
         index: SpreadIndex,
-        config: OperatorConfig,
+        scope: Scope,
         wake: Callable[[], None] = lambda: None,
         namespace_changed: Callable[[str], None] = lambda _ns: None,
     ) -> None:
         self.index = index
-        self.config = config
+        self.scope = scope
         self.wake = wake
         self.namespace_changed = namespace_changed
         #: Called with (kind, event type, namespace, name) for every in-scope event (the re-list reconciler).
@@ -97,7 +99,7 @@ class EventRouter:
                 return
             body = {**body, "kind": kind}
             body_kind = kind
-        watched = _BY_KIND.get(body_kind)
+        watched = WATCHED_BY_KIND.get(body_kind)
         if watched is None:
             self.stats.ignored += 1
             return
@@ -105,7 +107,7 @@ class EventRouter:
         namespace, name = _name_of(body)
         if watched.namespaced:
             namespace = namespace or "default"
-            if self._namespace_out_of_scope(namespace):
+            if not self.scope.namespace_watched(namespace):
                 self.stats.ignored += 1
                 return
         event_type = event.get("type")
@@ -121,23 +123,19 @@ class EventRouter:
         """What :meth:`handle` does with a type-None event of an object of the watched ``kind``, for its record
         decoded straight from a list page (``kube.iter_cluster_records``: the initial listing). O(1) + apply."""
         self.stats.events += 1
-        watched = _BY_KIND.get(kind)
+        watched = WATCHED_BY_KIND.get(kind)
         if watched is None:
             self.stats.ignored += 1
             return
         self.stats.by_kind[kind] = self.stats.by_kind.get(kind, 0) + 1
         namespace: str = getattr(record, "namespace", "") if watched.namespaced else ""
-        if watched.namespaced and self._namespace_out_of_scope(namespace):
+        if watched.namespaced and not self.scope.namespace_watched(namespace):
             self.stats.ignored += 1
             return
         self._apply_record(watched, record, namespace, record.name)
         if self.observe is not None:
             self.observe(kind, None, namespace, record.name)
         self.wake()
-
-    def _namespace_out_of_scope(self, namespace: str) -> bool:
-        cfg = self.config
-        return namespace in cfg.skip_namespaces or bool(cfg.namespaces and namespace not in cfg.namespaces)
 
     def _apply(self, watched: Watched, body: Mapping[str, Any], namespace: str, name: str) -> None:
         key = (watched.kind, namespace, name)
@@ -184,8 +182,7 @@ class EventRouter:
         self.stats.removed += 1
 
     def _opted_out(self, namespace: str) -> bool:
-        opt_out = self.config.opt_out
-        return opt_out is not None and opt_out.matches(self.index.namespace_labels(namespace))
+        return self.scope.opted_out(self.index.namespace_labels(namespace))
 
     @property
     def broken_objects(self) -> dict[tuple[str, str, str], str]:

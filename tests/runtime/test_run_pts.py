@@ -10,7 +10,7 @@ import pytest
 from handler_fakes import FakeReportApi
 
 from spreadwatch.cli import build_parser, main, operator_config
-from spreadwatch.handlers.runtime import Runtime
+from spreadwatch.runtime.process import Runtime
 
 CONFIG = """apiVersion: kubescheduler.config.k8s.io/v1
 kind: KubeSchedulerConfiguration

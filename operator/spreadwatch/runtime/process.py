@@ -38,12 +38,6 @@ from spreadwatch import __version__
 from spreadwatch.config import OperatorConfig
 from spreadwatch.decode import Unparsed
 from spreadwatch.errors import InputError, SpreadwatchError
-from spreadwatch.handlers.events import WATCHED, EventRouter, Watched
-from spreadwatch.handlers.health import HealthServer, MetricsServer
-from spreadwatch.handlers.metricsauth import AccessReviews, KubeAccessReviews, MetricsAuth
-from spreadwatch.handlers.relist import KeyLister, RelistReconciler
-from spreadwatch.handlers.servingcert import ServingCert, serving_cert
-from spreadwatch.handlers.writer import ApiErrors, ReportSink, ReportWriter
 from spreadwatch.index import SpreadIndex
 from spreadwatch.kube import (
     AsyncReportClient,
@@ -59,13 +53,18 @@ from spreadwatch.kube import (
 from spreadwatch.metrics import OperatorState, registry_for
 from spreadwatch.model import interned_label_maps
 from spreadwatch.profile_args import load_profile
+from spreadwatch.runtime.apierrors import ApiErrors
+from spreadwatch.runtime.events import WATCHED, EventRouter, Watched
+from spreadwatch.runtime.metricsauth import AccessReviews, KubeAccessReviews, MetricsAuth
+from spreadwatch.runtime.probes import MetricsServer, ProbeServer
+from spreadwatch.runtime.relist import KeyLister, RelistReconciler
+from spreadwatch.runtime.servingcert import ServingCert, serving_cert
+from spreadwatch.runtime.store import ReportSink
+from spreadwatch.runtime.writer import ReportWriter
 
-__all__ = ["ROUTE_HOOKS", "Runtime", "build_registry", "operator_settings", "run_operator"]
+__all__ = ["Runtime", "build_registry", "operator_settings", "run_operator"]
 
 log = logging.getLogger("spreadwatch.operator")
-
-#: Called with (server, runtime) before the probe server starts: add more routes on the same port.
-ROUTE_HOOKS: list[Callable[[HealthServer, Runtime], None]] = []
 
 
 class Runtime:
@@ -108,18 +107,19 @@ class Runtime:
                     le.renew_period,
                     on_change=self._leadership_changed,
                 )
-        self.writer = ReportWriter(self.index, config, sink, is_leader=self.is_leader)
+        self.scope = config.scope  # one scope for the router, the writer and the metrics
+        self.writer = ReportWriter(self.index, config, sink, is_leader=self.is_leader, scope=self.scope)
         self.router = EventRouter(
-            self.index, config, wake=self.writer.wake, namespace_changed=self.writer.namespace_changed
+            self.index, self.scope, wake=self.writer.wake, namespace_changed=self.writer.namespace_changed
         )
         if list_keys is None and self.api is not None:
             list_keys = self._list_keys
-        self.reconciler = RelistReconciler(self.router, list_keys) if list_keys is not None else None
+        self.reconciler = RelistReconciler(self.index, list_keys, self.writer) if list_keys is not None else None
         if self.reconciler is not None:
             self.router.observe = self.reconciler.observe
-        self.metrics = registry_for(self.index, config.metrics, operator=self)
+        self.metrics = registry_for(self.index, config.metrics, operator=self, scope=self.scope)
         ProcessCollector(registry=self.metrics)
-        self.server = HealthServer(config.host, config.port, self.alive, self.ready, self.state)
+        self.server = ProbeServer(config.host, config.port, self.alive, self.ready, self.state)
         if reviews is None and self.api is not None:
             reviews = KubeAccessReviews(self.api)
         self.metrics_auth = MetricsAuth(reviews) if config.metrics_secure and reviews is not None else None
@@ -151,6 +151,7 @@ class Runtime:
             "leader": self.is_leader(),
             "identity": self.config.leader.identity,
             "pending": self.writer.pending,
+            "inFlight": self.writer.in_flight,
             "reports": len(self.writer.known_reports()),
             "writer": self.writer.stats.as_dict(),
             "apiRequests": self.client.requests if self.client is not None else None,
@@ -261,8 +262,6 @@ class Runtime:
         cfg = self.config
         if cfg.metrics_secure and self.metrics_auth is None:
             raise InputError("secure metrics need the Kubernetes API to review tokens (or --metrics-secure=false)")
-        for hook in ROUTE_HOOKS:
-            hook(self.server, self)
         try:
             await self.server.start()
         except OSError as err:
@@ -280,9 +279,7 @@ class Runtime:
             await self.metrics_server.start()
         except OSError as err:
             await self.server.stop()
-            raise InputError(
-                f"cannot serve metrics on {cfg.host}:{cfg.metrics_port}: {err.strerror or err}"
-            ) from None
+            raise InputError(f"cannot serve metrics on {cfg.host}:{cfg.metrics_port}: {err.strerror or err}") from None
 
     async def start(self, load: bool = True) -> None:
         """Start the probe server, the elector and the writer (after loading the cluster state)."""

@@ -19,9 +19,9 @@ from kubernetes.client.exceptions import ApiException
 
 from spreadwatch import kube
 from spreadwatch.config import OperatorConfig
-from spreadwatch.handlers.events import EventRouter
-from spreadwatch.handlers.runtime import Runtime
 from spreadwatch.index import SpreadIndex
+from spreadwatch.runtime.events import EventRouter
+from spreadwatch.runtime.process import Runtime
 from spreadwatch.scoring import get_profile
 
 _PATHS = {r.kind: r.path() for r in kube.CLUSTER_RESOURCES}
@@ -62,7 +62,7 @@ def _cluster(pods: int) -> list[dict[str, Any]]:
 
 def _reference_reports(objects: Sequence[dict[str, Any]]) -> list[dict[str, Any]]:
     index = SpreadIndex(get_profile("v1.28"), OperatorConfig().report)
-    router = EventRouter(index, OperatorConfig())
+    router = EventRouter(index, OperatorConfig().scope)
     for obj in objects:
         router.handle(ev(None, obj))
     return [r.to_dict() for r in index.reports()]

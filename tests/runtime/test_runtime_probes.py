@@ -13,9 +13,8 @@ from aiohttp import web
 from handler_fakes import FakeReportApi, web_cluster
 
 from spreadwatch.config import OperatorConfig
-from spreadwatch.handlers import runtime as runtime_module
-from spreadwatch.handlers.logs import configure_logging
-from spreadwatch.handlers.runtime import Runtime
+from spreadwatch.runtime.logs import configure_logging
+from spreadwatch.runtime.process import Runtime
 
 
 def test_probes_statusz_route_hook_and_writer_loop() -> None:
@@ -26,17 +25,10 @@ def test_probes_statusz_route_hook_and_writer_loop() -> None:
     async def extra(_request: web.Request) -> web.StreamResponse:
         return web.Response(text="extra 1\n")
 
-    def hook(server: object, runtime: Runtime) -> None:
-        assert runtime is rt
-        rt.server.add_route("GET", "/extra", extra)
-
-    runtime_module.ROUTE_HOOKS.append(hook)
+    rt.server.add_route("GET", "/extra", extra)  # before the server starts
 
     async def main() -> dict[str, object]:
-        try:
-            await rt.start(load=False)
-        finally:
-            runtime_module.ROUTE_HOOKS.remove(hook)
+        await rt.start(load=False)
         base = f"http://127.0.0.1:{rt.server.bound_port}"
         for event in web_cluster():
             rt.router.handle(event)
@@ -62,6 +54,7 @@ def test_probes_statusz_route_hook_and_writer_loop() -> None:
     state = got["/statusz"]
     assert isinstance(state, dict)
     assert state["leader"] is True
+    assert state["inFlight"] == 0  # the write is done
     assert state["index"]["pods"] == 3
     assert state["writer"]["statusWrites"] == 1
     assert api.status("shop", "deployment-web")["pods"] == 3

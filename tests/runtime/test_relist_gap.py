@@ -11,8 +11,8 @@ from collections.abc import Callable
 
 from handler_fakes import Clock, Pipeline, ev, pipeline, pod_of, run, web_cluster, zone_nodes
 
-from spreadwatch.handlers.events import Watched
-from spreadwatch.handlers.relist import RelistReconciler
+from spreadwatch.runtime.events import Watched
+from spreadwatch.runtime.relist import RelistReconciler
 
 
 class Lister:
@@ -42,7 +42,7 @@ def _setup() -> tuple[Pipeline, RelistReconciler, Lister, Clock]:
     p.settle()
     lister = Lister({"Pod": {("shop", f"web-abc-{i}") for i in range(len(pods_on))}})
     clock = Clock()
-    rec = RelistReconciler(p.router, lister, quiet=2.0, clock=clock)
+    rec = RelistReconciler(p.index, lister, p.writer, quiet=2.0, clock=clock)
     p.router.observe = rec.observe
     rec.armed = True
     return p, rec, lister, clock
@@ -54,7 +54,7 @@ def _setup() -> tuple[Pipeline, RelistReconciler, Lister, Clock]:
 def test_type_none_events_before_arming_are_the_initial_load_not_a_relist() -> None:
     p = pipeline()
     clock = Clock()
-    rec = RelistReconciler(p.router, Lister({}), quiet=2.0, clock=clock)
+    rec = RelistReconciler(p.index, Lister({}), p.writer, quiet=2.0, clock=clock)
     p.router.observe = rec.observe
     p.feed(*[ev(None, e["object"]) for e in web_cluster()])
     clock.advance(10)

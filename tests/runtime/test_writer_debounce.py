@@ -8,7 +8,7 @@ import asyncio
 import pytest
 from handler_fakes import Clock, deployment, ev, pipeline, pod_of, web_cluster
 
-from spreadwatch.handlers.ratelimit import TokenBucket
+from spreadwatch.runtime.ratelimit import TokenBucket
 
 
 def test_nothing_is_written_until_the_workload_is_quiet_for_the_debounce() -> None:

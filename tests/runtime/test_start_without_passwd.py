@@ -24,8 +24,8 @@ import pytest
 from ports import free_port
 from spreadwatch.cli import build_parser, operator_config
 from spreadwatch.config import OperatorConfig
-from spreadwatch.handlers import runtime as runtime_module
-from spreadwatch.handlers.runtime import Runtime, run_operator
+from spreadwatch.runtime import process as process_module
+from spreadwatch.runtime.process import Runtime, run_operator
 
 _LOGIN_VARIABLES = ("HOME", "LOGNAME", "USER", "LNAME", "USERNAME")
 
@@ -97,7 +97,15 @@ def test_run_operator_starts_kopf_with_the_configured_identity(
 
     monkeypatch.setattr(kopf, "operator", operator)
     runtimes: list[Runtime] = []
-    monkeypatch.setattr(runtime_module, "ROUTE_HOOKS", [lambda _server, rt: runtimes.append(rt)])
+
+    class RecordedRuntime(Runtime):
+        """The operator's runtime, remembered so the test can find its probe port."""
+
+        def __init__(self, config: OperatorConfig) -> None:
+            super().__init__(config)
+            runtimes.append(self)
+
+    monkeypatch.setattr(process_module, "Runtime", RecordedRuntime)
     stop = threading.Event()
     failures: list[BaseException] = []
 

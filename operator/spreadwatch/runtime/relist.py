@@ -9,8 +9,10 @@ operator's own start-up listing and kopf's first listing.
 :class:`RelistReconciler` notices a re-list (type-``None`` events after the initial load), waits until that
 kind has been quiet for ``quiet`` seconds, lists the kind's names itself (metadata only) and removes from the
 index every record the listing lacks — unless a watch event touched that object after the listing began
-(it was created meanwhile, and the listing may predate it). Removals go through the router as synthetic
-``DELETED`` events, so the writer debounces them like any other change.
+(it was created meanwhile, and the listing may predate it). It talks to the index through its own API
+(``object_keys``, ``remove``) and then tells the writer what changed (``wake``; ``namespace_changed`` for a
+removed namespace, whose opt-out label went with it), so the writer debounces the removals like any other
+change.
 
 Cost: one metadata-only LIST of one kind per kopf re-list (rare: kopf watches with bookmarks), O(objects of
 the kind) names in memory while it runs. A failed listing is retried with back-off.
@@ -24,17 +26,26 @@ import logging
 import time
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
+from typing import Protocol
 
 from spreadwatch.errors import SpreadwatchError
-from spreadwatch.handlers.events import WATCHED, EventRouter, Watched
+from spreadwatch.index import SpreadIndex
+from spreadwatch.runtime.events import WATCHED, WATCHED_BY_KIND, Watched
 
-__all__ = ["KeyLister", "ReconcileStats", "RelistReconciler"]
+__all__ = ["ChangeListener", "KeyLister", "ReconcileStats", "RelistReconciler"]
 
 log = logging.getLogger("spreadwatch.relist")
 
 #: Lists the ``(namespace, name)`` of every object of one watched kind (``kube.list_object_keys`` in a thread).
 KeyLister = Callable[[Watched], Awaitable[set[tuple[str, str]]]]
-_BY_KIND = {w.kind: w for w in WATCHED}
+
+
+class ChangeListener(Protocol):
+    """Who hears about the removals (the report writer)."""
+
+    def wake(self) -> None: ...
+
+    def namespace_changed(self, namespace: str) -> None: ...
 
 
 @dataclass(slots=True)
@@ -49,13 +60,15 @@ class RelistReconciler:
 
     def __init__(
         self,
-        router: EventRouter,
+        index: SpreadIndex,
         list_keys: KeyLister,
+        changes: ChangeListener,
         quiet: float = 2.0,
         clock: Callable[[], float] = time.monotonic,
     ) -> None:
-        self.router = router
+        self.index = index
         self.list_keys = list_keys
+        self.changes = changes
         self.quiet = quiet
         self.clock = clock
         self.armed = False  # set once the initial state is loaded: type-None events before that are the load
@@ -82,18 +95,22 @@ class RelistReconciler:
         return [w.kind for w in WATCHED if w.kind in self._relisted]
 
     async def reconcile(self, kind: str) -> int:
-        """List ``kind`` and remove the index's records the listing lacks. Returns how many were removed."""
-        watched = _BY_KIND[kind]
+        """List ``kind`` and remove the index's records the listing lacks. Returns how many were removed.
+        O(records of the kind) plus one removal per stale record."""
+        watched = WATCHED_BY_KIND[kind]
         self._relisted.pop(kind, None)
         self._touched[kind] = set()
         try:
             present = await self.list_keys(watched)
         finally:
             touched = self._touched.pop(kind)
-        stale = self.router.index.object_keys(kind) - present - touched
+        stale = self.index.object_keys(kind) - present - touched
         for namespace, name in sorted(stale):
-            meta = {"name": name, "namespace": namespace} if watched.namespaced else {"name": name}
-            self.router.handle({"type": "DELETED", "object": {"kind": kind, "metadata": meta}}, kind)
+            self.index.remove(kind, namespace if watched.namespaced else "", name)
+            if kind == "Namespace":
+                self.changes.namespace_changed(name)
+        if stale:
+            self.changes.wake()
         self.stats.reconciles += 1
         self.stats.removed += len(stale)
         if stale:

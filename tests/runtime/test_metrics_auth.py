@@ -16,9 +16,9 @@ from handler_fakes import FakeReportApi, web_cluster
 
 from spreadwatch.config import OperatorConfig
 from spreadwatch.errors import InputError
-from spreadwatch.handlers.metricsauth import Decision, DecisionCache, MetricsAuth
-from spreadwatch.handlers.runtime import Runtime
-from spreadwatch.handlers.servingcert import CERT_FILE, KEY_FILE, serving_cert, write_self_signed
+from spreadwatch.runtime.metricsauth import Decision, DecisionCache, MetricsAuth
+from spreadwatch.runtime.process import Runtime
+from spreadwatch.runtime.servingcert import CERT_FILE, KEY_FILE, serving_cert, write_self_signed
 
 
 class Clock:

@@ -12,8 +12,8 @@ from hypothesis import strategies as st
 
 from k8s_objects import controller, pod
 from spreadwatch.config import OperatorConfig
-from spreadwatch.handlers.events import EventRouter
 from spreadwatch.index import SpreadIndex
+from spreadwatch.runtime.events import EventRouter
 from spreadwatch.scoring import get_profile
 
 
@@ -141,7 +141,7 @@ def test_handle_never_raises_on_arbitrary_objects(
     kind: str, event_type: str | None, metadata: dict[str, Any], spec: Any, status: Any
 ) -> None:
     index = SpreadIndex(get_profile("v1.28"))
-    router = EventRouter(index, OperatorConfig())
+    router = EventRouter(index, OperatorConfig().scope)
     for e in web_cluster():
         router.handle(e)
     router.handle(ev(event_type, {"kind": kind, "metadata": metadata, "spec": spec, "status": status}))

@@ -31,7 +31,6 @@ class TokenBucket:
         self._sleep = sleep
         self._tokens = float(self.burst)
         self._stamp = clock()
-        self.waited = 0.0  # total seconds spent waiting (throttling), for metrics
 
     def _refill(self) -> None:
         now = self._clock()
@@ -49,5 +48,4 @@ class TokenBucket:
         while not self.try_acquire():
             # at least 1 ms, so that a tiny remainder cannot vanish in the clock's rounding forever
             pause = max(0.001, (1.0 - self._tokens) / self.rate)
-            self.waited += pause
             await self._sleep(pause)

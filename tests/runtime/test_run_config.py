@@ -9,7 +9,7 @@ import pytest
 from spreadwatch.cli import build_parser, main, operator_config
 from spreadwatch.config import LabelRequirement, OperatorConfig, parse_label_requirement
 from spreadwatch.errors import InputError
-from spreadwatch.handlers.events import WATCHED
+from spreadwatch.runtime.events import WATCHED
 
 
 def config_of(*argv: str) -> OperatorConfig:
@@ -147,7 +147,7 @@ def test_live_analyze_unreachable_api_is_one_line(tmp_path: object) -> None:
 def test_kopf_is_configured_read_only() -> None:
     from handler_fakes import FakeReportApi
 
-    from spreadwatch.handlers.runtime import Runtime, build_registry, operator_settings
+    from spreadwatch.runtime.process import Runtime, build_registry, operator_settings
 
     cfg = OperatorConfig()
     settings = operator_settings(cfg)

@@ -2,20 +2,19 @@
 
 Tiny aiohttp servers (aiohttp comes with kopf).
 
-* :class:`HealthServer` (``--port``, default 8081, always plain HTTP: the kubelet probes it): ``/healthz`` is
+* :class:`ProbeServer` (``--port``, default 8081, always plain HTTP: the kubelet probes it): ``/healthz`` is
   200 while the report writer's loop keeps cycling (it is stuck otherwise: 503); ``/readyz`` is 200 once the
   index holds the cluster's initial state; ``/statusz`` returns JSON counters (index sizes, writes, leader,
   metrics authorization) for humans and tests.
 * :class:`MetricsServer` (``--metrics-port``, default 8443): ``/metrics``, by default over HTTPS
-  (:mod:`~spreadwatch.handlers.servingcert`) with every request authenticated and authorized by the API
-  server (:mod:`~spreadwatch.handlers.metricsauth`); plain HTTP and open with ``--metrics-secure=false``.
+  (:mod:`~spreadwatch.runtime.servingcert`) with every request authenticated and authorized by the API
+  server (:mod:`~spreadwatch.runtime.metricsauth`); plain HTTP and open with ``--metrics-secure=false``.
   A scrape takes an immutable view of the registry in the event loop (``metrics.freeze``: O(workloads),
   milliseconds) and formats it in a worker thread (``metrics.render``: O(series), ~0.3 s at 450,000
   series), so watch events keep flowing during a scrape. OpenMetrics when the ``Accept`` header asks for it
   (Prometheus does), else the Prometheus text format 0.0.4.
 
-More routes can be added to a server before it starts: ``server.add_route(...)`` (see
-``spreadwatch.handlers.runtime.ROUTE_HOOKS``).
+More routes can be added to a server before it starts: ``server.add_route(...)``.
 """
 
 from __future__ import annotations
@@ -31,7 +30,7 @@ from prometheus_client import CollectorRegistry
 
 from spreadwatch.metrics import content_type, freeze, render, wants_openmetrics
 
-__all__ = ["Handler", "HealthServer", "HttpServer", "MetricsServer", "Middleware"]
+__all__ = ["Handler", "HttpServer", "MetricsServer", "Middleware", "ProbeServer"]
 
 log = logging.getLogger("spreadwatch.health")
 
@@ -96,7 +95,7 @@ class HttpServer:
             self._runner = None
 
 
-class HealthServer(HttpServer):
+class ProbeServer(HttpServer):
     """``/healthz``, ``/readyz`` and ``/statusz`` over plain HTTP."""
 
     def __init__(

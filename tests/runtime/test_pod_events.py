@@ -7,8 +7,8 @@ import copy
 from handler_fakes import NODES, ev, pipeline, pod_of, web_cluster, with_meta
 
 from spreadwatch.config import OperatorConfig
-from spreadwatch.handlers.events import EventRouter
 from spreadwatch.index import SpreadIndex
+from spreadwatch.runtime.events import EventRouter
 from spreadwatch.scoring import get_profile
 
 
@@ -104,7 +104,7 @@ def test_a_burst_of_pod_events_for_one_workload_gives_one_status_write() -> None
 
 def test_router_never_mutates_the_event_body_and_fills_in_a_missing_kind() -> None:
     index = SpreadIndex(get_profile("v1.28"))
-    router = EventRouter(index, OperatorConfig())
+    router = EventRouter(index, OperatorConfig().scope)
     body = pod_of("web", 0, "node-a1")
     del body["kind"]
     event = ev("ADDED", body)

@@ -1,0 +1,25 @@
+"""The operator runtime (kopf): watch events → spread index → debounced, rate-limited SpreadReport writes.
+
+Inside, each layer imports only those below it (import-linter): ``process`` → ``probes``, ``metricsauth``,
+``servingcert``, ``relist``, ``writer`` → ``events``, ``store``, ``scheduler`` → ``status``, ``ratelimit``,
+``apierrors``, ``logs``.
+
+* :mod:`~spreadwatch.runtime.events` — raw watch events into the index (kopf-free; tests feed it dicts);
+* :mod:`~spreadwatch.runtime.writer` — the report writer's loop: leader gating, resync, writes in flight;
+* :mod:`~spreadwatch.runtime.scheduler` — when to write: dirty workloads, debounce, oldest change first;
+* :mod:`~spreadwatch.runtime.store` — how to write: the write protocol and the stored reports;
+* :mod:`~spreadwatch.runtime.apierrors` — failed API requests by HTTP status;
+* :mod:`~spreadwatch.runtime.relist` — reconciling the index after a watch gap;
+* :mod:`~spreadwatch.runtime.status` — the SpreadReport status (report + conditions), pure;
+* :mod:`~spreadwatch.runtime.ratelimit` — the global token bucket;
+* :mod:`~spreadwatch.runtime.probes` — the probe server (``/healthz``, ``/readyz``, ``/statusz``) and the
+  ``/metrics`` server;
+* :mod:`~spreadwatch.runtime.metricsauth` — TokenReview/SubjectAccessReview of ``/metrics`` requests, cached;
+* :mod:`~spreadwatch.runtime.servingcert` — the metrics TLS certificate (mounted or self-signed);
+* :mod:`~spreadwatch.runtime.logs` — text/JSON structured logs;
+* :mod:`~spreadwatch.runtime.process` — kopf registry and settings, startup/cleanup, ``run_operator``.
+
+See ``docs/operator.md``.
+"""
+
+from __future__ import annotations

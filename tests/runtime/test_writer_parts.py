@@ -1,0 +1,227 @@
+"""The writer's parts: throughput (bounded writes in flight, oldest change first, short cycles), the
+debounce scheduler alone, and stored reports read from the API.
+
+The fake API here blocks its calls on a gate, so several writes really are in flight at once (a fake sink in a
+unit test; the e2e tests run the writer against the real control plane).
+"""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import Mapping
+from typing import Any
+
+import pytest
+from handler_fakes import FakeReportApi, Pipeline, deployment, ev, namespace_obj, pipeline, run, web_cluster, zone_nodes
+
+from spreadwatch.model import WorkloadKey
+from spreadwatch.runtime.scheduler import DebounceScheduler
+from spreadwatch.runtime.status import content_digest
+from spreadwatch.runtime.store import StoredReport, stored_report
+from spreadwatch.runtime.writer import MAX_WRITES_IN_FLIGHT
+
+
+def _workload(name: str) -> list[dict[str, Any]]:
+    """One Deployment's events (its ReplicaSet, one pod, a Service), without the shared nodes/namespace."""
+    return [e for e in web_cluster(pods_on=("node-a1",), name=name) if e["object"]["kind"] not in ("Node", "Namespace")]
+
+
+def _base(p: Pipeline) -> None:
+    p.feed(*[ev("ADDED", o) for o in zone_nodes()], ev("ADDED", namespace_obj("shop")))
+
+
+class GatedApi(FakeReportApi):
+    """FakeReportApi whose creates wait on a gate, counting how many are waiting at once (``started``: the
+    reports in the order their creates began)."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.gate = asyncio.Event()
+        self.active = 0
+        self.max_active = 0
+        self.started: list[str] = []
+
+    async def create(self, namespace: str, name: str, workload: Mapping[str, str]) -> dict[str, Any]:
+        self.started.append(name)
+        self.active += 1
+        self.max_active = max(self.max_active, self.active)
+        try:
+            await self.gate.wait()
+            return await super().create(namespace, name, workload)
+        finally:
+            self.active -= 1
+
+
+@pytest.mark.parametrize("in_flight", [1, 2, MAX_WRITES_IN_FLIGHT, 7])
+def test_writes_in_flight_are_bounded(in_flight: int) -> None:
+    p = pipeline(events=False)
+    api = GatedApi()
+    p.writer.store.sink = api
+    p.writer.max_in_flight = in_flight
+    _base(p)
+    for i in range(10):
+        p.feed(*_workload(f"app{i}"))
+    p.clock.advance(p.writer.debounce + 0.01)
+
+    async def main() -> tuple[int, int]:
+        step = asyncio.create_task(p.writer.step())
+        for _ in range(100):  # let every worker reach the gate
+            await asyncio.sleep(0)
+        waiting, during = api.active, p.writer.in_flight
+        api.gate.set()
+        await step
+        return waiting, during
+
+    waiting, during = run(main())
+    assert waiting == during == min(in_flight, 10)
+    assert api.max_active == min(in_flight, 10)
+    assert p.writer.in_flight == 0
+    assert len(api.writes("create")) == len(api.writes("replace_status")) == 10  # every workload once
+    assert p.writer.pending == 0
+
+
+def test_default_in_flight_bound() -> None:
+    assert pipeline().writer.max_in_flight == MAX_WRITES_IN_FLIGHT == 4
+
+
+def test_due_workloads_are_written_oldest_change_first() -> None:
+    p = pipeline(events=False)
+    _base(p)
+    for name in ("charlie", "alpha", "bravo"):  # changed in this order, 0.2 s apart
+        p.feed(*_workload(name))
+        p.clock.advance(0.2)
+    p.settle()
+    assert [c.name for c in p.api.writes("create")] == ["deployment-charlie", "deployment-alpha", "deployment-bravo"]
+
+
+def test_the_gated_start_order_is_oldest_first_too() -> None:
+    p = pipeline(events=False)
+    api = GatedApi()
+    p.writer.store.sink = api
+    _base(p)
+    names = [f"w{i}" for i in range(9, -1, -1)]  # w9 changed first, w0 last
+    for name in names:
+        p.feed(*_workload(name))
+        p.clock.advance(0.01)
+    p.clock.advance(p.writer.debounce)
+
+    async def main() -> None:
+        step = asyncio.create_task(p.writer.step())
+        for _ in range(100):
+            await asyncio.sleep(0)
+        api.gate.set()
+        await step
+
+    run(main())
+    started = api.started
+    assert started[:MAX_WRITES_IN_FLIGHT] == [f"deployment-{n}" for n in names[:MAX_WRITES_IN_FLIGHT]]
+    assert sorted(started) == sorted(f"deployment-{n}" for n in names)
+
+
+def test_a_long_backlog_does_not_hold_back_an_older_change_that_becomes_due_meanwhile() -> None:
+    # 1 write/s: each new workload costs 2 writes (create + status), so 20 of them take about 40 s. A cycle
+    # ends after about a second of writing and the next one takes the due list again, so "old" (changed
+    # first, but still changing when the backlog started) is written as soon as it goes quiet, not after
+    # the 20 younger ones.
+    p = pipeline(max_writes_per_second=1.0, write_burst=1, events=False)
+    p.writer.max_in_flight = 1
+    _base(p)
+    p.feed(*_workload("old"))
+    p.clock.advance(0.5)
+    for i in range(20):
+        p.feed(*_workload(f"young{i:02d}"))
+    p.clock.advance(1.4)
+    p.feed(ev("MODIFIED", deployment("old", replicas=1, labels={"app": "old", "rev": "2"})))  # still changing
+    p.clock.advance(0.1)
+    p.step()  # "old" is not quiet yet: this cycle writes young00 only
+    assert [c.name for c in p.api.writes("create")] == ["deployment-young00"]
+    p.settle(max_steps=100)
+    created = [c.name for c in p.api.writes("create")]
+    assert created[:2] == ["deployment-young00", "deployment-old"]
+    assert len(created) == 21
+
+
+# --- the scheduler alone ----------------------------------------------------------------------------------
+
+A, B, C = (WorkloadKey("shop", "Deployment", n) for n in ("a", "b", "c"))
+
+
+@pytest.mark.parametrize(
+    ("changes", "now", "expected"),
+    [
+        ([(A, 0.0), (B, 0.1), (C, 0.2)], 5.0, [A, B, C]),  # all quiet: oldest first change first
+        ([(C, 0.0), (A, 0.1), (B, 0.2)], 5.0, [C, A, B]),  # not by name
+        ([(A, 0.0), (B, 0.1), (A, 4.5)], 5.0, [B]),  # A changed 0.5 s ago: not quiet for the 1 s debounce
+        ([(A, 0.0), (A, 9.5), (B, 3.0)], 10.0, [A, B]),  # A never quiet, but 10 s (max_delay) since its first
+        ([(A, 0.0), (B, 0.1)], 0.5, []),  # nothing quiet yet
+    ],
+)
+def test_scheduler_due_order(changes: list[tuple[WorkloadKey, float]], now: float, expected: list[WorkloadKey]) -> None:
+    s = DebounceScheduler(debounce=1.0, max_delay=10.0)
+    for key, at in changes:
+        s.mark(key, at)
+    assert s.due(now) == expected
+    assert len(s) == len({k for k, _ in changes})
+
+
+def test_scheduler_coalesces_retries_with_backoff_and_queues_deletions() -> None:
+    s = DebounceScheduler(debounce=1.0, max_delay=10.0)
+    s.collect([A, B], [], 0.0)
+    s.collect([A], [C], 0.5)  # A again: one entry; C removed: a deletion
+    assert len(s) == 3 and s.next_due(0.6) == 0.6  # a deletion is due at once
+    assert s.take_deletions() == [C]
+    assert s.next_due(0.6) == 1.0  # B quiet at 1.0 (A at 1.5)
+    p = s.take(A)
+    assert p is not None and (p.first, p.last) == (0.0, 0.5)
+    assert s.retry(A, p, 2.0) == 1.0  # first failure: 0.5 s doubled once
+    assert s.due(2.5) == [B]  # A waits for its back-off
+    assert s.due(3.0) == [A, B]
+    s.mark_stale([A, B, C], 3.0)  # a resync: only C is new, as changed max_delay ago
+    assert s.due(3.0) == [C, A, B]
+    assert s.oldest_age(3.0) == 10.0
+    s.clear()
+    assert len(s) == 0 and s.oldest_age(3.0) == 0.0 and s.next_due(3.0) is None
+
+
+# --- stored reports -----------------------------------------------------------------------------------------
+
+
+def _report_obj(name: str, spec: dict[str, Any] | None = None, status: dict[str, Any] | None = None) -> dict[str, Any]:
+    obj: dict[str, Any] = {
+        "metadata": {"namespace": "shop", "name": name, "uid": "u-1", "resourceVersion": "7"},
+        "spec": spec or {},
+    }
+    if status is not None:
+        obj["status"] = status
+    return obj
+
+
+@pytest.mark.parametrize(
+    ("obj", "expected"),
+    [
+        (
+            _report_obj("deployment-web", {"workloadRef": {"kind": "Deployment", "name": "web", "uid": "w-1"}}),
+            StoredReport(WorkloadKey("shop", "Deployment", "web"), "deployment-web", None, None, "", "w-1", "u-1", "7"),
+        ),
+        (  # no workloadRef: the name tells the workload
+            _report_obj("statefulset-db", status={"health": "Balanced", "conditions": [{"type": "Balanced"}]}),
+            StoredReport(
+                WorkloadKey("shop", "StatefulSet", "db"),
+                "statefulset-db",
+                content_digest({"health": "Balanced", "conditions": [{"type": "Balanced"}]}),
+                {"type": "Balanced"},
+                "Balanced",
+                "",
+                "u-1",
+                "7",
+            ),
+        ),
+        (_report_obj("something-else"), None),  # not ours to attribute
+    ],
+)
+def test_stored_report_of_an_api_object(obj: dict[str, Any], expected: StoredReport | None) -> None:
+    got = stored_report(obj)
+    assert got == expected
+    if got is not None:
+        assert got.meta == {"namespace": "shop", "name": got.name, "uid": "u-1", "resourceVersion": "7"}
+        assert got.canonical
