@@ -11,8 +11,8 @@ import pytest
 from kubernetes import client
 from kubernetes.client.exceptions import ApiException
 
-from spreadwatch import kube
-from spreadwatch.kube import LeaseElector, RetryPolicy, _retrying, connection_params
+from spreadwatch.kube import LeaseElector, RetryPolicy, connection_params, lease
+from spreadwatch.kube.lease import _retrying
 
 
 def api_error(status: int, reason: str = "") -> ApiException:
@@ -24,7 +24,7 @@ def api_error(status: int, reason: str = "") -> ApiException:
 @pytest.fixture(autouse=True)
 def no_sleep(monkeypatch: pytest.MonkeyPatch) -> list[float]:
     slept: list[float] = []
-    monkeypatch.setattr(kube.time, "sleep", slept.append)
+    monkeypatch.setattr(lease.time, "sleep", slept.append)
     return slept
 
 
