@@ -16,11 +16,11 @@ from typing import Any, TypeVar
 
 from k8s_objects import GA_ZONE, controller, node, owner, pod, service
 from spreadwatch.config import OperatorConfig
+from spreadwatch.errors import KubeApiError
 from spreadwatch.handlers.events import EventRouter
 from spreadwatch.handlers.ratelimit import TokenBucket
 from spreadwatch.handlers.writer import ReportWriter
 from spreadwatch.index import SpreadIndex
-from spreadwatch.kube import KubeApiError
 from spreadwatch.scoring import get_profile
 
 T = TypeVar("T")

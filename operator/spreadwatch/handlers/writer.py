@@ -33,11 +33,10 @@ from dataclasses import dataclass, field
 from typing import Any, Protocol
 
 from spreadwatch.config import OperatorConfig
-from spreadwatch.errors import SpreadwatchError
+from spreadwatch.errors import KubeApiError, SpreadwatchError
 from spreadwatch.handlers.ratelimit import TokenBucket
 from spreadwatch.handlers.status import build_status, content_digest, find_condition, rfc3339, workload_ref
 from spreadwatch.index import SpreadIndex
-from spreadwatch.kube import KubeApiError
 from spreadwatch.metrics.histogram import DurationHistogram
 from spreadwatch.model import WORKLOAD_KINDS, WorkloadKey
 from spreadwatch.naming import report_name, workload_of_report_name
