@@ -32,9 +32,9 @@ from measure_util import median_cpu_wall
 
 from spreadwatch.decode import Converter, Unparsed, decode_page
 from spreadwatch.index import SpreadIndex
-from spreadwatch.kube import CLUSTER_RESOURCES
 from spreadwatch.model import parse_object
 from spreadwatch.report import ReportOptions
+from spreadwatch.resources import CLUSTER_RESOURCES
 from spreadwatch.scoring import Profile
 from spreadwatch.snapshot import Snapshot, load_snapshot, paused_gc, read_documents
 

@@ -4,7 +4,7 @@ The package is layered (each layer imports only those below it; the contracts in
 ``[tool.importlinter]`` enforce it):
 
     plugin → cli → whatif → runtime | analysis → kube → metrics → config | naming → index → snapshot → decode
-        → report → scoring → model → selectors → errors
+        → report → scoring → model → selectors → resources | timestamps → errors
 
 The pure core (index, snapshot, decode, report, scoring, model, selectors) imports no kopf, kubernetes or
 prometheus_client code. Inside it: ``report`` holds the report type (``spread_report``), the spread verdict
@@ -14,7 +14,8 @@ prometheus_client code. Inside it: ``report`` holds the report type (``spread_re
 
 ``runtime`` is the operator's runtime (kopf watches, the report writer, probes and ``/metrics``); inside it,
 ``process`` → probes, metricsauth, servingcert, relist, writer → events, store, scheduler → status,
-ratelimit, apierrors, logs.
+ratelimit, apierrors, logs. ``kube`` is the API client, the only package that imports the kubernetes
+library.
 """
 
 from __future__ import annotations

@@ -8,16 +8,20 @@ stderr and exits with code 2. Anything else is a bug.
     │   ├── SnapshotError            a file or directory cannot be read or parsed (missing, unreadable, bad YAML/JSON)
     │   ├── ObjectError              one Kubernetes object is malformed (wrong kind, wrongly typed field)
     │   ├── ProfileError             unknown scoring profile name
-    │   └── WorkloadNotFoundError    ``explain`` was asked about a workload that is not in the snapshot
-    └── SelectorError                a label selector is invalid (bad operator, key or value); also an InputError
-                                     when it comes from a CLI flag, but a *workload* with an invalid selector
-                                     only turns that workload's report into health ``Error``
+    │   ├── WorkloadNotFoundError    ``explain`` was asked about a workload that is not in the snapshot
+    │   └── SelectorError            a label selector is invalid (bad operator, key or value); from a CLI flag it
+    │                                is input like the others, but a *workload* with an invalid selector only
+    │                                turns that workload's report into health ``Error``
+    └── KubeApiError                 the Kubernetes API could not be reached or refused a request (after the
+                                     retries); ``status`` is the HTTP status (None: no answer), ``reason`` the
+                                     API's reason (``NotFound``, ``AlreadyExists``, ...)
 """
 
 from __future__ import annotations
 
 __all__ = [
     "InputError",
+    "KubeApiError",
     "ObjectError",
     "ProfileError",
     "SelectorError",
@@ -63,3 +67,12 @@ class WorkloadNotFoundError(InputError):
 
 class SelectorError(InputError):
     """A label selector (structured or string form) is invalid."""
+
+
+class KubeApiError(SpreadwatchError):
+    """The API could not be reached or refused a request (after retries); one line for the user."""
+
+    def __init__(self, message: str, status: int | None = None, reason: str = "") -> None:
+        super().__init__(message)
+        self.status = status
+        self.reason = reason

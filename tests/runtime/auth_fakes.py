@@ -6,7 +6,8 @@ from __future__ import annotations
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 
-from spreadwatch.kube import KubeApiError, ReviewedUser
+from spreadwatch.errors import KubeApiError
+from spreadwatch.kube import ReviewedUser
 
 
 @dataclass

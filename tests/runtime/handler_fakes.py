@@ -16,8 +16,8 @@ from typing import Any, TypeVar
 
 from k8s_objects import GA_ZONE, controller, node, owner, pod, service
 from spreadwatch.config import OperatorConfig
+from spreadwatch.errors import KubeApiError
 from spreadwatch.index import SpreadIndex
-from spreadwatch.kube import KubeApiError
 from spreadwatch.runtime.events import EventRouter
 from spreadwatch.runtime.ratelimit import TokenBucket
 from spreadwatch.runtime.writer import ReportWriter

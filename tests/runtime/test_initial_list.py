@@ -17,14 +17,14 @@ import pytest
 from handler_fakes import FakeReportApi, ev, pod_of, run, web_cluster
 from kubernetes.client.exceptions import ApiException
 
-from spreadwatch import kube
 from spreadwatch.config import OperatorConfig
 from spreadwatch.index import SpreadIndex
+from spreadwatch.resources import CLUSTER_RESOURCES
 from spreadwatch.runtime.events import EventRouter
 from spreadwatch.runtime.process import Runtime
 from spreadwatch.scoring import get_profile
 
-_PATHS = {r.kind: r.path() for r in kube.CLUSTER_RESOURCES}
+_PATHS = {r.kind: r.path() for r in CLUSTER_RESOURCES}
 
 
 class PagedListApi:

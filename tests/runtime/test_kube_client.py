@@ -1,9 +1,10 @@
-"""kube.py without a cluster: retries/backoff, credentials for kopf, Lease election rounds on a fake API."""
+"""spreadwatch.kube without a cluster: retries/backoff, credentials for kopf, Lease election rounds on a fake API."""
 
 from __future__ import annotations
 
 import asyncio
 import datetime as dt
+import re
 from types import SimpleNamespace
 from typing import Any
 
@@ -11,8 +12,8 @@ import pytest
 from kubernetes import client
 from kubernetes.client.exceptions import ApiException
 
-from spreadwatch import kube
-from spreadwatch.kube import LeaseElector, RetryPolicy, _retrying, connection_params
+from spreadwatch.kube import LeaseElector, RetryPolicy, connection_params, retry
+from spreadwatch.kube.retry import retrying
 
 
 def api_error(status: int, reason: str = "") -> ApiException:
@@ -24,7 +25,7 @@ def api_error(status: int, reason: str = "") -> ApiException:
 @pytest.fixture(autouse=True)
 def no_sleep(monkeypatch: pytest.MonkeyPatch) -> list[float]:
     slept: list[float] = []
-    monkeypatch.setattr(kube.time, "sleep", slept.append)
+    monkeypatch.setattr(retry.time, "sleep", slept.append)
     return slept
 
 
@@ -38,7 +39,7 @@ def test_retryable_statuses_are_retried(status: int, no_sleep: list[float]) -> N
             raise api_error(status)
         return "ok"
 
-    assert _retrying(RetryPolicy(), flaky) == "ok"
+    assert retrying(RetryPolicy(), flaky) == "ok"
     assert len(calls) == 3
     assert len(no_sleep) == 2
 
@@ -52,7 +53,7 @@ def test_other_errors_are_not_retried(err: ApiException) -> None:
         raise err
 
     with pytest.raises(ApiException):
-        _retrying(RetryPolicy(), failing)
+        retrying(RetryPolicy(), failing)
     assert len(calls) == 1
 
 
@@ -64,7 +65,7 @@ def test_connection_errors_are_retried_then_raised(no_sleep: list[float]) -> Non
         raise ConnectionRefusedError("refused")
 
     with pytest.raises(ConnectionRefusedError):
-        _retrying(RetryPolicy(attempts=4), down)
+        retrying(RetryPolicy(attempts=4), down)
     assert len(calls) == 4
     assert len(no_sleep) == 3
 
@@ -88,7 +89,7 @@ def test_retry_after_header_is_honoured(no_sleep: list[float]) -> None:
             raise err
         return "ok"
 
-    assert _retrying(RetryPolicy(), throttled) == "ok"
+    assert retrying(RetryPolicy(), throttled) == "ok"
     assert no_sleep == [3.0]
 
 
@@ -324,3 +325,53 @@ def test_run_campaigns_in_a_thread_notifies_the_loop_and_releases_on_stop() -> N
     assert changes == [True]
     assert coord.lease is not None
     assert coord.lease["spec"]["holderIdentity"] is None  # released on stop
+
+
+class RecordingCoordination(FakeCoordination):
+    """Keeps every Lease body sent (create and replace), in order."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.sent: list[dict[str, Any]] = []
+
+    def create_namespaced_lease(self, namespace: str, body: dict[str, Any], **kw: Any) -> None:
+        self.sent.append(body)
+        super().create_namespaced_lease(namespace, body, **kw)
+
+    def replace_namespaced_lease(self, name: str, namespace: str, body: dict[str, Any], **kw: Any) -> None:
+        self.sent.append(body)
+        super().replace_namespaced_lease(name, namespace, body, **kw)
+
+
+def test_every_lease_write_is_one_shape_with_the_observed_resource_version() -> None:
+    """create (no resourceVersion), renew (acquireTime kept), take-over (transitions + 1, new acquireTime) and
+    release (no holder) all send a coordination.k8s.io/v1 Lease named by the elector; updates are conditional."""
+    coord, clock = RecordingCoordination(), Clock()
+    a, b = elector("a", coord, clock), elector("b", coord, clock)
+    sent = coord.sent
+
+    assert a.try_acquire_or_renew()  # create
+    a._leader = True
+    clock.now += 2
+    assert a.try_acquire_or_renew()  # renew
+    clock.now += 30
+    assert not b.try_acquire_or_renew()  # b first sees a's renewal
+    clock.now += 16
+    assert b.try_acquire_or_renew()  # take-over
+    b._leader = True
+    b.release()
+
+    assert [(m["apiVersion"], m["kind"], m["metadata"]["name"], m["metadata"]["namespace"]) for m in sent] == [
+        ("coordination.k8s.io/v1", "Lease", "lease", "ns")
+    ] * 4
+    assert [m["metadata"].get("resourceVersion") for m in sent] == [None, "1", "2", "3"]
+    created, renewed, taken, released = (m["spec"] for m in sent)
+    assert (created["holderIdentity"], created["leaseTransitions"], created["leaseDurationSeconds"]) == ("a", 0, 15)
+    assert created["acquireTime"] == created["renewTime"]
+    assert re.fullmatch(r"\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{6}Z", created["renewTime"])
+    assert (renewed["holderIdentity"], renewed["leaseTransitions"]) == ("a", 0)
+    assert renewed["acquireTime"] == created["acquireTime"]
+    assert (taken["holderIdentity"], taken["leaseTransitions"]) == ("b", 1)
+    assert taken["acquireTime"] == taken["renewTime"]
+    assert (released["holderIdentity"], released["leaseTransitions"], released["leaseDurationSeconds"]) == (None, 1, 1)
+    assert "acquireTime" not in released

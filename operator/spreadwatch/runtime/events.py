@@ -29,15 +29,15 @@ from typing import Any, Final
 from spreadwatch.config import Scope
 from spreadwatch.errors import ObjectError
 from spreadwatch.index import SpreadIndex
-from spreadwatch.kube import CLUSTER_RESOURCES, ApiResource
 from spreadwatch.model import Record, parse_object
+from spreadwatch.resources import CLUSTER_RESOURCES, ApiResource
 
 __all__ = ["WATCHED", "WATCHED_BY_KIND", "EventRouter", "RouterStats", "Watched"]
 
 log = logging.getLogger("spreadwatch.events")
 
 
-Watched = ApiResource  # the watched kinds are described exactly like the API resources kube.py lists
+Watched = ApiResource  # the watched kinds are described exactly like the API resources spreadwatch.resources lists
 
 
 #: The resources the operator watches (read-only): exactly what a snapshot holds.

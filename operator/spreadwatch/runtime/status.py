@@ -15,7 +15,6 @@ digest did not change.
 
 from __future__ import annotations
 
-import datetime as dt
 import hashlib
 from collections.abc import Mapping
 from typing import Any, Final
@@ -23,6 +22,7 @@ from typing import Any, Final
 import orjson
 
 from spreadwatch.report import Health, SpreadReport
+from spreadwatch.timestamps import rfc3339
 
 __all__ = [
     "CONDITION_TYPE",
@@ -43,12 +43,6 @@ _STATUS: Final = {
     Health.SKIPPED: "Unknown",
     Health.ERROR: "Unknown",
 }
-
-
-def rfc3339(when: dt.datetime | None = None) -> str:
-    """``2026-01-02T03:04:05Z`` (UTC, seconds): the form of metav1.Time."""
-    moment = when or dt.datetime.now(dt.UTC)
-    return moment.astimezone(dt.UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
 
 
 def _message(report: SpreadReport) -> str:

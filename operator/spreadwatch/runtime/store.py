@@ -28,8 +28,7 @@ from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field, replace
 from typing import Any, Protocol
 
-from spreadwatch.errors import SpreadwatchError
-from spreadwatch.kube import KubeApiError
+from spreadwatch.errors import KubeApiError, SpreadwatchError
 from spreadwatch.metrics.histogram import DurationHistogram
 from spreadwatch.model import WORKLOAD_KINDS, WorkloadKey
 from spreadwatch.naming import report_name, workload_of_report_name

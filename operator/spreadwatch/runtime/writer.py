@@ -36,9 +36,8 @@ from collections.abc import Callable, Iterator
 from typing import Final
 
 from spreadwatch.config import OperatorConfig, Scope
-from spreadwatch.errors import SpreadwatchError
+from spreadwatch.errors import KubeApiError, SpreadwatchError
 from spreadwatch.index import SpreadIndex
-from spreadwatch.kube import KubeApiError
 from spreadwatch.model import WorkloadKey
 from spreadwatch.runtime.ratelimit import TokenBucket
 from spreadwatch.runtime.scheduler import DebounceScheduler, Pending

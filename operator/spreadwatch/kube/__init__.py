@@ -1,0 +1,44 @@
+"""The Kubernetes API client: the only package of spreadwatch that imports the ``kubernetes`` library.
+
+What it does, and nothing else — the operator is read-only to users' objects:
+
+* :mod:`~spreadwatch.kube.config` — client configuration (a kubeconfig file, ``$KUBECONFIG``/``~/.kube/config``,
+  or the in-cluster service account), the context's namespace, the same credentials for kopf's login;
+* :mod:`~spreadwatch.kube.retry` — timeouts, retries with exponential backoff and full jitter (429, 5xx,
+  409 Conflict, connection errors), one-line :class:`~spreadwatch.errors.KubeApiError`\\ s, worker threads;
+* :mod:`~spreadwatch.kube.listing` — reading the cluster page by page, as dicts or decoded straight into
+  records (the resources are :mod:`spreadwatch.resources`' table);
+* :mod:`~spreadwatch.kube.reports` — the SpreadReport client (create, status, owner, delete) and Events about
+  reports: the only writes besides the Lease;
+* :mod:`~spreadwatch.kube.lease` — leader election on a coordination.k8s.io/v1 Lease;
+* :mod:`~spreadwatch.kube.reviews` — TokenReview and SubjectAccessReview for the secure ``/metrics``.
+
+The names the rest of spreadwatch uses are re-exported here: ``from spreadwatch.kube import ReportClient``.
+"""
+
+from __future__ import annotations
+
+from spreadwatch.kube.config import connection_params, context_namespace, load_api_client, load_configuration
+from spreadwatch.kube.lease import LeaseElector
+from spreadwatch.kube.listing import iter_cluster_objects, iter_cluster_records, list_object_keys
+from spreadwatch.kube.reports import AsyncReportClient, ReportClient
+from spreadwatch.kube.retry import RetryPolicy, run_sync
+from spreadwatch.kube.reviews import ReviewedUser, review_access, review_token
+
+__all__ = [
+    "AsyncReportClient",
+    "LeaseElector",
+    "ReportClient",
+    "RetryPolicy",
+    "ReviewedUser",
+    "connection_params",
+    "context_namespace",
+    "iter_cluster_objects",
+    "iter_cluster_records",
+    "list_object_keys",
+    "load_api_client",
+    "load_configuration",
+    "review_access",
+    "review_token",
+    "run_sync",
+]

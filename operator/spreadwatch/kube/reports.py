@@ -1,0 +1,259 @@
+"""The SpreadReport client: the operator's only writes (SpreadReports and core/v1 Events about them).
+
+* :class:`ReportClient` (blocking): list the managed reports, create (ownerReference to the workload with
+  ``controller: false, blockOwnerDeletion: false``), replace the status through the status subresource, fix
+  the owner, delete; post an Event about a report whose health changed. One request per call plus retries
+  (:class:`~spreadwatch.kube.retry.RetryPolicy`); listing is one request per page of 500 reports;
+* :class:`AsyncReportClient`: the same for the event loop (a worker thread per call); client errors become
+  :class:`~spreadwatch.errors.KubeApiError`.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable, Iterable, Mapping
+from typing import Any, Final, TypeVar
+
+import orjson
+from kubernetes import client
+from kubernetes.client.exceptions import ApiException
+
+from spreadwatch.kube.listing import iter_objects
+from spreadwatch.kube.retry import (
+    CONNECTION_ERRORS,
+    DEFAULT_RETRY,
+    REQUEST_TIMEOUT,
+    RetryPolicy,
+    api_error,
+    retrying,
+    run_sync,
+)
+from spreadwatch.resources import SPREAD_REPORTS
+from spreadwatch.timestamps import rfc3339
+
+__all__ = ["MANAGED_BY", "AsyncReportClient", "ReportClient"]
+
+T = TypeVar("T")
+
+#: The label on everything spreadwatch writes.
+MANAGED_BY: Final = {"app.kubernetes.io/managed-by": "spreadwatch"}
+_MANAGED_SELECTOR: Final = ",".join(f"{k}={v}" for k, v in MANAGED_BY.items())
+_GROUP, _VERSION, _PLURAL = SPREAD_REPORTS.group, SPREAD_REPORTS.version, SPREAD_REPORTS.plural
+
+
+class ReportClient:
+    """SpreadReport and Event writes (blocking; wrap with :func:`run_sync` from async code).
+
+    Never writes anything but SpreadReports (``spreadwatch.io``) and core/v1 Events about them.
+    ``on_request(verb, outcome)`` is called for every write attempt (a hook for metrics).
+    """
+
+    def __init__(
+        self,
+        api: client.ApiClient,
+        *,
+        component: str = "spreadwatch",
+        instance: str = "",
+        on_request: Callable[[str, str], None] | None = None,
+        policy: RetryPolicy = DEFAULT_RETRY,
+    ) -> None:
+        self.api = api
+        self.custom = client.CustomObjectsApi(api)
+        self.core = client.CoreV1Api(api)
+        self.component = component
+        self.instance = instance
+        self.policy = policy
+        self._on_request = on_request
+        self.requests = 0  # write requests sent (for tests and benchmarks)
+
+    def _call(self, verb: str, fn: Callable[..., T], *args: Any, **kwargs: Any) -> T:
+        def once() -> T:
+            self.requests += 1
+            try:
+                result = fn(*args, _request_timeout=REQUEST_TIMEOUT, **kwargs)
+            except ApiException as err:
+                self._note(verb, str(err.status))
+                raise
+            except Exception:
+                self._note(verb, "error")
+                raise
+            self._note(verb, "ok")
+            return result
+
+        return retrying(self.policy, once)
+
+    def _note(self, verb: str, outcome: str) -> None:
+        if self._on_request is not None:
+            self._on_request(verb, outcome)
+
+    # reading
+
+    def list_reports(self, namespaces: Iterable[str] = ()) -> list[dict[str, Any]]:
+        """Every SpreadReport spreadwatch manages (label app.kubernetes.io/managed-by=spreadwatch), of
+        ``namespaces`` (default: all). One request per page of 500 per namespace."""
+        wanted: list[str | None] = [*namespaces] or [None]
+        out: list[dict[str, Any]] = []
+        for ns in wanted:
+            out.extend(iter_objects(self.api, SPREAD_REPORTS, ns, label_selector=_MANAGED_SELECTOR))
+        return out
+
+    # writing
+
+    @staticmethod
+    def owner_references(workload: Mapping[str, str]) -> list[dict[str, Any]]:
+        """The report's ownerReferences: the workload (neither controller nor blocking its deletion), if it
+        has a uid."""
+        if not workload.get("uid"):
+            return []
+        return [
+            {
+                "apiVersion": workload["apiVersion"],
+                "kind": workload["kind"],
+                "name": workload["name"],
+                "uid": workload["uid"],
+                "controller": False,
+                "blockOwnerDeletion": False,
+            }
+        ]
+
+    def create(self, namespace: str, name: str, workload: Mapping[str, str]) -> dict[str, Any]:
+        """Create the report (spec.workloadRef, ownerReference); an existing one is returned as is."""
+        body = {
+            "apiVersion": SPREAD_REPORTS.api_version,
+            "kind": SPREAD_REPORTS.kind,
+            "metadata": {
+                "name": name,
+                "namespace": namespace,
+                "labels": dict(MANAGED_BY),
+                "ownerReferences": self.owner_references(workload),
+            },
+            "spec": {"workloadRef": dict(workload)},
+        }
+        try:
+            created: dict[str, Any] = self._call(
+                "create", self.custom.create_namespaced_custom_object, _GROUP, _VERSION, namespace, _PLURAL, body
+            )
+            return created
+        except ApiException as err:
+            if err.status == 409:
+                found: dict[str, Any] = self._call(
+                    "get", self.custom.get_namespaced_custom_object, _GROUP, _VERSION, namespace, _PLURAL, name
+                )
+                return found
+            raise
+
+    def set_owner(self, namespace: str, name: str, workload: Mapping[str, str]) -> dict[str, Any]:
+        """Point an existing report at a (re-created) workload: spec.workloadRef and ownerReferences."""
+        patch = {
+            "metadata": {"labels": dict(MANAGED_BY), "ownerReferences": self.owner_references(workload)},
+            "spec": {"workloadRef": dict(workload)},
+        }
+        patched: dict[str, Any] = self._call(
+            "patch", self.custom.patch_namespaced_custom_object, _GROUP, _VERSION, namespace, _PLURAL, name, patch
+        )
+        return patched
+
+    def replace_status(self, namespace: str, name: str, status: Mapping[str, Any]) -> dict[str, Any]:
+        """Replace the whole status through the status subresource (a JSON patch ``add /status``: no
+        resourceVersion needed, and keys that disappeared are removed, unlike a merge patch)."""
+        ops = [{"op": "add", "path": "/status", "value": dict(status)}]
+        path = f"{SPREAD_REPORTS.path(namespace)}/{name}/status"
+        patched: dict[str, Any] = self._call("patch_status", self._json_patch, path, ops)
+        return patched
+
+    def _json_patch(
+        self, path: str, ops: list[dict[str, Any]], _request_timeout: Any = REQUEST_TIMEOUT
+    ) -> dict[str, Any]:
+        # The generated client only sends merge patches for custom objects.
+        response = self.api.call_api(
+            path,
+            "PATCH",
+            body=ops,
+            header_params={"Content-Type": "application/json-patch+json", "Accept": "application/json"},
+            auth_settings=["BearerToken"],
+            _preload_content=False,
+            _return_http_data_only=True,
+            _request_timeout=_request_timeout,
+        )
+        result: dict[str, Any] = orjson.loads(response.data)
+        return result
+
+    def delete(self, namespace: str, name: str) -> bool:
+        """Delete a report; False when it was already gone."""
+        try:
+            self._call(
+                "delete", self.custom.delete_namespaced_custom_object, _GROUP, _VERSION, namespace, _PLURAL, name
+            )
+        except ApiException as err:
+            if err.status == 404:
+                return False
+            raise
+        return True
+
+    def post_event(
+        self, report: Mapping[str, Any], event_type: str, reason: str, message: str, action: str = "Report"
+    ) -> None:
+        """A core/v1 Event whose involvedObject is the SpreadReport."""
+        meta = report.get("metadata") or {}
+        namespace, name = meta.get("namespace", ""), meta.get("name", "")
+        now = rfc3339()
+        suffix = f"{time.time_ns():x}"
+        event_name = f"{name[: 253 - len(suffix) - 1]}.{suffix}"
+        body = {
+            "apiVersion": "v1",
+            "kind": "Event",
+            "metadata": {"name": event_name, "namespace": namespace, "labels": dict(MANAGED_BY)},
+            "involvedObject": {
+                "apiVersion": SPREAD_REPORTS.api_version,
+                "kind": SPREAD_REPORTS.kind,
+                "name": name,
+                "namespace": namespace,
+                "uid": meta.get("uid", ""),
+                "resourceVersion": meta.get("resourceVersion", ""),
+            },
+            "type": event_type,
+            "reason": reason,
+            "message": message[:1024],
+            "action": action,
+            "firstTimestamp": now,
+            "lastTimestamp": now,
+            "count": 1,
+            "source": {"component": self.component},
+            "reportingComponent": f"{SPREAD_REPORTS.group}/{self.component}",
+            "reportingInstance": self.instance[:128],
+        }
+        self._call("event", self.core.create_namespaced_event, namespace, body)
+
+
+class AsyncReportClient:
+    """:class:`ReportClient` for the event loop: each call runs in a worker thread; client errors become
+    :class:`~spreadwatch.errors.KubeApiError` (with the HTTP status, if any). The writer's ``ReportSink``."""
+
+    def __init__(self, sync: ReportClient) -> None:
+        self.sync = sync
+
+    async def _run(self, what: str, fn: Callable[..., T], *args: Any) -> T:
+        try:
+            return await run_sync(fn, *args)
+        except (ApiException, *CONNECTION_ERRORS) as err:
+            raise api_error(err, what) from None
+
+    async def list_reports(self, namespaces: Iterable[str] = ()) -> list[dict[str, Any]]:
+        return await self._run("list SpreadReports", self.sync.list_reports, tuple(namespaces))
+
+    async def create(self, namespace: str, name: str, workload: Mapping[str, str]) -> dict[str, Any]:
+        return await self._run(f"create SpreadReport {namespace}/{name}", self.sync.create, namespace, name, workload)
+
+    async def set_owner(self, namespace: str, name: str, workload: Mapping[str, str]) -> dict[str, Any]:
+        return await self._run(f"patch SpreadReport {namespace}/{name}", self.sync.set_owner, namespace, name, workload)
+
+    async def replace_status(self, namespace: str, name: str, status: Mapping[str, Any]) -> dict[str, Any]:
+        return await self._run(
+            f"write SpreadReport {namespace}/{name} status", self.sync.replace_status, namespace, name, status
+        )
+
+    async def delete(self, namespace: str, name: str) -> bool:
+        return await self._run(f"delete SpreadReport {namespace}/{name}", self.sync.delete, namespace, name)
+
+    async def post_event(self, report: Mapping[str, Any], event_type: str, reason: str, message: str) -> None:
+        await self._run("post Event", self.sync.post_event, report, event_type, reason, message)
