@@ -20,7 +20,7 @@ from __future__ import annotations
 
 from spreadwatch.kube.config import connection_params, context_namespace, load_api_client, load_configuration
 from spreadwatch.kube.lease import LeaseElector
-from spreadwatch.kube.listing import iter_cluster_objects, iter_cluster_records, list_object_keys
+from spreadwatch.kube.listing import iter_cluster_records, list_object_keys
 from spreadwatch.kube.reports import AsyncReportClient, ReportClient
 from spreadwatch.kube.retry import RetryPolicy, run_sync
 from spreadwatch.kube.reviews import ReviewedUser, review_access, review_token
@@ -33,7 +33,6 @@ __all__ = [
     "ReviewedUser",
     "connection_params",
     "context_namespace",
-    "iter_cluster_objects",
     "iter_cluster_records",
     "list_object_keys",
     "load_api_client",

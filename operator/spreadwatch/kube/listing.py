@@ -4,7 +4,7 @@
   metadata-only (``PartialObjectMetadata``);
 * :func:`iter_records`: the same pages decoded straight into records (msgspec, :mod:`spreadwatch.decode`; for
   the big lists: the operator's initial listing);
-* :func:`iter_cluster_objects` / :func:`iter_cluster_records`: every resource a snapshot holds
+* :func:`iter_cluster_records`: every resource a snapshot holds
   (:data:`~spreadwatch.resources.CLUSTER_RESOURCES`), live ``analyze`` and the operator's start;
 * :func:`list_object_keys`: ``(namespace, name)`` of every object of one resource (the re-list reconciler).
 
@@ -25,7 +25,7 @@ from spreadwatch.decode import Converter, Decoded, decode_page
 from spreadwatch.kube.retry import CONNECTION_ERRORS, REQUEST_TIMEOUT, api_error, call_with_retries
 from spreadwatch.resources import CLUSTER_RESOURCES, ApiResource
 
-__all__ = ["iter_cluster_objects", "iter_cluster_records", "iter_objects", "iter_records", "list_object_keys"]
+__all__ = ["iter_cluster_records", "iter_objects", "iter_records", "list_object_keys"]
 
 T = TypeVar("T")
 
@@ -122,24 +122,11 @@ def iter_records(
     return _pages(api, resource, namespace, lambda data: decode_page(data, resource.kind, resource.api_version, conv))
 
 
-def iter_cluster_objects(
-    api: client.ApiClient, namespaces: Iterable[str] = (), resources: Sequence[ApiResource] = CLUSTER_RESOURCES
-) -> Iterator[dict[str, Any]]:
-    """Every object of ``resources`` (default: all the scorers read) as dicts; namespaced kinds only from
-    ``namespaces`` when given. One request per page of each list."""
-    wanted = list(namespaces)
-    for resource in resources:
-        if not resource.namespaced or not wanted:
-            yield from iter_objects(api, resource)
-        else:
-            for ns in wanted:
-                yield from iter_objects(api, resource, ns)
-
-
 def iter_cluster_records(
     api: client.ApiClient, namespaces: Iterable[str] = (), resources: Sequence[ApiResource] = CLUSTER_RESOURCES
 ) -> Iterator[tuple[ApiResource, Decoded]]:
-    """:func:`iter_cluster_objects` as records (see :func:`iter_records`), each with its resource."""
+    """Every object of ``resources`` (default: all the scorers read) as records (see :func:`iter_records`),
+    each with its resource; namespaced kinds only from ``namespaces`` when given. One request per page."""
     wanted = list(namespaces)
     converter = Converter()  # label maps, owners and templates shared across all pages
     for resource in resources:
