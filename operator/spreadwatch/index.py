@@ -220,9 +220,14 @@ class SpreadIndex:
     def load(self, snapshot: Snapshot) -> None:
         """Add every record of a snapshot; workloads are computed once at the end. O(objects + W×G)."""
         with paused_gc():
-            records: list[Record] = [*snapshot.nodes, *snapshot.namespaces, *snapshot.services, *snapshot.pods]
+            fresh = not any(ns.workloads for ns in self._ns.values())
+            records: list[Record] = [*snapshot.nodes, *snapshot.namespaces, *snapshot.services]
+            if not fresh:
+                records.extend(snapshot.pods)
             for record in records:
                 self.apply(record)
+            if fresh:
+                self._count_bulk(snapshot.pods)
             for ctrl in snapshot.controllers:
                 self._ns_of(ctrl.namespace).controllers.setdefault(ctrl.kind, {})[ctrl.name] = ctrl
             for ctrl in snapshot.controllers:
@@ -390,6 +395,41 @@ class SpreadIndex:
                 return
             self._uncount(ns, old)
         self._count(ns, pod)
+
+    def _count_bulk(self, pods: Iterable[Pod]) -> None:
+        """File and count pods while no workload exists yet (bulk load): a pod only joins its label group,
+        without the per-event look-up of matching workloads (they are counted from the groups when added).
+        A pod already held takes the event path. O(pods)."""
+        ns_name: str | None = None
+        held: dict[str, Pod] = {}
+        groups: dict[_LabelKey, _Group] = {}
+        group_index: dict[tuple[str, str], set[_LabelKey]] = {}
+        for pod in pods:
+            if pod.namespace != ns_name:
+                ns_name = pod.namespace
+                ns = self._ns_of(ns_name)
+                held, groups, group_index = ns.pods, ns.groups, ns.group_index
+            name = pod.name
+            if name in held:
+                self._apply_pod(pod)
+                continue
+            held[name] = pod
+            if not pod.counts:
+                continue
+            labels = pod.labels
+            label_key = label_key_of(labels)
+            group = groups.get(label_key)
+            if group is None:
+                group = groups[label_key] = _Group(labels)
+                for item in label_key:
+                    keys = group_index.get(item)
+                    if keys is None:
+                        group_index[item] = {label_key}
+                    else:
+                        keys.add(label_key)
+            nodes = group.nodes
+            node = pod.node_name
+            nodes[node] = nodes.get(node, 0) + 1
 
     def _group_matches(self, ns: _Namespace, group: _Group) -> list[WorkloadKey]:
         cached = group.matches
@@ -777,17 +817,17 @@ class SpreadIndex:
         candidates = self._candidate_set(w)
         if w.plan is not None and not w.skip:
             return self._build_topology(w, candidates)
-        counts = {n: c for n, c in w.counts.items() if n in candidates.names}
         return build_report(
             w.ref,
             self.profile,
             w.selector_text,
             w.skip,
             candidates.layout,
-            counts,
-            {n: self._zones.get(n) for n in counts},
+            w.counts,
+            self._zones,
             replicas,
             self.options,
+            candidates.names,
         )
 
     def __iter__(self) -> Iterator[SpreadReport]:
