@@ -12,7 +12,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Mapping, Sequence
 
-from spreadwatch.model import Controller, Pod
+from spreadwatch.model import Controller, Pod, WorkloadKey
 from spreadwatch.scoring import (
     Profile,
     build_spread_selector,
@@ -25,14 +25,12 @@ from spreadwatch.scoring import (
 )
 from spreadwatch.snapshot import Snapshot
 
-WorkloadKey = tuple[str, str, str]  # (namespace, kind, name), as SpreadIndex keys them
-
 __all__ = ["NaiveScorer", "workloads_of"]
 
 
 def workloads_of(snapshot: Snapshot) -> list[Controller]:
     """The snapshot's workloads (not the ReplicaSets a Deployment controls), sorted like the index's."""
-    return sorted((c for c in snapshot.controllers if is_workload(c)), key=lambda c: (c.namespace, c.kind, c.name))
+    return sorted((c for c in snapshot.controllers if is_workload(c)), key=lambda c: c.key)
 
 
 class NaiveScorer:
@@ -75,7 +73,7 @@ class NaiveScorer:
         return {n: summary.score(counts[n], zones[n]) for n in names}
 
     def score_all(self, workloads: Iterable[Controller]) -> dict[WorkloadKey, Mapping[str, int] | None]:
-        return {(c.namespace, c.kind, c.name): self.scores(c) for c in workloads}
+        return {c.key: self.scores(c) for c in workloads}
 
 
 def run_naive(snapshot: Snapshot, profile: Profile, workloads: Sequence[Controller]) -> int:

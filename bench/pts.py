@@ -50,7 +50,7 @@ def check_exact(snapshot: Any, index: Any, sample: int, seed: int = 3) -> int:
     rng = random.Random(seed)
     checked = 0
     for ctrl in rng.sample(workloads, min(sample, len(workloads))):
-        report = index.report_for(ctrl.kind, ctrl.namespace, ctrl.name)
+        report = index.report_for(ctrl.key)
         if report is None or report.health.value == "Error":
             continue
         rs = snapshot.controllers_in("ReplicaSet", ctrl.namespace) if ctrl.kind == "Deployment" else ()

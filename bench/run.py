@@ -226,8 +226,8 @@ def measure_node_event(snapshot: Snapshot, profile: Profile) -> dict[str, Any]:
         t0 = time.perf_counter()
         index.apply(dataclasses.replace(node, unschedulable=True))
         dirty, _ = index.take_dirty()
-        for ns, kind, name in dirty:
-            index.report_for(kind, ns, name)
+        for key in dirty:
+            index.report_for(key)
         runs.append(time.perf_counter() - t0)
         dirty_n = len(dirty)
     return {"cordon_s": median(runs), "dirty": dirty_n}
@@ -428,8 +428,8 @@ def run_stream(index: SpreadIndex, stream: Sequence[Event]) -> StreamRun:
         else:
             remove("Pod", ev[1], ev[2])
         dirty, _removed = take()
-        for ns, kind, name in dirty:
-            report_for(kind, ns, name)
+        for key in dirty:
+            report_for(key)
         t1 = clock()
         c1 = cpu()
         times.append(t1 - t0)
@@ -559,7 +559,7 @@ def measure_naive(
     checked = 0
     for ctrl in chosen[:check]:
         expect = scorer.scores(ctrl)
-        report = index.report_for(ctrl.kind, ctrl.namespace, ctrl.name)
+        report = index.report_for(ctrl.key)
         if expect is None or report is None:
             continue
         checked += 1
@@ -698,7 +698,7 @@ def measure_oracle(
             for ctrl, result in zip(chosen[start : start + chunk], answer["results"], strict=True):
                 if checked >= check:
                     break
-                report = index.report_for(ctrl.kind, ctrl.namespace, ctrl.name)
+                report = index.report_for(ctrl.key)
                 if report is None:
                     continue
                 checked += 1

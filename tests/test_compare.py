@@ -11,6 +11,7 @@ from typing import Any
 import yaml
 
 from spreadwatch.cli import main
+from spreadwatch.model import WorkloadKey
 
 CLUSTER = str(Path(__file__).resolve().parents[1] / "examples" / "cluster.yaml")
 
@@ -105,7 +106,7 @@ def test_operator_comparison_block_and_metric() -> None:
     from spreadwatch.model import parse_object
 
     index = _index_with_comparison()
-    report = index.report_for("Deployment", "shop", "checkout")
+    report = index.report_for(WorkloadKey("shop", "Deployment", "checkout"))
     assert report is not None and report.comparison is not None
     assert report.to_dict()["comparison"] == {
         "profile": "v1.29",
@@ -139,7 +140,7 @@ def test_operator_comparison_block_and_metric() -> None:
     assert relabelled is not None
     index.apply(relabelled)
     assert ("shop", "Deployment", "checkout") in index.take_dirty()[0]
-    after = index.report_for("Deployment", "shop", "checkout")
+    after = index.report_for(WorkloadKey("shop", "Deployment", "checkout"))
     assert after is not None and after.comparison is not None
     assert after.comparison.best_nodes == ("node-a1", "node-a2") and after.comparison.best_nodes_overlap is True
 

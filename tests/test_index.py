@@ -11,7 +11,7 @@ from hypothesis import strategies as st
 
 from k8s_objects import GA_ZONE, controller, node, owner, pod, service
 from spreadwatch.index import SpreadIndex
-from spreadwatch.model import Controller, Node, Pod, Record, Service, parse_object
+from spreadwatch.model import Controller, Node, Pod, Record, Service, WorkloadKey, parse_object
 from spreadwatch.report import ReportOptions
 from spreadwatch.scoring import PROFILES, Profile, get_profile, representative_pod, score_pod, zone_key
 from spreadwatch.snapshot import Snapshot
@@ -272,7 +272,7 @@ def test_report_scores_match_reference_scorer(profile_name: str, events: list[tu
     for report in index.reports():
         if report.health.value == "Error":
             continue
-        ctrl = snapshot.controller(report.workload.kind, report.workload.namespace, report.workload.name)
+        ctrl = snapshot.controller(report.workload.key)
         assert ctrl is not None
         next_pod, standin = representative_pod(ctrl, snapshot.controllers_in("ReplicaSet", ctrl.namespace))
         lookup: Any = index  # resolves a Deployment's stand-in ReplicaSet too
@@ -302,7 +302,7 @@ def test_v129_own_constraints_incremental_equals_from_scratch_and_reference(
     for report in index.reports():
         if report.health.value == "Error":
             continue
-        ctrl = snapshot.controller(report.workload.kind, report.workload.namespace, report.workload.name)
+        ctrl = snapshot.controller(report.workload.key)
         assert ctrl is not None
         next_pod, _ = representative_pod(ctrl, snapshot.controllers_in("ReplicaSet", ctrl.namespace))
         lookup: Any = index
@@ -366,7 +366,7 @@ def test_node_label_change_that_moves_nothing_dirties_no_workload() -> None:
 def test_node_zone_change_dirties_and_updates_the_zone_counts() -> None:
     index = _web_index(node("n0", "z1", key=GA_ZONE), node("n1", "z2", key=GA_ZONE))
     assert _apply(index, node("n0", "z2", key=GA_ZONE)) == {WEB, GPU}
-    report = index.report_for("ReplicaSet", "a", "web")
+    report = index.report_for(WorkloadKey("a", "ReplicaSet", "web"))
     assert report is not None
     assert [(z.zone, z.pods, z.candidate_nodes) for z in report.zones] == [("z2", 1, 2)]  # both nodes now in z2
 
@@ -376,7 +376,7 @@ def test_gpu_taint_dirties_only_the_workloads_it_excludes() -> None:
     index = _web_index(node("n0", "z1", key=GA_ZONE), node("n1", "z2", key=GA_ZONE))
     tainted = node("n1", "z2", key=GA_ZONE, taints=[{"key": "gpu", "value": "1", "effect": "NoSchedule"}])
     assert _apply(index, tainted) == {WEB}
-    web = index.report_for("ReplicaSet", "a", "web")
+    web = index.report_for(WorkloadKey("a", "ReplicaSet", "web"))
     assert web is not None and web.candidate_nodes == 1 and dict(web.excluded_nodes) == {"UntoleratedTaint": 1}
 
 
@@ -385,10 +385,10 @@ def test_moving_between_exclusion_reasons_updates_the_counts() -> None:
     # uncordoning while tainted moves it from Unschedulable to UntoleratedTaint.
     taint = [{"key": "gpu", "value": "1", "effect": "NoSchedule"}]
     index = _web_index(node("n0", "z1", key=GA_ZONE), node("n1", "z2", key=GA_ZONE, taints=taint, unschedulable=True))
-    web = index.report_for("ReplicaSet", "a", "web")
+    web = index.report_for(WorkloadKey("a", "ReplicaSet", "web"))
     assert web is not None and dict(web.excluded_nodes) == {"Unschedulable": 1}
     assert WEB in _apply(index, node("n1", "z2", key=GA_ZONE, taints=taint))
-    web = index.report_for("ReplicaSet", "a", "web")
+    web = index.report_for(WorkloadKey("a", "ReplicaSet", "web"))
     assert web is not None and dict(web.excluded_nodes) == {"UntoleratedTaint": 1}
 
 

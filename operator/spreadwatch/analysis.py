@@ -13,7 +13,7 @@ from typing import Any
 
 from spreadwatch.errors import WorkloadNotFoundError
 from spreadwatch.index import SpreadIndex
-from spreadwatch.model import WORKLOAD_KINDS, Controller, parse_pod
+from spreadwatch.model import WORKLOAD_KINDS, Controller, WorkloadKey, parse_pod
 from spreadwatch.report import ReportOptions, SpreadReport
 from spreadwatch.scoring import (
     DEFAULT_PROFILE,
@@ -83,12 +83,8 @@ def analyze_index(
         wanted = set(namespaces)
         reports = [r for r in reports if r.workload.namespace in wanted]
     if selector is not None:
-        labels = {(c.kind, c.namespace, c.name): c.labels for c in snapshot.controllers}
-        reports = [
-            r
-            for r in reports
-            if selector.matches(labels.get((r.workload.kind, r.workload.namespace, r.workload.name), {}))
-        ]
+        labels = {c.key: c.labels for c in snapshot.controllers}
+        reports = [r for r in reports if selector.matches(labels.get(r.workload.key, {}))]
     return index, reports
 
 
@@ -116,7 +112,7 @@ def find_workload(snapshot: Snapshot, ref: str) -> Controller:
     kind = _KIND_ALIASES.get(parts[0].lower())
     if kind is None:
         raise WorkloadNotFoundError(f"workload {ref!r}: kind must be one of {', '.join(WORKLOAD_KINDS)}")
-    ctrl = snapshot.controller(kind, parts[1], parts[2])
+    ctrl = snapshot.controller(WorkloadKey(parts[1], kind, parts[2]))
     if ctrl is None:
         raise WorkloadNotFoundError(f"workload {ref!r}: no {kind} {parts[1]}/{parts[2]} in the snapshot")
     return ctrl
@@ -139,7 +135,7 @@ def explain_workload(
     opts = options or ReportOptions()
     index = SpreadIndex(profile, opts)
     index.load(snapshot)
-    report = index.report_for(ctrl.kind, ctrl.namespace, ctrl.name)
+    report = index.report_for(ctrl.key)
     if report is None:  # a ReplicaSet owned by a Deployment: explain it as its own pods' spread
         report = index.report_of_controller(ctrl)
     scores: PodScores | None = None

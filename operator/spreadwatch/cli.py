@@ -571,7 +571,7 @@ def _cmd_analyze(args: argparse.Namespace, out: TextIO) -> int:
     if args.output == "openmetrics":
         from spreadwatch.metrics import registry_for, render  # noqa: PLC0415 - only this output needs it
 
-        keys = {(r.workload.namespace, r.workload.kind, r.workload.name) for r in reports}
+        keys = {r.workload.key for r in reports}
         out.write(render(registry_for(index, _metrics_options(args), workloads=keys), openmetrics=True).decode())
     elif args.output == "json":
         out.write(orjson.dumps({"reports": [r.to_dict() for r in reports]}, option=orjson.OPT_INDENT_2).decode())

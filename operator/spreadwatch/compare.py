@@ -111,7 +111,7 @@ def _spreading(index: SpreadIndex, report: SpreadReport) -> str:
     profile = index.profile
     if not profile.pod_topology_spread:
         return "SelectorSpread: node 1/3, zone 2/3"
-    explained = index.spread_plan(report.workload.kind, report.workload.namespace, report.workload.name)
+    explained = index.spread_plan(report.workload.key)
     return explained or "PodTopologySpread"
 
 
@@ -129,11 +129,11 @@ def compare_snapshot(
     by_name = {n.name: n for n in snapshot.nodes}
     wanted = set(namespaces)
     out = []
-    for namespace, kind, name in before.workload_keys():
-        if wanted and namespace not in wanted:
+    for key in before.workload_keys():
+        if wanted and key.namespace not in wanted:
             continue
-        old, new = before.report_for(kind, namespace, name), after.report_for(kind, namespace, name)
-        layout = before.candidate_layout(kind, namespace, name)
+        old, new = before.report_for(key), after.report_for(key)
+        layout = before.candidate_layout(key)
         if old is None or new is None or layout is None:
             continue
         candidates = [by_name[n] for names in layout.by_zone.values() for n in names]
@@ -153,9 +153,9 @@ def compare_snapshot(
         new_best = tuple(sorted(n for n, s in new_scores.items() if s == new.best_score))
         out.append(
             WorkloadComparison(
-                namespace,
-                kind,
-                name,
+                key.namespace,
+                key.kind,
+                key.name,
                 old_best,
                 new_best,
                 old.best_score,

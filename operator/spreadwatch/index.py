@@ -35,7 +35,7 @@ from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import dataclass, field
 
 from spreadwatch.errors import SelectorError
-from spreadwatch.model import Controller, Namespace, Node, Pod, PodTemplate, Record, Service
+from spreadwatch.model import Controller, Namespace, Node, Pod, PodTemplate, Record, Service, WorkloadKey
 from spreadwatch.model import label_key as label_key_of
 from spreadwatch.report import CandidateLayout, Comparison, ReportOptions, SpreadReport, build_report, error_report
 from spreadwatch.report.topology import build_topology_report
@@ -57,9 +57,8 @@ from spreadwatch.scoring.topology_groups import CandidateGroups, Signature, grou
 from spreadwatch.selectors import Operator, Selector
 from spreadwatch.snapshot import Snapshot, paused_gc
 
-__all__ = ["IndexSizes", "SpreadIndex", "WorkloadKey"]
+__all__ = ["IndexSizes", "SpreadIndex"]
 
-WorkloadKey = tuple[str, str, str]  # (namespace, kind, name)
 _LabelKey = frozenset[tuple[str, str]]
 _POSITIVE = (Operator.EQUALS, Operator.DOUBLE_EQUALS, Operator.IN)
 
@@ -204,7 +203,8 @@ class SpreadIndex:
         ns = self._ns.get(namespace)
         return ns.controllers.get(kind, {}).values() if ns else ()
 
-    def controller(self, kind: str, namespace: str, name: str) -> Controller | None:
+    def controller(self, key: WorkloadKey) -> Controller | None:
+        namespace, kind, name = key
         ns = self._ns.get(namespace)
         if ns is None:
             return None
@@ -286,30 +286,28 @@ class SpreadIndex:
     def workload_keys(self) -> list[WorkloadKey]:
         return sorted(k for ns in self._ns.values() for k in ns.workloads)
 
-    def report_for(self, kind: str, namespace: str, name: str) -> SpreadReport | None:
+    def report_for(self, key: WorkloadKey) -> SpreadReport | None:
         """The current report of a workload (rebuilt if it changed). O(busy nodes) when dirty, else O(1)."""
-        ns = self._ns.get(namespace)
-        w = ns.workloads.get((namespace, kind, name)) if ns else None
+        ns = self._ns.get(key.namespace)
+        w = ns.workloads.get(key) if ns else None
         if w is None:
             return None
         if w.report is None:
             w.report = self._build(w)
         if self.shadow is None:
             return w.report
-        other = self.shadow.report_for(kind, namespace, name)
+        other = self.shadow.report_for(key)
         if other is None:
             return w.report
         if w.compared is None or w.compared[0] is not w.report or w.compared[1] is not other:
-            w.compared = (w.report, other, self._with_comparison(w.report, other, kind, namespace, name))
+            w.compared = (w.report, other, self._with_comparison(w.report, other, key))
         return w.compared[2]
 
-    def _with_comparison(
-        self, report: SpreadReport, other: SpreadReport, kind: str, namespace: str, name: str
-    ) -> SpreadReport:
+    def _with_comparison(self, report: SpreadReport, other: SpreadReport, key: WorkloadKey) -> SpreadReport:
         """``report`` plus the shadow profile's best score/nodes and whether the best sets overlap. O(candidates)."""
         assert self.shadow is not None
-        mine = _best_set(report, self.candidate_layout(kind, namespace, name))
-        theirs = _best_set(other, self.shadow.candidate_layout(kind, namespace, name))
+        mine = _best_set(report, self.candidate_layout(key))
+        theirs = _best_set(other, self.shadow.candidate_layout(key))
         comparison = Comparison(
             self.shadow.profile.name, other.best_score, other.best_nodes, other.best_node_count, bool(mine & theirs)
         )
@@ -320,7 +318,7 @@ class SpreadIndex:
         out = []
         with paused_gc():
             for key in self.workload_keys():
-                report = self.report_for(key[1], key[0], key[2])
+                report = self.report_for(key)
                 if report is not None:
                     out.append(report)
         return out
@@ -356,10 +354,10 @@ class SpreadIndex:
         ns = self._ns.get(namespace)
         return ns.labels if ns else {}
 
-    def counts_of(self, kind: str, namespace: str, name: str) -> Mapping[str, int]:
+    def counts_of(self, key: WorkloadKey) -> Mapping[str, int]:
         """Matching counting pods per node (all nodes, candidate or not) — for tests and metrics."""
-        ns = self._ns.get(namespace)
-        w = ns.workloads.get((namespace, kind, name)) if ns else None
+        ns = self._ns.get(key.namespace)
+        w = ns.workloads.get(key) if ns else None
         return dict(w.counts) if w else {}
 
     def object_keys(self, kind: str) -> set[tuple[str, str]]:
@@ -612,7 +610,7 @@ class SpreadIndex:
     def _controller_changed(self, ns: _Namespace, old: Controller | None, new: Controller | None) -> None:
         ctrl = new or old
         assert ctrl is not None
-        key = (ctrl.namespace, ctrl.kind, ctrl.name)
+        key = ctrl.key
         if new is None:
             self._drop_workload(ns, key)
         elif is_workload(new):
@@ -627,7 +625,7 @@ class SpreadIndex:
         affected: set[WorkloadKey] = set()
         for c in (old, new):
             if c is not None and c.kind == "ReplicaSet" and c.controller is not None:
-                affected.add((c.namespace, "Deployment", c.controller.name))
+                affected.add(WorkloadKey(c.namespace, "Deployment", c.controller.name))
         if self.profile.mode is not SelectorMode.OWNER_MERGED:
             # An invalid StatefulSet selector makes GetPodStatefulSets fail for the whole namespace.
             poisons = ctrl.kind == "StatefulSet" and any(c is not None and c.selector_error for c in (old, new))
@@ -647,7 +645,7 @@ class SpreadIndex:
 
     def _add_workload(self, ctrl: Controller) -> None:
         ns = self._ns_of(ctrl.namespace)
-        key = (ctrl.namespace, ctrl.kind, ctrl.name)
+        key = ctrl.key
         w = _Workload(ctrl, WorkloadRef.of(ctrl))
         ns.workloads[key] = w
         self._removed.discard(key)
@@ -709,7 +707,7 @@ class SpreadIndex:
             )
 
     def _refresh(self, ns: _Namespace, w: _Workload, force: bool = False) -> None:
-        key = (w.ctrl.namespace, w.ctrl.kind, w.ctrl.name)
+        key = w.ctrl.key
         old_selector, old_counting = w.selector, w.counting
         self._prepare(w)
         if force or w.selector != old_selector or w.counting != old_counting:
@@ -835,34 +833,34 @@ class SpreadIndex:
 
     # --- read-only accessors for the metrics ---------------------------------------------------------------
 
-    def candidate_layout(self, kind: str, namespace: str, name: str) -> CandidateLayout | None:
+    def candidate_layout(self, key: WorkloadKey) -> CandidateLayout | None:
         """A workload's candidate nodes by zone (each list sorted) and excluded-node counts; None for an
         unknown workload or one in Error. Shared by workloads with the same scheduling constraints and never
         mutated (a node change replaces it), so another thread may read it. O(1) cached, O(nodes) after a
         node change."""
-        ns = self._ns.get(namespace)
-        w = ns.workloads.get((namespace, kind, name)) if ns else None
+        ns = self._ns.get(key.namespace)
+        w = ns.workloads.get(key) if ns else None
         if w is None or w.error:
             return None
         return self._candidate_set(w).layout
 
-    def spread_plan(self, kind: str, namespace: str, name: str) -> str:
+    def spread_plan(self, key: WorkloadKey) -> str:
         """v1.29: how PodTopologySpread scores the workload, as text ("" for other profiles). O(constraints)."""
-        ns = self._ns.get(namespace)
-        w = ns.workloads.get((namespace, kind, name)) if ns else None
+        ns = self._ns.get(key.namespace)
+        w = ns.workloads.get(key) if ns else None
         if w is None or w.plan is None:
             return ""
         source = "own constraints" if w.plan.source == "pod" else w.plan.source
         terms = ", ".join(f"{t.topology_key} maxSkew {t.max_skew}" for t in w.plan.terms)
         return f"PodTopologySpread, {source}: {terms}" if terms else f"PodTopologySpread, {source}"
 
-    def report_is_current(self, kind: str, namespace: str, name: str) -> bool:
+    def report_is_current(self, key: WorkloadKey) -> bool:
         """Whether ``report_for`` would return a cached report (False: it rebuilds, or the workload is
         unknown). O(1)."""
-        ns = self._ns.get(namespace)
-        w = ns.workloads.get((namespace, kind, name)) if ns else None
+        ns = self._ns.get(key.namespace)
+        w = ns.workloads.get(key) if ns else None
         current = w is not None and w.report is not None
-        return current and (self.shadow is None or self.shadow.report_is_current(kind, namespace, name))
+        return current and (self.shadow is None or self.shadow.report_is_current(key))
 
     def namespace_count(self) -> int:
         """Namespaces the index holds any state for (labels, pods, Services or controllers). O(1)."""

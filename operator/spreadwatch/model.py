@@ -16,7 +16,7 @@ import sys
 import weakref
 from collections.abc import Mapping
 from dataclasses import dataclass, field
-from typing import Any, Final
+from typing import Any, Final, NamedTuple
 
 from spreadwatch.errors import ObjectError, SelectorError
 from spreadwatch.selectors import NOTHING, Selector, from_label_selector
@@ -36,6 +36,7 @@ __all__ = [
     "SpreadConstraint",
     "Taint",
     "Toleration",
+    "WorkloadKey",
     "intern_labels",
     "interned_label_maps",
     "label_key",
@@ -48,6 +49,19 @@ __all__ = [
 WORKLOAD_KINDS: Final = ("Deployment", "StatefulSet", "ReplicaSet", "ReplicationController")
 
 TERMINAL_PHASES: Final = frozenset({"Succeeded", "Failed"})
+
+
+class WorkloadKey(NamedTuple):
+    """The identity of a workload (or any controller): namespace, kind, name. Sorts by namespace, then kind,
+    then name; ``str`` gives its one text form, ``namespace/Kind/name`` (logs, messages). O(1)."""
+
+    namespace: str
+    kind: str
+    name: str
+
+    def __str__(self) -> str:
+        return f"{self.namespace}/{self.kind}/{self.name}"
+
 
 class _Labels(dict[str, str]):
     """An interned label map: a plain dict that remembers its hashable key and can be weakly referenced."""
@@ -242,6 +256,11 @@ class Controller:
     update_revision: str = ""  # status.updateRevision (StatefulSets)
     creation: str = ""
     generation: int = 0
+
+    @property
+    def key(self) -> WorkloadKey:
+        """This controller's identity (namespace, kind, name). O(1)."""
+        return WorkloadKey(self.namespace, self.kind, self.name)
 
 
 @dataclass(frozen=True, slots=True)

@@ -35,6 +35,7 @@ import yaml
 
 from spreadwatch import __version__, cli
 from spreadwatch.errors import InputError, SpreadwatchError
+from spreadwatch.model import WorkloadKey
 from spreadwatch.whatif import HEALTH_ORDER
 
 __all__ = ["COMMANDS", "SORT_KEYS", "main"]
@@ -271,9 +272,9 @@ def _print(
     out.flush()
 
 
-def _key(r: _Report) -> tuple[str, str, str]:
+def _key(r: _Report) -> WorkloadKey:
     w = r["workload"]
-    return (w["namespace"], w["kind"], w["name"])
+    return WorkloadKey(w["namespace"], w["kind"], w["name"])
 
 
 def _analyze(args: argparse.Namespace, rest: list[str], out: TextIO, err: TextIO) -> int:

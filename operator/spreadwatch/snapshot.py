@@ -31,7 +31,7 @@ import yaml
 
 from spreadwatch.decode import Decoded, DecodeError, Unparsed, decode_json
 from spreadwatch.errors import SnapshotError
-from spreadwatch.model import Controller, Namespace, Node, Pod, Record, Service, parse_object
+from spreadwatch.model import Controller, Namespace, Node, Pod, Record, Service, WorkloadKey, parse_object
 
 __all__ = ["Snapshot", "iter_documents", "iter_records", "load_snapshot", "paused_gc", "read_documents"]
 
@@ -200,7 +200,7 @@ class Snapshot:
     ignored: int = 0
     _services_by_ns: dict[str, list[Service]] = field(default_factory=dict)
     _controllers_by_key: dict[tuple[str, str], list[Controller]] = field(default_factory=dict)
-    _controller_by_name: dict[tuple[str, str, str], Controller] = field(default_factory=dict)
+    _controller_by_key: dict[WorkloadKey, Controller] = field(default_factory=dict)
 
     def add(self, record: Record | None) -> None:
         """Add one record; O(1)."""
@@ -214,7 +214,7 @@ class Snapshot:
         elif isinstance(record, Controller):
             self.controllers.append(record)
             self._controllers_by_key.setdefault((record.kind, record.namespace), []).append(record)
-            self._controller_by_name[(record.kind, record.namespace, record.name)] = record
+            self._controller_by_key[record.key] = record
         elif isinstance(record, Namespace):
             self.namespaces.append(record)
         else:
@@ -235,8 +235,8 @@ class Snapshot:
     def controllers_in(self, kind: str, namespace: str) -> list[Controller]:
         return self._controllers_by_key.get((kind, namespace), [])
 
-    def controller(self, kind: str, namespace: str, name: str) -> Controller | None:
-        return self._controller_by_name.get((kind, namespace, name))
+    def controller(self, key: WorkloadKey) -> Controller | None:
+        return self._controller_by_key.get(key)
 
 
 def load_snapshot(paths: Iterable[str | Path]) -> Snapshot:

@@ -20,15 +20,16 @@ from typing import Any
 
 from k8s_objects import BETA_REGION, controller, node, owner, pod, service
 from spreadwatch.index import SpreadIndex
+from spreadwatch.model import WorkloadKey
 from spreadwatch.scoring import get_profile
 from spreadwatch.snapshot import Snapshot
 
 TAINT = [{"key": "dedicated", "value": "infra", "effect": "NoSchedule"}]
-DB = ("shop", "StatefulSet", "db")
-CACHE = ("shop", "ReplicationController", "cache")
-SPREAD = ("shop", "StatefulSet", "spread")
-BAD = ("shop", "ReplicaSet", "bad")
-SOLO = ("other", "StatefulSet", "solo")
+DB = WorkloadKey("shop", "StatefulSet", "db")
+CACHE = WorkloadKey("shop", "ReplicationController", "cache")
+SPREAD = WorkloadKey("shop", "StatefulSet", "spread")
+BAD = WorkloadKey("shop", "ReplicaSet", "bad")
+SOLO = WorkloadKey("other", "StatefulSet", "solo")
 
 
 def _owned(kind: str, name: str, pod_name: str, node_name: str, namespace: str = "shop") -> dict[str, Any]:

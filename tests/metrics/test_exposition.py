@@ -13,6 +13,7 @@ from prometheus_client.parser import text_string_to_metric_families as parse_tex
 
 from spreadwatch.metrics import HEALTH_STATES, MetricsOptions, WorkloadCollector, freeze, registry_for, render
 from spreadwatch.metrics.families import escape_label_value
+from spreadwatch.model import WorkloadKey
 
 Sample = tuple[str, tuple[tuple[str, str], ...], float]
 
@@ -97,7 +98,7 @@ def test_db_exposition_text_equals_the_worked_example() -> None:
     idx = index()
     text = "".join(WorkloadCollector(idx, MetricsOptions(), workloads={DB}).view().render_text())
     assert text == EXPECTED_DB
-    report = idx.report_for("StatefulSet", "shop", "db")
+    report = idx.report_for(WorkloadKey("shop", "StatefulSet", "db"))
     assert report is not None
     # the worked example is the report's own numbers
     assert (report.pods, report.best_score, report.worst_score, report.node_skew, report.zone_skew) == (3, 100, 0, 2, 1)
@@ -145,7 +146,7 @@ def test_health_is_one_hot_over_all_five_states() -> None:
     }
     assert set(health) == set(expected)
     for key, state in expected.items():
-        report = idx.report_for(key[1], key[0], key[2])
+        report = idx.report_for(key)
         assert report is not None and report.health.value == state
         assert health[key] == {s: (1.0 if s == state else 0.0) for s in HEALTH_STATES}
 

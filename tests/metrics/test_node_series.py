@@ -9,6 +9,7 @@ from prometheus_client.parser import text_string_to_metric_families
 from spreadwatch.errors import InputError
 from spreadwatch.index import SpreadIndex
 from spreadwatch.metrics import MetricsOptions, registry_for, render
+from spreadwatch.model import WorkloadKey
 from spreadwatch.report import ReportOptions
 from spreadwatch.scoring import get_profile, zone_key
 from spreadwatch.snapshot import Snapshot
@@ -94,7 +95,7 @@ def test_all_gives_every_candidate_node_its_report_score_and_pods() -> None:
 
 def test_busy_nodes_beyond_max_report_nodes_still_get_series() -> None:
     capped = load(ReportOptions(max_nodes=1))  # db lists only its busiest node (node-a1) and omits node-b1
-    db = capped.report_for("StatefulSet", "shop", "db")
+    db = capped.report_for(WorkloadKey("shop", "StatefulSet", "db"))
     assert db is not None and db.nodes_omitted == 1
     full = load()
     for mode in ("default", "all"):

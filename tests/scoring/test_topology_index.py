@@ -13,7 +13,7 @@ import pytest
 
 from k8s_objects import GA_ZONE, controller, node, pod, service
 from spreadwatch.index import SpreadIndex
-from spreadwatch.model import parse_object
+from spreadwatch.model import WorkloadKey, parse_object
 from spreadwatch.report import ReportOptions
 from spreadwatch.scoring import get_profile, representative_pod, score_pod, zone_key
 from spreadwatch.snapshot import Snapshot
@@ -137,7 +137,7 @@ def test_v129_index_equals_fresh_and_reference(seed: int) -> None:
     ordered = sorted(snapshot.nodes, key=lambda n: n.name)
     zones = {n.name: zone_key(n.labels, profile) for n in snapshot.nodes}
     for report in reports:
-        ctrl = snapshot.controller(report.workload.kind, report.workload.namespace, report.workload.name)
+        ctrl = snapshot.controller(report.workload.key)
         assert ctrl is not None
         next_pod, _ = representative_pod(ctrl, ())
         expected = score_pod(next_pod, ordered, snapshot.pods, snapshot, profile)
@@ -178,7 +178,7 @@ def test_relabelling_an_excluded_node_with_pods_moves_its_pods_between_domains()
         record = parse_object(body)
         assert record is not None
         index.apply(record)
-    before = index.report_for("ReplicaSet", "a", "web")
+    before = index.report_for(WorkloadKey("a", "ReplicaSet", "web"))
     assert before is not None
     assert {n.node: n.score for n in before.nodes} == {"n1": 100, "n2": 33}
     index.take_dirty()
@@ -186,6 +186,6 @@ def test_relabelling_an_excluded_node_with_pods_moves_its_pods_between_domains()
     assert moved is not None
     index.apply(moved)
     assert ("a", "ReplicaSet", "web") in index.take_dirty()[0]
-    after = index.report_for("ReplicaSet", "a", "web")
+    after = index.report_for(WorkloadKey("a", "ReplicaSet", "web"))
     assert after is not None
     assert {n.node: n.score for n in after.nodes} == {"n1": 0, "n2": 100}

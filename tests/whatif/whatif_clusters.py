@@ -14,7 +14,7 @@ from hypothesis import strategies as st
 
 from k8s_objects import controller, node, owner, pod, service
 from spreadwatch.analysis import analyze_snapshot
-from spreadwatch.model import Pod
+from spreadwatch.model import Pod, WorkloadKey
 from spreadwatch.report import ReportOptions, SpreadReport
 from spreadwatch.scoring import Profile, representative_pod, score_pod
 from spreadwatch.snapshot import Snapshot
@@ -100,7 +100,7 @@ def clusters(draw: st.DrawFn, max_nodes: int = 6, max_pods: int = 6) -> Cluster:
 
 def next_pod(snap: Snapshot, ref: str) -> Pod:
     k, ns, name = ref.split("/")
-    ctrl = snap.controller(_KIND_OF[k], ns, name)
+    ctrl = snap.controller(WorkloadKey(ns, _KIND_OF[k], name))
     assert ctrl is not None
     return representative_pod(ctrl, snap.controllers_in("ReplicaSet", ns))[0]
 

@@ -36,14 +36,14 @@ from spreadwatch.config import OperatorConfig
 from spreadwatch.errors import SpreadwatchError
 from spreadwatch.handlers.ratelimit import TokenBucket
 from spreadwatch.handlers.status import build_status, content_digest, find_condition, rfc3339, workload_ref
-from spreadwatch.index import SpreadIndex, WorkloadKey
+from spreadwatch.index import SpreadIndex
 from spreadwatch.kube import KubeApiError
 from spreadwatch.metrics.histogram import DurationHistogram
-from spreadwatch.model import WORKLOAD_KINDS
+from spreadwatch.model import WORKLOAD_KINDS, WorkloadKey
 from spreadwatch.naming import report_name, workload_of_report_name
 from spreadwatch.report import Health, SpreadReport
 
-__all__ = ["ApiErrors", "ReportSink", "ReportWriter", "WriterStats", "workload_label"]
+__all__ = ["ApiErrors", "ReportSink", "ReportWriter", "WriterStats"]
 
 log = logging.getLogger("spreadwatch.writer")
 
@@ -64,11 +64,6 @@ class ReportSink(Protocol):
     async def delete(self, namespace: str, name: str) -> bool: ...
 
     async def post_event(self, report: Mapping[str, Any], event_type: str, reason: str, message: str) -> None: ...
-
-
-def workload_label(key: WorkloadKey) -> str:
-    """``namespace/Kind/name`` — the workload key as it appears in logs."""
-    return f"{key[0]}/{key[1]}/{key[2]}"
 
 
 @dataclass(slots=True)
@@ -229,7 +224,7 @@ class ReportWriter:
         """A namespace's labels changed (opt-out): re-evaluate all its workloads."""
         now = self.clock()
         for key in self.index.workload_keys():
-            if key[0] == namespace:
+            if key.namespace == namespace:
                 self._mark(key, now)
         self._wake.set()
 
@@ -261,10 +256,9 @@ class ReportWriter:
 
     def excluded(self, key: WorkloadKey) -> bool:
         """Out of scope: namespace flags, the opt-out label on the namespace or on the workload."""
-        namespace, kind, name = key
-        if self.config.namespace_excluded(namespace, self.index.namespace_labels(namespace)):
+        if self.config.namespace_excluded(key.namespace, self.index.namespace_labels(key.namespace)):
             return True
-        ctrl = self.index.controller(kind, namespace, name)
+        ctrl = self.index.controller(key)
         return ctrl is not None and self.config.workload_opted_out(ctrl.labels)
 
     # --- the loop -----------------------------------------------------------------------------------------
@@ -349,11 +343,11 @@ class ReportWriter:
         self._pending.setdefault(key, p)
         log.warning(
             "cannot update the report of %s (attempt %d, retry in %.0fs): %s",
-            workload_label(key),
+            str(key),
             p.attempts,
             backoff,
             err,
-            extra={"workload": workload_label(key)},
+            extra={"workload": str(key)},
         )
 
     async def run(self, stop: asyncio.Event) -> None:
@@ -399,10 +393,9 @@ class ReportWriter:
 
     async def sync(self, key: WorkloadKey) -> None:
         """Bring one workload's report up to date (create, status, or delete). Raises on API failure."""
-        namespace, kind, name = key
-        rebuild = not self.index.report_is_current(kind, namespace, name)
+        rebuild = not self.index.report_is_current(key)
         started = time.perf_counter()
-        report = self.index.report_for(kind, namespace, name)
+        report = self.index.report_for(key)
         if rebuild and report is not None:
             self.stats.compute.observe(time.perf_counter() - started)
         if report is None:
@@ -412,7 +405,7 @@ class ReportWriter:
             self.stats.skipped_excluded += 1
             await self._delete(key, "workload excluded")
             return
-        ctrl = self.index.controller(kind, namespace, name)
+        ctrl = self.index.controller(key)
         generation = ctrl.generation if ctrl is not None else 0
         known = self._known.get(key)
         status = build_status(report, generation, known.condition if known else None, self.wall())
@@ -432,8 +425,8 @@ class ReportWriter:
         known: _Known | None,
         retry_missing: bool = True,
     ) -> None:
-        namespace = key[0]
-        name = report_name(key[1], key[2])
+        namespace = key.namespace
+        name = report_name(key.kind, key.name)
         workload = workload_ref(report)
         uid = workload["uid"]
         try:
@@ -485,7 +478,7 @@ class ReportWriter:
             report.health.value,
             report.pods,
             report.best_score,
-            extra={"workload": workload_label(key), "report": name, "health": report.health.value},
+            extra={"workload": str(key), "report": name, "health": report.health.value},
         )
         if previous_health != known.health and (previous_health or known.health != Health.BALANCED.value):
             await self._event(key, known, previous_health, report)
@@ -503,7 +496,7 @@ class ReportWriter:
             await self.sink.post_event({"metadata": known.meta}, event_type, known.health, message)
             self.stats.events += 1
         except (SpreadwatchError, OSError) as err:  # an Event is best effort
-            log.warning("cannot post an Event for %s: %s", workload_label(key), err)
+            log.warning("cannot post an Event for %s: %s", str(key), err)
 
     async def _delete(self, key: WorkloadKey, why: str) -> None:
         known = self._known.pop(key, None)
@@ -511,7 +504,7 @@ class ReportWriter:
             return
         await self.bucket.acquire()
         try:
-            gone = await self.sink.delete(key[0], known.name)
+            gone = await self.sink.delete(key.namespace, known.name)
         except BaseException:
             self._known[key] = known
             raise
@@ -519,10 +512,10 @@ class ReportWriter:
         if gone:
             log.info(
                 "deleted report %s/%s (%s)",
-                key[0],
+                key.namespace,
                 known.name,
                 why,
-                extra={"workload": workload_label(key), "report": known.name},
+                extra={"workload": str(key), "report": known.name},
             )
 
     # --- resync -------------------------------------------------------------------------------------------
@@ -555,7 +548,7 @@ class ReportWriter:
                 if parsed is None:
                     continue  # not something we can attribute; leave it alone
                 kind, wname = parsed
-            key = (namespace, kind, wname)
+            key = WorkloadKey(namespace, kind, wname)
             status = obj.get("status") if isinstance(obj.get("status"), Mapping) else None
             entry = _Known(
                 name,
@@ -575,12 +568,12 @@ class ReportWriter:
                 return
             await self.bucket.acquire()
             try:
-                await self.sink.delete(key[0], entry.name)
+                await self.sink.delete(key.namespace, entry.name)
                 self.stats.deletes += 1
-                log.info("resync: deleted orphaned report %s/%s", key[0], entry.name)
+                log.info("resync: deleted orphaned report %s/%s", key.namespace, entry.name)
             except (SpreadwatchError, OSError) as err:
                 self.stats.failures += 1
-                log.warning("resync: cannot delete report %s/%s: %s", key[0], entry.name, err)
+                log.warning("resync: cannot delete report %s/%s: %s", key.namespace, entry.name, err)
         now = self.clock()
         for key in live:
             if key not in self._pending:

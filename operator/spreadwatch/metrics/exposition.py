@@ -25,9 +25,10 @@ from prometheus_client.openmetrics.exposition import generate_latest as generate
 from prometheus_client.registry import Collector
 
 from spreadwatch.config import MetricsOptions
-from spreadwatch.index import SpreadIndex, WorkloadKey
+from spreadwatch.index import SpreadIndex
 from spreadwatch.metrics.selfmetrics import OperatorCollector, OperatorSource
 from spreadwatch.metrics.workloads import BuildInfoCollector, WorkloadCollector
+from spreadwatch.model import WorkloadKey
 
 __all__ = [
     "CONTENT_TYPE_OPENMETRICS",

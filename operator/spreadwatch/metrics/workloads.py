@@ -31,8 +31,9 @@ from prometheus_client.registry import Collector
 
 from spreadwatch import __version__
 from spreadwatch.config import MetricsOptions
-from spreadwatch.index import SpreadIndex, WorkloadKey
+from spreadwatch.index import SpreadIndex
 from spreadwatch.metrics.families import HEALTH_STATES, FamilySpec, escape_label_value, spec
+from spreadwatch.model import WorkloadKey
 from spreadwatch.report import CandidateLayout, Comparison, SpreadReport
 from spreadwatch.scoring import SpreadSummary, ZoneKey
 
@@ -301,15 +302,15 @@ class WorkloadCollector(Collector):
             wanted = self.workloads
             keys = [k for k in keys if k in wanted]
         rows = []
-        for namespace, kind, name in keys:
-            report = index.report_for(kind, namespace, name)
+        for key in keys:
+            report = index.report_for(key)
             if report is None:
                 continue
             counts: Mapping[str, int] | None = None
             layout: CandidateLayout | None = None
             if mode == "all" or (mode == "default" and report.nodes_omitted):
-                counts = index.counts_of(kind, namespace, name)
-                layout = index.candidate_layout(kind, namespace, name)
+                counts = index.counts_of(key)
+                layout = index.candidate_layout(key)
             rows.append(_Row(report, counts, layout))
         top_n = min(self.options.top_n, index.options.top_n)
         return WorkloadView(rows, self.options, top_n, index.profile.max_score)

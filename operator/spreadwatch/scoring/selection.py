@@ -19,7 +19,7 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from typing import Protocol
 
-from spreadwatch.model import Controller, Pod, Service
+from spreadwatch.model import Controller, Pod, Service, WorkloadKey
 from spreadwatch.scoring.profiles import Profile, SelectorMode
 from spreadwatch.selectors import EVERYTHING, Selector, selector_from_set
 
@@ -33,7 +33,7 @@ class ClusterLookup(Protocol):
 
     def controllers_in(self, kind: str, namespace: str) -> Iterable[Controller]: ...
 
-    def controller(self, kind: str, namespace: str, name: str) -> Controller | None: ...
+    def controller(self, key: WorkloadKey) -> Controller | None: ...
 
 
 @dataclass(frozen=True, slots=True)
@@ -105,12 +105,12 @@ def _owner_merged(pod: Pod, lookup: ClusterLookup) -> Selector:
     if owner is None:
         return selector
     if owner.api_version == "v1" and owner.kind == "ReplicationController":
-        rc = lookup.controller("ReplicationController", pod.namespace, owner.name)
+        rc = lookup.controller(WorkloadKey(pod.namespace, "ReplicationController", owner.name))
         if rc is not None:
             _merge(label_set, rc.selector_map)
             selector = selector_from_set(label_set)
     elif owner.api_version == "apps/v1" and owner.kind in ("ReplicaSet", "StatefulSet"):
-        ctrl = lookup.controller(owner.kind, pod.namespace, owner.name)
+        ctrl = lookup.controller(WorkloadKey(pod.namespace, owner.kind, owner.name))
         if ctrl is not None and ctrl.selector_error is None and not ctrl.selector.nothing:
             selector = selector.add(*ctrl.selector.requirements)
     return selector

@@ -19,7 +19,7 @@ from __future__ import annotations
 from collections.abc import Iterable
 from dataclasses import dataclass
 
-from spreadwatch.model import Controller, OwnerRef, Pod, intern_labels
+from spreadwatch.model import Controller, OwnerRef, Pod, WorkloadKey, intern_labels
 
 __all__ = ["WorkloadRef", "is_workload", "newest_replicaset", "representative_pod"]
 
@@ -33,7 +33,8 @@ _API_VERSIONS = {
 
 @dataclass(frozen=True, slots=True, order=True)
 class WorkloadRef:
-    """Identity of a workload: (kind, namespace, name) plus uid and apiVersion."""
+    """A workload as a report names it: its :class:`~spreadwatch.model.WorkloadKey` fields plus uid and
+    apiVersion."""
 
     namespace: str
     kind: str
@@ -46,9 +47,9 @@ class WorkloadRef:
         return cls(ctrl.namespace, ctrl.kind, ctrl.name, ctrl.uid, _API_VERSIONS.get(ctrl.kind, ctrl.api_version))
 
     @property
-    def key(self) -> str:
-        """``Kind/namespace/name``, the form the CLI and logs use."""
-        return f"{self.kind}/{self.namespace}/{self.name}"
+    def key(self) -> WorkloadKey:
+        """The workload's identity (namespace, kind, name). O(1)."""
+        return WorkloadKey(self.namespace, self.kind, self.name)
 
 
 def is_workload(ctrl: Controller) -> bool:

@@ -53,7 +53,7 @@ def candidate_scores(index: SpreadIndex, report: SpreadReport) -> dict[str, int]
     pods (``max_nodes`` ≥ nodes). O(candidate nodes).
     """
     w = report.workload
-    layout = index.candidate_layout(w.kind, w.namespace, w.name)
+    layout = index.candidate_layout(w.key)
     if layout is None:
         return {}
     listed = {e.node: e.score for e in report.nodes}
@@ -179,10 +179,9 @@ class WhatIf:
 
     def report(self) -> SpreadReport:
         """The workload's report in the current simulated state. O(busy nodes) after a change, else O(1)."""
-        w = self.workload
-        report = self.index.report_for(w.kind, w.namespace, w.name)
+        report = self.index.report_for(self.workload.key)
         if report is None:  # only a ReplicaSet of a Deployment has none, and __init__ refuses those
-            raise InputError(f"{self.ref.key}: not a workload")
+            raise InputError(f"{self.workload.key}: not a workload")
         return report
 
     def scores(self) -> dict[str, int]:
@@ -197,7 +196,7 @@ class WhatIf:
         """Score the candidates and pick the node: first best by name, or uniformly at random with ``rng``."""
         scores = self.scores()
         if not scores:
-            raise InputError(f"{self.ref.key}: no candidate node, a new pod would stay Pending")
+            raise InputError(f"{self.workload.key}: no candidate node, a new pod would stay Pending")
         best = max(scores.values())
         ties = [n for n, s in scores.items() if s == best]
         node = ties[0] if rng is None else rng.choice(ties)
@@ -284,7 +283,7 @@ def simulate_remove(
     initial = sim.report()
     ranked = rank_victims(sim.pods.values(), sim.workload.kind)
     if count > len(ranked):
-        raise InputError(f"{sim.ref.key}: cannot remove {count} pods, it has {len(ranked)}")
+        raise InputError(f"{sim.workload.key}: cannot remove {count} pods, it has {len(ranked)}")
     on_node = Counter(p.node_name for p in ranked)
     steps: list[PlacementStep | RemovalStep] = []
     for i, pod in enumerate(ranked[:count], start=1):

@@ -20,7 +20,7 @@ from dataclasses import dataclass
 from typing import Any, Final
 
 from spreadwatch.analysis import analyze_index
-from spreadwatch.model import PodTemplate
+from spreadwatch.model import PodTemplate, WorkloadKey
 from spreadwatch.report import CandidateLayout, Health, ReportOptions, SpreadReport
 from spreadwatch.scoring import PROFILES, Profile, ZoneKey, exclusion_reason, get_profile, zone_key
 from spreadwatch.selectors import Selector
@@ -161,11 +161,11 @@ class _BestSets:
         zone_maps: _ZoneMaps,
     ) -> None:
         index, reports = analyze_index(snapshot, profile, options, namespaces, selector)
-        self.views: dict[tuple[str, str, str], _BestView] = {}
-        self.layouts: dict[tuple[str, str, str], int] = {}
+        self.views: dict[WorkloadKey, _BestView] = {}
+        self.layouts: dict[WorkloadKey, int] = {}
         for report in reports:
             w = report.workload
-            layout = index.candidate_layout(w.kind, w.namespace, w.name)
+            layout = index.candidate_layout(w.key)
             if report.health is Health.ERROR or layout is None:
                 continue
             held = zone_maps.get(id(layout))
@@ -174,7 +174,7 @@ class _BestSets:
             empty: dict[ZoneKey | None, int] = {(z.region, z.zone): z.empty_node_score for z in report.zones}
             empty[None] = report.empty_node_score
             busy = {e.node: e.score for e in report.nodes if e.pods > 0}
-            key = (w.namespace, w.kind, w.name)
+            key = w.key
             self.views[key] = _BestView(held[1], busy, empty, report.best_score)
             self.layouts[key] = id(layout)
 
