@@ -50,7 +50,6 @@ class ReportBuilding(WorkloadTracking):
         )
         first = per_term[0] if per_term else {}
         counts = {n: c for n, c in first.items() if n in candidates.names and c > 0}
-        zones = {n: self._zones.get(n) for n in (*counts, *scores.busy_raw)}
         return build_topology_report(
             w.ref,
             self.profile,
@@ -59,7 +58,7 @@ class ReportBuilding(WorkloadTracking):
             groups,
             scores,
             counts,
-            zones,
+            self._zones,
             w.ctrl.replicas,
             self.options,
         )
