@@ -39,7 +39,10 @@ class SpreadIndex(ReportBuilding):
             if fresh:
                 self._count_bulk(snapshot.pods)
             for ctrl in snapshot.controllers:
-                self._ns_of(ctrl.namespace).controllers.setdefault(ctrl.kind, {})[ctrl.name] = ctrl
+                ns = self._ns_of(ctrl.namespace)
+                ns.controllers.setdefault(ctrl.kind, {})[ctrl.name] = ctrl
+                if ctrl.kind == "ReplicaSet":
+                    ns.replicasets_by_owner = None
             for ctrl in snapshot.controllers:
                 if is_workload(ctrl):
                     self._add_workload(ctrl)
@@ -76,9 +79,8 @@ class SpreadIndex(ReportBuilding):
                 self._node_changed(old_node, self._zones.pop(name, None), None)
         elif kind == "Service":
             ns = self._ns.get(namespace)
-            svc = ns.services.pop(name, None) if ns else None
-            if ns is not None and svc is not None:
-                self._refresh_matching(ns, svc.selector, None)
+            if ns is not None:
+                self._drop_service(ns, name)
         elif kind == "Namespace":
             ns = self._ns.get(name)
             if ns is not None:
@@ -87,6 +89,8 @@ class SpreadIndex(ReportBuilding):
             ns = self._ns.get(namespace)
             ctrl = ns.controllers.get(kind, {}).pop(name, None) if ns else None
             if ns is not None and ctrl is not None:
+                if kind == "ReplicaSet":
+                    ns.replicasets_by_owner = None
                 self._controller_changed(ns, ctrl, None)
 
     def workload_keys(self) -> list[WorkloadKey]:

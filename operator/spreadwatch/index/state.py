@@ -68,6 +68,13 @@ class NamespaceState:
     group_index: dict[tuple[str, str], set[LabelKey]] = field(default_factory=dict)  # label -> groups having it
     epoch: int = 0  # bumped whenever a workload selector changes: invalidates every group's ``matches``
     labels: Mapping[str, str] = field(default_factory=dict)
+    #: one ``(key, value)`` of each Service's selector -> the Services indexed under it (a pod can be selected
+    #: only by Services indexed under one of its labels)
+    services_by_label: dict[tuple[str, str], set[str]] = field(default_factory=dict)
+    service_order: dict[str, int] = field(default_factory=dict)  # Service name -> its position in ``services``
+    service_seq: int = 0
+    #: ReplicaSets by their controller's name (None: stale after a ReplicaSet change, rebuilt on demand)
+    replicasets_by_owner: dict[str, list[Controller]] | None = None
 
 
 @dataclass(frozen=True, slots=True)

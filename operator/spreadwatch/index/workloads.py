@@ -15,6 +15,7 @@ from spreadwatch.index.counting import PodCounting
 from spreadwatch.index.state import NamespaceState, Workload
 from spreadwatch.model import Controller, Pod, Service, WorkloadKey
 from spreadwatch.scoring import (
+    ClusterLookup,
     SelectorMode,
     SpreadSelector,
     WorkloadRef,
@@ -58,6 +59,43 @@ def anchors(selector: SpreadSelector | None) -> tuple[tuple[str, str], ...] | No
     return None
 
 
+_SELECTS_ALL = ("", "")  # the index entry of a Service with an empty (not nil) selector: it selects every pod
+
+
+def _service_anchor(selector: Mapping[str, str]) -> tuple[str, str]:
+    """The one (key, value) a Service is indexed under: any pod it selects carries it. O(1)."""
+    return next(iter(selector.items()), _SELECTS_ALL)
+
+
+def _unindex_service(ns: NamespaceState, svc: Service) -> None:
+    if svc.selector is not None:
+        item = _service_anchor(svc.selector)
+        names = ns.services_by_label.get(item)
+        if names is not None:
+            names.discard(svc.name)
+            if not names:
+                del ns.services_by_label[item]
+
+
+class _PodLookup:
+    """A ``ClusterLookup`` for one pod: the given Services, and the index's controllers."""
+
+    __slots__ = ("_index", "_services")
+
+    def __init__(self, index: ClusterLookup, services: list[Service]) -> None:
+        self._index = index
+        self._services = services
+
+    def services_in(self, namespace: str) -> Iterable[Service]:
+        return self._services
+
+    def controllers_in(self, kind: str, namespace: str) -> Iterable[Controller]:
+        return self._index.controllers_in(kind, namespace)
+
+    def controller(self, key: WorkloadKey) -> Controller | None:
+        return self._index.controller(key)
+
+
 class WorkloadTracking(PodCounting):
     """Services, controllers and workloads; implements ``scoring.ClusterLookup``."""
 
@@ -85,9 +123,47 @@ class WorkloadTracking(PodCounting):
         ns = self._ns_of(svc.namespace)
         old = ns.services.get(svc.name)
         ns.services[svc.name] = svc
-        if old is not None and old.selector == svc.selector:
+        if old is None:
+            ns.service_order[svc.name] = ns.service_seq
+            ns.service_seq += 1
+        elif old.selector == svc.selector:
             return
+        else:
+            _unindex_service(ns, old)
+        if svc.selector is not None:
+            ns.services_by_label.setdefault(_service_anchor(svc.selector), set()).add(svc.name)
         self._refresh_matching(ns, old.selector if old else None, svc.selector)
+
+    def _drop_service(self, ns: NamespaceState, name: str) -> None:
+        """Forget a Service (a DELETED event) and refresh the workloads it selected. O(W)."""
+        svc = ns.services.pop(name, None)
+        if svc is not None:
+            ns.service_order.pop(name, None)
+            _unindex_service(ns, svc)
+            self._refresh_matching(ns, svc.selector, None)
+
+    def _lookup_for(self, ns: NamespaceState, labels: Mapping[str, str]) -> ClusterLookup:
+        """The index as a ``ClusterLookup`` for a pod with ``labels``: only the Services indexed under one of
+        its labels, in the namespace's order (the others cannot select it). O(labels + those Services)."""
+        by_label = ns.services_by_label
+        found: set[str] = set(by_label.get(_SELECTS_ALL, ()))
+        for item in labels.items():
+            names = by_label.get(item)
+            if names:
+                found |= names
+        order = ns.service_order
+        return _PodLookup(self, [ns.services[n] for n in sorted(found, key=order.__getitem__)])
+
+    def _replicasets_of(self, ns: NamespaceState, owner: str) -> list[Controller]:
+        """The namespace's ReplicaSets whose controller is named ``owner`` (``representative_pod`` checks the
+        kind and uid). O(1), or O(ReplicaSets in the namespace) after a ReplicaSet change."""
+        by_owner = ns.replicasets_by_owner
+        if by_owner is None:
+            by_owner = ns.replicasets_by_owner = {}
+            for rs in ns.controllers.get("ReplicaSet", {}).values():
+                if rs.controller is not None:
+                    by_owner.setdefault(rs.controller.name, []).append(rs)
+        return by_owner.get(owner, [])
 
     def _refresh_matching(
         self, ns: NamespaceState, old: Mapping[str, str] | None, new: Mapping[str, str] | None
@@ -105,6 +181,8 @@ class WorkloadTracking(PodCounting):
         by_name = ns.controllers.setdefault(ctrl.kind, {})
         old = by_name.get(ctrl.name)
         by_name[ctrl.name] = ctrl
+        if ctrl.kind == "ReplicaSet":
+            ns.replicasets_by_owner = None
         self._controller_changed(ns, old, ctrl)
 
     def _controller_changed(self, ns: NamespaceState, old: Controller | None, new: Controller | None) -> None:
@@ -163,32 +241,34 @@ class WorkloadTracking(PodCounting):
     def _prepare(self, w: Workload) -> None:
         """Compute the workload's next pod, skip reason, error and spreading selector."""
         ctrl = w.ctrl
-        replicasets = self.controllers_in("ReplicaSet", ctrl.namespace) if ctrl.kind == "Deployment" else ()
+        ns = self._ns_of(ctrl.namespace)
+        replicasets = self._replicasets_of(ns, ctrl.name) if ctrl.kind == "Deployment" else ()
         pod, rs = representative_pod(ctrl, replicasets)
         w.pod = pod
         sig_key = self._template(w).constraint_key
         w.sig = self._sig_ids.setdefault(sig_key, len(self._sig_ids))
-        real = self._ns_of(ctrl.namespace).controllers.get("ReplicaSet", {})
+        real = ns.controllers.get("ReplicaSet", {})
         w.standin = rs if rs is not None and rs.name not in real else None
         w.error = ""
         if ctrl.selector_error:
             w.error = f"InvalidSelector: {ctrl.selector_error}"
         elif rs is not None and rs.selector_error:
             w.error = f"InvalidSelector: ReplicaSet {rs.name}: {rs.selector_error}"
+        lookup = self._lookup_for(ns, pod.labels)
         if self.profile.pod_topology_spread:
-            self._prepare_topology(w, pod)
+            self._prepare_topology(w, pod, lookup)
             return
         w.skip = skip_reason(pod, self.profile)
-        w.selector = None if (w.error or w.skip) else build_spread_selector(pod, self, self.profile)
+        w.selector = None if (w.error or w.skip) else build_spread_selector(pod, lookup, self.profile)
         w.selector_text = str(w.selector) if w.selector is not None else ""
 
-    def _prepare_topology(self, w: Workload, pod: Pod) -> None:
+    def _prepare_topology(self, w: Workload, pod: Pod, lookup: ClusterLookup) -> None:
         """v1.29: the plan, and the selector pods are counted by (ANY_OF the distinct ones if they differ)."""
         w.plan, w.skip, w.selector, w.multi, w.selector_text = None, "", None, False, ""
         if w.error:
             return
         try:
-            plan = plan_spread(pod, self, self.profile)
+            plan = plan_spread(pod, lookup, self.profile)
         except SelectorError as err:
             w.error = f"InvalidSelector: {err}"
             return
