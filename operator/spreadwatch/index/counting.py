@@ -39,29 +39,35 @@ class PodCounting(CandidateSets):
         held: dict[str, Pod] = {}
         groups: dict[LabelKey, LabelGroup] = {}
         group_index: dict[tuple[str, str], set[LabelKey]] = {}
+        last_labels: object = None  # consecutive pods often share one interned label map, hence one group
+        group = LabelGroup({})
         for pod in pods:
             if pod.namespace != ns_name:
                 ns_name = pod.namespace
                 ns = self._ns_of(ns_name)
                 held, groups, group_index = ns.pods, ns.groups, ns.group_index
+                last_labels = None
             name = pod.name
             if name in held:
                 self._apply_pod(pod)
+                last_labels = None
                 continue
             held[name] = pod
             if not pod.counts:
                 continue
             labels = pod.labels
-            label_key = label_key_of(labels)
-            group = groups.get(label_key)
-            if group is None:
-                group = groups[label_key] = LabelGroup(labels)
-                for item in label_key:
-                    keys = group_index.get(item)
-                    if keys is None:
-                        group_index[item] = {label_key}
-                    else:
-                        keys.add(label_key)
+            if labels is not last_labels:
+                label_key = label_key_of(labels)
+                found = groups.get(label_key)
+                if found is None:
+                    found = groups[label_key] = LabelGroup(labels)
+                    for item in label_key:
+                        keys = group_index.get(item)
+                        if keys is None:
+                            group_index[item] = {label_key}
+                        else:
+                            keys.add(label_key)
+                group, last_labels = found, labels
             nodes = group.nodes
             node = pod.node_name
             nodes[node] = nodes.get(node, 0) + 1
@@ -152,6 +158,9 @@ class PodCounting(CandidateSets):
                 groups = (ns.groups[k] for k in keys)
             for group in groups:
                 if selector.matches(group.labels):
+                    if not counts:  # the first matching group (often the only one): copied in C
+                        counts.update(group.nodes)
+                        continue
                     for node, c in group.nodes.items():
                         counts[node] = counts.get(node, 0) + c
         w.counts = counts
