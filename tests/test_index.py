@@ -403,3 +403,33 @@ def test_service_added_after_workload_changes_its_selector() -> None:
     fresh = SpreadIndex(profile)
     fresh.load(snapshot)
     assert index.reports()[0].selector == fresh.reports()[0].selector == "app=web,app=web"
+
+
+@pytest.mark.parametrize("profile_name", ["v1.28", "v1.12", "v1.29"])
+def test_bulk_load_equals_events_with_a_repeated_pod_and_an_empty_service_selector(profile_name: str) -> None:
+    """``load`` counts pods in bulk and looks Services up by one selector label; a pod listed twice (the second
+    wins) and a Service whose selector is an empty map (it selects every pod of the namespace) give the same
+    reports as the same records applied one event at a time."""
+    profile = get_profile(profile_name)
+    records: list[Record] = [parse_object(node(n, z, key=GA_ZONE)) for n, z in (("n0", "z1"), ("n1", "z2"))]
+    records += [
+        parse_object(service("all", {"app": "web"}, "a")),
+        Service("a", "everything", {}),
+        parse_object(pod("p0", {"app": "web"}, "n0", namespace="a")),
+        parse_object(pod("p0", {"app": "web"}, "n1", namespace="a")),
+        parse_object(pod("p1", {"app": "web"}, "n0", namespace="a")),
+        parse_object(controller("ReplicaSet", "rs", {"matchLabels": {"app": "web"}}, {"app": "web"}, namespace="a")),
+    ]
+    snapshot = Snapshot()
+    for record in records:
+        snapshot.add(record)
+    bulk = SpreadIndex(profile, ReportOptions(top_n=2))
+    bulk.load(snapshot)
+    events = SpreadIndex(profile, ReportOptions(top_n=2))
+    for record in [records[-1], *records[:-1]]:  # the workload first: every pod takes the event path
+        events.apply(record)
+    assert bulk.reports() == events.reports()
+    assert bulk.counts_of(WorkloadKey("a", "ReplicaSet", "rs")) == {"n0": 1, "n1": 1}
+    rs = snapshot.controllers[0]
+    expected = score_pod(representative_pod(rs)[0], snapshot.nodes, snapshot.pods, snapshot, profile)
+    assert bulk.reports()[0].selector == expected.selector_text

@@ -16,7 +16,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 
 from spreadwatch.report.build import CandidateLayout, ReportOptions, empty_names, node_entry, spread_facts
-from spreadwatch.report.spread_report import NodeEntry, SpreadReport, ZoneEntry
+from spreadwatch.report.spread_report import SpreadReport, ZoneEntry
 from spreadwatch.report.verdict import Health, judge
 from spreadwatch.scoring import Profile, WorkloadRef, ZoneKey
 from spreadwatch.scoring.topology import HOSTNAME_KEY, MAX_NODE_SCORE
@@ -46,7 +46,14 @@ def build_topology_report(
     pods, skews and health), ``node_zone``: the zone of every busy candidate (``scores.busy_raw`` too)."""
     busy = scores.busy_raw
     top_n = options.top_n
-    scored = [(scores.normalized(raw), name) for name, raw in busy.items()]
+    high, low = scores.max_raw, scores.min_raw
+    # entries (-score, node): sorted by score descending, then name, without a key function
+    if high == 0:
+        scored = [(0 if raw is None else -MAX_NODE_SCORE, name) for name, raw in busy.items()]
+    else:  # GroupScores.normalized, inline
+        scored = [
+            (0 if raw is None else -(MAX_NODE_SCORE * (high + low - raw) // high), name) for name, raw in busy.items()
+        ]
     busy_per_group: dict[GroupKey, int] = {}
     for key in scores.busy_groups.values():
         busy_per_group[key] = busy_per_group.get(key, 0) + 1
@@ -71,18 +78,29 @@ def build_topology_report(
             empty_total[score] = empty_total.get(score, 0) + empty
             names = groups.groups[key]
             if score != empty_score[zone]:
-                exceptions.extend((score, n, zone) for n in empty_names(names, busy, None))
-            best_empty.extend((score, n, zone) for n in empty_names(names, busy, top_n))
-    pool = [(s, n, node_zone[n]) for s, n in scored] + best_empty
-    top = sorted(pool, key=lambda e: (-e[0], e[1]))[:top_n]
-    by_pods = sorted(scored, key=lambda e: (-counts.get(e[1], 0), e[1]))
-    omitted = max(0, len(by_pods) - options.max_nodes)
-    listed: dict[str, NodeEntry] = {}
-    for s, n in by_pods[: options.max_nodes]:
-        listed[n] = node_entry(n, node_zone[n], counts.get(n, 0), s)
-    for s, n, z in [*top, *exceptions]:
-        listed.setdefault(n, node_entry(n, z, counts.get(n, 0), s))
-    present = {s for s, _ in scored} | set(empty_total)
+                exceptions.extend((-score, n, zone) for n in empty_names(names, busy, None))
+            best_empty.extend((-score, n, zone) for n in empty_names(names, busy, top_n))
+    pool = [(s, n, node_zone[n]) for s, n in scored]
+    pool.extend(best_empty)
+    pool.sort()
+    top = pool[:top_n]
+    omitted = max(0, len(scored) - options.max_nodes)
+    listed: dict[str, tuple[int, str, ZoneKey | None]] = {}
+    if omitted:
+        by_pods = sorted(scored, key=lambda e: (-counts.get(e[1], 0), e[1]))
+        for s, n in by_pods[: options.max_nodes]:
+            listed[n] = (s, n, node_zone[n])
+    else:
+        for s, n, z in pool:
+            if n in busy:
+                listed[n] = (s, n, z)
+    for entry in top:
+        listed.setdefault(entry[1], entry)
+    for entry in exceptions:
+        listed.setdefault(entry[1], entry)
+    get_count = counts.get
+    nodes = tuple(node_entry(n, z, get_count(n, 0), -s) for s, n, z in sorted(listed.values()))
+    present = {-s for s, _ in scored} | set(empty_total)
     best = max(present, default=0)
     any_empty = bool(empty_total)
     facts, zone_counts = spread_facts(layout, counts, node_zone, any_empty)
@@ -114,14 +132,14 @@ def build_topology_report(
         pods=facts.pods,
         candidate_nodes=layout.total,
         excluded_nodes=dict(sorted(layout.excluded.items())),
-        nodes=tuple(sorted(listed.values(), key=lambda e: (-e.score, e.node))),
+        nodes=nodes,
         nodes_omitted=omitted,
         zones=zones,
         empty_node_score=zoneless,
         best_score=best,
         worst_score=min(present, default=0),
-        best_nodes=tuple(sorted(n for s, n, _ in pool if s == best)[:top_n]),
-        best_node_count=sum(1 for s, _ in scored if s == best) + empty_total.get(best, 0),
+        best_nodes=tuple(sorted(n for s, n, _ in pool if s == -best)[:top_n]),
+        best_node_count=sum(1 for s, _ in scored if s == -best) + empty_total.get(best, 0),
         node_skew=facts.node_skew,
         zone_skew=facts.zone_skew,
         health=Health(health),

@@ -100,9 +100,7 @@ def default_constraints_from_config(
             raise _fail(source, f"profiles[{i}].schedulerName", f"duplicate profile {name!r}")
         found[name] = _profile_defaults(profile, source, f"profiles[{i}].pluginConfig", f"{source} (profile {name})")
     if scheduler_name not in found:
-        raise _fail(
-            source, "profiles", f"no profile with schedulerName {scheduler_name!r} (found: {', '.join(found)})"
-        )
+        raise _fail(source, "profiles", f"no profile with schedulerName {scheduler_name!r} (found: {', '.join(found)})")
     return found[scheduler_name]
 
 

@@ -62,7 +62,7 @@ class SpreadSelector:
     def __str__(self) -> str:
         if self.mode is SelectorMode.ANY_OF:
             return " OR ".join(f"({s})" for s in self.selectors)
-        return ",".join(str(s) for s in self.selectors if str(s))
+        return ",".join(text for text in map(str, self.selectors) if text)
 
 
 def matching_services(pod: Pod, lookup: ClusterLookup) -> list[Service]:

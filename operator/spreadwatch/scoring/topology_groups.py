@@ -147,22 +147,29 @@ def score_groups(
     sizes = tuple(groups.total - ignored if t.hostname else len(domains[i]) for i, t in enumerate(terms))
     weights = tuple(go_log(float(size + 2)) for size in sizes)
     partial = GroupScores(plan, weights, sizes, tuple(domains), ignored, {}, {}, {}, 0, 0)
+    distinct = list({id(c): c for c in counts}.values())  # the terms often share one count map
     busy: set[str] = set()
-    for per_node in {id(c): c for c in counts}.values():  # the terms often share one count map
-        busy.update(n for n in per_node if n in candidate_names)
-    zero = (0,) * len(terms)
+    for per_node in distinct:
+        busy.update(candidate_names.intersection(per_node))
+    shared = len(distinct) == 1 and len(terms) > 0  # every term counts the same pods: own = (count,) * terms
+    n_terms = len(terms)
+    zero = (0,) * n_terms
     busy_raw: dict[str, int | None] = {}
     busy_groups: dict[str, GroupKey] = {}
     busy_per_group: dict[GroupKey, int] = {}
     memo: dict[tuple[Signature, tuple[int, ...]], int | None] = {}
     cache: dict[str, Signature] = {} if signatures is None else signatures
+    first = distinct[0] if shared else {}
     for name in busy:
         node_sig = cache.get(name)
         if node_sig is None:
             node_sig = cache[name] = signature(node_of[name].labels, keys)
-        own = tuple(c.get(name, 0) for c in counts)
+        own = (first.get(name, 0),) * n_terms if shared else tuple(c.get(name, 0) for c in counts)
         memo_key = (node_sig, own)
-        raw = memo[memo_key] if memo_key in memo else memo.setdefault(memo_key, partial.raw(node_sig, own))
+        if memo_key in memo:
+            raw = memo[memo_key]
+        else:
+            raw = memo[memo_key] = partial.raw(node_sig, own)
         busy_raw[name] = raw
         key = (zone_of[name], node_sig)
         busy_groups[name] = key

@@ -1,0 +1,41 @@
+"""The incremental spread index: cluster state and every workload's spread, kept current event by event.
+
+The operator's runtime and ``spreadwatch analyze`` both feed records into a :class:`SpreadIndex` and read
+:class:`~spreadwatch.report.SpreadReport` s back. Data structures (per namespace):
+
+* **label groups** — counting pods (bound, not deleting, not terminal) grouped by their exact label set
+  (pods of one ReplicaSet share one), each with a node → count map and a cached list of the workloads whose
+  spreading selector matches that label set;
+* **anchor index** — for each workload, one equality/``in`` requirement of its selector (its *anchor*)
+  indexes it under ``(key, value)``; a new label set only tests the workloads anchored on one of its labels
+  (plus the few whose selectors have no such requirement);
+* **workload state** — representative next pod, spreading selector, and a sparse node → matching-pod count
+  map (only nodes with matching pods);
+* **candidate sets** — cached per scheduling-constraint signature (tolerations, nodeSelector, required
+  affinity), since most workloads share one; rebuilt lazily after a node change.
+
+Costs (W: workloads in the namespace, G: label groups in the namespace, A: workloads a pod matches):
+
+==================================  ==========================================================================
+``apply(pod)`` / ``remove_pod``     O(labels + A) — O(labels + anchored candidates) for a new label set
+``apply(service)`` / controller     O(W) selector checks, plus O(G) recount per workload whose selector changed
+``apply(node)`` / ``remove_node``   O(signatures + W); dirties only workloads whose candidate set changes
+                                    (rebuilt lazily, O(nodes) per signature)
+``report_for`` (dirty workload)     O(nodes with matching pods + zones × top_n)
+``load(snapshot)``                  O(objects + workloads × G)
+==================================  ==========================================================================
+
+Only slim records are stored (see :mod:`spreadwatch.model`). The package's modules, one concern each, build
+:class:`SpreadIndex` by extension: :mod:`~spreadwatch.index.state` (records and state),
+:mod:`~spreadwatch.index.candidates` (candidate sets), :mod:`~spreadwatch.index.counting` (label groups and
+counts), :mod:`~spreadwatch.index.workloads` (Services, controllers, selectors, anchors),
+:mod:`~spreadwatch.index.building` (reports) and :mod:`~spreadwatch.index.spread_index` (the public API:
+``load``, ``apply``, ``remove``, ``report_for``, ``reports``, ``take_dirty``, ``object_keys``, ...).
+"""
+
+from __future__ import annotations
+
+from spreadwatch.index.spread_index import SpreadIndex
+from spreadwatch.index.state import IndexSizes
+
+__all__ = ["IndexSizes", "SpreadIndex"]

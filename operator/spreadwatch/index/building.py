@@ -1,0 +1,84 @@
+"""Building a workload's report from the index's sparse state (SelectorSpread, or PodTopologySpread for
+``v1.29``): O(nodes with matching pods + zones × top_n), plus O(groups) for v1.29."""
+
+from __future__ import annotations
+
+from spreadwatch.index.state import CandidateSet, Workload
+from spreadwatch.index.workloads import WorkloadTracking
+from spreadwatch.report import CandidateLayout, SpreadReport, build_report, error_report
+from spreadwatch.report.topology import build_topology_report
+from spreadwatch.scoring.topology_groups import group_candidates, score_groups
+
+__all__ = ["ReportBuilding", "best_set"]
+
+
+def best_set(report: SpreadReport, layout: CandidateLayout | None) -> set[str]:
+    """Every candidate node with the report's best score: listed ones, and the unlisted (empty) nodes of the
+    zones whose emptyNodeScore is the best. O(candidates)."""
+    if layout is None:
+        return set()
+    listed = {e.node: e.score for e in report.nodes}
+    best = report.best_score
+    empty = {(z.region, z.zone): z.empty_node_score for z in report.zones}
+    out = {n for n, s in listed.items() if s == best}
+    for zone, names in layout.by_zone.items():
+        score = report.empty_node_score if zone is None else empty.get(zone, report.empty_node_score)
+        if score == best:
+            out.update(n for n in names if n not in listed)
+    return out
+
+
+class ReportBuilding(WorkloadTracking):
+    """Reports from the counts, candidate sets and (v1.29) candidate groups."""
+
+    def _build_topology(self, w: Workload, candidates: CandidateSet) -> SpreadReport:
+        plan = w.plan
+        assert plan is not None
+        keys = tuple(t.topology_key for t in plan.terms)
+        groups = self._topo_groups.get((w.sig, keys))
+        if groups is None:
+            nodes = (self._nodes[n] for n in candidates.names)
+            groups = self._topo_groups[(w.sig, keys)] = group_candidates(nodes, keys, self._zones)
+        if w.multi:
+            per_term = self._term_counts(w)
+        else:
+            empty = not w.counting
+            per_term = [{} if empty else w.counts for _ in plan.terms]
+        signatures = self._node_sigs.setdefault(keys, {})
+        scores = score_groups(
+            plan, self._template(w), groups, candidates.names, per_term, self._nodes, self._zones, signatures
+        )
+        first = per_term[0] if per_term else {}
+        counts = {n: c for n, c in first.items() if n in candidates.names and c > 0}
+        return build_topology_report(
+            w.ref,
+            self.profile,
+            w.selector_text,
+            candidates.layout,
+            groups,
+            scores,
+            counts,
+            self._zones,
+            w.ctrl.replicas,
+            self.options,
+        )
+
+    def _build(self, w: Workload) -> SpreadReport:
+        replicas = w.ctrl.replicas
+        if w.error:
+            return error_report(w.ref, self.profile.name, replicas, w.error)
+        candidates = self._candidate_set(w)
+        if w.plan is not None and not w.skip:
+            return self._build_topology(w, candidates)
+        return build_report(
+            w.ref,
+            self.profile,
+            w.selector_text,
+            w.skip,
+            candidates.layout,
+            w.counts,
+            self._zones,
+            replicas,
+            self.options,
+            candidates.names,
+        )

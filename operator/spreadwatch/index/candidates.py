@@ -1,0 +1,109 @@
+"""Candidate sets: the nodes that pass a workload's scheduling constraints, cached per constraint signature.
+
+Most workloads share one signature (tolerations, nodeSelector, required affinity), so a candidate set is
+computed once (O(nodes)) and shared. A node event drops only the sets the node's change alters and dirties
+only the workloads using them: O(candidate sets) filter checks + O(W) signature look-ups.
+"""
+
+from __future__ import annotations
+
+from spreadwatch.index.state import CandidateSet, IndexState, Workload
+from spreadwatch.model import Node, PodTemplate, WorkloadKey
+from spreadwatch.report import CandidateLayout
+from spreadwatch.scoring import ZoneKey, exclusion_reason, zone_key
+
+__all__ = ["CandidateSets"]
+
+
+class CandidateSets(IndexState):
+    """Nodes, their zones and the cached candidate sets."""
+
+    def _apply_node(self, node: Node) -> None:
+        old = self._nodes.get(node.name)
+        self._nodes[node.name] = node
+        if old is not None and (old.labels, old.taints, old.unschedulable) == (
+            node.labels,
+            node.taints,
+            node.unschedulable,
+        ):
+            return
+        old_zone = self._zones.get(node.name)
+        self._zones[node.name] = zone_key(node.labels, self.profile)
+        self._node_changed(old, old_zone, node)
+
+    def _node_changed(self, old: Node | None, old_zone: ZoneKey | None, new: Node | None) -> None:
+        """Drop the candidate sets this node's change alters and dirty only the workloads using them.
+
+        A set changes when the node enters or leaves it, changes zone inside it, or moves between exclusion
+        reasons. O(candidate sets) filter checks + O(W) signature look-ups — instead of rebuilding every
+        workload's report on any node event (a cordon or a label change used to dirty them all).
+        """
+        new_zone = self._zones.get(new.name) if new is not None else None
+
+        def placement(node: Node | None, zone: ZoneKey | None, template: PodTemplate) -> tuple[object, ...]:
+            if node is None:
+                return ("absent",)
+            reason = exclusion_reason(node, template)
+            if reason is not None:
+                return ("excluded", reason)
+            return ("candidate", zone, dict(node.labels)) if topology else ("candidate", zone)
+
+        topology = self.profile.pod_topology_spread
+        if topology:
+            self._topology_node_changed(old, new)
+
+        changed = {
+            sig
+            for sig, cands in self._candidates.items()
+            if placement(old, old_zone, cands.template) != placement(new, new_zone, cands.template)
+        }
+        if not changed:
+            return
+        for sig in changed:
+            del self._candidates[sig]
+        for group_key in [k for k in self._topo_groups if k[0] in changed]:
+            del self._topo_groups[group_key]
+        for ns in self._ns.values():
+            for key, w in ns.workloads.items():
+                if not w.error and w.sig in changed:
+                    self._touch(w, key)
+
+    def _topology_node_changed(self, old: Node | None, new: Node | None) -> None:
+        """v1.29: a node's labels or taints decide which domain its pods count in, candidate or not: dirty
+        the workloads with matching pods on it (all multi-selector ones). O(W)."""
+        if old is not None and new is not None and (old.labels, old.taints) == (new.labels, new.taints):
+            return
+        self._node_sigs.clear()
+        node = new or old
+        name = node.name if node is not None else ""
+        for ns in self._ns.values():
+            for key, w in ns.workloads.items():
+                if not w.error and (w.multi or name in w.counts):
+                    self._touch(w, key)
+
+    def _candidate_set(self, w: Workload) -> CandidateSet:
+        cached = self._candidates.get(w.sig)
+        if cached is None:
+            template = self._template(w)
+            by_zone: dict[ZoneKey | None, list[str]] = {}
+            excluded: dict[str, int] = {}
+            for name in sorted(self._nodes):
+                reason = exclusion_reason(self._nodes[name], template)
+                if reason is None:
+                    by_zone.setdefault(self._zones[name], []).append(name)
+                else:
+                    excluded[reason] = excluded.get(reason, 0) + 1
+            names = frozenset(n for names in by_zone.values() for n in names)
+            cached = self._candidates[w.sig] = CandidateSet(names, CandidateLayout(by_zone, excluded), template)
+        return cached
+
+    def candidate_layout(self, key: WorkloadKey) -> CandidateLayout | None:
+        """A workload's candidate nodes by zone (each list sorted) and excluded-node counts; None for an
+        unknown workload or one in Error. Shared by workloads with the same scheduling constraints and never
+        mutated (a node change replaces it), so another thread may read it. O(1) cached, O(nodes) after a
+        node change."""
+        ns = self._ns.get(key.namespace)
+        w = ns.workloads.get(key) if ns else None
+        if w is None or w.error:
+            return None
+        return self._candidate_set(w).layout

@@ -1,0 +1,183 @@
+"""Counting pods: label groups, the workloads each group's pods count for, and per-workload node counts.
+
+Counting pods (bound, not deleting, not terminal) are grouped by their exact label set (pods of one
+ReplicaSet share one), each group with a node → count map and a cached list of the workloads whose spreading
+selector matches it (valid while the namespace's epoch is unchanged). A pod event costs O(labels + A) (A:
+workloads the pod matches); a workload's counts are rebuilt from the groups its anchors point at.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+
+from spreadwatch.index.candidates import CandidateSets
+from spreadwatch.index.state import LabelGroup, LabelKey, NamespaceState, Workload
+from spreadwatch.model import Pod, WorkloadKey
+from spreadwatch.model import label_key as label_key_of
+
+__all__ = ["PodCounting"]
+
+
+class PodCounting(CandidateSets):
+    """Pods, label groups and the per-workload sparse node → matching-pod counts."""
+
+    def _apply_pod(self, pod: Pod) -> None:
+        ns = self._ns_of(pod.namespace)
+        old = ns.pods.get(pod.name)
+        ns.pods[pod.name] = pod
+        if old is not None:
+            if old.counts and pod.counts and old.node_name == pod.node_name and old.labels == pod.labels:
+                return
+            self._uncount(ns, old)
+        self._count(ns, pod)
+
+    def _count_bulk(self, pods: Iterable[Pod]) -> None:
+        """File and count pods while no workload exists yet (bulk load): a pod only joins its label group,
+        without the per-event look-up of matching workloads (they are counted from the groups when added).
+        A pod already held takes the event path. O(pods)."""
+        ns_name: str | None = None
+        held: dict[str, Pod] = {}
+        groups: dict[LabelKey, LabelGroup] = {}
+        group_index: dict[tuple[str, str], set[LabelKey]] = {}
+        last_labels: object = None  # consecutive pods often share one interned label map, hence one group
+        group = LabelGroup({})
+        for pod in pods:
+            if pod.namespace != ns_name:
+                ns_name = pod.namespace
+                ns = self._ns_of(ns_name)
+                held, groups, group_index = ns.pods, ns.groups, ns.group_index
+                last_labels = None
+            name = pod.name
+            if name in held:
+                self._apply_pod(pod)
+                last_labels = None
+                continue
+            held[name] = pod
+            if not pod.counts:
+                continue
+            labels = pod.labels
+            if labels is not last_labels:
+                label_key = label_key_of(labels)
+                found = groups.get(label_key)
+                if found is None:
+                    found = groups[label_key] = LabelGroup(labels)
+                    for item in label_key:
+                        keys = group_index.get(item)
+                        if keys is None:
+                            group_index[item] = {label_key}
+                        else:
+                            keys.add(label_key)
+                group, last_labels = found, labels
+            nodes = group.nodes
+            node = pod.node_name
+            nodes[node] = nodes.get(node, 0) + 1
+
+    def _group_matches(self, ns: NamespaceState, group: LabelGroup) -> list[WorkloadKey]:
+        cached = group.matches
+        if cached is not None and group.epoch == ns.epoch:
+            return cached
+        candidates: set[WorkloadKey] = set(ns.unanchored)
+        for item in group.labels.items():
+            found = ns.anchor_index.get(item)
+            if found:
+                candidates |= found
+        matches = []
+        for key in candidates:
+            w = ns.workloads[key]
+            if w.counting and w.selector is not None and w.selector.matches(group.labels):
+                matches.append(key)
+        group.matches, group.epoch = matches, ns.epoch
+        return matches
+
+    def _count(self, ns: NamespaceState, pod: Pod) -> None:
+        if not pod.counts:
+            return
+        label_key = label_key_of(pod.labels)
+        group = ns.groups.get(label_key)
+        if group is None:
+            group = ns.groups[label_key] = LabelGroup(pod.labels)
+            for item in label_key:
+                ns.group_index.setdefault(item, set()).add(label_key)
+        node = pod.node_name
+        group.nodes[node] = group.nodes.get(node, 0) + 1
+        for key in self._group_matches(ns, group):
+            w = ns.workloads[key]
+            w.counts[node] = w.counts.get(node, 0) + 1
+            self._touch(w, key)
+
+    def _uncount(self, ns: NamespaceState, pod: Pod) -> None:
+        if not pod.counts:
+            return
+        label_key = label_key_of(pod.labels)
+        group = ns.groups.get(label_key)
+        if group is None:
+            return
+        node = pod.node_name
+        left = group.nodes.get(node, 0) - 1
+        if left > 0:
+            group.nodes[node] = left
+        else:
+            group.nodes.pop(node, None)
+        for key in self._group_matches(ns, group):
+            w = ns.workloads[key]
+            c = w.counts.get(node, 0) - 1
+            if c > 0:
+                w.counts[node] = c
+            else:
+                w.counts.pop(node, None)
+            self._touch(w, key)
+        if not group.nodes:
+            del ns.groups[label_key]
+            for item in label_key:
+                keys = ns.group_index.get(item)
+                if keys is not None:
+                    keys.discard(label_key)
+                    if not keys:
+                        del ns.group_index[item]
+
+    @staticmethod
+    def _invalidate_groups(ns: NamespaceState) -> None:
+        """O(1): every group's cached workload list is stale from now on."""
+        ns.epoch += 1
+
+    @staticmethod
+    def _recount(ns: NamespaceState, w: Workload) -> None:
+        """Counts from the label groups the workload's anchors point at (all groups if unanchored)."""
+        counts: dict[str, int] = {}
+        selector = w.selector
+        if w.counting and selector is not None:
+            groups: Iterable[LabelGroup]
+            if w.anchors is None:
+                groups = ns.groups.values()
+            else:
+                keys: set[LabelKey] = set()
+                for item in w.anchors:
+                    found = ns.group_index.get(item)
+                    if found:
+                        keys |= found
+                groups = (ns.groups[k] for k in keys)
+            for group in groups:
+                if selector.matches(group.labels):
+                    if not counts:  # the first matching group (often the only one): copied in C
+                        counts.update(group.nodes)
+                        continue
+                    for node, c in group.nodes.items():
+                        counts[node] = counts.get(node, 0) + c
+        w.counts = counts
+
+    def _term_counts(self, w: Workload) -> list[dict[str, int]]:
+        """v1.29 with different selectors: per constraint, node -> matching pods, from the label groups.
+        O(groups in the namespace × constraints)."""
+        assert w.plan is not None
+        terms = w.plan.terms
+        out: list[dict[str, int]] = [{} for _ in terms]
+        ns = self._ns.get(w.ctrl.namespace)
+        if ns is None:
+            return out
+        for group in ns.groups.values():
+            for i, term in enumerate(terms):
+                if not term.selector.empty and term.selector.matches(group.labels):
+                    per_node = out[i]
+                    for node, c in group.nodes.items():
+                        per_node[node] = per_node.get(node, 0) + c
+        return out

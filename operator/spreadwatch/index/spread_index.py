@@ -1,0 +1,199 @@
+"""The public face of the index: :class:`SpreadIndex` (events in, reports out); see :mod:`spreadwatch.index`."""
+
+from __future__ import annotations
+
+import dataclasses
+from collections.abc import Mapping
+
+from spreadwatch.index.building import ReportBuilding, best_set
+from spreadwatch.index.state import IndexSizes, Workload
+from spreadwatch.index.workloads import anchors
+from spreadwatch.model import Controller, Namespace, Node, Pod, Record, Service, WorkloadKey
+from spreadwatch.report import Comparison, ReportOptions, SpreadReport
+from spreadwatch.scoring import Profile, WorkloadRef, is_workload
+from spreadwatch.snapshot import Snapshot, paused_gc
+
+__all__ = ["SpreadIndex"]
+
+
+class SpreadIndex(ReportBuilding):
+    """Incremental cluster state and per-workload spread (see :mod:`spreadwatch.index` for costs).
+
+    Implements ``scoring.ClusterLookup``. Not thread-safe: the operator calls it from one event loop.
+    """
+
+    def __init__(self, profile: Profile, options: ReportOptions | None = None, compare: Profile | None = None) -> None:
+        super().__init__(profile, options)
+        #: ``--compare-profile``: a second index fed the same events; reports carry its ``comparison``
+        self.shadow = SpreadIndex(compare, self.options) if compare is not None else None
+
+    def load(self, snapshot: Snapshot) -> None:
+        """Add every record of a snapshot; workloads are computed once at the end. O(objects + W×G)."""
+        with paused_gc():
+            fresh = not any(ns.workloads for ns in self._ns.values())
+            records: list[Record] = [*snapshot.nodes, *snapshot.namespaces, *snapshot.services]
+            if not fresh:
+                records.extend(snapshot.pods)
+            for record in records:
+                self.apply(record)
+            if fresh:
+                self._count_bulk(snapshot.pods)
+            for ctrl in snapshot.controllers:
+                ns = self._ns_of(ctrl.namespace)
+                ns.controllers.setdefault(ctrl.kind, {})[ctrl.name] = ctrl
+                if ctrl.kind == "ReplicaSet":
+                    ns.replicasets_by_owner = None
+            for ctrl in snapshot.controllers:
+                if is_workload(ctrl):
+                    self._add_workload(ctrl)
+        if self.shadow is not None:
+            self.shadow.load(snapshot)
+
+    def apply(self, record: Record) -> None:
+        """Add or update one object (an informer ADDED/MODIFIED event)."""
+        if self.shadow is not None:
+            self.shadow.apply(record)
+        if isinstance(record, Pod):
+            self._apply_pod(record)
+        elif isinstance(record, Node):
+            self._apply_node(record)
+        elif isinstance(record, Service):
+            self._apply_service(record)
+        elif isinstance(record, Controller):
+            self._apply_controller(record)
+        elif isinstance(record, Namespace):
+            self._ns_of(record.name).labels = record.labels
+
+    def remove(self, kind: str, namespace: str, name: str) -> None:
+        """Remove one object (a DELETED event); unknown objects are ignored."""
+        if self.shadow is not None:
+            self.shadow.remove(kind, namespace, name)
+        if kind == "Pod":
+            ns = self._ns.get(namespace)
+            old = ns.pods.pop(name, None) if ns else None
+            if ns is not None and old is not None:
+                self._uncount(ns, old)
+        elif kind == "Node":
+            old_node = self._nodes.pop(name, None)
+            if old_node is not None:
+                self._node_changed(old_node, self._zones.pop(name, None), None)
+        elif kind == "Service":
+            ns = self._ns.get(namespace)
+            if ns is not None:
+                self._drop_service(ns, name)
+        elif kind == "Namespace":
+            ns = self._ns.get(name)
+            if ns is not None:
+                ns.labels = {}
+        else:
+            ns = self._ns.get(namespace)
+            ctrl = ns.controllers.get(kind, {}).pop(name, None) if ns else None
+            if ns is not None and ctrl is not None:
+                if kind == "ReplicaSet":
+                    ns.replicasets_by_owner = None
+                self._controller_changed(ns, ctrl, None)
+
+    def workload_keys(self) -> list[WorkloadKey]:
+        return sorted(k for ns in self._ns.values() for k in ns.workloads)
+
+    def report_for(self, key: WorkloadKey) -> SpreadReport | None:
+        """The current report of a workload (rebuilt if it changed). O(busy nodes) when dirty, else O(1)."""
+        ns = self._ns.get(key.namespace)
+        w = ns.workloads.get(key) if ns else None
+        if w is None:
+            return None
+        if w.report is None:
+            w.report = self._build(w)
+        if self.shadow is None:
+            return w.report
+        other = self.shadow.report_for(key)
+        if other is None:
+            return w.report
+        if w.compared is None or w.compared[0] is not w.report or w.compared[1] is not other:
+            w.compared = (w.report, other, self._with_comparison(w.report, other, key))
+        return w.compared[2]
+
+    def _with_comparison(self, report: SpreadReport, other: SpreadReport, key: WorkloadKey) -> SpreadReport:
+        """``report`` plus the shadow profile's best score/nodes and whether the best sets overlap. O(candidates)."""
+        assert self.shadow is not None
+        mine = best_set(report, self.candidate_layout(key))
+        theirs = best_set(other, self.shadow.candidate_layout(key))
+        comparison = Comparison(
+            self.shadow.profile.name, other.best_score, other.best_nodes, other.best_node_count, bool(mine & theirs)
+        )
+        return dataclasses.replace(report, comparison=comparison)
+
+    def reports(self) -> list[SpreadReport]:
+        """Every workload's report, sorted by namespace, kind, name (the GC is paused while they are built)."""
+        out = []
+        with paused_gc():
+            for key in self.workload_keys():
+                report = self.report_for(key)
+                if report is not None:
+                    out.append(report)
+        return out
+
+    def report_of_controller(self, ctrl: Controller) -> SpreadReport:
+        """A one-off report for a controller that is not a workload (a Deployment's ReplicaSet)."""
+        w = Workload(ctrl, WorkloadRef.of(ctrl))
+        self._prepare(w)
+        w.anchors = anchors(w.selector) if w.counting else ()
+        self._recount(self._ns_of(ctrl.namespace), w)
+        return self._build(w)
+
+    def take_dirty(self) -> tuple[set[WorkloadKey], set[WorkloadKey]]:
+        """(workloads whose report may have changed, workloads removed) since the last call."""
+        dirty, removed = self._dirty, self._removed
+        self._dirty, self._removed = set(), set()
+        if self.shadow is not None:  # a report also changes when its comparison does
+            dirty |= self.shadow.take_dirty()[0]
+        return dirty - removed, removed
+
+    def sizes(self) -> IndexSizes:
+        return IndexSizes(
+            nodes=len(self._nodes),
+            pods=sum(len(ns.pods) for ns in self._ns.values()),
+            services=sum(len(ns.services) for ns in self._ns.values()),
+            controllers=sum(len(c) for ns in self._ns.values() for c in ns.controllers.values()),
+            workloads=sum(len(ns.workloads) for ns in self._ns.values()),
+            label_groups=sum(len(ns.groups) for ns in self._ns.values()),
+            candidate_sets=len(self._candidates),
+        )
+
+    def namespace_labels(self, namespace: str) -> Mapping[str, str]:
+        ns = self._ns.get(namespace)
+        return ns.labels if ns else {}
+
+    def counts_of(self, key: WorkloadKey) -> Mapping[str, int]:
+        """Matching counting pods per node (all nodes, candidate or not) — for tests and metrics."""
+        ns = self._ns.get(key.namespace)
+        w = ns.workloads.get(key) if ns else None
+        return dict(w.counts) if w else {}
+
+    def object_keys(self, kind: str) -> set[tuple[str, str]]:
+        """``(namespace, name)`` of every held record of a kind (namespace "" for nodes and namespaces).
+
+        Namespaces count only while they carry labels (removing one just forgets its labels). O(records of
+        the kind); used to reconcile the index with a fresh listing after a watch gap.
+        """
+        if kind == "Node":
+            return {("", name) for name in self._nodes}
+        if kind == "Namespace":
+            return {("", name) for name, ns in self._ns.items() if ns.labels}
+        if kind == "Pod":
+            return {(name, pod) for name, ns in self._ns.items() for pod in ns.pods}
+        if kind == "Service":
+            return {(name, svc) for name, ns in self._ns.items() for svc in ns.services}
+        return {(name, ctrl) for name, ns in self._ns.items() for ctrl in ns.controllers.get(kind, ())}
+
+    def report_is_current(self, key: WorkloadKey) -> bool:
+        """Whether ``report_for`` would return a cached report (False: it rebuilds, or the workload is
+        unknown). O(1)."""
+        ns = self._ns.get(key.namespace)
+        w = ns.workloads.get(key) if ns else None
+        current = w is not None and w.report is not None
+        return current and (self.shadow is None or self.shadow.report_is_current(key))
+
+    def namespace_count(self) -> int:
+        """Namespaces the index holds any state for (labels, pods, Services or controllers). O(1)."""
+        return len(self._ns)

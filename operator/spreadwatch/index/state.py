@@ -1,0 +1,128 @@
+"""The index's records and its state: what every part of :class:`~spreadwatch.index.SpreadIndex` reads.
+
+:class:`IndexState` holds the cluster as the index keeps it (per namespace: pods, label groups, Services,
+controllers, workloads and their anchor index; nodes, zones and the cached candidate sets) and the few
+helpers every concern shares. The concerns extend it in turn: candidate sets
+(:mod:`~spreadwatch.index.candidates`), pod counting (:mod:`~spreadwatch.index.counting`), workloads
+(:mod:`~spreadwatch.index.workloads`), report building (:mod:`~spreadwatch.index.building`), and the public
+API (:mod:`~spreadwatch.index.spread_index`).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+
+from spreadwatch.model import Controller, Node, Pod, PodTemplate, Service, WorkloadKey
+from spreadwatch.report import CandidateLayout, ReportOptions, SpreadReport
+from spreadwatch.scoring import Profile, SpreadSelector, WorkloadRef, ZoneKey
+from spreadwatch.scoring.topology import SpreadPlan
+from spreadwatch.scoring.topology_groups import CandidateGroups, Signature
+
+__all__ = ["CandidateSet", "IndexSizes", "IndexState", "LabelGroup", "LabelKey", "NamespaceState", "Workload"]
+
+LabelKey = frozenset[tuple[str, str]]
+
+
+@dataclass(slots=True)
+class LabelGroup:
+    labels: Mapping[str, str]
+    nodes: dict[str, int] = field(default_factory=dict)
+    matches: list[WorkloadKey] | None = None
+    epoch: int = -1  # the namespace epoch ``matches`` was computed at
+
+
+@dataclass(slots=True)
+class Workload:
+    ctrl: Controller
+    ref: WorkloadRef
+    pod: Pod | None = None
+    standin: Controller | None = None
+    selector: SpreadSelector | None = None
+    skip: str = ""
+    error: str = ""
+    anchors: tuple[tuple[str, str], ...] | None = ()  # None: no anchor, tested against every new label set
+    counts: dict[str, int] = field(default_factory=dict)
+    report: SpreadReport | None = None
+    selector_text: str = ""
+    sig: int = -1  # id of the scheduling-constraint signature (candidate sets are cached per signature)
+    plan: SpreadPlan | None = None  # PodTopologySpread (v1.29): the scoring constraints
+    multi: bool = False  # v1.29: the constraints count pods with different selectors
+    compared: tuple[SpreadReport, SpreadReport, SpreadReport] | None = None  # (own, other, with comparison)
+
+    @property
+    def counting(self) -> bool:
+        """Whether pods can count for this workload at all."""
+        return not self.skip and not self.error and self.selector is not None and not self.selector.empty
+
+
+@dataclass(slots=True)
+class NamespaceState:
+    pods: dict[str, Pod] = field(default_factory=dict)
+    groups: dict[LabelKey, LabelGroup] = field(default_factory=dict)
+    services: dict[str, Service] = field(default_factory=dict)
+    controllers: dict[str, dict[str, Controller]] = field(default_factory=dict)
+    workloads: dict[WorkloadKey, Workload] = field(default_factory=dict)
+    anchor_index: dict[tuple[str, str], set[WorkloadKey]] = field(default_factory=dict)
+    unanchored: set[WorkloadKey] = field(default_factory=set)
+    group_index: dict[tuple[str, str], set[LabelKey]] = field(default_factory=dict)  # label -> groups having it
+    epoch: int = 0  # bumped whenever a workload selector changes: invalidates every group's ``matches``
+    labels: Mapping[str, str] = field(default_factory=dict)
+    #: one ``(key, value)`` of each Service's selector -> the Services indexed under it (a pod can be selected
+    #: only by Services indexed under one of its labels)
+    services_by_label: dict[tuple[str, str], set[str]] = field(default_factory=dict)
+    service_order: dict[str, int] = field(default_factory=dict)  # Service name -> its position in ``services``
+    service_seq: int = 0
+    #: ReplicaSets by their controller's name (None: stale after a ReplicaSet change, rebuilt on demand)
+    replicasets_by_owner: dict[str, list[Controller]] | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class CandidateSet:
+    names: frozenset[str]
+    layout: CandidateLayout
+    template: PodTemplate  # the constraints it was computed for (a node change re-checks one node against it)
+
+
+@dataclass(frozen=True, slots=True)
+class IndexSizes:
+    """Object counts, for self-metrics."""
+
+    nodes: int
+    pods: int
+    services: int
+    controllers: int
+    workloads: int
+    label_groups: int
+    candidate_sets: int
+
+
+class IndexState:
+    """The index's state (see the module docstring) and the helpers all its parts use. O(1) to create."""
+
+    def __init__(self, profile: Profile, options: ReportOptions | None = None) -> None:
+        self.profile = profile
+        self.options = options or ReportOptions()
+        self._ns: dict[str, NamespaceState] = {}
+        self._nodes: dict[str, Node] = {}
+        self._zones: dict[str, ZoneKey | None] = {}
+        self._candidates: dict[int, CandidateSet] = {}  # signature id -> candidate set
+        self._topo_groups: dict[tuple[int, tuple[str, ...]], CandidateGroups] = {}  # v1.29, per candidate set
+        self._node_sigs: dict[tuple[str, ...], dict[str, Signature]] = {}  # v1.29: node signatures per key tuple
+        self._sig_ids: dict[tuple[object, ...], int] = {}  # constraint signature -> small int (cheap to hash)
+        self._dirty: set[WorkloadKey] = set()
+        self._removed: set[WorkloadKey] = set()
+
+    def _ns_of(self, name: str) -> NamespaceState:
+        ns = self._ns.get(name)
+        if ns is None:
+            ns = self._ns[name] = NamespaceState()
+        return ns
+
+    def _touch(self, w: Workload, key: WorkloadKey) -> None:
+        w.report = None
+        self._dirty.add(key)
+
+    @staticmethod
+    def _template(w: Workload) -> PodTemplate:
+        return w.pod.template if w.pod is not None else w.ctrl.template

@@ -1,0 +1,319 @@
+"""Workloads: Services and controllers, each workload's next pod, spreading selector and anchors.
+
+A workload's *anchor* is one equality/``in`` requirement of its selector: the workload is indexed under its
+``(key, value)`` pairs, so a new label set only tests the workloads anchored on one of its labels (plus the
+few whose selectors have no such requirement). A Service or controller change refreshes the workloads it
+can affect: O(W) selector checks, plus O(G) recount per workload whose selector changed.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping
+
+from spreadwatch.errors import SelectorError
+from spreadwatch.index.counting import PodCounting
+from spreadwatch.index.state import NamespaceState, Workload
+from spreadwatch.model import Controller, Pod, Service, WorkloadKey
+from spreadwatch.scoring import (
+    ClusterLookup,
+    SelectorMode,
+    SpreadSelector,
+    WorkloadRef,
+    build_spread_selector,
+    is_workload,
+    representative_pod,
+    skip_reason,
+)
+from spreadwatch.scoring.topology import plan_spread
+from spreadwatch.selectors import POSITIVE_OPERATORS, Selector
+
+__all__ = ["WorkloadTracking", "anchors"]
+
+
+
+def anchors(selector: SpreadSelector | None) -> tuple[tuple[str, str], ...] | None:
+    """Index keys for a selector: any label set it matches has one of them. None: cannot be anchored."""
+    if selector is None or selector.empty:
+        return ()
+
+    def best(sel: Selector) -> tuple[tuple[str, str], ...] | None:
+        options = [r for r in sel.requirements if r.op in POSITIVE_OPERATORS]
+        if not options:
+            return None
+        req = min(options, key=lambda r: len(r.values))
+        return tuple((req.key, v) for v in req.values)
+
+    if selector.mode is SelectorMode.ANY_OF:
+        keys: list[tuple[str, str]] = []
+        for sel in selector.selectors:
+            found = best(sel)
+            if found is None:
+                return None
+            keys.extend(found)
+        return tuple(keys)
+    for sel in selector.selectors:
+        found = best(sel)
+        if found is not None:
+            return found
+    return None
+
+
+_SELECTS_ALL = ("", "")  # the index entry of a Service with an empty (not nil) selector: it selects every pod
+
+
+def _service_anchor(selector: Mapping[str, str]) -> tuple[str, str]:
+    """The one (key, value) a Service is indexed under: any pod it selects carries it. O(1)."""
+    return next(iter(selector.items()), _SELECTS_ALL)
+
+
+def _unindex_service(ns: NamespaceState, svc: Service) -> None:
+    if svc.selector is not None:
+        item = _service_anchor(svc.selector)
+        names = ns.services_by_label.get(item)
+        if names is not None:
+            names.discard(svc.name)
+            if not names:
+                del ns.services_by_label[item]
+
+
+class _PodLookup:
+    """A ``ClusterLookup`` for one pod: the given Services, and the index's controllers."""
+
+    __slots__ = ("_index", "_services")
+
+    def __init__(self, index: ClusterLookup, services: list[Service]) -> None:
+        self._index = index
+        self._services = services
+
+    def services_in(self, namespace: str) -> Iterable[Service]:
+        return self._services
+
+    def controllers_in(self, kind: str, namespace: str) -> Iterable[Controller]:
+        return self._index.controllers_in(kind, namespace)
+
+    def controller(self, key: WorkloadKey) -> Controller | None:
+        return self._index.controller(key)
+
+
+class WorkloadTracking(PodCounting):
+    """Services, controllers and workloads; implements ``scoring.ClusterLookup``."""
+
+    def services_in(self, namespace: str) -> Iterable[Service]:
+        ns = self._ns.get(namespace)
+        return ns.services.values() if ns else ()
+
+    def controllers_in(self, kind: str, namespace: str) -> Iterable[Controller]:
+        ns = self._ns.get(namespace)
+        return ns.controllers.get(kind, {}).values() if ns else ()
+
+    def controller(self, key: WorkloadKey) -> Controller | None:
+        namespace, kind, name = key
+        ns = self._ns.get(namespace)
+        if ns is None:
+            return None
+        found = ns.controllers.get(kind, {}).get(name)
+        if found is None and kind == "ReplicaSet":
+            for w in ns.workloads.values():
+                if w.standin is not None and w.standin.name == name:
+                    return w.standin
+        return found
+
+    def _apply_service(self, svc: Service) -> None:
+        ns = self._ns_of(svc.namespace)
+        old = ns.services.get(svc.name)
+        ns.services[svc.name] = svc
+        if old is None:
+            ns.service_order[svc.name] = ns.service_seq
+            ns.service_seq += 1
+        elif old.selector == svc.selector:
+            return
+        else:
+            _unindex_service(ns, old)
+        if svc.selector is not None:
+            ns.services_by_label.setdefault(_service_anchor(svc.selector), set()).add(svc.name)
+        self._refresh_matching(ns, old.selector if old else None, svc.selector)
+
+    def _drop_service(self, ns: NamespaceState, name: str) -> None:
+        """Forget a Service (a DELETED event) and refresh the workloads it selected. O(W)."""
+        svc = ns.services.pop(name, None)
+        if svc is not None:
+            ns.service_order.pop(name, None)
+            _unindex_service(ns, svc)
+            self._refresh_matching(ns, svc.selector, None)
+
+    def _lookup_for(self, ns: NamespaceState, labels: Mapping[str, str]) -> ClusterLookup:
+        """The index as a ``ClusterLookup`` for a pod with ``labels``: only the Services indexed under one of
+        its labels, in the namespace's order (the others cannot select it). O(labels + those Services)."""
+        by_label = ns.services_by_label
+        found: set[str] = set(by_label.get(_SELECTS_ALL, ()))
+        for item in labels.items():
+            names = by_label.get(item)
+            if names:
+                found |= names
+        order = ns.service_order
+        return _PodLookup(self, [ns.services[n] for n in sorted(found, key=order.__getitem__)])
+
+    def _replicasets_of(self, ns: NamespaceState, owner: str) -> list[Controller]:
+        """The namespace's ReplicaSets whose controller is named ``owner`` (``representative_pod`` checks the
+        kind and uid). O(1), or O(ReplicaSets in the namespace) after a ReplicaSet change."""
+        by_owner = ns.replicasets_by_owner
+        if by_owner is None:
+            by_owner = ns.replicasets_by_owner = {}
+            for rs in ns.controllers.get("ReplicaSet", {}).values():
+                if rs.controller is not None:
+                    by_owner.setdefault(rs.controller.name, []).append(rs)
+        return by_owner.get(owner, [])
+
+    def _refresh_matching(
+        self, ns: NamespaceState, old: Mapping[str, str] | None, new: Mapping[str, str] | None
+    ) -> None:
+        """Refresh workloads whose next pod is selected by the old or new Service selector. O(W)."""
+        for w in list(ns.workloads.values()):
+            if w.pod is None:
+                continue
+            labels = w.pod.labels
+            if any(sel is not None and all(labels.get(k) == v for k, v in sel.items()) for sel in (old, new)):
+                self._refresh(ns, w)
+
+    def _apply_controller(self, ctrl: Controller) -> None:
+        ns = self._ns_of(ctrl.namespace)
+        by_name = ns.controllers.setdefault(ctrl.kind, {})
+        old = by_name.get(ctrl.name)
+        by_name[ctrl.name] = ctrl
+        if ctrl.kind == "ReplicaSet":
+            ns.replicasets_by_owner = None
+        self._controller_changed(ns, old, ctrl)
+
+    def _controller_changed(self, ns: NamespaceState, old: Controller | None, new: Controller | None) -> None:
+        ctrl = new or old
+        assert ctrl is not None
+        key = ctrl.key
+        if new is None:
+            self._drop_workload(ns, key)
+        elif is_workload(new):
+            w = ns.workloads.get(key)
+            if w is None:
+                self._add_workload(new)
+            else:
+                w.ctrl, w.ref = new, WorkloadRef.of(new)
+                self._refresh(ns, w)
+        else:
+            self._drop_workload(ns, key)
+        affected: set[WorkloadKey] = set()
+        for c in (old, new):
+            if c is not None and c.kind == "ReplicaSet" and c.controller is not None:
+                affected.add(WorkloadKey(c.namespace, "Deployment", c.controller.name))
+        if self.profile.mode is not SelectorMode.OWNER_MERGED:
+            # An invalid StatefulSet selector makes GetPodStatefulSets fail for the whole namespace.
+            poisons = ctrl.kind == "StatefulSet" and any(c is not None and c.selector_error for c in (old, new))
+            for wk, w in ns.workloads.items():
+                if w.pod is not None and (
+                    poisons
+                    or any(
+                        c is not None and not c.selector.empty and c.selector.matches(w.pod.labels) for c in (old, new)
+                    )
+                ):
+                    affected.add(wk)
+        affected.discard(key)
+        for wk in affected:
+            target = ns.workloads.get(wk)
+            if target is not None:
+                self._refresh(ns, target)
+
+    def _add_workload(self, ctrl: Controller) -> None:
+        ns = self._ns_of(ctrl.namespace)
+        key = ctrl.key
+        w = Workload(ctrl, WorkloadRef.of(ctrl))
+        ns.workloads[key] = w
+        self._removed.discard(key)
+        self._refresh(ns, w, force=True)
+
+    def _drop_workload(self, ns: NamespaceState, key: WorkloadKey) -> None:
+        w = ns.workloads.pop(key, None)
+        if w is None:
+            return
+        self._unindex(ns, key, w)
+        self._invalidate_groups(ns)
+        self._dirty.discard(key)
+        self._removed.add(key)
+
+    def _prepare(self, w: Workload) -> None:
+        """Compute the workload's next pod, skip reason, error and spreading selector."""
+        ctrl = w.ctrl
+        ns = self._ns_of(ctrl.namespace)
+        replicasets = self._replicasets_of(ns, ctrl.name) if ctrl.kind == "Deployment" else ()
+        pod, rs = representative_pod(ctrl, replicasets)
+        w.pod = pod
+        sig_key = self._template(w).constraint_key
+        w.sig = self._sig_ids.setdefault(sig_key, len(self._sig_ids))
+        real = ns.controllers.get("ReplicaSet", {})
+        w.standin = rs if rs is not None and rs.name not in real else None
+        w.error = ""
+        if ctrl.selector_error:
+            w.error = f"InvalidSelector: {ctrl.selector_error}"
+        elif rs is not None and rs.selector_error:
+            w.error = f"InvalidSelector: ReplicaSet {rs.name}: {rs.selector_error}"
+        lookup = self._lookup_for(ns, pod.labels)
+        if self.profile.pod_topology_spread:
+            self._prepare_topology(w, pod, lookup)
+            return
+        w.skip = skip_reason(pod, self.profile)
+        w.selector = None if (w.error or w.skip) else build_spread_selector(pod, lookup, self.profile)
+        w.selector_text = str(w.selector) if w.selector is not None else ""
+
+    def _prepare_topology(self, w: Workload, pod: Pod, lookup: ClusterLookup) -> None:
+        """v1.29: the plan, and the selector pods are counted by (ANY_OF the distinct ones if they differ)."""
+        w.plan, w.skip, w.selector, w.multi, w.selector_text = None, "", None, False, ""
+        if w.error:
+            return
+        try:
+            plan = plan_spread(pod, lookup, self.profile)
+        except SelectorError as err:
+            w.error = f"InvalidSelector: {err}"
+            return
+        w.plan, w.skip, w.selector_text = plan, plan.skip_reason, plan.selector_text
+        if plan.skip_reason:
+            return
+        distinct = tuple(dict.fromkeys(t.selector for t in plan.terms))
+        if len(distinct) == 1:
+            w.selector = SpreadSelector(SelectorMode.OWNER_MERGED, distinct)
+        else:
+            w.multi = True
+            w.selector = SpreadSelector(
+                SelectorMode.ANY_OF, tuple(s for s in distinct if not s.empty and not s.nothing)
+            )
+
+    def _refresh(self, ns: NamespaceState, w: Workload, force: bool = False) -> None:
+        key = w.ctrl.key
+        old_selector, old_counting = w.selector, w.counting
+        self._prepare(w)
+        if force or w.selector != old_selector or w.counting != old_counting:
+            self._unindex(ns, key, w)
+            w.anchors = anchors(w.selector) if w.counting else ()
+            if w.anchors is None:
+                ns.unanchored.add(key)
+            else:
+                for item in w.anchors:
+                    ns.anchor_index.setdefault(item, set()).add(key)
+            self._invalidate_groups(ns)
+            self._recount(ns, w)
+        self._touch(w, key)
+
+    def _unindex(self, ns: NamespaceState, key: WorkloadKey, w: Workload) -> None:
+        ns.unanchored.discard(key)
+        for item in w.anchors or ():
+            keys = ns.anchor_index.get(item)
+            if keys is not None:
+                keys.discard(key)
+                if not keys:
+                    del ns.anchor_index[item]
+
+    def spread_plan(self, key: WorkloadKey) -> str:
+        """v1.29: how PodTopologySpread scores the workload, as text ("" for other profiles). O(constraints)."""
+        ns = self._ns.get(key.namespace)
+        w = ns.workloads.get(key) if ns else None
+        if w is None or w.plan is None:
+            return ""
+        source = "own constraints" if w.plan.source == "pod" else w.plan.source
+        terms = ", ".join(f"{t.topology_key} maxSkew {t.max_skew}" for t in w.plan.terms)
+        return f"PodTopologySpread, {source}: {terms}" if terms else f"PodTopologySpread, {source}"
