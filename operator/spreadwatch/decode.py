@@ -435,6 +435,17 @@ class Converter:
         meta = obj.metadata or _EMPTY_META
         return Namespace(_name(meta), self.labels(meta.labels))
 
+    def direct(self, kind: str) -> Callable[[_Object], Record] | None:
+        """The converter of ``kind`` when it reads neither ``kind`` nor ``apiVersion`` (Pod, Node, Service,
+        Namespace), else None."""
+        direct: dict[str, Callable[[_Object], Record]] = {
+            "Pod": self.pod,
+            "Node": self.node,
+            "Service": self.service,
+            "Namespace": self.namespace,
+        }
+        return direct.get(kind)
+
     def record(self, obj: _Object) -> Record | None:
         """The record of a decoded object; None for kinds spreadwatch does not use. Raises _Fallback."""
         kind = obj.kind
@@ -592,15 +603,22 @@ def _page_records(
     """Records of a page's typed items; an item only the reference parser can decide is re-read from
     ``data`` (the page's items as raw slices, decoded once, on the first such item)."""
     record = converter.record
+    # Items of a typed list carry no kind: those of the kinds whose converter reads neither kind nor
+    # apiVersion go straight to it (most items are pods), the others get both filled in first.
+    direct = converter.direct(kind)
     raw_items: list[msgspec.Raw] | None = None
     for i, obj in enumerate(objects):
-        if kind:
-            if obj.kind is None:
-                obj.kind = kind
-            if obj.apiVersion is None:
-                obj.apiVersion = api_version
         try:
-            decoded: Decoded = record(obj)
+            decoded: Decoded
+            if direct is not None and obj.kind is None:
+                decoded = direct(obj)
+            else:
+                if kind:
+                    if obj.kind is None:
+                        obj.kind = kind
+                    if obj.apiVersion is None:
+                        obj.apiVersion = api_version
+                decoded = record(obj)
         except _Fallback:
             if raw_items is None:
                 raw_items = _page_decoder.decode(data).items or []
