@@ -35,8 +35,9 @@ _next_sweep = _MIN_SWEEP
 
 
 def _refcounts(cache: dict[_Key, _Labels]) -> list[tuple[_Key, int]]:
-    """Each entry's key and the reference count of its map, as seen from here. O(len(cache))."""
-    return [(key, sys.getrefcount(labels)) for key, labels in cache.items()]
+    """Each entry's key and the reference count of its map, as seen from here. O(len(cache)). The entries
+    are copied first, in one C call (atomic under the GIL): another thread may intern meanwhile."""
+    return [(key, sys.getrefcount(labels)) for key, labels in tuple(cache.items())]
 
 
 #: The count :func:`_refcounts` reports for a map nothing but the cache holds (measured, not assumed).
@@ -48,7 +49,7 @@ def _sweep() -> None:
     global _next_sweep  # noqa: PLW0603 - the sweep threshold is module state, like the cache
     for key, refs in _refcounts(_LABELS_CACHE):
         if refs <= _ONLY_CACHED:
-            del _LABELS_CACHE[key]
+            _LABELS_CACHE.pop(key, None)  # (another thread's sweep may have dropped it already)
     _next_sweep = max(_MIN_SWEEP, 2 * len(_LABELS_CACHE))
 
 
