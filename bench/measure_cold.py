@@ -16,6 +16,7 @@ import time
 from collections.abc import Sequence
 from typing import Any
 
+import msgspec
 from bench_results import ColdResult, NodeEventResult, ParseResult
 from measure_util import GCMeter, median
 
@@ -104,7 +105,7 @@ def measure_node_event(snapshot: Snapshot, profile: Profile) -> NodeEventResult:
     runs, dirty_n = [], 0
     for node in [n for n in snapshot.nodes if not n.unschedulable][:3]:
         t0 = time.perf_counter()
-        index.apply(dataclasses.replace(node, unschedulable=True))
+        index.apply(msgspec.structs.replace(node, unschedulable=True))
         dirty, _ = index.take_dirty()
         for key in dirty:
             index.report_for(key)

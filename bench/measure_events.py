@@ -16,6 +16,7 @@ import time
 from collections.abc import Sequence
 from typing import Any
 
+import msgspec
 from bench_results import FrozenGcStream, IncrementalResult, TypeStats
 from measure_cold import fresh_index
 from measure_util import GCMeter, median, percentile
@@ -71,19 +72,19 @@ class _LivePods:
 def _changed(kind: str, p: Pod, r: random.Random, nodes: Sequence[str]) -> Pod:
     """The pod after a move, relabel, phase or deleting event."""
     if kind == "move":
-        return dataclasses.replace(p, node_name=r.choice(nodes))
+        return msgspec.structs.replace(p, node_name=r.choice(nodes))
     if kind == "relabel":
         labels = dict(p.labels)
         if r.random() < 0.7:
             labels["canary"] = "false" if labels.get("canary") == "true" else "true"
         else:
             labels["app"] = labels.get("app", "none") + "-v2"
-        return dataclasses.replace(p, labels=intern_labels(labels))
+        return msgspec.structs.replace(p, labels=intern_labels(labels))
     if kind == "phase":
         if p.phase == "Running" and p.node_name:
-            return dataclasses.replace(p, phase=r.choice(["Succeeded", "Failed"]))
-        return dataclasses.replace(p, phase="Running", node_name=p.node_name or r.choice(nodes))
-    return dataclasses.replace(p, deleting=True)
+            return msgspec.structs.replace(p, phase=r.choice(["Succeeded", "Failed"]))
+        return msgspec.structs.replace(p, phase="Running", node_name=p.node_name or r.choice(nodes))
+    return msgspec.structs.replace(p, deleting=True)
 
 
 def make_event_stream(snapshot: Snapshot, n: int, seed: int = 7) -> list[Event]:
@@ -106,7 +107,7 @@ def make_event_stream(snapshot: Snapshot, n: int, seed: int = 7) -> list[Event]:
             events.append(("remove", p.namespace, p.name, kind))
             continue
         if kind == "add":
-            new = dataclasses.replace(
+            new = msgspec.structs.replace(
                 p, name=f"{p.name}-e{k}", node_name=r.choice(nodes), phase="Running", deleting=False, uid=f"bench-{k}"
             )
         else:

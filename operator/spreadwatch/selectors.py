@@ -15,6 +15,8 @@ Matching a selector costs O(r) dictionary look-ups for r requirements.
 
 from __future__ import annotations
 
+import functools
+import operator
 import re
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
@@ -57,6 +59,8 @@ POSITIVE_OPERATORS: Final = frozenset({Operator.EQUALS, Operator.DOUBLE_EQUALS, 
 _NEGATIVE = frozenset({Operator.NOT_EQUALS, Operator.NOT_IN})
 _NUMERIC = frozenset({Operator.GREATER_THAN, Operator.LESS_THAN})
 _SINGLE = frozenset({Operator.EQUALS, Operator.DOUBLE_EQUALS, Operator.NOT_EQUALS})
+_EQUALITY = frozenset({Operator.EQUALS, Operator.DOUBLE_EQUALS})
+_BY_KEY: Final = operator.attrgetter("key")  # requirements sort by key (stable)
 
 _NAME_RE = re.compile(r"^([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9]$")
 _DNS1123_SUBDOMAIN_RE = re.compile(r"^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*$")
@@ -73,8 +77,10 @@ def _parse_int64(text: str) -> int | None:
     return value
 
 
+@functools.lru_cache(maxsize=4096)
 def validate_label_key(key: str) -> str | None:
-    """Return why ``key`` is not a qualified name (``[prefix/]name``), or None when it is valid."""
+    """Return why ``key`` is not a qualified name (``[prefix/]name``), or None when it is valid. O(len(key)),
+    O(1) for a recent key (label keys repeat: ``app``, ``pod-template-hash``, ...)."""
     parts = key.split("/")
     if len(parts) == 1:
         name = parts[0]
@@ -192,18 +198,15 @@ class Selector:
     _others: tuple[Requirement, ...] = field(default=(), init=False, repr=False, compare=False, hash=False)
 
     def __post_init__(self) -> None:
-        equals = tuple(
-            (r.key, r.values[0])
-            for r in self.requirements
-            if r.op in (Operator.EQUALS, Operator.DOUBLE_EQUALS) and len(r.values) == 1
-        )
-        others = tuple(
-            r
-            for r in self.requirements
-            if not (r.op in (Operator.EQUALS, Operator.DOUBLE_EQUALS) and len(r.values) == 1)
-        )
-        object.__setattr__(self, "_equals", equals)
-        object.__setattr__(self, "_others", others)
+        equals: list[tuple[str, str]] = []
+        others: list[Requirement] = []
+        for r in self.requirements:
+            if r.op in _EQUALITY and len(r.values) == 1:
+                equals.append((r.key, r.values[0]))
+            else:
+                others.append(r)
+        object.__setattr__(self, "_equals", tuple(equals))
+        object.__setattr__(self, "_others", tuple(others))
 
     @property
     def empty(self) -> bool:
@@ -225,7 +228,7 @@ class Selector:
         """``Selector.Add``: a new selector with more requirements (stable sort by key)."""
         if self.nothing:
             return self
-        return Selector(tuple(sorted((*self.requirements, *requirements), key=lambda r: r.key)))
+        return Selector(tuple(sorted((*self.requirements, *requirements), key=_BY_KEY)))
 
     def __str__(self) -> str:
         return ",".join(str(r) for r in self.requirements)
@@ -294,7 +297,10 @@ def from_label_selector(spec: Mapping[str, Any] | None) -> Selector:
     for key, value in match_labels.items():
         if not isinstance(key, str) or not isinstance(value, str):
             raise SelectorError(f"invalid selector: matchLabels {key!r}: keys and values must be strings")
-        requirements.append(Requirement.new(key, Operator.EQUALS, (value,)))
+        if validate_label_key(key) is None and validate_label_value(value) is None:
+            requirements.append(Requirement(key, Operator.EQUALS, (value,)))  # what new() returns when valid
+        else:
+            requirements.append(Requirement.new(key, Operator.EQUALS, (value,)))  # raises, naming the problems
     for expr in expressions:
         if not isinstance(expr, Mapping):
             raise SelectorError("invalid selector: each matchExpressions entry must be a mapping")
@@ -305,7 +311,7 @@ def from_label_selector(spec: Mapping[str, Any] | None) -> Selector:
         if not isinstance(key, str) or not isinstance(values, list) or not all(isinstance(v, str) for v in values):
             raise SelectorError(f"invalid selector: matchExpressions {key!r}: key and values must be strings")
         requirements.append(Requirement.new(key, op, values))
-    return EVERYTHING.add(*requirements)
+    return Selector(tuple(sorted(requirements, key=_BY_KEY)))  # EVERYTHING.add(*requirements)
 
 
 # --- string form -----------------------------------------------------------------------------------------

@@ -2,13 +2,19 @@
 
 Never whole API objects: a 150,000-pod cluster fits in a few hundred MiB. Every record is frozen; the pod
 template's scheduling fields are hashable (candidate sets are cached by them).
+
+Records are ``msgspec.Struct(frozen=True, gc=False)``: built about 15x faster than a frozen dataclass (a
+150,000-pod listing builds one per object) and 16 bytes smaller, as the cyclic GC does not track them (a
+record only refers to values, never back to anything holding it, so it is never part of a cycle). Copy one
+with a changed field with ``msgspec.structs.replace``; equality and hashing are by fields, as for a dataclass.
 """
 
 from __future__ import annotations
 
 from collections.abc import Mapping
-from dataclasses import dataclass, field
 from typing import Final
+
+import msgspec
 
 from spreadwatch.model.keys import WorkloadKey
 from spreadwatch.selectors import Selector
@@ -34,8 +40,7 @@ __all__ = [
 TERMINAL_PHASES: Final = frozenset({"Succeeded", "Failed"})
 
 
-@dataclass(frozen=True, slots=True)
-class OwnerRef:
+class OwnerRef(msgspec.Struct, frozen=True, gc=False):
     """A controller ownerReference (``metav1.GetControllerOf``)."""
 
     api_version: str
@@ -44,15 +49,13 @@ class OwnerRef:
     uid: str = ""
 
 
-@dataclass(frozen=True, slots=True)
-class Taint:
+class Taint(msgspec.Struct, frozen=True, gc=False):
     key: str
     value: str
     effect: str
 
 
-@dataclass(frozen=True, slots=True)
-class Toleration:
+class Toleration(msgspec.Struct, frozen=True, gc=False):
     key: str = ""
     operator: str = ""
     value: str = ""
@@ -69,21 +72,18 @@ class Toleration:
         return self.operator == "Exists"
 
 
-@dataclass(frozen=True, slots=True)
-class NodeSelectorRequirement:
+class NodeSelectorRequirement(msgspec.Struct, frozen=True, gc=False):
     key: str
     operator: str
     values: tuple[str, ...]
 
 
-@dataclass(frozen=True, slots=True)
-class NodeSelectorTerm:
+class NodeSelectorTerm(msgspec.Struct, frozen=True, gc=False):
     match_expressions: tuple[NodeSelectorRequirement, ...]
     match_fields: tuple[NodeSelectorRequirement, ...]
 
 
-@dataclass(frozen=True, slots=True)
-class SpreadConstraint:
+class SpreadConstraint(msgspec.Struct, frozen=True, gc=False):
     """One ``spec.topologySpreadConstraints`` entry, selector parsed (``metav1.LabelSelectorAsSelector``).
 
     ``selector`` is NOTHING for an absent ``labelSelector`` (and for an invalid one, whose problem is in
@@ -101,8 +101,7 @@ class SpreadConstraint:
     node_taints_policy: str = ""
 
 
-@dataclass(frozen=True, slots=True)
-class PodTemplate:
+class PodTemplate(msgspec.Struct, frozen=True, gc=False):
     """The scheduling-relevant part of a pod (spec) or pod template; hashable (a constraint signature).
 
     ``required_terms`` is None when the pod has no required node affinity (every node passes), and a
@@ -122,8 +121,7 @@ class PodTemplate:
         return (self.tolerations, self.node_selector, self.required_terms)
 
 
-@dataclass(frozen=True, slots=True)
-class Node:
+class Node(msgspec.Struct, frozen=True, gc=False):
     name: str
     labels: Mapping[str, str]
     taints: tuple[Taint, ...] = ()
@@ -131,8 +129,7 @@ class Node:
     uid: str = ""
 
 
-@dataclass(frozen=True, slots=True)
-class Pod:
+class Pod(msgspec.Struct, frozen=True, gc=False):
     """An existing pod (or the incoming one): what ``countMatchingPods`` and the selector look at."""
 
     namespace: str
@@ -142,7 +139,7 @@ class Pod:
     phase: str = ""
     deleting: bool = False
     controller: OwnerRef | None = None
-    template: PodTemplate = field(default_factory=PodTemplate)
+    template: PodTemplate = msgspec.field(default_factory=PodTemplate)
     uid: str = ""
 
     @property
@@ -151,16 +148,14 @@ class Pod:
         return bool(self.node_name) and not self.deleting and self.phase not in TERMINAL_PHASES
 
 
-@dataclass(frozen=True, slots=True)
-class Service:
+class Service(msgspec.Struct, frozen=True, gc=False):
     namespace: str
     name: str
     selector: Mapping[str, str] | None  # None: selects nothing (an empty map is stored as None too)
     uid: str = ""
 
 
-@dataclass(frozen=True, slots=True)
-class Controller:
+class Controller(msgspec.Struct, frozen=True, gc=False):
     """A ReplicationController, ReplicaSet, StatefulSet or Deployment.
 
     ``selector`` is the parsed label selector (for a ReplicationController, its map as equality terms);
@@ -192,8 +187,7 @@ class Controller:
         return WorkloadKey(self.namespace, self.kind, self.name)
 
 
-@dataclass(frozen=True, slots=True)
-class Namespace:
+class Namespace(msgspec.Struct, frozen=True, gc=False):
     name: str
     labels: Mapping[str, str]
 

@@ -21,6 +21,8 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
+import msgspec
+
 from spreadwatch.analysis import find_workload
 from spreadwatch.errors import InputError
 from spreadwatch.index import SpreadIndex
@@ -223,7 +225,9 @@ class WhatIf:
             if name not in self._taken:
                 break
         self._taken.add(name)
-        pod = dataclasses.replace(template, name=name, labels=intern_labels(labels), node_name=node, phase="Running")
+        pod = msgspec.structs.replace(
+            template, name=name, labels=intern_labels(labels), node_name=node, phase="Running"
+        )
         self.index.apply(pod)
         return pod
 

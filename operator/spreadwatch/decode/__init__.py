@@ -1,0 +1,41 @@
+"""Typed decoding of JSON bytes straight into the slim records of :mod:`spreadwatch.model` (msgspec).
+
+``kubectl get -o json`` dumps and the API server's list pages are decoded by msgspec into small Structs that
+declare only the fields spreadwatch reads; every other field (container specs, status conditions, managed
+fields, ...) is skipped by the decoder in C, never materialised as Python objects. A file's List items are
+kept as ``msgspec.Raw`` slices of the input and decoded one at a time (:func:`decode_items`), so a big dump's
+Structs are never all alive at once; an API list page (500 items) is decoded in one pass, its items typed
+(:func:`decode_page`), and read again item by item only when msgspec rejects it. Each item's Structs become
+a record (:class:`Converter`) and are dropped.
+
+**Exactness.** msgspec is only trusted when it succeeds. An item it rejects (a wrongly typed field, a
+missing name, anything unusual) comes out as :class:`Unparsed` (orjson's dict of it), for
+:func:`spreadwatch.model.parse_object`, the reference parser, which either accepts it (msgspec is stricter in
+a few harmless places) or raises the same one-line :class:`~spreadwatch.errors.ObjectError` naming the
+object and field as ever. So a broken object costs one slow re-read and never hides the others.
+
+Modules: :mod:`~spreadwatch.decode.shapes` (the Structs: the JSON shapes read),
+:mod:`~spreadwatch.decode.convert` (:class:`Converter`: Structs → records) and
+:mod:`~spreadwatch.decode.reading` (documents and list pages → records, the fallback to the reference parser).
+
+**Adding a field** (e.g. for PodTopologySpread): add one line to the Struct of ``shapes.py`` whose JSON
+object holds it —
+the attribute named exactly as the JSON key (``nodeName``; ``msgspec.field(name=...)`` when the key is a
+Python keyword), typed ``T | None = None`` (a JSON ``null`` reads as absent, as in the reference parser) —
+and pass it on in the matching :class:`Converter` method (``pod``, ``node``, ``workload``, ...). A nested
+object is one more Struct. The pod's scheduling fields (``tolerations``, ``nodeSelector``, ``affinity``,
+``topologySpreadConstraints``) are ``msgspec.Raw``: their bytes key a cache, and only a miss decodes them
+typed in ``Converter._new_template``. The reference parser in ``model/parse.py`` needs the same field (it is the
+error path), and ``tests/test_decode.py`` checks that both agree on every field, for any value.
+
+Costs: O(bytes) in C for the skipped fields plus O(kept fields) in Python per item, and O(1) per repeated
+sub-object (cache hit); memory: the input bytes (a memory-mapped file's decoded pages can be released as
+:func:`decode_json` reports progress) plus the records, and one item's Structs at a time.
+"""
+
+from __future__ import annotations
+
+from spreadwatch.decode.convert import Converter
+from spreadwatch.decode.reading import Decoded, DecodeError, Unparsed, decode_items, decode_json, decode_page
+
+__all__ = ["Converter", "DecodeError", "Decoded", "Unparsed", "decode_items", "decode_json", "decode_page"]
