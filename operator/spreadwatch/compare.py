@@ -15,6 +15,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from spreadwatch.index import SpreadIndex
+from spreadwatch.jsonform import json_form
 from spreadwatch.model import Node
 from spreadwatch.report import ReportOptions, SpreadReport
 from spreadwatch.scoring import Profile, zone_key
@@ -38,14 +39,10 @@ class NodeMove:
     causes: tuple[str, ...]
 
     def to_dict(self) -> dict[str, Any]:
-        return {
-            "node": self.node,
-            "fromScore": self.from_score,
-            "toScore": self.to_score,
-            "fromRank": self.from_rank,
-            "toRank": self.to_rank,
-            "causes": list(self.causes),
-        }
+        return _NODE_MOVE_FORM(self)
+
+
+_NODE_MOVE_FORM = json_form(NodeMove, convert={"causes": list})
 
 
 @dataclass(frozen=True, slots=True)

@@ -31,6 +31,7 @@ from aiohttp import typedefs, web
 from cachetools import TLRUCache
 
 from spreadwatch.errors import SpreadwatchError
+from spreadwatch.jsonform import json_form
 from spreadwatch.kube import ReviewedUser, review_access, review_token, run_sync
 
 __all__ = [
@@ -142,15 +143,10 @@ class AuthStats:
     failed: int = 0
 
     def as_dict(self) -> dict[str, int]:
-        return {
-            "tokenReviews": self.token_reviews,
-            "accessReviews": self.access_reviews,
-            "cacheHits": self.cache_hits,
-            "allowed": self.allowed,
-            "unauthorized": self.unauthorized,
-            "forbidden": self.forbidden,
-            "failed": self.failed,
-        }
+        return _AUTH_STATS_FORM(self)
+
+
+_AUTH_STATS_FORM = json_form(AuthStats)
 
 
 def _bearer(header: str | None) -> str | None:

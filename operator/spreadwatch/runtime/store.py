@@ -29,6 +29,7 @@ from dataclasses import dataclass, field, replace
 from typing import Any, Protocol
 
 from spreadwatch.errors import KubeApiError, SpreadwatchError
+from spreadwatch.jsonform import json_form
 from spreadwatch.metrics.histogram import DurationHistogram
 from spreadwatch.model import WORKLOAD_KINDS, WorkloadKey
 from spreadwatch.naming import report_name, workload_of_report_name
@@ -96,19 +97,16 @@ class WriterStats:
         }
 
     def as_dict(self) -> dict[str, int | float]:
-        return {
-            "creates": self.creates,
-            "statusWrites": self.status_writes,
-            "ownerPatches": self.owner_patches,
-            "deletes": self.deletes,
-            "events": self.events,
-            "apiWrites": self.api_writes,
-            "skippedUnchanged": self.skipped_unchanged,
-            "skippedExcluded": self.skipped_excluded,
-            "failures": self.failures,
-            "resyncs": self.resyncs,
-            "cycles": self.cycles,
-        }
+        return _WRITER_STATS_FORM(self)
+
+
+_WRITER_STATS_FORM = json_form(
+    WriterStats,
+    (
+        *("creates", "status_writes", "owner_patches", "deletes", "events", "api_writes", "skipped_unchanged"),
+        *("skipped_excluded", "failures", "resyncs", "cycles"),
+    ),
+)
 
 
 @dataclass(frozen=True, slots=True)

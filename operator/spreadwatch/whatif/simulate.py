@@ -24,6 +24,7 @@ from typing import Any
 from spreadwatch.analysis import find_workload
 from spreadwatch.errors import InputError
 from spreadwatch.index import SpreadIndex
+from spreadwatch.jsonform import json_form
 from spreadwatch.model import TERMINAL_PHASES, Controller, Pod, intern_labels
 from spreadwatch.report import Health, ReportOptions, SpreadReport
 from spreadwatch.scoring import Profile, WorkloadRef, ZoneKey, is_workload, representative_pod, zone_key
@@ -80,14 +81,14 @@ class PlacementStep:
     scores: Mapping[str, int] = field(repr=False)  # every candidate's score before this pod was bound
 
     def to_dict(self) -> dict[str, Any]:
-        return {
-            "step": self.step,
-            "bestScore": self.best_score,
-            "bestNodes": list(self.best_nodes),
-            "bestNodeCount": self.best_node_count,
-            "node": self.node,
-            "zone": self.zone,
-        }
+        return _PLACEMENT_FORM(self)
+
+
+_PLACEMENT_FORM = json_form(
+    PlacementStep,
+    ("step", "best_score", "best_nodes", "best_node_count", "node", "zone"),
+    convert={"best_nodes": list},
+)
 
 
 @dataclass(frozen=True, slots=True)
@@ -101,7 +102,10 @@ class RemovalStep:
     rank: int
 
     def to_dict(self) -> dict[str, Any]:
-        return {"step": self.step, "pod": self.pod, "node": self.node, "zone": self.zone, "rank": self.rank}
+        return _REMOVAL_FORM(self)
+
+
+_REMOVAL_FORM = json_form(RemovalStep)
 
 
 @dataclass(frozen=True, slots=True)

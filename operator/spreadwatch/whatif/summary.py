@@ -17,9 +17,11 @@ from __future__ import annotations
 from collections import Counter
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
+from functools import partial
 from typing import Any, Final
 
 from spreadwatch.analysis import analyze_index
+from spreadwatch.jsonform import each, json_form
 from spreadwatch.model import PodTemplate, WorkloadKey
 from spreadwatch.report import CandidateLayout, Health, ReportOptions, SpreadReport
 from spreadwatch.scoring import PROFILES, Profile, ZoneKey, exclusion_reason, get_profile, zone_key
@@ -60,13 +62,10 @@ class ZoneSummary:
     pods: int
 
     def to_dict(self) -> dict[str, Any]:
-        return {
-            "zone": self.zone,
-            "region": self.region,
-            "nodes": self.nodes,
-            "candidateNodes": self.candidate_nodes,
-            "pods": self.pods,
-        }
+        return _ZONE_SUMMARY_FORM(self)
+
+
+_ZONE_SUMMARY_FORM = json_form(ZoneSummary)
 
 
 @dataclass(frozen=True, slots=True)
@@ -83,13 +82,14 @@ class ProfileChange:
         return self.changed / self.workloads if self.workloads else 0.0
 
     def to_dict(self) -> dict[str, Any]:
-        return {
-            "profile": self.profile,
-            "baseline": self.baseline,
-            "workloads": self.workloads,
-            "changed": self.changed,
-            "share": round(self.share, 4),
-        }
+        return _PROFILE_CHANGE_FORM(self)
+
+
+_PROFILE_CHANGE_FORM = json_form(
+    ProfileChange,
+    ("profile", "baseline", "workloads", "changed", "share"),
+    convert={"share": partial(round, ndigits=4)},
+)
 
 
 @dataclass(frozen=True, slots=True)
@@ -103,15 +103,20 @@ class ClusterSummary:
     notes: tuple[str, ...]
 
     def to_dict(self) -> dict[str, Any]:
-        return {
-            "profile": self.profile,
-            "workloads": self.workloads,
-            "health": dict(self.health),
-            "worst": [r.to_dict() for r in self.worst],
-            "zones": [z.to_dict() for z in self.zones],
-            "bestNodeSetChanges": [c.to_dict() for c in self.changes],
-            "notes": list(self.notes),
-        }
+        return _CLUSTER_SUMMARY_FORM(self)
+
+
+_CLUSTER_SUMMARY_FORM = json_form(
+    ClusterSummary,
+    rename={"changes": "bestNodeSetChanges"},
+    convert={
+        "health": dict,
+        "worst": each(SpreadReport.to_dict),
+        "zones": each(_ZONE_SUMMARY_FORM),
+        "changes": each(_PROFILE_CHANGE_FORM),
+        "notes": list,
+    },
+)
 
 
 def _zones(snapshot: Snapshot, profile: Profile, namespaces: Sequence[str]) -> tuple[ZoneSummary, ...]:
