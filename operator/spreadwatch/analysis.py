@@ -29,7 +29,6 @@ from spreadwatch.snapshot import Snapshot
 __all__ = [
     "WorkloadExplanation",
     "analyze_index",
-    "analyze_snapshot",
     "explain_workload",
     "find_workload",
     "score_objects",
@@ -53,21 +52,6 @@ def score_objects(
     return score_pod(parse_pod(pod), snap.nodes, snap.pods, snap, prof, nodes)
 
 
-def analyze_snapshot(
-    snapshot: Snapshot,
-    profile: Profile,
-    options: ReportOptions | None = None,
-    namespaces: Sequence[str] = (),
-    selector: Selector | None = None,
-) -> list[SpreadReport]:
-    """The report of every workload in the snapshot, sorted by namespace, kind and name.
-
-    ``namespaces`` limits the workloads reported (empty: all); ``selector`` keeps workloads whose labels
-    match it.
-    """
-    return analyze_index(snapshot, profile, options, namespaces, selector)[1]
-
-
 def analyze_index(
     snapshot: Snapshot,
     profile: Profile,
@@ -75,7 +59,11 @@ def analyze_index(
     namespaces: Sequence[str] = (),
     selector: Selector | None = None,
 ) -> tuple[SpreadIndex, list[SpreadReport]]:
-    """:func:`analyze_snapshot`, plus the loaded index (for ``analyze -o openmetrics``)."""
+    """The loaded index and the report of every workload in the snapshot, sorted by namespace, kind and name.
+
+    ``namespaces`` limits the workloads reported (empty: all); ``selector`` keeps workloads whose labels
+    match it. O(objects + workloads × candidate nodes).
+    """
     index = SpreadIndex(profile, options or ReportOptions())
     index.load(snapshot)
     reports = index.reports()
