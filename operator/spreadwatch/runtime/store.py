@@ -189,26 +189,17 @@ def stored_report(obj: Mapping[str, Any]) -> StoredReport | None:
     ).with_object(obj)
 
 
+@dataclass(eq=False)
 class ReportStore:
     """See the module docstring. ``wall`` gives the status timestamps; ``clock`` the monotonic time."""
 
-    def __init__(
-        self,
-        sink: ReportSink,
-        bucket: TokenBucket,
-        stats: WriterStats,
-        *,
-        events: bool = True,
-        wall: Callable[[], str],
-        clock: Callable[[], float] = time.monotonic,
-    ) -> None:
-        self.sink = sink
-        self.bucket = bucket
-        self.stats = stats
-        self.events = events
-        self.wall = wall
-        self.clock = clock
-        self._known: dict[WorkloadKey, StoredReport] = {}
+    sink: ReportSink
+    bucket: TokenBucket
+    stats: WriterStats
+    events: bool = field(default=True, kw_only=True)
+    wall: Callable[[], str] = field(kw_only=True)
+    clock: Callable[[], float] = field(default=time.monotonic, kw_only=True)
+    _known: dict[WorkloadKey, StoredReport] = field(default_factory=dict, init=False, repr=False)
 
     def get(self, key: WorkloadKey) -> StoredReport | None:
         return self._known.get(key)
