@@ -38,9 +38,6 @@ class NodeMove:
     to_rank: int
     causes: tuple[str, ...]
 
-    def to_dict(self) -> dict[str, Any]:
-        return _NODE_MOVE_FORM(self)
-
 
 _NODE_MOVE_FORM = json_form(NodeMove, convert={"causes": list})
 
@@ -71,7 +68,7 @@ class WorkloadComparison:
             "to": {"bestScore": self.to_best_score, "bestNodes": list(self.to_best)},
             "bestNodesChanged": self.changed,
             "bestNodesOverlap": self.overlap,
-            "moved": [m.to_dict() for m in self.moved],
+            "moved": [_NODE_MOVE_FORM(m) for m in self.moved],
             "spreading": self.spreading,
         }
 

@@ -38,9 +38,6 @@ class NodeEntry(NamedTuple):
     pods: int
     score: int
 
-    def to_dict(self) -> dict[str, Any]:
-        return _NODE_FORM(self)
-
 
 class ZoneEntry(NamedTuple):
     """One zone with candidate nodes."""
@@ -51,9 +48,6 @@ class ZoneEntry(NamedTuple):
     candidate_nodes: int
     zone_score: int  # the zone component before weighting, truncated
     empty_node_score: int
-
-    def to_dict(self) -> dict[str, Any]:
-        return _ZONE_FORM(self)
 
 
 class Comparison(NamedTuple):
@@ -66,9 +60,6 @@ class Comparison(NamedTuple):
     best_nodes: tuple[str, ...]
     best_node_count: int
     best_nodes_overlap: bool
-
-    def to_dict(self) -> dict[str, Any]:
-        return _COMPARISON_FORM(self)
 
 
 @dataclass(frozen=True, slots=True)

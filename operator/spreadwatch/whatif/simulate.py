@@ -80,9 +80,6 @@ class PlacementStep:
     zone: str
     scores: Mapping[str, int] = field(repr=False)  # every candidate's score before this pod was bound
 
-    def to_dict(self) -> dict[str, Any]:
-        return _PLACEMENT_FORM(self)
-
 
 _PLACEMENT_FORM = json_form(
     PlacementStep,
@@ -101,11 +98,12 @@ class RemovalStep:
     zone: str
     rank: int
 
-    def to_dict(self) -> dict[str, Any]:
-        return _REMOVAL_FORM(self)
-
 
 _REMOVAL_FORM = json_form(RemovalStep)
+
+
+def _step_dict(step: PlacementStep | RemovalStep) -> dict[str, Any]:
+    return _PLACEMENT_FORM(step) if isinstance(step, PlacementStep) else _REMOVAL_FORM(step)
 
 
 @dataclass(frozen=True, slots=True)
@@ -121,7 +119,7 @@ class Simulation:
 
     def to_dict(self) -> dict[str, Any]:
         """The ``-o json`` form: ``{"steps": [...], "final": <report>}``."""
-        return {"steps": [s.to_dict() for s in self.steps], "final": self.final.to_dict()}
+        return {"steps": [_step_dict(s) for s in self.steps], "final": self.final.to_dict()}
 
 
 @dataclass(frozen=True, slots=True)

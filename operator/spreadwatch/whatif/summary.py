@@ -61,9 +61,6 @@ class ZoneSummary:
     candidate_nodes: int
     pods: int
 
-    def to_dict(self) -> dict[str, Any]:
-        return _ZONE_SUMMARY_FORM(self)
-
 
 _ZONE_SUMMARY_FORM = json_form(ZoneSummary)
 
@@ -80,9 +77,6 @@ class ProfileChange:
     @property
     def share(self) -> float:
         return self.changed / self.workloads if self.workloads else 0.0
-
-    def to_dict(self) -> dict[str, Any]:
-        return _PROFILE_CHANGE_FORM(self)
 
 
 _PROFILE_CHANGE_FORM = json_form(
