@@ -25,7 +25,7 @@ import orjson
 from bench_results import AnalyzePhases, AnalyzeResult
 from measure_util import GCMeter, children_cpu, median
 
-from spreadwatch.analysis import analyze_snapshot
+from spreadwatch.analysis import analyze_index
 from spreadwatch.cli import main as cli_main
 from spreadwatch.report import ReportOptions
 from spreadwatch.scoring import Profile
@@ -124,7 +124,7 @@ def _command_phases(dump: Path, profile: Profile, phase: _Phases) -> None:
     s = phase.state
     s["snap"] = phase("load_snapshot (read + decode into records)", lambda: load_snapshot([dump]))
     s["reports"] = phase(
-        "analyze_snapshot (index load + reports)", lambda: analyze_snapshot(s.pop("snap"), profile, ReportOptions())
+        "analyze_index (index load + reports)", lambda: analyze_index(s.pop("snap"), profile, ReportOptions())[1]
     )
     s["dicts"] = phase("SpreadReport.to_dict", lambda: {"reports": [r.to_dict() for r in s.pop("reports")]})
     s["text"] = phase(

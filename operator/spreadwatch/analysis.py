@@ -28,8 +28,8 @@ from spreadwatch.snapshot import Snapshot
 
 __all__ = [
     "WorkloadExplanation",
+    "WorkloadFilter",
     "analyze_index",
-    "analyze_snapshot",
     "explain_workload",
     "find_workload",
     "score_objects",
@@ -53,39 +53,35 @@ def score_objects(
     return score_pod(parse_pod(pod), snap.nodes, snap.pods, snap, prof, nodes)
 
 
-def analyze_snapshot(
-    snapshot: Snapshot,
-    profile: Profile,
-    options: ReportOptions | None = None,
-    namespaces: Sequence[str] = (),
-    selector: Selector | None = None,
-) -> list[SpreadReport]:
-    """The report of every workload in the snapshot, sorted by namespace, kind and name.
+@dataclass(frozen=True, slots=True)
+class WorkloadFilter:
+    """Which workloads a command reports (``-n``/``-l``): those in ``namespaces`` (empty: all) whose labels
+    match ``selector`` (None: all)."""
 
-    ``namespaces`` limits the workloads reported (empty: all); ``selector`` keeps workloads whose labels
-    match it.
-    """
-    return analyze_index(snapshot, profile, options, namespaces, selector)[1]
+    namespaces: Sequence[str] = ()
+    selector: Selector | None = None
+
+    def apply(self, snapshot: Snapshot, reports: list[SpreadReport]) -> list[SpreadReport]:
+        """The reports of the workloads kept. O(reports + controllers)."""
+        if self.namespaces:
+            wanted = set(self.namespaces)
+            reports = [r for r in reports if r.workload.namespace in wanted]
+        if self.selector is not None:
+            selector = self.selector
+            labels = {c.key: c.labels for c in snapshot.controllers}
+            reports = [r for r in reports if selector.matches(labels.get(r.workload.key, {}))]
+        return reports
 
 
 def analyze_index(
-    snapshot: Snapshot,
-    profile: Profile,
-    options: ReportOptions | None = None,
-    namespaces: Sequence[str] = (),
-    selector: Selector | None = None,
+    snapshot: Snapshot, profile: Profile, options: ReportOptions | None = None, only: WorkloadFilter | None = None
 ) -> tuple[SpreadIndex, list[SpreadReport]]:
-    """:func:`analyze_snapshot`, plus the loaded index (for ``analyze -o openmetrics``)."""
+    """The loaded index and the report of every workload in the snapshot that ``only`` keeps (default: all),
+    sorted by namespace, kind and name. O(objects + workloads × candidate nodes)."""
     index = SpreadIndex(profile, options or ReportOptions())
     index.load(snapshot)
     reports = index.reports()
-    if namespaces:
-        wanted = set(namespaces)
-        reports = [r for r in reports if r.workload.namespace in wanted]
-    if selector is not None:
-        labels = {c.key: c.labels for c in snapshot.controllers}
-        reports = [r for r in reports if selector.matches(labels.get(r.workload.key, {}))]
-    return index, reports
+    return index, (only.apply(snapshot, reports) if only is not None else reports)
 
 
 _KIND_ALIASES = {

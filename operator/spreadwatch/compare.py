@@ -15,6 +15,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from spreadwatch.index import SpreadIndex
+from spreadwatch.jsonform import json_form
 from spreadwatch.model import Node
 from spreadwatch.report import ReportOptions, SpreadReport
 from spreadwatch.scoring import Profile, zone_key
@@ -37,15 +38,8 @@ class NodeMove:
     to_rank: int
     causes: tuple[str, ...]
 
-    def to_dict(self) -> dict[str, Any]:
-        return {
-            "node": self.node,
-            "fromScore": self.from_score,
-            "toScore": self.to_score,
-            "fromRank": self.from_rank,
-            "toRank": self.to_rank,
-            "causes": list(self.causes),
-        }
+
+_NODE_MOVE_FORM = json_form(NodeMove, convert={"causes": list})
 
 
 @dataclass(frozen=True, slots=True)
@@ -74,7 +68,7 @@ class WorkloadComparison:
             "to": {"bestScore": self.to_best_score, "bestNodes": list(self.to_best)},
             "bestNodesChanged": self.changed,
             "bestNodesOverlap": self.overlap,
-            "moved": [m.to_dict() for m in self.moved],
+            "moved": [_NODE_MOVE_FORM(m) for m in self.moved],
             "spreading": self.spreading,
         }
 

@@ -40,7 +40,7 @@ from kubernetes import client
 
 from ports import free_port
 from processes import stop_process
-from spreadwatch.analysis import analyze_snapshot
+from spreadwatch.analysis import WorkloadFilter, analyze_index
 from spreadwatch.report import ReportOptions
 from spreadwatch.scoring import get_profile
 from spreadwatch.snapshot import load_snapshot
@@ -152,7 +152,8 @@ def offline_reports(cp: ControlPlane, namespace: str, tmp: Path) -> dict[tuple[s
     """`spreadwatch analyze` on a `kubectl get -o json` dump of the cluster, for one namespace."""
     dump = tmp / f"dump-{time.monotonic_ns()}.json"
     dump.write_text(cp.kubectl("get", KINDS, "-A", "-o", "json", timeout=120).stdout)
-    reports = analyze_snapshot(load_snapshot([dump]), get_profile("v1.28"), ReportOptions(), [namespace])
+    snapshot = load_snapshot([dump])
+    reports = analyze_index(snapshot, get_profile("v1.28"), ReportOptions(), WorkloadFilter([namespace]))[1]
     return {(r.workload.kind, r.workload.name): r.to_dict() for r in reports}
 
 

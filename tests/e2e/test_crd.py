@@ -9,7 +9,7 @@ from typing import Any
 
 import pytest
 
-from spreadwatch.analysis import analyze_snapshot
+from spreadwatch.analysis import analyze_index
 from spreadwatch.scoring import get_profile
 from spreadwatch.snapshot import load_snapshot
 
@@ -25,7 +25,7 @@ def crd_installed(control_plane: Any) -> None:
 
 
 def test_real_reports_validate_and_list(control_plane: Any, crd_installed: None, namespace: str) -> None:
-    reports = analyze_snapshot(load_snapshot([ROOT / "examples" / "cluster.yaml"]), get_profile("v1.28"))
+    reports = analyze_index(load_snapshot([ROOT / "examples" / "cluster.yaml"]), get_profile("v1.28"))[1]
     assert len(reports) == 8
     for report in reports:
         body = report.to_dict()

@@ -6,7 +6,7 @@ import json
 
 import pytest
 
-from spreadwatch.report import CandidateLayout, Health, HealthThresholds, ReportOptions, build_report
+from spreadwatch.report import CandidateLayout, Health, HealthThresholds, ReportInput, ReportOptions, build_report
 from spreadwatch.scoring import WorkloadRef, get_profile
 
 REF = WorkloadRef("default", "Deployment", "web", "uid-1", "apps/v1")
@@ -15,17 +15,9 @@ ZA, ZB = ("r", "a"), ("r", "b")
 
 
 def _report(by_zone, counts, zones, options=None, skip=""):  # type: ignore[no-untyped-def]
-    return build_report(
-        REF,
-        V128,
-        "app=web",
-        skip,
-        CandidateLayout(by_zone, {"Unschedulable": 2}),
-        counts,
-        zones,
-        3,
-        options or ReportOptions(top_n=2),
-    )
+    layout = CandidateLayout(by_zone, {"Unschedulable": 2})
+    options = options or ReportOptions(top_n=2)
+    return build_report(ReportInput(REF, V128, "app=web", 3, layout, counts, zones, options), skip)
 
 
 def test_busy_nodes_plus_top_n_and_zone_fields() -> None:

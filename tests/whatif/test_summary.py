@@ -9,7 +9,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from whatif_clusters import Cluster, clusters
 
-from spreadwatch.analysis import explain_workload
+from spreadwatch.analysis import WorkloadFilter, explain_workload
 from spreadwatch.report import Health
 from spreadwatch.scoring import PROFILES, get_profile
 from spreadwatch.selectors import parse_selector
@@ -111,9 +111,9 @@ def test_compared_profile_is_reported_or_its_absence_noted() -> None:
 
 def test_namespace_and_selector_filters() -> None:
     snap = load_snapshot([EXAMPLE])
-    shop = summarize_cluster(snap, get_profile("v1.28"), namespaces=["shop"], worst=10)
+    shop = summarize_cluster(snap, get_profile("v1.28"), only=WorkloadFilter(["shop"]), worst=10)
     assert shop.workloads == 4 and {r.workload.namespace for r in shop.worst} == {"shop"}
     assert sum(z.pods for z in shop.zones) == sum(1 for p in snap.pods if p.namespace == "shop" and p.counts)
-    web = summarize_cluster(snap, get_profile("v1.28"), selector=parse_selector("app=checkout"))
+    web = summarize_cluster(snap, get_profile("v1.28"), only=WorkloadFilter(selector=parse_selector("app=checkout")))
     assert web.workloads == 1 and web.health["Imbalanced"] == 1
     assert summarize_cluster(snap, get_profile("v1.28"), worst=0).worst == ()

@@ -13,7 +13,7 @@ from typing import Any
 from hypothesis import strategies as st
 
 from k8s_objects import controller, node, owner, pod, service
-from spreadwatch.analysis import analyze_snapshot
+from spreadwatch.analysis import analyze_index
 from spreadwatch.model import Pod, WorkloadKey
 from spreadwatch.report import ReportOptions, SpreadReport
 from spreadwatch.scoring import Profile, representative_pod, score_pod
@@ -123,7 +123,7 @@ def scratch_scores(snap: Snapshot, ref: str, profile: Profile) -> dict[str, int]
 def scratch_report(snap: Snapshot, ref: str, profile: Profile, options: ReportOptions | None = None) -> SpreadReport:
     """The workload's report from a freshly loaded index."""
     _, ns, name = ref.split("/")
-    for report in analyze_snapshot(snap, profile, options):
+    for report in analyze_index(snap, profile, options)[1]:
         if report.workload.namespace == ns and report.workload.name == name:
             return report
     raise AssertionError(f"{ref} has no report")

@@ -9,7 +9,7 @@ from __future__ import annotations
 import argparse
 from typing import TextIO
 
-from spreadwatch.analysis import analyze_index, explain_workload, score_objects
+from spreadwatch.analysis import WorkloadFilter, analyze_index, explain_workload, score_objects
 from spreadwatch.cli.compare import write_explain_comparison
 from spreadwatch.cli.options import metrics_options, report_options, snapshot_of
 from spreadwatch.cli.output import write_json
@@ -52,10 +52,10 @@ def cmd_analyze(args: argparse.Namespace, out: TextIO) -> int:
     counting frees them): O(objects + workloads × candidate nodes).
     """
     profile = resolve_profile(args)
-    selector = parse_selector(args.selector) if args.selector else None
+    only = WorkloadFilter(args.namespace, parse_selector(args.selector) if args.selector else None)
     with paused_gc():
         snapshot = snapshot_of(args, args.namespace)
-        index, reports = analyze_index(snapshot, profile, report_options(args), args.namespace, selector)
+        index, reports = analyze_index(snapshot, profile, report_options(args), only)
         if args.output == "openmetrics":
             from spreadwatch.metrics import registry_for, render  # noqa: PLC0415 - only this output needs it
 

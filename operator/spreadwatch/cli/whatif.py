@@ -12,6 +12,7 @@ import argparse
 from collections.abc import Callable
 from typing import Any, Final, TextIO
 
+from spreadwatch.analysis import WorkloadFilter
 from spreadwatch.cli.argtypes import whole_number
 from spreadwatch.cli.options import add_cluster_args, add_report_args, report_options, snapshot_of
 from spreadwatch.cli.output import table, write_json, write_yaml
@@ -242,7 +243,9 @@ def _summary(args: argparse.Namespace, out: TextIO) -> int:
     profile = get_profile(args.profile)
     selector = parse_selector(args.selector) if args.selector else None
     snapshot = snapshot_of(args, args.namespace)
-    summary = summarize_cluster(snapshot, profile, report_options(args), args.namespace, selector, args.worst)
+    summary = summarize_cluster(
+        snapshot, profile, report_options(args), WorkloadFilter(args.namespace, selector), args.worst
+    )
     if args.output == "table":
         _print_summary(summary, out)
     else:

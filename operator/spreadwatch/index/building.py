@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from spreadwatch.index.state import CandidateSet, Workload
 from spreadwatch.index.workloads import WorkloadTracking
-from spreadwatch.report import CandidateLayout, SpreadReport, build_report, error_report
+from spreadwatch.report import CandidateLayout, ReportInput, SpreadReport, build_report, error_report
 from spreadwatch.report.topology import build_topology_report
 from spreadwatch.scoring.topology_groups import group_candidates, score_groups
 
@@ -50,18 +50,10 @@ class ReportBuilding(WorkloadTracking):
         )
         first = per_term[0] if per_term else {}
         counts = {n: c for n, c in first.items() if n in candidates.names and c > 0}
-        return build_topology_report(
-            w.ref,
-            self.profile,
-            w.selector_text,
-            candidates.layout,
-            groups,
-            scores,
-            counts,
-            self._zones,
-            w.ctrl.replicas,
-            self.options,
+        inp = ReportInput(
+            w.ref, self.profile, w.selector_text, w.ctrl.replicas, candidates.layout, counts, self._zones, self.options
         )
+        return build_topology_report(inp, groups, scores)
 
     def _build(self, w: Workload) -> SpreadReport:
         replicas = w.ctrl.replicas
@@ -70,15 +62,6 @@ class ReportBuilding(WorkloadTracking):
         candidates = self._candidate_set(w)
         if w.plan is not None and not w.skip:
             return self._build_topology(w, candidates)
-        return build_report(
-            w.ref,
-            self.profile,
-            w.selector_text,
-            w.skip,
-            candidates.layout,
-            w.counts,
-            self._zones,
-            replicas,
-            self.options,
-            candidates.names,
-        )
+        layout = candidates.layout
+        inp = ReportInput(w.ref, self.profile, w.selector_text, replicas, layout, w.counts, self._zones, self.options)
+        return build_report(inp, w.skip, candidates.names)

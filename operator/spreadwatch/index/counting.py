@@ -28,8 +28,8 @@ class PodCounting(CandidateSets):
         if old is not None:
             if old.counts and pod.counts and old.node_name == pod.node_name and old.labels == pod.labels:
                 return
-            self._uncount(ns, old)
-        self._count(ns, pod)
+            self._shift(ns, old, -1)
+        self._shift(ns, pod, 1)
 
     def _count_bulk(self, pods: Iterable[Pod]) -> None:
         """File and count pods while no workload exists yet (bulk load): a pod only joins its label group,
@@ -89,38 +89,29 @@ class PodCounting(CandidateSets):
         group.matches, group.epoch = matches, ns.epoch
         return matches
 
-    def _count(self, ns: NamespaceState, pod: Pod) -> None:
+    def _shift(self, ns: NamespaceState, pod: Pod, delta: int) -> None:
+        """Count (``delta`` 1) or uncount (-1) one pod: its label group's node count and every matching
+        workload's; a group left with no pods is dropped. O(workloads matching the group) once the group's
+        match list is cached."""
         if not pod.counts:
             return
         label_key = label_key_of(pod.labels)
         group = ns.groups.get(label_key)
         if group is None:
+            if delta < 0:
+                return
             group = ns.groups[label_key] = LabelGroup(pod.labels)
             for item in label_key:
                 ns.group_index.setdefault(item, set()).add(label_key)
         node = pod.node_name
-        group.nodes[node] = group.nodes.get(node, 0) + 1
-        for key in self._group_matches(ns, group):
-            w = ns.workloads[key]
-            w.counts[node] = w.counts.get(node, 0) + 1
-            self._touch(w, key)
-
-    def _uncount(self, ns: NamespaceState, pod: Pod) -> None:
-        if not pod.counts:
-            return
-        label_key = label_key_of(pod.labels)
-        group = ns.groups.get(label_key)
-        if group is None:
-            return
-        node = pod.node_name
-        left = group.nodes.get(node, 0) - 1
+        left = group.nodes.get(node, 0) + delta
         if left > 0:
             group.nodes[node] = left
         else:
             group.nodes.pop(node, None)
         for key in self._group_matches(ns, group):
             w = ns.workloads[key]
-            c = w.counts.get(node, 0) - 1
+            c = w.counts.get(node, 0) + delta
             if c > 0:
                 w.counts[node] = c
             else:

@@ -72,7 +72,7 @@ class SpreadIndex(ReportBuilding):
             ns = self._ns.get(namespace)
             old = ns.pods.pop(name, None) if ns else None
             if ns is not None and old is not None:
-                self._uncount(ns, old)
+                self._shift(ns, old, -1)
         elif kind == "Node":
             old_node = self._nodes.pop(name, None)
             if old_node is not None:

@@ -11,6 +11,7 @@ import logging
 import threading
 import time
 from collections.abc import Awaitable, Callable
+from dataclasses import InitVar, dataclass, field
 from typing import Any
 
 from kubernetes import client
@@ -32,6 +33,7 @@ def _lease(name: str, namespace: str, spec: dict[str, Any], resource_version: st
     return {"apiVersion": "coordination.k8s.io/v1", "kind": "Lease", "metadata": metadata, "spec": spec}
 
 
+@dataclass(eq=False)
 class LeaseElector:
     """Leader election on a coordination.k8s.io/v1 Lease, like client-go's leaderelection.
 
@@ -49,29 +51,22 @@ class LeaseElector:
     ``lease_duration`` + ``renew_period`` unless those reads (and the wake-ups) take half a renew period.
     """
 
-    def __init__(
-        self,
-        api: client.ApiClient,
-        name: str,
-        namespace: str,
-        identity: str,
-        lease_duration: float = 15.0,
-        renew_period: float = 2.0,
-        on_change: Callable[[bool], Awaitable[None] | None] | None = None,
-        clock: Callable[[], float] = time.monotonic,
-    ) -> None:
+    api: InitVar[client.ApiClient]
+    name: str
+    namespace: str
+    identity: str
+    lease_duration: float = 15.0
+    renew_period: float = 2.0
+    on_change: Callable[[bool], Awaitable[None] | None] | None = None
+    clock: Callable[[], float] = time.monotonic
+    coord: client.CoordinationV1Api = field(init=False)
+    _leader: bool = field(default=False, init=False)
+    _last_renew: float = field(default=0.0, init=False)  # our clock: the last renew's round start
+    _observed: tuple[str, str, float] | None = field(default=None, init=False)  # holder, renewTime, seen at
+    _expires: float = field(default=0.0, init=False)  # our clock: when another holder's Lease expires (0: none)
+
+    def __post_init__(self, api: client.ApiClient) -> None:
         self.coord = client.CoordinationV1Api(api)
-        self.name = name
-        self.namespace = namespace
-        self.identity = identity
-        self.lease_duration = lease_duration
-        self.renew_period = renew_period
-        self.on_change = on_change
-        self.clock = clock
-        self._leader = False
-        self._last_renew = 0.0  # our clock: start of the round of the last successful renew
-        self._observed: tuple[str, str, float] | None = None  # (holder, renewTime, our clock when first seen)
-        self._expires = 0.0  # our clock: when another holder's Lease expires (0: not held by another)
 
     @property
     def is_leader(self) -> bool:

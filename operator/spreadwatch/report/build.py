@@ -10,6 +10,7 @@ from __future__ import annotations
 import heapq
 from collections.abc import Container, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
+from typing import NamedTuple
 
 from spreadwatch.report.spread_report import NodeEntry, SpreadReport, ZoneEntry
 from spreadwatch.report.verdict import Health, HealthThresholds, SpreadFacts, judge
@@ -20,6 +21,7 @@ __all__ = [
     "DEFAULT_MAX_NODES",
     "DEFAULT_TOP_N",
     "CandidateLayout",
+    "ReportInput",
     "ReportOptions",
     "build_report",
     "empty_names",
@@ -146,18 +148,23 @@ def error_report(workload: WorkloadRef, profile: str, replicas: int, reason: str
     )
 
 
-def build_report(
-    workload: WorkloadRef,
-    profile: Profile,
-    selector: str,
-    skip_reason: str,
-    layout: CandidateLayout,
-    counts: Mapping[str, int],
-    node_zone: Mapping[str, ZoneKey | None],
-    replicas: int,
-    options: ReportOptions,
-    candidates: Container[str] | None = None,
-) -> SpreadReport:
+class ReportInput(NamedTuple):
+    """What both builders (this module's and :mod:`~spreadwatch.report.topology`'s) read: the workload, the
+    profile scoring it, its selector (text) and replicas, copied into the report; its candidate nodes
+    (``layout``); ``counts``, nodes with matching pods -> their count; ``node_zone``, at least those nodes'
+    zones; and the report options."""
+
+    workload: WorkloadRef
+    profile: Profile
+    selector: str
+    replicas: int
+    layout: CandidateLayout
+    counts: Mapping[str, int]
+    node_zone: Mapping[str, ZoneKey | None]
+    options: ReportOptions
+
+
+def build_report(inp: ReportInput, skip_reason: str, candidates: Container[str] | None = None) -> SpreadReport:
     """The report of one workload.
 
     ``counts`` maps nodes with matching pods to their count (entries of 0 are ignored; with ``candidates``
@@ -166,6 +173,7 @@ def build_report(
     :meth:`~spreadwatch.scoring.SpreadSummary.score`'s, computed once per distinct (count, zone) from the
     node and zone parts (the same float operations in the same order). O(busy nodes + zones × top_n).
     """
+    workload, profile, selector, replicas, layout, counts, node_zone, options = inp
     skipped = bool(skip_reason)
     by_zone = layout.by_zone
     sizes = layout.sizes

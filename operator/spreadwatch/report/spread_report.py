@@ -19,8 +19,10 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import dataclass
+from operator import attrgetter
 from typing import Any, NamedTuple
 
+from spreadwatch.jsonform import each, json_form
 from spreadwatch.report.verdict import Health
 from spreadwatch.scoring import WorkloadRef
 
@@ -36,9 +38,6 @@ class NodeEntry(NamedTuple):
     pods: int
     score: int
 
-    def to_dict(self) -> dict[str, Any]:
-        return {"node": self.node, "zone": self.zone, "region": self.region, "pods": self.pods, "score": self.score}
-
 
 class ZoneEntry(NamedTuple):
     """One zone with candidate nodes."""
@@ -49,16 +48,6 @@ class ZoneEntry(NamedTuple):
     candidate_nodes: int
     zone_score: int  # the zone component before weighting, truncated
     empty_node_score: int
-
-    def to_dict(self) -> dict[str, Any]:
-        return {
-            "zone": self.zone,
-            "region": self.region,
-            "pods": self.pods,
-            "candidateNodes": self.candidate_nodes,
-            "zoneScore": self.zone_score,
-            "emptyNodeScore": self.empty_node_score,
-        }
 
 
 class Comparison(NamedTuple):
@@ -71,15 +60,6 @@ class Comparison(NamedTuple):
     best_nodes: tuple[str, ...]
     best_node_count: int
     best_nodes_overlap: bool
-
-    def to_dict(self) -> dict[str, Any]:
-        return {
-            "profile": self.profile,
-            "bestScore": self.best_score,
-            "bestNodes": list(self.best_nodes),
-            "bestNodeCount": self.best_node_count,
-            "bestNodesOverlap": self.best_nodes_overlap,
-        }
 
 
 @dataclass(frozen=True, slots=True)
@@ -119,36 +99,37 @@ class SpreadReport:
                 return z.empty_node_score
         raise KeyError(f"zone {zone!r} of node {node!r} is not among the report's zones")
 
+    @property
+    def zone_count(self) -> int:
+        return len(self.zones)
+
     def to_dict(self) -> dict[str, Any]:
-        """The JSON form (camelCase field names)."""
-        w = self.workload
-        return {
-            "workload": {
-                "apiVersion": w.api_version,
-                "kind": w.kind,
-                "namespace": w.namespace,
-                "name": w.name,
-                "uid": w.uid,
-            },
-            "profile": self.profile,
-            "selector": self.selector,
-            "skipped": self.skipped,
-            "skipReason": self.skip_reason,
-            "replicas": self.replicas,
-            "pods": self.pods,
-            "candidateNodes": self.candidate_nodes,
-            "excludedNodes": dict(self.excluded_nodes),
-            "nodes": [n.to_dict() for n in self.nodes],
-            "nodesOmitted": self.nodes_omitted,
-            "zones": [z.to_dict() for z in self.zones],
-            "zoneCount": len(self.zones),
-            "emptyNodeScore": self.empty_node_score,
-            "bestScore": self.best_score,
-            "worstScore": self.worst_score,
-            "bestNodes": list(self.best_nodes),
-            "bestNodeCount": self.best_node_count,
-            "nodeSkew": self.node_skew,
-            "zoneSkew": self.zone_skew,
-            "health": self.health.value,
-            "reasons": list(self.reasons),
-        } | ({"comparison": self.comparison.to_dict()} if self.comparison is not None else {})
+        """The JSON form (camelCase field names). O(listed nodes + zones)."""
+        return _REPORT_FORM(self)
+
+
+_NODE_FORM = json_form(NodeEntry)
+_ZONE_FORM = json_form(ZoneEntry)
+_COMPARISON_FORM = json_form(Comparison, convert={"best_nodes": list})
+_WORKLOAD_FORM = json_form(WorkloadRef, ("api_version", "kind", "namespace", "name", "uid"))
+_REPORT_FORM = json_form(
+    SpreadReport,
+    # the dataclass's fields, ``zoneCount`` after ``zones``
+    (
+        *("workload", "profile", "selector", "skipped", "skip_reason", "replicas", "pods", "candidate_nodes"),
+        *("excluded_nodes", "nodes", "nodes_omitted", "zones", "zone_count", "empty_node_score", "best_score"),
+        *("worst_score", "best_nodes", "best_node_count", "node_skew", "zone_skew", "health", "reasons"),
+        "comparison",
+    ),
+    convert={
+        "workload": _WORKLOAD_FORM,
+        "excluded_nodes": dict,
+        "nodes": each(_NODE_FORM),
+        "zones": each(_ZONE_FORM),
+        "best_nodes": list,
+        "health": attrgetter("value"),
+        "reasons": list,
+        "comparison": _COMPARISON_FORM,
+    },
+    omit_none=("comparison",),
+)

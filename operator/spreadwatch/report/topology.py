@@ -13,12 +13,15 @@ a zone constraint. Cost: O(groups + nodes with matching pods + listed nodes).
 
 from __future__ import annotations
 
-from collections.abc import Mapping
-
-from spreadwatch.report.build import CandidateLayout, ReportOptions, empty_names, node_entry, spread_facts
+from spreadwatch.report.build import (
+    ReportInput,
+    empty_names,
+    node_entry,
+    spread_facts,
+)
 from spreadwatch.report.spread_report import SpreadReport, ZoneEntry
 from spreadwatch.report.verdict import Health, judge
-from spreadwatch.scoring import Profile, WorkloadRef, ZoneKey
+from spreadwatch.scoring import ZoneKey
 from spreadwatch.scoring.topology import HOSTNAME_KEY, MAX_NODE_SCORE
 from spreadwatch.scoring.topology_groups import CandidateGroups, GroupKey, GroupScores
 from spreadwatch.scoring.zones import GA_ZONE
@@ -30,20 +33,10 @@ def _clamp(score: int) -> int:
     return max(0, min(MAX_NODE_SCORE, score))
 
 
-def build_topology_report(
-    workload: WorkloadRef,
-    profile: Profile,
-    selector: str,
-    layout: CandidateLayout,
-    groups: CandidateGroups,
-    scores: GroupScores,
-    counts: Mapping[str, int],
-    node_zone: Mapping[str, ZoneKey | None],
-    replicas: int,
-    options: ReportOptions,
-) -> SpreadReport:
-    """The report; ``counts``: candidate nodes with matching pods of the first constraint (count > 0; for
-    pods, skews and health), ``node_zone``: the zone of every busy candidate (``scores.busy_raw`` too)."""
+def build_topology_report(inp: ReportInput, groups: CandidateGroups, scores: GroupScores) -> SpreadReport:
+    """The report; ``inp.counts``: candidate nodes with matching pods of the first constraint (count > 0; for
+    pods, skews and health), ``inp.node_zone``: the zone of every busy candidate (``scores.busy_raw`` too)."""
+    workload, profile, selector, replicas, layout, counts, node_zone, options = inp
     busy = scores.busy_raw
     top_n = options.top_n
     high, low = scores.max_raw, scores.min_raw

@@ -25,7 +25,7 @@ import contextlib
 import logging
 import time
 from collections.abc import Awaitable, Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Protocol
 
 from spreadwatch.errors import SpreadwatchError
@@ -55,27 +55,25 @@ class ReconcileStats:
     failures: int = 0  # listings that failed (retried)
 
 
+@dataclass(eq=False)
 class RelistReconciler:
-    """See the module docstring. Call :meth:`observe` for every routed event; run :meth:`run` as a task."""
+    """See the module docstring. Call :meth:`observe` for every routed event; run :meth:`run` as a task.
 
-    def __init__(
-        self,
-        index: SpreadIndex,
-        list_keys: KeyLister,
-        changes: ChangeListener,
-        quiet: float = 2.0,
-        clock: Callable[[], float] = time.monotonic,
-    ) -> None:
-        self.index = index
-        self.list_keys = list_keys
-        self.changes = changes
-        self.quiet = quiet
-        self.clock = clock
-        self.armed = False  # set once the initial state is loaded: type-None events before that are the load
-        self.stats = ReconcileStats()
-        self._relisted: dict[str, float] = {}  # kind -> time of its latest type-None event (or retry time)
-        self._touched: dict[str, set[tuple[str, str]]] = {}  # kind -> objects touched while it is being listed
-        self._failures: dict[str, int] = {}
+    ``armed`` is set once the initial state is loaded (type-None events before that are the load);
+    ``_relisted``: kind -> time of its latest type-None event (or retry time); ``_touched``: kind -> objects
+    touched while it is being listed.
+    """
+
+    index: SpreadIndex
+    list_keys: KeyLister
+    changes: ChangeListener
+    quiet: float = 2.0
+    clock: Callable[[], float] = time.monotonic
+    armed: bool = field(default=False, init=False)
+    stats: ReconcileStats = field(default_factory=ReconcileStats, init=False)
+    _relisted: dict[str, float] = field(default_factory=dict, init=False, repr=False)
+    _touched: dict[str, set[tuple[str, str]]] = field(default_factory=dict, init=False, repr=False)
+    _failures: dict[str, int] = field(default_factory=dict, init=False, repr=False)
 
     def observe(self, kind: str, event_type: object, namespace: str, name: str) -> None:
         """Note one routed event. O(1)."""

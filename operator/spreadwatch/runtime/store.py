@@ -29,6 +29,7 @@ from dataclasses import dataclass, field, replace
 from typing import Any, Protocol
 
 from spreadwatch.errors import KubeApiError, SpreadwatchError
+from spreadwatch.jsonform import json_form
 from spreadwatch.metrics.histogram import DurationHistogram
 from spreadwatch.model import WORKLOAD_KINDS, WorkloadKey
 from spreadwatch.naming import report_name, workload_of_report_name
@@ -96,19 +97,16 @@ class WriterStats:
         }
 
     def as_dict(self) -> dict[str, int | float]:
-        return {
-            "creates": self.creates,
-            "statusWrites": self.status_writes,
-            "ownerPatches": self.owner_patches,
-            "deletes": self.deletes,
-            "events": self.events,
-            "apiWrites": self.api_writes,
-            "skippedUnchanged": self.skipped_unchanged,
-            "skippedExcluded": self.skipped_excluded,
-            "failures": self.failures,
-            "resyncs": self.resyncs,
-            "cycles": self.cycles,
-        }
+        return _WRITER_STATS_FORM(self)
+
+
+_WRITER_STATS_FORM = json_form(
+    WriterStats,
+    (
+        *("creates", "status_writes", "owner_patches", "deletes", "events", "api_writes", "skipped_unchanged"),
+        *("skipped_excluded", "failures", "resyncs", "cycles"),
+    ),
+)
 
 
 @dataclass(frozen=True, slots=True)
@@ -191,26 +189,17 @@ def stored_report(obj: Mapping[str, Any]) -> StoredReport | None:
     ).with_object(obj)
 
 
+@dataclass(eq=False)
 class ReportStore:
     """See the module docstring. ``wall`` gives the status timestamps; ``clock`` the monotonic time."""
 
-    def __init__(
-        self,
-        sink: ReportSink,
-        bucket: TokenBucket,
-        stats: WriterStats,
-        *,
-        events: bool = True,
-        wall: Callable[[], str],
-        clock: Callable[[], float] = time.monotonic,
-    ) -> None:
-        self.sink = sink
-        self.bucket = bucket
-        self.stats = stats
-        self.events = events
-        self.wall = wall
-        self.clock = clock
-        self._known: dict[WorkloadKey, StoredReport] = {}
+    sink: ReportSink
+    bucket: TokenBucket
+    stats: WriterStats
+    events: bool = field(default=True, kw_only=True)
+    wall: Callable[[], str] = field(kw_only=True)
+    clock: Callable[[], float] = field(default=time.monotonic, kw_only=True)
+    _known: dict[WorkloadKey, StoredReport] = field(default_factory=dict, init=False, repr=False)
 
     def get(self, key: WorkloadKey) -> StoredReport | None:
         return self._known.get(key)

@@ -26,6 +26,7 @@ import msgspec
 from spreadwatch.analysis import find_workload
 from spreadwatch.errors import InputError
 from spreadwatch.index import SpreadIndex
+from spreadwatch.jsonform import json_form
 from spreadwatch.model import TERMINAL_PHASES, Controller, Pod, intern_labels
 from spreadwatch.report import Health, ReportOptions, SpreadReport
 from spreadwatch.scoring import Profile, WorkloadRef, ZoneKey, is_workload, representative_pod, zone_key
@@ -81,15 +82,12 @@ class PlacementStep:
     zone: str
     scores: Mapping[str, int] = field(repr=False)  # every candidate's score before this pod was bound
 
-    def to_dict(self) -> dict[str, Any]:
-        return {
-            "step": self.step,
-            "bestScore": self.best_score,
-            "bestNodes": list(self.best_nodes),
-            "bestNodeCount": self.best_node_count,
-            "node": self.node,
-            "zone": self.zone,
-        }
+
+_PLACEMENT_FORM = json_form(
+    PlacementStep,
+    ("step", "best_score", "best_nodes", "best_node_count", "node", "zone"),
+    convert={"best_nodes": list},
+)
 
 
 @dataclass(frozen=True, slots=True)
@@ -102,8 +100,12 @@ class RemovalStep:
     zone: str
     rank: int
 
-    def to_dict(self) -> dict[str, Any]:
-        return {"step": self.step, "pod": self.pod, "node": self.node, "zone": self.zone, "rank": self.rank}
+
+_REMOVAL_FORM = json_form(RemovalStep)
+
+
+def _step_dict(step: PlacementStep | RemovalStep) -> dict[str, Any]:
+    return _PLACEMENT_FORM(step) if isinstance(step, PlacementStep) else _REMOVAL_FORM(step)
 
 
 @dataclass(frozen=True, slots=True)
@@ -119,7 +121,7 @@ class Simulation:
 
     def to_dict(self) -> dict[str, Any]:
         """The ``-o json`` form: ``{"steps": [...], "final": <report>}``."""
-        return {"steps": [s.to_dict() for s in self.steps], "final": self.final.to_dict()}
+        return {"steps": [_step_dict(s) for s in self.steps], "final": self.final.to_dict()}
 
 
 @dataclass(frozen=True, slots=True)

@@ -17,13 +17,14 @@ from __future__ import annotations
 from collections import Counter
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
+from functools import partial
 from typing import Any, Final
 
-from spreadwatch.analysis import analyze_index
+from spreadwatch.analysis import WorkloadFilter, analyze_index
+from spreadwatch.jsonform import each, json_form
 from spreadwatch.model import PodTemplate, WorkloadKey
 from spreadwatch.report import CandidateLayout, Health, ReportOptions, SpreadReport
 from spreadwatch.scoring import PROFILES, Profile, ZoneKey, exclusion_reason, get_profile, zone_key
-from spreadwatch.selectors import Selector
 from spreadwatch.snapshot import Snapshot
 
 __all__ = [
@@ -59,14 +60,8 @@ class ZoneSummary:
     candidate_nodes: int
     pods: int
 
-    def to_dict(self) -> dict[str, Any]:
-        return {
-            "zone": self.zone,
-            "region": self.region,
-            "nodes": self.nodes,
-            "candidateNodes": self.candidate_nodes,
-            "pods": self.pods,
-        }
+
+_ZONE_SUMMARY_FORM = json_form(ZoneSummary)
 
 
 @dataclass(frozen=True, slots=True)
@@ -82,14 +77,12 @@ class ProfileChange:
     def share(self) -> float:
         return self.changed / self.workloads if self.workloads else 0.0
 
-    def to_dict(self) -> dict[str, Any]:
-        return {
-            "profile": self.profile,
-            "baseline": self.baseline,
-            "workloads": self.workloads,
-            "changed": self.changed,
-            "share": round(self.share, 4),
-        }
+
+_PROFILE_CHANGE_FORM = json_form(
+    ProfileChange,
+    ("profile", "baseline", "workloads", "changed", "share"),
+    convert={"share": partial(round, ndigits=4)},
+)
 
 
 @dataclass(frozen=True, slots=True)
@@ -103,15 +96,20 @@ class ClusterSummary:
     notes: tuple[str, ...]
 
     def to_dict(self) -> dict[str, Any]:
-        return {
-            "profile": self.profile,
-            "workloads": self.workloads,
-            "health": dict(self.health),
-            "worst": [r.to_dict() for r in self.worst],
-            "zones": [z.to_dict() for z in self.zones],
-            "bestNodeSetChanges": [c.to_dict() for c in self.changes],
-            "notes": list(self.notes),
-        }
+        return _CLUSTER_SUMMARY_FORM(self)
+
+
+_CLUSTER_SUMMARY_FORM = json_form(
+    ClusterSummary,
+    rename={"changes": "bestNodeSetChanges"},
+    convert={
+        "health": dict,
+        "worst": each(SpreadReport.to_dict),
+        "zones": each(_ZONE_SUMMARY_FORM),
+        "changes": each(_PROFILE_CHANGE_FORM),
+        "notes": list,
+    },
+)
 
 
 def _zones(snapshot: Snapshot, profile: Profile, namespaces: Sequence[str]) -> tuple[ZoneSummary, ...]:
@@ -156,11 +154,10 @@ class _BestSets:
         snapshot: Snapshot,
         profile: Profile,
         options: ReportOptions,
-        namespaces: Sequence[str],
-        selector: Selector | None,
+        only: WorkloadFilter,
         zone_maps: _ZoneMaps,
     ) -> None:
-        index, reports = analyze_index(snapshot, profile, options, namespaces, selector)
+        index, reports = analyze_index(snapshot, profile, options, only)
         self.views: dict[WorkloadKey, _BestView] = {}
         self.layouts: dict[WorkloadKey, int] = {}
         for report in reports:
@@ -222,13 +219,13 @@ def summarize_cluster(
     snapshot: Snapshot,
     profile: Profile,
     options: ReportOptions | None = None,
-    namespaces: Sequence[str] = (),
-    selector: Selector | None = None,
+    only: WorkloadFilter | None = None,
     worst: int = 5,
 ) -> ClusterSummary:
-    """The summary of the workloads in ``namespaces`` (all when empty) matching ``selector``."""
+    """The summary of the workloads ``only`` keeps (default: all)."""
+    only = only or WorkloadFilter()
     opts = options or ReportOptions()
-    _, reports = analyze_index(snapshot, profile, opts, namespaces, selector)
+    _, reports = analyze_index(snapshot, profile, opts, only)
     health = Counter(r.health.value for r in reports)
     ranked = sorted((r for r in reports if r.health is not Health.BALANCED), key=worst_key)
     notes: list[str] = []
@@ -237,10 +234,10 @@ def summarize_cluster(
         # every report listed in full: best node sets are read back from the reports
         full = ReportOptions(opts.top_n, max(opts.max_nodes, len(snapshot.nodes)), opts.thresholds)
         zone_maps: _ZoneMaps = {}
-        base = _BestSets(snapshot, get_profile(BASELINE_PROFILE), full, namespaces, selector, zone_maps)
+        base = _BestSets(snapshot, get_profile(BASELINE_PROFILE), full, only, zone_maps)
         for name, other in PROFILES.items():
             if name != BASELINE_PROFILE:
-                sets = _BestSets(snapshot, other, full, namespaces, selector, zone_maps)
+                sets = _BestSets(snapshot, other, full, only, zone_maps)
                 changes.append(ProfileChange(name, BASELINE_PROFILE, *_changed(base, sets, zone_maps)))
     if COMPARED_PROFILE not in PROFILES:
         notes.append(
@@ -252,7 +249,7 @@ def summarize_cluster(
         workloads=len(reports),
         health={h.value: health.get(h.value, 0) for h in HEALTH_ORDER},
         worst=tuple(ranked[: max(0, worst)]),
-        zones=_zones(snapshot, profile, namespaces),
+        zones=_zones(snapshot, profile, only.namespaces),
         changes=tuple(changes),
         notes=tuple(notes),
     )
