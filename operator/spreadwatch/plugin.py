@@ -33,6 +33,7 @@ from typing import Any, Final, NoReturn, TextIO
 import orjson
 
 from spreadwatch import __version__, cli
+from spreadwatch.cli.argtypes import checked_number
 from spreadwatch.cli.output import table, write_json, write_yaml
 from spreadwatch.errors import InputError, SpreadwatchError
 from spreadwatch.model import WorkloadKey
@@ -136,13 +137,8 @@ def _sort_key(text: str) -> str:
 
 
 def _interval(text: str) -> float:
-    try:
-        value = float(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"expected seconds, got {text!r}") from None
-    if not value > 0:
-        raise argparse.ArgumentTypeError(f"expected seconds > 0, got {text!r}")
-    return value
+    """``--watch-interval``: seconds > 0."""
+    return checked_number(text, float, "seconds", lambda v: v > 0, "> 0")
 
 
 def _available_commands() -> set[str]:

@@ -4,31 +4,34 @@ error (exit 2), never a traceback. Each is O(len(text))."""
 from __future__ import annotations
 
 import argparse
-import math
+from collections.abc import Callable
+from typing import TypeVar
 
-__all__ = ["bool_word", "flag_bool", "port", "positive_seconds", "seconds", "whole_number"]
+__all__ = ["bool_word", "checked_number", "flag_bool", "port", "positive_seconds", "seconds", "whole_number"]
+
+_N = TypeVar("_N", int, float)
+
+
+def checked_number(text: str, convert: Callable[[str], _N], noun: str, ok: Callable[[_N], bool], bound: str) -> _N:
+    """``convert(text)`` if ``ok`` accepts it; else ArgumentTypeError "expected {noun}, got ..." (not a number)
+    or "expected {noun} {bound}, got ..." (out of bounds)."""
+    try:
+        value = convert(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected {noun}, got {text!r}") from None
+    if not ok(value):
+        raise argparse.ArgumentTypeError(f"expected {noun} {bound}, got {text!r}")
+    return value
 
 
 def whole_number(text: str, minimum: int = 0) -> int:
     """``text`` as an integer >= ``minimum``; raises ArgumentTypeError otherwise."""
-    try:
-        value = int(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"expected a whole number, got {text!r}") from None
-    if value < minimum:
-        raise argparse.ArgumentTypeError(f"expected a whole number >= {minimum}, got {text!r}")
-    return value
+    return checked_number(text, int, "a whole number", lambda v: v >= minimum, f">= {minimum}")
 
 
 def seconds(text: str) -> float:
-    """``text`` as a number of seconds >= 0 (not NaN)."""
-    try:
-        value = float(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"expected a number of seconds, got {text!r}") from None
-    if value < 0 or math.isnan(value):
-        raise argparse.ArgumentTypeError(f"expected a number of seconds >= 0, got {text!r}")
-    return value
+    """``text`` as a number of seconds >= 0 (not NaN: NaN >= 0 is false)."""
+    return checked_number(text, float, "a number of seconds", lambda v: v >= 0, ">= 0")
 
 
 def positive_seconds(text: str) -> float:

@@ -13,24 +13,9 @@ import msgspec
 
 from spreadwatch.decode import shapes
 from spreadwatch.errors import SelectorError
-from spreadwatch.model import (
-    WORKLOAD_KINDS,
-    Controller,
-    Namespace,
-    Node,
-    NodeSelectorRequirement,
-    NodeSelectorTerm,
-    OwnerRef,
-    Pod,
-    PodTemplate,
-    Record,
-    Service,
-    SpreadConstraint,
-    Taint,
-    Toleration,
-    intern_labels,
-)
-from spreadwatch.selectors import NOTHING, Selector, from_label_selector
+from spreadwatch.model import WORKLOAD_KINDS, Record, controller_selector, intern_labels
+from spreadwatch.model import records as rec
+from spreadwatch.selectors import NOTHING, from_label_selector
 
 __all__ = ["Converter", "Fallback"]
 
@@ -42,7 +27,7 @@ class Fallback(Exception):
 _EMPTY_META: Final = shapes.ObjectMeta()
 _EMPTY_SPEC: Final = shapes.Spec()
 _EMPTY_STATUS: Final = shapes.Status()
-_EMPTY_TEMPLATE: Final = PodTemplate()
+_EMPTY_TEMPLATE: Final = rec.PodTemplate()
 _NO_LABELS: Final = intern_labels({})
 
 
@@ -75,13 +60,14 @@ def _name(meta: shapes.ObjectMeta) -> str:
     return meta.name
 
 
-def _requirements(reqs: list[shapes.NodeSelectorRequirement] | None) -> tuple[NodeSelectorRequirement, ...]:
+def _requirements(reqs: list[shapes.NodeSelectorRequirement] | None) -> tuple[rec.NodeSelectorRequirement, ...]:
     return tuple(
-        NodeSelectorRequirement(r.key or "", r.operator or "", tuple(r.values) if r.values else ()) for r in reqs or ()
+        rec.NodeSelectorRequirement(r.key or "", r.operator or "", tuple(r.values) if r.values else ())
+        for r in reqs or ()
     )
 
 
-def _constraint(c: shapes.TopologySpreadConstraint) -> SpreadConstraint:
+def _constraint(c: shapes.TopologySpreadConstraint) -> rec.SpreadConstraint:
     """The record of one spread constraint; an invalid selector is kept as its error (as the reference parser
     does), a labelSelector that is not a mapping falls back to the reference parser's error. O(selector)."""
     raw_selector = _any_decoder.decode(c.labelSelector) if c.labelSelector else None
@@ -92,7 +78,7 @@ def _constraint(c: shapes.TopologySpreadConstraint) -> SpreadConstraint:
         selector = from_label_selector(raw_selector)
     except SelectorError as err:
         selector, error = NOTHING, str(err)
-    return SpreadConstraint(
+    return rec.SpreadConstraint(
         max_skew=0 if c.maxSkew is None else c.maxSkew,
         topology_key=c.topologyKey or "",
         when_unsatisfiable=c.whenUnsatisfiable or "",
@@ -116,8 +102,8 @@ class Converter:
 
     def __init__(self) -> None:
         self._labels: dict[bytes, Mapping[str, str]] = {}
-        self._owners: dict[bytes, tuple[OwnerRef | None]] = {}
-        self._templates: dict[tuple[bytes, bytes, bytes, bytes], PodTemplate] = {}
+        self._owners: dict[bytes, tuple[rec.OwnerRef | None]] = {}
+        self._templates: dict[tuple[bytes, bytes, bytes, bytes], rec.PodTemplate] = {}
 
     def labels(self, raw: msgspec.Raw) -> Mapping[str, str]:
         """The interned label map; O(1) for bytes seen before, else O(labels)."""
@@ -129,7 +115,7 @@ class Converter:
             labels = self._labels[key] = intern_labels(_string_map(raw) or {})
         return labels
 
-    def controller(self, raw: msgspec.Raw) -> OwnerRef | None:
+    def controller(self, raw: msgspec.Raw) -> rec.OwnerRef | None:
         """``metav1.GetControllerOf`` of the ownerReferences; O(1) for bytes seen before."""
         if not raw:
             return None
@@ -140,12 +126,12 @@ class Converter:
         owner = None
         for ref in _owner_references(raw) or ():
             if ref.controller:
-                owner = OwnerRef(ref.apiVersion or "", ref.kind or "", ref.name or "", ref.uid or "")
+                owner = rec.OwnerRef(ref.apiVersion or "", ref.kind or "", ref.name or "", ref.uid or "")
                 break
         self._owners[key] = (owner,)
         return owner
 
-    def template(self, spec: shapes.Spec) -> PodTemplate:
+    def template(self, spec: shapes.Spec) -> rec.PodTemplate:
         """The pod's scheduling fields; equal templates are one object. O(1) for bytes seen before."""
         if not (spec.tolerations or spec.nodeSelector or spec.affinity or spec.topologySpreadConstraints):
             return _EMPTY_TEMPLATE  # the usual pod: no scheduling fields at all
@@ -161,29 +147,29 @@ class Converter:
         return template
 
     @staticmethod
-    def _new_template(spec: shapes.Spec) -> PodTemplate:
+    def _new_template(spec: shapes.Spec) -> rec.PodTemplate:
         tolerations = tuple(
-            Toleration(t.key or "", t.operator or "", t.value or "", t.effect or "")
+            rec.Toleration(t.key or "", t.operator or "", t.value or "", t.effect or "")
             for t in _tolerations(spec.tolerations) or ()
         )
         node_selector = tuple(sorted((_string_map(spec.nodeSelector) or {}).items()))
-        terms: tuple[NodeSelectorTerm, ...] | None = None
+        terms: tuple[rec.NodeSelectorTerm, ...] | None = None
         affinity = _affinity(spec.affinity)
         if affinity is not None and affinity.nodeAffinity is not None:
             required = affinity.nodeAffinity.requiredDuringSchedulingIgnoredDuringExecution
             if required is not None:
                 terms = tuple(
-                    NodeSelectorTerm(_requirements(t.matchExpressions), _requirements(t.matchFields))
+                    rec.NodeSelectorTerm(_requirements(t.matchExpressions), _requirements(t.matchFields))
                     for t in required.nodeSelectorTerms or ()
                 )
         constraints = tuple(_constraint(c) for c in _spread_constraints(spec.topologySpreadConstraints) or ())
-        template = PodTemplate(tolerations, node_selector, terms, bool(constraints), constraints)
+        template = rec.PodTemplate(tolerations, node_selector, terms, bool(constraints), constraints)
         return _EMPTY_TEMPLATE if template == _EMPTY_TEMPLATE else template
 
-    def pod(self, obj: shapes.Object) -> Pod:
+    def pod(self, obj: shapes.Object) -> rec.Pod:
         meta = obj.metadata or _EMPTY_META
         spec = obj.spec or _EMPTY_SPEC
-        return Pod(
+        return rec.Pod(
             meta.namespace or "default",
             _name(meta),
             self.labels(meta.labels),
@@ -195,45 +181,34 @@ class Converter:
             meta.uid or "",
         )
 
-    def node(self, obj: shapes.Object) -> Node:
+    def node(self, obj: shapes.Object) -> rec.Node:
         meta = obj.metadata or _EMPTY_META
         spec = obj.spec or _EMPTY_SPEC
-        taints = tuple(Taint(t.key or "", t.value or "", t.effect or "") for t in spec.taints or ())
-        return Node(_name(meta), self.labels(meta.labels), taints, bool(spec.unschedulable), meta.uid or "")
+        taints = tuple(rec.Taint(t.key or "", t.value or "", t.effect or "") for t in spec.taints or ())
+        return rec.Node(_name(meta), self.labels(meta.labels), taints, bool(spec.unschedulable), meta.uid or "")
 
-    def service(self, obj: shapes.Object) -> Service:
+    def service(self, obj: shapes.Object) -> rec.Service:
         meta = obj.metadata or _EMPTY_META
         selector = _string_map((obj.spec or _EMPTY_SPEC).selector)
         namespace = meta.namespace or "default"
-        return Service(namespace, _name(meta), intern_labels(selector) if selector else None, meta.uid or "")
+        return rec.Service(namespace, _name(meta), intern_labels(selector) if selector else None, meta.uid or "")
 
-    def workload(self, obj: shapes.Object) -> Controller:
+    def workload(self, obj: shapes.Object) -> rec.Controller:
         kind = obj.kind or ""
         meta = obj.metadata or _EMPTY_META
         spec = obj.spec or _EMPTY_SPEC
         template = spec.template
         template_meta = template.metadata if template is not None else None
         template_labels = self.labels(template_meta.labels) if template_meta is not None else _NO_LABELS
-        selector_map = None
-        selector_error = None
-        selector: Selector
         if kind == "ReplicationController":
-            raw = _string_map(spec.selector)
-            # An RC without a selector defaults to its template's labels (API defaulting).
-            selector_map = intern_labels(raw) if raw else (template_labels or None)
-            try:  # a value the API server would reject: an Error report for this RC, not a failed load
-                selector = from_label_selector({"matchLabels": dict(selector_map)} if selector_map else {})
-            except SelectorError as err:
-                selector, selector_error = NOTHING, str(err)
+            selector_value: Any = _string_map(spec.selector)
         else:
-            try:
-                selector = from_label_selector(_any_decoder.decode(spec.selector) if spec.selector else None)
-            except SelectorError as err:
-                selector, selector_error = NOTHING, str(err)
+            selector_value = _any_decoder.decode(spec.selector) if spec.selector else None
+        selector, selector_map, selector_error = controller_selector(kind, selector_value, template_labels)
         annotations = _string_map(meta.annotations) or {}
         revision_text = annotations.get("deployment.kubernetes.io/revision", "0")
         pod_spec = template.spec if template is not None else None
-        return Controller(
+        return rec.Controller(
             kind=kind,
             api_version=obj.apiVersion or "",
             namespace=meta.namespace or "default",
@@ -253,9 +228,9 @@ class Converter:
             generation=meta.generation or 0,
         )
 
-    def namespace(self, obj: shapes.Object) -> Namespace:
+    def namespace(self, obj: shapes.Object) -> rec.Namespace:
         meta = obj.metadata or _EMPTY_META
-        return Namespace(_name(meta), self.labels(meta.labels))
+        return rec.Namespace(_name(meta), self.labels(meta.labels))
 
     def direct(self, kind: str) -> Callable[[shapes.Object], Record] | None:
         """The converter of ``kind`` when it reads neither ``kind`` nor ``apiVersion`` (Pod, Node, Service,

@@ -8,7 +8,7 @@ the wrong type. Label maps are interned. Cost: O(size of the object's scheduling
 from __future__ import annotations
 
 from collections.abc import Mapping
-from typing import Any, Final
+from typing import Any, Final, TypeVar, cast
 
 from spreadwatch.errors import ObjectError, SelectorError
 from spreadwatch.model.interning import intern_labels
@@ -28,10 +28,11 @@ from spreadwatch.model.records import (
     Taint,
     Toleration,
 )
-from spreadwatch.selectors import NOTHING, from_label_selector
+from spreadwatch.selectors import NOTHING, Selector, from_label_selector
 
-__all__ = ["object_ref", "parse_object", "parse_pod"]
+__all__ = ["controller_selector", "object_ref", "parse_object", "parse_pod"]
 
+_T = TypeVar("_T")
 _EMPTY: Final[Mapping[str, Any]] = intern_labels({})  # the one shared empty map
 
 
@@ -58,37 +59,26 @@ class _Reader:
     def fail(self, path: str, problem: str) -> ObjectError:
         return ObjectError(self.ref, path, problem)
 
-    def mapping(self, parent: Mapping[str, Any], key: str, path: str) -> Mapping[str, Any]:
+    def _typed(self, parent: Mapping[str, Any], key: str, path: str, default: _T, kind: type, noun: str) -> _T:
+        """``parent[key]`` if it is a ``kind`` (booleans are not integers), ``default`` if absent or null."""
         value = parent.get(key)
         if value is None:
-            return _EMPTY
-        if not isinstance(value, Mapping):
-            raise self.fail(path, f"expected a mapping, got {_type_name(value)}")
-        return value
+            return default
+        if not isinstance(value, kind) or (kind is int and isinstance(value, bool)):
+            raise self.fail(path, f"expected {noun}, got {_type_name(value)}")
+        return cast(_T, value)
+
+    def mapping(self, parent: Mapping[str, Any], key: str, path: str) -> Mapping[str, Any]:
+        return self._typed(parent, key, path, _EMPTY, Mapping, "a mapping")
 
     def string(self, parent: Mapping[str, Any], key: str, path: str, default: str = "") -> str:
-        value = parent.get(key)
-        if value is None:
-            return default
-        if not isinstance(value, str):
-            raise self.fail(path, f"expected a string, got {_type_name(value)}")
-        return value
+        return self._typed(parent, key, path, default, str, "a string")
 
     def integer(self, parent: Mapping[str, Any], key: str, path: str, default: int) -> int:
-        value = parent.get(key)
-        if value is None:
-            return default
-        if isinstance(value, bool) or not isinstance(value, int):
-            raise self.fail(path, f"expected an integer, got {_type_name(value)}")
-        return int(value)
+        return int(self._typed(parent, key, path, default, int, "an integer"))
 
     def boolean(self, parent: Mapping[str, Any], key: str, path: str) -> bool:
-        value = parent.get(key)
-        if value is None:
-            return False
-        if not isinstance(value, bool):
-            raise self.fail(path, f"expected a boolean, got {_type_name(value)}")
-        return value
+        return self._typed(parent, key, path, False, bool, "a boolean")
 
     def items(self, parent: Mapping[str, Any], key: str, path: str) -> list[Mapping[str, Any]]:
         value = parent.get(key)
@@ -276,6 +266,24 @@ def _parse_service(obj: Mapping[str, Any]) -> Service:
     return Service(namespace, name, intern_labels(selector) if selector else None, uid)
 
 
+def controller_selector(
+    kind: str, value: Any, template_labels: Mapping[str, str]
+) -> tuple[Selector, Mapping[str, str] | None, str | None]:
+    """A controller's selector from its ``spec.selector`` (``value``): a ReplicationController's label map
+    (none: its template's labels, as the API server defaults it), any other kind's LabelSelector. Returns
+    (selector, the RC's interned map or None, error text or None); a selector the API server would reject
+    gives the empty selector and its error (an Error report for this workload, not a failed load).
+    O(requirements)."""
+    selector_map: Mapping[str, str] | None = None
+    try:
+        if kind == "ReplicationController":
+            selector_map = intern_labels(value) if value else (template_labels or None)
+            return from_label_selector({"matchLabels": dict(selector_map)} if selector_map else {}), selector_map, None
+        return from_label_selector(value), None, None
+    except SelectorError as err:
+        return NOTHING, selector_map, str(err)
+
+
 def _parse_controller(obj: Mapping[str, Any], kind: str) -> Controller:
     r = _Reader(obj)
     namespace, name, uid, labels = _meta(r, obj, namespaced=True)
@@ -285,22 +293,10 @@ def _parse_controller(obj: Mapping[str, Any], kind: str) -> Controller:
     template = r.mapping(spec, "template", "spec.template")
     template_meta = r.mapping(template, "metadata", "spec.template.metadata")
     template_labels = intern_labels(r.string_map(template_meta, "labels", "spec.template.metadata.labels") or {})
-    selector_map: Mapping[str, str] | None = None
-    selector_error: str | None = None
-    if kind == "ReplicationController":
-        raw = r.string_map(spec, "selector", "spec.selector")
-        # An RC without a selector defaults to its template's labels (API defaulting).
-        selector_map = intern_labels(raw) if raw else (template_labels or None)
-        try:  # a value the API server would reject: an Error report for this RC, not a failed load
-            selector = from_label_selector({"matchLabels": dict(selector_map)} if selector_map else {})
-        except SelectorError as err:
-            selector, selector_error = NOTHING, str(err)
-    else:
-        raw_selector = spec.get("selector")
-        try:
-            selector = from_label_selector(raw_selector)
-        except SelectorError as err:
-            selector, selector_error = NOTHING, str(err)
+    selector_value = (
+        r.string_map(spec, "selector", "spec.selector") if kind == "ReplicationController" else spec.get("selector")
+    )
+    selector, selector_map, selector_error = controller_selector(kind, selector_value, template_labels)
     annotations = r.string_map(meta, "annotations", "metadata.annotations") or {}
     revision_text = annotations.get("deployment.kubernetes.io/revision", "0")
     return Controller(
