@@ -11,7 +11,8 @@ The operator's event path in one process, without kopf and without an API server
   apply/remove, ``ReportWriter.collect`` — at a fixed rate; the mix is ``bench/measure_events.py``'s (20 % add,
   15 % move node, 15 % relabel, 15 % phase, 15 % deletionTimestamp, 20 % delete), so the pod count stays
   level. Every new pod carries a ``soak-rev`` label that changes every ``--rev-seconds``: label sets of old
-  "rollouts" keep dying, which is what the label-interning cache (``model.intern_labels``, swept of unused maps) must survive;
+  "rollouts" keep dying, which is what the label-interning cache (``model.intern_labels``, swept of unused
+  maps) must survive;
 * the real :class:`ReportWriter` runs concurrently with the operator's defaults (debounce 1 s, 20 writes/s,
   burst 20, resync every 300 s); its API side is a **local stand-in** (:class:`StandInSink`) that accepts every
   write at once and keeps each report (orjson bytes), like the API server would — no network, no latency.
