@@ -28,8 +28,9 @@ DATA_DIR = Path(__file__).resolve().parent / "data"
 _LOG_DIR_KEY = pytest.StashKey[str]()
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from kube_helpers import ControlPlane, create_namespace, delete_namespace  # noqa: E402
+from kube_helpers import ControlPlane, create_namespace, delete_namespace, delete_node  # noqa: E402
 from kube_helpers import service_account_token as _service_account_token  # noqa: E402
+from operator_helpers import apply_crd, create_zone_nodes  # noqa: E402
 
 
 def pytest_configure(config: pytest.Config) -> None:
@@ -106,3 +107,18 @@ def service_account_token(kube_api: client.ApiClient) -> Callable[..., str]:
 @pytest.fixture(scope="session")
 def e2e_data_dir() -> Path:
     return DATA_DIR
+
+
+@pytest.fixture(scope="module")
+def crd(control_plane: ControlPlane) -> None:
+    """The SpreadReport CRD, installed and served (idempotent: server-side apply)."""
+    apply_crd(control_plane)
+
+
+@pytest.fixture(scope="module")
+def zone_nodes(kube_api: client.ApiClient) -> Iterator[list[str]]:
+    """Six nodes, two in each of three zones; deleted after the module."""
+    names = create_zone_nodes(kube_api)
+    yield names
+    for name in names:
+        delete_node(kube_api, name)

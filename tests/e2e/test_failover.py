@@ -32,13 +32,11 @@ from typing import Any
 
 import pytest
 from chart_rbac import ChartInstall, install_chart_rbac
-from kube_helpers import ControlPlane, create_statefulset, delete_node, wait_for
+from kube_helpers import ControlPlane, create_statefulset, wait_for
 from kubernetes import client
 from operator_helpers import (
     Operator,
     PodChurn,
-    apply_crd,
-    create_zone_nodes,
     kubectl_json,
     start_operator,
     wait_converged,
@@ -50,19 +48,6 @@ LEASE_DURATION = 6.0
 RENEW_PERIOD = 1.0
 ROUNDS = int(os.environ.get("SPREADWATCH_E2E_FAILOVER_ROUNDS", "2"))
 WORKLOADS = [f"fo{i}" for i in range(6)]
-
-
-@pytest.fixture(scope="module")
-def crd(control_plane: ControlPlane) -> None:
-    apply_crd(control_plane)
-
-
-@pytest.fixture(scope="module")
-def zone_nodes(kube_api: client.ApiClient) -> Iterator[list[str]]:
-    names = create_zone_nodes(kube_api)
-    yield names
-    for name in names:
-        delete_node(kube_api, name)
 
 
 @pytest.fixture(scope="module")

@@ -36,7 +36,6 @@ from kube_helpers import (
     create_replication_controller,
     create_service,
     create_statefulset,
-    delete_node,
     delete_pod,
     schedule_pending_pods,
     set_pod_phase,
@@ -47,8 +46,6 @@ from kubernetes import client
 from operator_helpers import (
     DEBOUNCE,
     Operator,
-    apply_crd,
-    create_zone_nodes,
     kubectl_json,
     live_reports,
     offline_reports,
@@ -61,20 +58,6 @@ from repo_tools import load_devcluster
 pytestmark = pytest.mark.e2e
 
 COLUMNS = ["NAME", "KIND", "WORKLOAD", "PODS", "NODES", "ZONES", "NODE-SKEW", "ZONE-SKEW", "BEST", "HEALTH", "AGE"]
-
-
-@pytest.fixture(scope="module")
-def crd(control_plane: ControlPlane) -> None:
-    apply_crd(control_plane)
-
-
-@pytest.fixture(scope="module")
-def zone_nodes(kube_api: client.ApiClient) -> Iterator[list[str]]:
-    """Six nodes, two in each of three zones."""
-    names = create_zone_nodes(kube_api)
-    yield names
-    for name in names:
-        delete_node(kube_api, name)
 
 
 @pytest.fixture(scope="module")

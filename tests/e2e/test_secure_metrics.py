@@ -127,12 +127,6 @@ class Scrapers:
 
 
 @pytest.fixture(scope="module")
-def crd(control_plane: ControlPlane) -> None:
-    control_plane.kubectl("apply", "--server-side", "-f", str(CRD))
-    control_plane.kubectl("wait", "--for=condition=Established", "crd/spreadreports.spreadwatch.io", "--timeout=60s")
-
-
-@pytest.fixture(scope="module")
 def chart(control_plane: ControlPlane, kube_api: client.ApiClient,
           tmp_path_factory: pytest.TempPathFactory) -> Iterator[ChartInstall]:  # fmt: skip
     installed = install_chart_rbac(control_plane, kube_api, tmp_path_factory.mktemp("chart"))
