@@ -55,6 +55,7 @@ __all__ = [
     "kubectl_json",
     "live_reports",
     "offline_reports",
+    "replace_report_status",
     "start_operator",
     "wait_converged",
 ]
@@ -141,6 +142,15 @@ def create_zone_nodes(api: client.ApiClient) -> list[str]:
 
 
 # --------------------------------------------------------------------------- expected vs actual
+
+
+def replace_report_status(cp: ControlPlane, namespace: str, name: str, status: dict[str, Any]) -> dict[str, Any]:
+    """Write ``status`` to SpreadReport ``name`` (the status subresource: server-side validation against the
+    structural schema) and return the report as stored."""
+    cp.kubectl("patch", "spreadreport", name, "-n", namespace, "--subresource=status", "--type=merge",
+               "-p", json.dumps({"status": status}))  # fmt: skip
+    stored: dict[str, Any] = json.loads(cp.kubectl("get", "spr", name, "-n", namespace, "-o", "json").stdout)
+    return stored
 
 
 def kubectl_json(cp: ControlPlane, *args: str) -> dict[str, Any]:

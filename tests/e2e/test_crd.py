@@ -8,6 +8,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from operator_helpers import replace_report_status
 
 from spreadwatch.analysis import analyze_index
 from spreadwatch.scoring import get_profile
@@ -51,18 +52,7 @@ def test_real_reports_validate_and_list(control_plane: Any, crd_installed: None,
             ],
         }
         # server-side validation of every field against the structural schema; unknown fields are errors
-        control_plane.kubectl(
-            "patch",
-            "spreadreport",
-            name,
-            "-n",
-            namespace,
-            "--subresource=status",
-            "--type=merge",
-            "-p",
-            json.dumps({"status": status}),
-        )
-        stored = json.loads(control_plane.kubectl("get", "spr", name, "-n", namespace, "-o", "json").stdout)
+        stored = replace_report_status(control_plane, namespace, name, status)
         # nothing pruned: every report field survived the structural schema
         assert {k: v for k, v in stored["status"].items() if k != "conditions"} == body
 

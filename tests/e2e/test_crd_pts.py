@@ -8,6 +8,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from operator_helpers import replace_report_status
 
 from spreadwatch.index import SpreadIndex
 from spreadwatch.runtime.status import build_status
@@ -42,18 +43,7 @@ def test_v129_reports_with_comparison_validate_server_side(
             "spec": {"workloadRef": status["workload"]},
         }
         control_plane.kubectl("create", "-f", "-", input=json.dumps(obj))
-        control_plane.kubectl(
-            "patch",
-            "spreadreport",
-            name,
-            "-n",
-            namespace,
-            "--subresource=status",
-            "--type=merge",
-            "-p",
-            json.dumps({"status": status}),
-        )
-        stored = json.loads(control_plane.kubectl("get", "spr", name, "-n", namespace, "-o", "json").stdout)
+        stored = replace_report_status(control_plane, namespace, name, status)
         assert stored["status"] == status  # nothing pruned, v1.29 and the comparison accepted
     checkout = json.loads(
         control_plane.kubectl("get", "spr", "deployment-checkout", "-n", namespace, "-o", "json").stdout
