@@ -17,10 +17,8 @@ from typing import Any
 
 import pytest
 import yaml
-
-pytest.register_assert_rewrite("chart_rbac")  # it is also a plugin (pytest_plugins below)
-from chart_rbac import CHART, ChartInstall, install_chart, render_chart  # noqa: E402
-from kube_helpers import (  # noqa: E402
+from chart_rbac import CHART, ChartInstall, install_chart, render_chart
+from kube_helpers import (
     ControlPlane,
     create_deployment,
     create_namespace,
@@ -34,11 +32,11 @@ from kube_helpers import (  # noqa: E402
     wait_for,
     wait_for_pods,
 )
-from kubernetes import client  # noqa: E402
-from kubernetes.client.exceptions import ApiException  # noqa: E402
+from kubernetes import client
+from kubernetes.client.exceptions import ApiException
 
-from ports import free_port  # noqa: E402
-from processes import stop_process  # noqa: E402
+from ports import free_port
+from processes import stop_process
 
 pytestmark = pytest.mark.e2e
 pytest_plugins = ["chart_rbac"]  # the chart_rbac fixture (RBAC only, as other suites use it)
