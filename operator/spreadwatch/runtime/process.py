@@ -58,7 +58,7 @@ from spreadwatch.runtime.events import WATCHED, EventRouter, Watched
 from spreadwatch.runtime.metricsauth import AccessReviews, KubeAccessReviews, MetricsAuth
 from spreadwatch.runtime.probes import MetricsServer, ProbeServer
 from spreadwatch.runtime.relist import KeyLister, RelistReconciler
-from spreadwatch.runtime.servingcert import ServingCert, serving_cert
+from spreadwatch.runtime.servingcert import ServingCert, keep_reloading, serving_cert
 from spreadwatch.runtime.store import ReportSink
 from spreadwatch.runtime.writer import ReportWriter
 
@@ -285,6 +285,9 @@ class Runtime:
         """Start the probe server, the elector and the writer (after loading the cluster state)."""
         self._stop = asyncio.Event()
         await self.serve_probes()
+        if self.serving_cert is not None and not self.serving_cert.self_signed:
+            reloading = keep_reloading(self.serving_cert, self._stop)
+            self._tasks.append(asyncio.create_task(reloading, name="spreadwatch metrics certificate reload"))
         if self.elector is not None:
             self._tasks.append(asyncio.create_task(self.elector.run(self._stop), name="spreadwatch leader election"))
         if load:

@@ -8,13 +8,19 @@ there, the root filesystem stays read-only). Prometheus scrapes a self-signed en
 ``insecure_skip_verify``: the bearer token still travels encrypted, and only the API server decides who
 may read.
 
-A mounted certificate is read once at start: restart the pod after rotating it.
+A mounted certificate is watched: :meth:`ServingCert.reload` (called by the operator every
+:data:`RELOAD_SECONDS`) loads the files again when they changed (a Secret's atomic update, a cert-manager
+renewal), so new connections get the new pair without a restart; a changed pair that cannot be loaded (e.g.
+a half-written update) keeps the old one serving until the next check.
 """
 
 from __future__ import annotations
 
+import asyncio
+import contextlib
 import datetime as dt
 import ipaddress
+import logging
 import os
 import socket
 import ssl
@@ -30,20 +36,66 @@ from cryptography.x509.oid import ExtendedKeyUsageOID, NameOID
 
 from spreadwatch.errors import InputError
 
-__all__ = ["CERT_FILE", "KEY_FILE", "ServingCert", "serving_cert", "write_self_signed"]
+__all__ = [
+    "CERT_FILE",
+    "KEY_FILE",
+    "RELOAD_SECONDS",
+    "ServingCert",
+    "keep_reloading",
+    "serving_cert",
+    "write_self_signed",
+]
 
 CERT_FILE: Final = "tls.crt"
 KEY_FILE: Final = "tls.key"
+#: Seconds between two checks of a mounted pair (controller-runtime's certwatcher also polls every 10 s).
+RELOAD_SECONDS: Final = 10.0
 _VALIDITY: Final = dt.timedelta(days=365)
+
+log = logging.getLogger("spreadwatch.operator")
+
+_Stamp = tuple[tuple[int, int, int], ...]
+
+
+def _stamp(directory: Path) -> _Stamp:
+    """(inode, size, mtime ns) of both files, following symlinks (a Secret volume swaps ``..data``); O(1)."""
+    stamps = []
+    for name in (CERT_FILE, KEY_FILE):
+        try:
+            st = (directory / name).stat()
+        except OSError:
+            stamps.append((0, -1, 0))
+        else:
+            stamps.append((st.st_ino, st.st_size, st.st_mtime_ns))
+    return tuple(stamps)
+
+
+def _load(context: ssl.SSLContext, directory: Path) -> None:
+    try:
+        context.load_cert_chain(directory / CERT_FILE, directory / KEY_FILE)
+    except (OSError, ssl.SSLError) as err:
+        raise InputError(f"metrics certificate {directory / CERT_FILE}: cannot load it with its key: {err}") from None
 
 
 class ServingCert:
     """A server-side :class:`ssl.SSLContext` (TLS 1.2+) and where its files are."""
 
-    def __init__(self, context: ssl.SSLContext, cert_dir: Path, self_signed: bool) -> None:
+    def __init__(self, context: ssl.SSLContext, cert_dir: Path, self_signed: bool, stamp: _Stamp) -> None:
         self.context = context
         self.cert_dir = cert_dir
         self.self_signed = self_signed
+        self._stamp = stamp  # of the files as they were just before the pair in use was loaded
+
+    def reload(self) -> bool:
+        """Load the pair again if either file changed since the last load; True when the new pair now serves
+        new connections. Raises :class:`InputError` (one line) when a changed pair cannot be loaded: the old
+        one keeps serving and the next call tries again. Two ``stat`` calls when nothing changed."""
+        stamp = _stamp(self.cert_dir)
+        if stamp == self._stamp:
+            return False
+        _load(self.context, self.cert_dir)
+        self._stamp = stamp
+        return True
 
 
 def _names(extra: Iterable[str]) -> list[x509.GeneralName]:
@@ -107,8 +159,21 @@ def serving_cert(cert_dir: str | None, hosts: Iterable[str] = ()) -> ServingCert
             raise InputError(f"metrics certificate directory {cert_dir}: no {' or '.join(missing)}")
     context = ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER)
     context.minimum_version = ssl.TLSVersion.TLSv1_2
-    try:
-        context.load_cert_chain(directory / CERT_FILE, directory / KEY_FILE)
-    except (OSError, ssl.SSLError) as err:
-        raise InputError(f"metrics certificate {directory / CERT_FILE}: cannot load it with its key: {err}") from None
-    return ServingCert(context, directory, self_signed)
+    stamp = _stamp(directory)
+    _load(context, directory)
+    return ServingCert(context, directory, self_signed, stamp)
+
+
+async def keep_reloading(cert: ServingCert, stop: asyncio.Event, interval: float = RELOAD_SECONDS) -> None:
+    """Until ``stop`` is set: every ``interval`` seconds, :meth:`ServingCert.reload`, logging one line when
+    a new pair serves and one warning per failed attempt (the old pair keeps serving)."""
+    while not stop.is_set():
+        with contextlib.suppress(asyncio.TimeoutError):
+            await asyncio.wait_for(stop.wait(), timeout=interval)
+        if stop.is_set():
+            return
+        try:
+            if cert.reload():
+                log.info("metrics certificate %s changed: new connections use the new pair", cert.cert_dir)
+        except InputError as err:
+            log.warning("%s (the previous pair keeps serving)", err)
