@@ -19,7 +19,6 @@ import pytest
 from auth_fakes import FakeAccessReviews
 from cryptography import x509
 from cryptography.hazmat.primitives.serialization import Encoding
-
 from handler_fakes import FakeReportApi
 
 from spreadwatch.config import OperatorConfig
