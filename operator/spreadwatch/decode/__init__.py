@@ -36,6 +36,23 @@ sub-object (cache hit); memory: the input bytes (a memory-mapped file's decoded 
 from __future__ import annotations
 
 from spreadwatch.decode.convert import Converter
-from spreadwatch.decode.reading import Decoded, DecodeError, Unparsed, decode_items, decode_json, decode_page
+from spreadwatch.decode.reading import (
+    Decoded,
+    DecodeError,
+    Unparsed,
+    decode_items,
+    decode_json,
+    decode_json_chunks,
+    decode_page,
+)
 
-__all__ = ["Converter", "DecodeError", "Decoded", "Unparsed", "decode_items", "decode_json", "decode_page"]
+__all__ = [
+    "Converter",
+    "DecodeError",
+    "Decoded",
+    "Unparsed",
+    "decode_items",
+    "decode_json",
+    "decode_json_chunks",
+    "decode_page",
+]

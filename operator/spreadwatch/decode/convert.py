@@ -287,9 +287,8 @@ class Converter:
         meta = obj.metadata or _SERVICE_META
         if not meta.name:
             raise Fallback
-        selector = (obj.spec or _SERVICE_SPEC).selector
-        namespace = meta.namespace or "default"
-        return rec.Service(namespace, meta.name, intern_labels(selector) if selector else None, meta.uid or "")
+        selector = self.labels((obj.spec or _SERVICE_SPEC).selector)  # often a workload's labels: cached
+        return rec.Service(meta.namespace or "default", meta.name, selector or None, meta.uid or "")
 
     def _namespace(self, obj: shapes.NamespaceFields) -> rec.Namespace:
         meta = obj.metadata or _NAMESPACE_META
@@ -307,7 +306,7 @@ class Converter:
         template_meta = template.metadata if template is not None else None
         template_labels = self.labels(template_meta.labels) if template_meta is not None else _NO_LABELS
         if kind == "ReplicationController":
-            selector_value: Any = _string_map(spec.selector)
+            selector_value: Any = self.labels(spec.selector)  # (interned: controller_selector keeps it)
         else:
             selector_value = _any_decoder.decode(spec.selector) if spec.selector else None
         selector, selector_map, selector_error = controller_selector(kind, selector_value, template_labels)

@@ -5,6 +5,7 @@
 from __future__ import annotations
 
 from collections.abc import Callable, Iterable, Iterator, Sequence
+from itertools import chain, islice
 from operator import attrgetter
 from typing import Any, Final, NamedTuple
 
@@ -15,7 +16,7 @@ from spreadwatch.decode import shapes
 from spreadwatch.decode.convert import Converter
 from spreadwatch.model import Record
 
-__all__ = ["DecodeError", "Decoded", "Unparsed", "decode_items", "decode_json", "decode_page"]
+__all__ = ["DecodeError", "Decoded", "Unparsed", "decode_items", "decode_json", "decode_json_chunks", "decode_page"]
 
 
 class DecodeError(ValueError):
@@ -103,35 +104,37 @@ def decode_items(
         yield _one(raw, kind, api_version, conv)
 
 
-def _typed_items(
+def _typed_chunks(
     doc: msgspec.Raw | bytes | memoryview,
     items: list[Any],
     converter: Converter,
     progress: Callable[[int], None] | None,
-) -> list[Decoded]:
-    """The records of a typed document's items (tagged Structs), converted ``_CHUNK`` at a time, each chunk's
-    Structs freed after it; an item only the reference parser decides is re-read raw. ``progress`` is told
-    an estimate of the bytes no longer needed (the share of items done)."""
+) -> Iterator[list[Decoded]]:
+    """The records of a typed document's items (tagged Structs), ``_CHUNK`` at a time, each chunk's Structs
+    freed once converted; an item only the reference parser decides is re-read raw (the document's items
+    as raw slices, decoded on the first such item). ``progress`` is told an estimate of the bytes no longer
+    needed (the share of items done)."""
     total, size = len(items), len(doc)
-    out: list[Decoded] = []
-    redo: list[int] = []
     kinds = shapes.ITEM_KINDS
+    raws: list[msgspec.Raw] | None = None
     done = 0
     while items:
         chunk = items[:_CHUNK]
         del items[:_CHUNK]
-        records, again = converter.convert(chunk, kinds)
-        redo.extend(len(out) + i for i in again)
-        out.extend(records)
-        del chunk, records
+        records, redo = converter.convert(chunk, kinds)
+        del chunk
+        if redo:
+            if raws is None:
+                raws = _list_decoder.decode(doc).items or []
+            out: list[Decoded] = list(records)
+            for i in redo:
+                out[i] = _unparsed(raws[done + i], "", "")
+            yield out
+        else:
+            yield records  # type: ignore[misc]  # (list is invariant: records are Decoded)
         done += _CHUNK
         if progress is not None and items:
             progress(size * done // total * 7 // 8)  # a hint (released pages are read again if need be)
-    if redo:
-        raws = _list_decoder.decode(doc).items or []
-        for i in redo:
-            out[i] = _unparsed(raws[i], "", "")
-    return out
 
 
 def _counted(items: list[msgspec.Raw], progress: Callable[[int], None]) -> Iterator[msgspec.Raw]:
@@ -155,6 +158,13 @@ def decode_json(data: bytes | memoryview, progress: Callable[[int], None] | None
     given, is called every few MiB of a List: the first ``n`` bytes of ``data`` are likely no longer needed
     (a hint), so a memory-mapped input can release them.
     """
+    return chain.from_iterable(decode_json_chunks(data, progress))
+
+
+def decode_json_chunks(
+    data: bytes | memoryview, progress: Callable[[int], None] | None = None
+) -> Iterator[list[Decoded]]:
+    """:func:`decode_json` in lists of up to a few thousand items (what a bulk consumer iterates faster)."""
     try:
         docs = _docs_decoder.decode(data) if bytes(data[:64]).lstrip()[:1] == b"[" else [msgspec.Raw(data)]
     except msgspec.DecodeError as err:
@@ -170,21 +180,23 @@ def decode_json(data: bytes | memoryview, progress: Callable[[int], None] | None
         if typed is not None and typed.items is not msgspec.UNSET and _is_list(typed.kind):
             items = typed.items or []
             del typed
-            yield from _typed_items(doc, items, converter, progress)
+            yield from _typed_chunks(doc, items, converter, progress)
             continue
         del typed
         try:
             head = _list_decoder.decode(doc)
         except msgspec.ValidationError:
-            yield _unparsed(doc, "", "")
+            yield [_unparsed(doc, "", "")]
             continue
         except msgspec.DecodeError as err:
             raise DecodeError(str(err)) from None
         if _is_list(head.kind) and head.items is not msgspec.UNSET:
             raws = head.items or []
-            yield from decode_items(_counted(raws, progress) if progress else raws, converter=converter)
+            decoded = decode_items(_counted(raws, progress) if progress else raws, converter=converter)
+            while chunk := list(islice(decoded, _CHUNK)):
+                yield chunk
         else:
-            yield from decode_items([doc], converter=converter)
+            yield [_one(doc, "", "", converter)]
 
 
 def decode_page(data: bytes, kind: str, api_version: str, converter: Converter) -> tuple[Sequence[Decoded], str]:

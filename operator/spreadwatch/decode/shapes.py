@@ -180,7 +180,7 @@ class ServiceMeta(msgspec.Struct, gc=False):
 
 
 class ServiceSpec(msgspec.Struct, gc=False):
-    selector: dict[str, str] | None = None
+    selector: msgspec.Raw = ABSENT  # dict[str, str] | None
 
 
 class ServiceFields(msgspec.Struct, gc=False):
