@@ -5,10 +5,10 @@ Accepted: a JSON or YAML file (multi-document YAML too), ``kind: List`` / ``*Lis
 name order). Namespaced objects without a namespace get ``default``, as kubectl does.
 
 **JSON is the fast format** (``kubectl get -o json``): :func:`load_snapshot` decodes it straight from the
-file's bytes into records with msgspec (:mod:`spreadwatch.decode`; only the fields read are materialised),
-in 0.3-0.45x the CPU time of merely ``json.load``-ing it (150,000 pods; docs/benchmarks.md). The file is
-memory-mapped and the pages already decoded are released as it goes, so the records and the whole text are
-not both resident. YAML goes through libyaml's C loader (when available) into dicts, then
+file's bytes into records with msgspec (:mod:`spreadwatch.decode`: the whole List in one typed pass, only the
+fields read materialised, then converted and added a few thousand records at a time), in about a third of
+the CPU time of merely ``json.load``-ing it (150,000 pods; docs/benchmarks.md). The file is memory-mapped
+and its pages are released behind the conversion. YAML goes through libyaml's C loader (when available) into dicts, then
 :func:`~spreadwatch.model.parse_object`: about 40 times slower than JSON; take big dumps with ``-o json``.
 
 Errors: a missing/unreadable path or malformed document raises SnapshotError; a malformed object raises
