@@ -461,3 +461,14 @@ def test_a_page_item_naming_another_kind_is_read_as_that_kind() -> None:
     assert decoded[0] == parse_object(_rs_pod())
     assert isinstance(decoded[1], Unparsed)
     assert parse_object(decoded[1].value) == parse_object(_node())
+
+
+def test_a_typed_list_item_only_the_reference_decides_is_read_raw_in_any_chunk() -> None:
+    """A List decoded whole (typed in one pass) is converted a few thousand items at a time: an item its
+    converter cannot take (an empty name), far into the List, comes out as that very item, Unparsed."""
+    pods = [pod(f"p{i}", {"app": f"a{i % 7}"}, "n1") for i in range(9000)]
+    pods[8500] = _set(pods[8500], "metadata.name", "")
+    out = list(decode_json(orjson.dumps({"kind": "List", "items": pods})))
+    assert len(out) == 9000
+    assert out[8500] == Unparsed(pods[8500])
+    assert [p.name for p in out if isinstance(p, Pod)] == [f"p{i}" for i in range(9000) if i != 8500]

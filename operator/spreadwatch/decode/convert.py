@@ -235,11 +235,14 @@ class Converter:
                 if raw != last_owners:
                     owner = controller_of(raw)
                     last_owners = raw
-                if (
+                if (  # (absent fields are the one ABSENT object: ``is`` settles them without a comparison)
                     spec.tolerations != last_spec.tolerations
-                    or spec.nodeSelector != last_spec.nodeSelector
-                    or spec.affinity != last_spec.affinity
-                    or spec.topologySpreadConstraints != last_spec.topologySpreadConstraints
+                    or (spec.nodeSelector is not last_spec.nodeSelector and spec.nodeSelector != last_spec.nodeSelector)
+                    or (spec.affinity is not last_spec.affinity and spec.affinity != last_spec.affinity)
+                    or (
+                        spec.topologySpreadConstraints is not last_spec.topologySpreadConstraints
+                        and spec.topologySpreadConstraints != last_spec.topologySpreadConstraints
+                    )
                 ):
                     template = template_of(spec)
                     last_spec = spec
