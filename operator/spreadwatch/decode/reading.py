@@ -5,7 +5,7 @@
 from __future__ import annotations
 
 from collections.abc import Callable, Iterable, Iterator, Sequence
-from itertools import chain, islice
+from itertools import chain, islice, repeat
 from operator import attrgetter
 from typing import Any, Final, NamedTuple
 
@@ -117,10 +117,9 @@ def _typed_chunks(
     total, size = len(items), len(doc)
     kinds = shapes.ITEM_KINDS
     raws: list[msgspec.Raw] | None = None
-    done = 0
-    while items:
-        chunk = items[:_CHUNK]
-        del items[:_CHUNK]
+    for done in range(0, total, _CHUNK):
+        chunk = items[done : done + _CHUNK]
+        items[done : done + _CHUNK] = repeat(None, len(chunk))  # (the Structs go with the chunk)
         records, redo = converter.convert(chunk, kinds)
         del chunk
         if redo:
@@ -132,9 +131,8 @@ def _typed_chunks(
             yield out
         else:
             yield records  # type: ignore[misc]  # (list is invariant: records are Decoded)
-        done += _CHUNK
-        if progress is not None and items:
-            progress(size * done // total * 7 // 8)  # a hint (released pages are read again if need be)
+        if progress is not None and done + _CHUNK < total:
+            progress(size * (done + _CHUNK) // total * 7 // 8)  # a hint (released pages are read again if need be)
 
 
 def _counted(items: list[msgspec.Raw], progress: Callable[[int], None]) -> Iterator[msgspec.Raw]:
