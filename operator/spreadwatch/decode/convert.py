@@ -2,8 +2,8 @@
 
 What repeats across the objects of one document or listing (label maps, controller references, pod
 templates) is cached by its raw bytes: O(1) per repeated sub-object, O(kept fields) per object otherwise.
-Objects are converted in bulk, one kind at a time (:meth:`Converter.convert`); pods, nearly all of a
-cluster's objects, in one loop that also remembers the previous pod's raw sub-objects (the pods of one
+Objects are converted in bulk (:meth:`Converter.convert`, one loop over a page or a chunk of a List): pods,
+nearly all of a cluster's objects, inline, remembering the previous pod's raw sub-objects (the pods of one
 ReplicaSet come one after the other in a listing: a repeat costs one byte comparison, no cache look-up).
 """
 
@@ -32,7 +32,6 @@ _NO_LABELS: Final = intern_labels({})
 _POD_META: Final = shapes.PodMeta()
 _POD_SPEC: Final = shapes.PodSpec()
 _POD_STATUS: Final = shapes.PodStatus()
-_NO_SPEC: Final = shapes.PodSpec()  # "the previous pod's spec" before the first pod: its template is empty
 _NODE_META: Final = shapes.NodeMeta()
 _NODE_SPEC: Final = shapes.NodeSpec()
 _SERVICE_META: Final = shapes.ServiceMeta()
@@ -202,7 +201,7 @@ class Converter:
         redo: list[int] = []
         last_labels: Any = None
         last_owners: Any = None
-        last_spec = _NO_SPEC
+        last_spec = _POD_SPEC  # (before the first pod: no scheduling fields, the empty template)
         labels: Mapping[str, str] = _NO_LABELS
         owner: rec.OwnerRef | None = None
         template = _EMPTY_TEMPLATE
