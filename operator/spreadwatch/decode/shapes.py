@@ -1,9 +1,10 @@
 """The JSON shapes the typed decoder reads: msgspec Structs declaring only the fields spreadwatch uses.
 
 One shape per kind (a pod's items hold only a pod's fields, ...): the fewer fields a Struct declares, the
-less msgspec builds. Attribute names are the JSON keys; ``T | None = None`` everywhere, as the reference
-parser treats null as absent. Every other field of an API object is skipped by msgspec in C. Decoding is
-O(bytes).
+less msgspec builds. Attribute names are the JSON keys; ``T | None = None`` (the reference parser treats
+null as absent), except a page item's ``kind`` and a workload's ``apiVersion``, ``UNSET`` when absent (a
+list page's items name neither; one that does is told from one that does not), and a pod's phase, one of
+the known phases. Every other field of an API object is skipped by msgspec in C. Decoding is O(bytes).
 
 * API list pages hold items without ``kind``: :data:`PAGES` gives each kind's page shape (``PodPage``, ...).
 * A file's List holds items of any kind, each naming it: :class:`Document` decodes all of it in one pass,
