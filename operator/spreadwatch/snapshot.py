@@ -6,8 +6,8 @@ name order). Namespaced objects without a namespace get ``default``, as kubectl 
 
 **JSON is the fast format** (``kubectl get -o json``): :func:`load_snapshot` decodes it straight from the
 file's bytes into records with msgspec (:mod:`spreadwatch.decode`: the whole List in one typed pass, only the
-fields read materialised, then converted and added a few thousand records at a time), in about a third of
-the CPU time of merely ``json.load``-ing it (150,000 pods; docs/benchmarks.md). The file is memory-mapped
+fields read materialised, then converted and added a few thousand records at a time), in a fraction of the
+CPU time of merely ``json.load``-ing it (150,000 pods: docs/benchmarks.md). The file is memory-mapped
 and its pages are released behind the conversion. YAML goes through libyaml's C loader (when available) into dicts, then
 :func:`~spreadwatch.model.parse_object`: about 40 times slower than JSON; take big dumps with ``-o json``.
 
