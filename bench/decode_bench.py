@@ -107,7 +107,9 @@ def typed_pages(pages: Sequence[tuple[str, str, bytes]]) -> list[Any]:
         records: list[Any] = []
         for kind, api_version, data in pages:
             items, _ = decode_page(data, kind, api_version, converter)
-            records.extend(parse_object(i.value) if isinstance(i, Unparsed) else i for i in items)
+            if Unparsed in set(map(type, items)):  # (one C pass to tell; none in a well-formed listing)
+                items = [parse_object(i.value) if isinstance(i, Unparsed) else i for i in items]
+            records.extend(items)
     return records
 
 

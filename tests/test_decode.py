@@ -430,3 +430,45 @@ def test_snapshot_from_a_decoded_listing_is_the_reference_snapshot() -> None:
     items, _ = decode_page(orjson.dumps({"items": [broken]}), "Pod", "v1", Converter())
     with pytest.raises(ObjectError, match=r"Pod default/web-1: spec\.nodeName: expected a string"):
         Snapshot.from_decoded(items)
+
+
+@settings(max_examples=300, deadline=None)
+@given(case=st.sampled_from(_CASES), value=_VALUES)
+def test_page_any_value_anywhere_same_outcome_as_the_reference(case: tuple[int, str], value: Any) -> None:
+    """The operator's list pages (typed per kind, one pass) give what the reference parser gives, any value at
+    any field: the same record or the same one-line error; the neighbours of a broken item stay records."""
+    index, path = case
+    original = _OBJECTS[index]
+    changed = _set(original, path, value)
+    kind, version = original["kind"], original["apiVersion"]
+    item = {k: v for k, v in changed.items() if k not in ("kind", "apiVersion") or k == path.split(".")[0]}
+    reference = {"kind": kind, "apiVersion": version} | item
+    good = {k: v for k, v in original.items() if k not in ("kind", "apiVersion")}
+    data = orjson.dumps({"metadata": {"continue": "next"}, "items": [good, item, good]})
+    decoded, token = decode_page(data, kind, version, Converter())
+    assert token == "next"
+    typed = _outcome(lambda: Snapshot.from_decoded([decoded[1]]))
+    assert typed == _outcome(lambda: Snapshot.from_objects([reference]))
+    neighbours = _outcome(lambda: Snapshot.from_decoded([decoded[0], decoded[2]]))
+    assert neighbours == _outcome(lambda: Snapshot.from_objects([original, original]))
+
+
+def test_a_page_item_naming_another_kind_is_read_as_that_kind() -> None:
+    node_item = {k: v for k, v in _node().items() if k != "apiVersion"}
+    pod_item = {k: v for k, v in _rs_pod().items() if k not in ("kind", "apiVersion")}
+    data = orjson.dumps({"items": [pod_item, node_item]})
+    decoded, _ = decode_page(data, "Pod", "v1", Converter())
+    assert decoded[0] == parse_object(_rs_pod())
+    assert isinstance(decoded[1], Unparsed)
+    assert parse_object(decoded[1].value) == parse_object(_node())
+
+
+def test_a_typed_list_item_only_the_reference_decides_is_read_raw_in_any_chunk() -> None:
+    """A List decoded whole (typed in one pass) is converted a few thousand items at a time: an item its
+    converter cannot take (an empty name), far into the List, comes out as that very item, Unparsed."""
+    pods = [pod(f"p{i}", {"app": f"a{i % 7}"}, "n1") for i in range(9000)]
+    pods[8500] = _set(pods[8500], "metadata.name", "")
+    out = list(decode_json(orjson.dumps({"kind": "List", "items": pods})))
+    assert len(out) == 9000
+    assert out[8500] == Unparsed(pods[8500])
+    assert [p.name for p in out if isinstance(p, Pod)] == [f"p{i}" for i in range(9000) if i != 8500]

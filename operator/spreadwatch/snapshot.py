@@ -5,10 +5,10 @@ Accepted: a JSON or YAML file (multi-document YAML too), ``kind: List`` / ``*Lis
 name order). Namespaced objects without a namespace get ``default``, as kubectl does.
 
 **JSON is the fast format** (``kubectl get -o json``): :func:`load_snapshot` decodes it straight from the
-file's bytes into records with msgspec (:mod:`spreadwatch.decode`; only the fields read are materialised),
-in 0.3-0.45x the CPU time of merely ``json.load``-ing it (150,000 pods; docs/benchmarks.md). The file is
-memory-mapped and the pages already decoded are released as it goes, so the records and the whole text are
-not both resident. YAML goes through libyaml's C loader (when available) into dicts, then
+file's bytes into records with msgspec (:mod:`spreadwatch.decode`: the whole List in one typed pass, only the
+fields read materialised, then converted and added a few thousand records at a time), in a fraction of the
+CPU time of merely ``json.load``-ing it (150,000 pods: docs/benchmarks.md). The file is memory-mapped
+and its pages are released behind the conversion. YAML goes through libyaml's C loader (when available) into dicts, then
 :func:`~spreadwatch.model.parse_object`: about 40 times slower than JSON; take big dumps with ``-o json``.
 
 Errors: a missing/unreadable path or malformed document raises SnapshotError; a malformed object raises
@@ -28,7 +28,7 @@ from typing import Any
 
 import orjson
 
-from spreadwatch.decode import Decoded, DecodeError, Unparsed, decode_json
+from spreadwatch.decode import Decoded, DecodeError, Unparsed, decode_json_chunks
 from spreadwatch.errors import SnapshotError
 from spreadwatch.model import Controller, Namespace, Node, Pod, Record, Service, WorkloadKey, parse_object
 
@@ -121,20 +121,35 @@ def iter_documents(paths: Iterable[str | Path]) -> Iterator[Mapping[str, Any]]:
                 yield from _flatten(doc, str(file))
 
 
-def _records(decoded: Iterator[Decoded], source: str) -> Iterator[Record | None]:
-    """Records of the typed decoder; what it leaves (``Unparsed``) goes through ``parse_object``."""
+def _record_chunks(chunks: Iterator[list[Decoded]], source: str) -> Iterator[list[Record | None]]:
+    """Records of the typed decoder, a chunk at a time; what it leaves (``Unparsed``) goes through
+    ``parse_object`` (in order: the first malformed object raises ObjectError)."""
     try:
-        for item in decoded:
-            if isinstance(item, Unparsed):
-                for obj in _flatten(item.value, source):
-                    yield parse_object(obj)
+        for chunk in chunks:
+            if Unparsed in set(map(type, chunk)):  # (rare: one C pass to tell)
+                yield [
+                    record
+                    for item in chunk
+                    for record in (
+                        (parse_object(obj) for obj in _flatten(item.value, source))
+                        if isinstance(item, Unparsed)
+                        else (item,)
+                    )
+                ]
             else:
-                yield item
+                yield chunk  # type: ignore[misc]  # (no Unparsed in it: records and None)
     except DecodeError as err:
         raise SnapshotError(f"{source}: malformed JSON: {err}") from None
 
 
-def _file_records(file: Path) -> Iterator[Record | None]:
+def _parsed_chunks(data: bytes, source: str) -> Iterator[list[Record | None]]:
+    """Records of a YAML (or stdin) document through the reference parser, one object per chunk."""
+    for doc in _parse_text(data, source):
+        for obj in _flatten(doc, source):
+            yield [parse_object(obj)]
+
+
+def _file_chunks(file: Path) -> Iterator[list[Record | None]]:
     """Records of one file: JSON memory-mapped and decoded typed, pages released as decoded; YAML as before."""
     try:
         with file.open("rb") as f:
@@ -147,7 +162,7 @@ def _file_records(file: Path) -> Iterator[Record | None]:
     except OSError as err:
         raise SnapshotError(f"cannot read {file}: {err.strerror or err}") from None
     if not is_json:
-        yield from (parse_object(o) for d in _parse_text(data, str(file)) for o in _flatten(d, str(file)))
+        yield from _parsed_chunks(data, str(file))
         return
 
     def release(decoded: int) -> None:
@@ -155,11 +170,28 @@ def _file_records(file: Path) -> Iterator[Record | None]:
         mapped.madvise(mmap.MADV_DONTNEED, 0, decoded - decoded % mmap.PAGESIZE)
 
     # The mapping is unmapped when the last view of it goes (the decoder's raw items hold views).
-    yield from _records(decode_json(memoryview(mapped), release), str(file))
+    yield from _record_chunks(decode_json_chunks(memoryview(mapped), release), str(file))
 
 
 def _is_json(head: bytes) -> bool:
     return head.lstrip()[:1] in (b"{", b"[")
+
+
+def _chunks(paths: Iterable[str | Path]) -> Iterator[list[Record | None]]:
+    """:func:`iter_records` a chunk (a list of up to a few thousand records) at a time."""
+    for raw in paths:
+        if str(raw) == "-":
+            data = sys.stdin.buffer.read()
+            if _is_json(data[:4096]):
+                yield from _record_chunks(decode_json_chunks(data), "<stdin>")
+            else:
+                yield from _parsed_chunks(data, "<stdin>")
+            continue
+        path = Path(raw)
+        if not path.exists():
+            raise SnapshotError(f"cannot read {path}: no such file or directory")
+        for file in _files(path):
+            yield from _file_chunks(file)
 
 
 def iter_records(paths: Iterable[str | Path]) -> Iterator[Record | None]:
@@ -167,19 +199,8 @@ def iter_records(paths: Iterable[str | Path]) -> Iterator[Record | None]:
 
     Raises SnapshotError (unreadable, malformed) or ObjectError (the first malformed object).
     """
-    for raw in paths:
-        if str(raw) == "-":
-            data = sys.stdin.buffer.read()
-            if _is_json(data[:4096]):
-                yield from _records(decode_json(data), "<stdin>")
-            else:
-                yield from (parse_object(o) for d in _parse_text(data, "<stdin>") for o in _flatten(d, "<stdin>"))
-            continue
-        path = Path(raw)
-        if not path.exists():
-            raise SnapshotError(f"cannot read {path}: no such file or directory")
-        for file in _files(path):
-            yield from _file_records(file)
+    for chunk in _chunks(paths):
+        yield from chunk
 
 
 def read_documents(paths: Iterable[str | Path]) -> list[Mapping[str, Any]]:
@@ -201,6 +222,15 @@ class Snapshot:
     _services_by_ns: dict[str, list[Service]] = field(default_factory=dict)
     _controllers_by_key: dict[tuple[str, str], list[Controller]] = field(default_factory=dict)
     _controller_by_key: dict[WorkloadKey, Controller] = field(default_factory=dict)
+
+    def add_all(self, records: Iterable[Record | None]) -> None:
+        """:meth:`add` each record (pods, nearly all of them, without the method call); O(records)."""
+        add, add_pod, pod = self.add, self.pods.append, Pod
+        for record in records:
+            if type(record) is pod:
+                add_pod(record)
+            else:
+                add(record)
 
     def add(self, record: Record | None) -> None:
         """Add one record; O(1)."""
@@ -253,6 +283,6 @@ def load_snapshot(paths: Iterable[str | Path]) -> Snapshot:
     """Read and parse a snapshot from files/directories (objects are parsed as they are read; JSON typed)."""
     snap = Snapshot()
     with paused_gc():
-        for record in iter_records(paths):
-            snap.add(record)
+        for chunk in _chunks(paths):
+            snap.add_all(chunk)
     return snap

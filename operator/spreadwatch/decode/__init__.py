@@ -1,12 +1,14 @@
 """Typed decoding of JSON bytes straight into the slim records of :mod:`spreadwatch.model` (msgspec).
 
 ``kubectl get -o json`` dumps and the API server's list pages are decoded by msgspec into small Structs that
-declare only the fields spreadwatch reads; every other field (container specs, status conditions, managed
-fields, ...) is skipped by the decoder in C, never materialised as Python objects. A file's List items are
-kept as ``msgspec.Raw`` slices of the input and decoded one at a time (:func:`decode_items`), so a big dump's
-Structs are never all alive at once; an API list page (500 items) is decoded in one pass, its items typed
-(:func:`decode_page`), and read again item by item only when msgspec rejects it. Each item's Structs become
-a record (:class:`Converter`) and are dropped.
+declare only the fields spreadwatch reads, one shape per kind (``shapes.py``); every other field (container
+specs, status conditions, managed fields, ...) is skipped by the decoder in C, never materialised as Python
+objects. A file's ``kind: List`` is decoded whole in one pass (:func:`decode_json`: its items a tagged union
+on ``kind``), then converted a few thousand items at a time (:func:`decode_json_chunks`), each chunk's
+Structs freed once converted; a List msgspec rejects (an item of a kind not read, a wrongly typed field) is
+read again as raw slices of the input, one item at a time (:func:`decode_items`). An API list page (500
+items of one kind) is decoded in one pass into that kind's page shape (:func:`decode_page`), and read again
+item by item only when msgspec rejects it. :class:`Converter` turns the Structs into records.
 
 **Exactness.** msgspec is only trusted when it succeeds. An item it rejects (a wrongly typed field, a
 missing name, anything unusual) comes out as :class:`Unparsed` (orjson's dict of it), for
@@ -22,20 +24,39 @@ Modules: :mod:`~spreadwatch.decode.shapes` (the Structs: the JSON shapes read),
 object holds it —
 the attribute named exactly as the JSON key (``nodeName``; ``msgspec.field(name=...)`` when the key is a
 Python keyword), typed ``T | None = None`` (a JSON ``null`` reads as absent, as in the reference parser) —
-and pass it on in the matching :class:`Converter` method (``pod``, ``node``, ``workload``, ...). A nested
+and pass it on where :class:`Converter` builds that kind's record (``convert``'s pod loop, ``_node``,
+``_workload``, ...). Shapes are per kind (``PodFields``, ``NodeFields``, ``WorkloadFields``, ...); a nested
 object is one more Struct. The pod's scheduling fields (``tolerations``, ``nodeSelector``, ``affinity``,
 ``topologySpreadConstraints``) are ``msgspec.Raw``: their bytes key a cache, and only a miss decodes them
 typed in ``Converter._new_template``. The reference parser in ``model/parse.py`` needs the same field (it is the
 error path), and ``tests/test_decode.py`` checks that both agree on every field, for any value.
 
 Costs: O(bytes) in C for the skipped fields plus O(kept fields) in Python per item, and O(1) per repeated
-sub-object (cache hit); memory: the input bytes (a memory-mapped file's decoded pages can be released as
-:func:`decode_json` reports progress) plus the records, and one item's Structs at a time.
+sub-object (cache hit); memory: the input bytes plus the Structs of the whole List (about 135 MiB for
+150,000 pods) at the end of its one pass, then the records as the Structs are freed (a memory-mapped
+file's pages are released behind the conversion, as :func:`decode_json` reports progress).
 """
 
 from __future__ import annotations
 
 from spreadwatch.decode.convert import Converter
-from spreadwatch.decode.reading import Decoded, DecodeError, Unparsed, decode_items, decode_json, decode_page
+from spreadwatch.decode.reading import (
+    Decoded,
+    DecodeError,
+    Unparsed,
+    decode_items,
+    decode_json,
+    decode_json_chunks,
+    decode_page,
+)
 
-__all__ = ["Converter", "DecodeError", "Decoded", "Unparsed", "decode_items", "decode_json", "decode_page"]
+__all__ = [
+    "Converter",
+    "DecodeError",
+    "Decoded",
+    "Unparsed",
+    "decode_items",
+    "decode_json",
+    "decode_json_chunks",
+    "decode_page",
+]

@@ -2,11 +2,14 @@
 
 What repeats across the objects of one document or listing (label maps, controller references, pod
 templates) is cached by its raw bytes: O(1) per repeated sub-object, O(kept fields) per object otherwise.
+Objects are converted in bulk (:meth:`Converter.convert`, one loop over a page or a chunk of a List): pods,
+nearly all of a cluster's objects, inline, remembering the previous pod's raw sub-objects (the pods of one
+ReplicaSet come one after the other in a listing: a repeat costs one byte comparison, no cache look-up).
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Mapping, Sequence
 from typing import Any, Final
 
 import msgspec
@@ -24,11 +27,20 @@ class Fallback(Exception):
     """Raised by a converter when only the reference parser can decide (it then also words the error)."""
 
 
-_EMPTY_META: Final = shapes.ObjectMeta()
-_EMPTY_SPEC: Final = shapes.Spec()
-_EMPTY_STATUS: Final = shapes.Status()
 _EMPTY_TEMPLATE: Final = rec.PodTemplate()
 _NO_LABELS: Final = intern_labels({})
+_POD_META: Final = shapes.PodMeta()
+_POD_SPEC: Final = shapes.PodSpec()
+_POD_STATUS: Final = shapes.PodStatus()
+_NODE_META: Final = shapes.NodeMeta()
+_NODE_SPEC: Final = shapes.NodeSpec()
+_SERVICE_META: Final = shapes.ServiceMeta()
+_SERVICE_SPEC: Final = shapes.ServiceSpec()
+_NAMESPACE_META: Final = shapes.NamespaceMeta()
+_WORKLOAD_META: Final = shapes.WorkloadMeta()
+_WORKLOAD_SPEC: Final = shapes.WorkloadSpec()
+_WORKLOAD_STATUS: Final = shapes.WorkloadStatus()
+_REVISION: Final = "deployment.kubernetes.io/revision"
 
 
 def _typed(type_: Any) -> Callable[[msgspec.Raw], Any]:
@@ -52,12 +64,7 @@ _tolerations: Final = _typed(list[shapes.Toleration])
 _affinity: Final = _typed(shapes.Affinity)
 _spread_constraints: Final = _typed(list[shapes.TopologySpreadConstraint])
 _any_decoder: Final = msgspec.json.Decoder()
-
-
-def _name(meta: shapes.ObjectMeta) -> str:
-    if not meta.name:
-        raise Fallback
-    return meta.name
+_labels_decoder: Final = msgspec.json.Decoder(dict[str, str] | None)
 
 
 def _requirements(reqs: list[shapes.NodeSelectorRequirement] | None) -> tuple[rec.NodeSelectorRequirement, ...]:
@@ -91,6 +98,27 @@ def _constraint(c: shapes.TopologySpreadConstraint) -> rec.SpreadConstraint:
     )
 
 
+def _new_template(spec: shapes.PodSpec) -> rec.PodTemplate:
+    """The template of a pod spec's scheduling fields, decoded typed. O(fields)."""
+    tolerations = tuple(
+        rec.Toleration(t.key or "", t.operator or "", t.value or "", t.effect or "")
+        for t in _tolerations(spec.tolerations) or ()
+    )
+    node_selector = tuple(sorted((_string_map(spec.nodeSelector) or {}).items()))
+    terms: tuple[rec.NodeSelectorTerm, ...] | None = None
+    affinity = _affinity(spec.affinity)
+    if affinity is not None and affinity.nodeAffinity is not None:
+        required = affinity.nodeAffinity.requiredDuringSchedulingIgnoredDuringExecution
+        if required is not None:
+            terms = tuple(
+                rec.NodeSelectorTerm(_requirements(t.matchExpressions), _requirements(t.matchFields))
+                for t in required.nodeSelectorTerms or ()
+            )
+    constraints = tuple(_constraint(c) for c in _spread_constraints(spec.topologySpreadConstraints) or ())
+    template = rec.PodTemplate(tolerations, node_selector, terms, bool(constraints), constraints)
+    return _EMPTY_TEMPLATE if template == _EMPTY_TEMPLATE else template
+
+
 class Converter:
     """Turns decoded objects into records; caches what repeats by its raw bytes, for one document/listing.
 
@@ -98,12 +126,13 @@ class Converter:
     records anyway); dropped with the converter.
     """
 
-    __slots__ = ("_labels", "_owners", "_templates")
+    __slots__ = ("_labels", "_owners", "_templates", "_tolerations")
 
     def __init__(self) -> None:
         self._labels: dict[bytes, Mapping[str, str]] = {}
         self._owners: dict[bytes, tuple[rec.OwnerRef | None]] = {}
         self._templates: dict[tuple[bytes, bytes, bytes, bytes], rec.PodTemplate] = {}
+        self._tolerations: dict[bytes, rec.PodTemplate] = {}  # templates of pods with tolerations only
 
     def labels(self, raw: msgspec.Raw) -> Mapping[str, str]:
         """The interned label map; O(1) for bytes seen before, else O(labels)."""
@@ -131,134 +160,180 @@ class Converter:
         self._owners[key] = (owner,)
         return owner
 
-    def template(self, spec: shapes.Spec) -> rec.PodTemplate:
+    def template(self, spec: shapes.PodSpec) -> rec.PodTemplate:
         """The pod's scheduling fields; equal templates are one object. O(1) for bytes seen before."""
-        if not (spec.tolerations or spec.nodeSelector or spec.affinity or spec.topologySpreadConstraints):
-            return _EMPTY_TEMPLATE  # the usual pod: no scheduling fields at all
-        key = (
-            bytes(spec.tolerations),
+        tolerations = spec.tolerations
+        if not (spec.nodeSelector or spec.affinity or spec.topologySpreadConstraints):
+            if not tolerations:
+                return _EMPTY_TEMPLATE  # no scheduling fields at all
+            key = bytes(tolerations)  # the usual pod: the default tolerations only
+            template = self._tolerations.get(key)
+            if template is None:
+                template = self._tolerations[key] = _new_template(spec)
+            return template
+        key4 = (
+            bytes(tolerations),
             bytes(spec.nodeSelector),
             bytes(spec.affinity),
             bytes(spec.topologySpreadConstraints),
         )
-        template = self._templates.get(key)
+        template = self._templates.get(key4)
         if template is None:
-            template = self._templates[key] = self._new_template(spec)
+            template = self._templates[key4] = _new_template(spec)
         return template
 
-    @staticmethod
-    def _new_template(spec: shapes.Spec) -> rec.PodTemplate:
-        tolerations = tuple(
-            rec.Toleration(t.key or "", t.operator or "", t.value or "", t.effect or "")
-            for t in _tolerations(spec.tolerations) or ()
-        )
-        node_selector = tuple(sorted((_string_map(spec.nodeSelector) or {}).items()))
-        terms: tuple[rec.NodeSelectorTerm, ...] | None = None
-        affinity = _affinity(spec.affinity)
-        if affinity is not None and affinity.nodeAffinity is not None:
-            required = affinity.nodeAffinity.requiredDuringSchedulingIgnoredDuringExecution
-            if required is not None:
-                terms = tuple(
-                    rec.NodeSelectorTerm(_requirements(t.matchExpressions), _requirements(t.matchFields))
-                    for t in required.nodeSelectorTerms or ()
+    def convert(
+        self, items: Sequence[Any], kinds: Mapping[type, str], api_version: str = ""
+    ) -> tuple[list[Record | None], list[int]]:
+        """The records of ``items`` (decoded objects: the :mod:`~spreadwatch.decode.shapes` of their kind,
+        ``kinds`` giving the kind of each shape) and the positions of those only the reference parser can
+        decide (their entries are None). ``api_version``: that of workloads without one.
+
+        One loop; for pods (nearly all objects) inline, and a raw sub-object equal to the previous pod's
+        (the pods of one ReplicaSet come one after the other) costs one byte comparison, no look-up.
+        O(kept fields) per item.
+        """
+        pod, other = rec.Pod, self._other
+        label_cache, decode_labels = self._labels, _labels_decoder.decode
+        controller_of, template_of = self.controller, self.template
+        out: list[Record | None] = []
+        append = out.append
+        redo: list[int] = []
+        last_labels: Any = None
+        last_owners: Any = None
+        last_spec = _POD_SPEC  # (before the first pod: no scheduling fields, the empty template)
+        labels: Mapping[str, str] = _NO_LABELS
+        owner: rec.OwnerRef | None = None
+        template = _EMPTY_TEMPLATE
+        for obj in items:
+            kind = kinds[type(obj)]
+            try:
+                if kind != "Pod":
+                    append(other(obj, kind, api_version))
+                    continue
+                meta = obj.metadata or _POD_META
+                spec = obj.spec or _POD_SPEC
+                name = meta.name
+                if not name:
+                    raise Fallback
+                raw = meta.labels
+                if raw != last_labels:
+                    if not raw:
+                        labels = _NO_LABELS
+                    else:
+                        key = bytes(raw)
+                        found = label_cache.get(key)
+                        if found is None:
+                            try:
+                                found = label_cache[key] = intern_labels(decode_labels(raw) or _NO_LABELS)
+                            except msgspec.ValidationError:
+                                raise Fallback from None
+                        labels = found
+                    last_labels = raw
+                raw = meta.ownerReferences
+                if raw != last_owners:
+                    owner = controller_of(raw)
+                    last_owners = raw
+                if (  # (absent fields are the one ABSENT object: ``is`` settles them without a comparison)
+                    spec.tolerations != last_spec.tolerations
+                    or (spec.nodeSelector is not last_spec.nodeSelector and spec.nodeSelector != last_spec.nodeSelector)
+                    or (spec.affinity is not last_spec.affinity and spec.affinity != last_spec.affinity)
+                    or (
+                        spec.topologySpreadConstraints is not last_spec.topologySpreadConstraints
+                        and spec.topologySpreadConstraints != last_spec.topologySpreadConstraints
+                    )
+                ):
+                    template = template_of(spec)
+                    last_spec = spec
+            except Fallback:
+                redo.append(len(out))
+                append(None)
+                continue
+            append(
+                pod(
+                    meta.namespace or "default",
+                    name,
+                    labels,
+                    spec.nodeName or "",
+                    (obj.status or _POD_STATUS).phase or "",
+                    meta.deletionTimestamp is not None,
+                    owner,
+                    template,
+                    meta.uid or "",
                 )
-        constraints = tuple(_constraint(c) for c in _spread_constraints(spec.topologySpreadConstraints) or ())
-        template = rec.PodTemplate(tolerations, node_selector, terms, bool(constraints), constraints)
-        return _EMPTY_TEMPLATE if template == _EMPTY_TEMPLATE else template
+            )
+        return out, redo
 
-    def pod(self, obj: shapes.Object) -> rec.Pod:
-        meta = obj.metadata or _EMPTY_META
-        spec = obj.spec or _EMPTY_SPEC
-        return rec.Pod(
-            meta.namespace or "default",
-            _name(meta),
-            self.labels(meta.labels),
-            spec.nodeName or "",
-            (obj.status or _EMPTY_STATUS).phase or "",
-            meta.deletionTimestamp is not None,
-            self.controller(meta.ownerReferences),
-            self.template(spec),
-            meta.uid or "",
-        )
+    def _other(self, obj: Any, kind: str, api_version: str) -> Record | None:
+        """The record of a decoded object of a kind other than Pod; None for a kind not read. Raises
+        Fallback."""
+        if kind in _WORKLOADS:
+            return self._workload(obj, kind, api_version)
+        if kind == "Node":
+            return self._node(obj)
+        if kind == "Service":
+            return self._service(obj)
+        if kind == "Namespace":
+            return self._namespace(obj)
+        return None
 
-    def node(self, obj: shapes.Object) -> rec.Node:
-        meta = obj.metadata or _EMPTY_META
-        spec = obj.spec or _EMPTY_SPEC
+    def _node(self, obj: shapes.NodeFields) -> rec.Node:
+        meta = obj.metadata or _NODE_META
+        spec = obj.spec or _NODE_SPEC
+        if not meta.name:
+            raise Fallback
         taints = tuple(rec.Taint(t.key or "", t.value or "", t.effect or "") for t in spec.taints or ())
-        return rec.Node(_name(meta), self.labels(meta.labels), taints, bool(spec.unschedulable), meta.uid or "")
+        return rec.Node(meta.name, self.labels(meta.labels), taints, bool(spec.unschedulable), meta.uid or "")
 
-    def service(self, obj: shapes.Object) -> rec.Service:
-        meta = obj.metadata or _EMPTY_META
-        selector = _string_map((obj.spec or _EMPTY_SPEC).selector)
-        namespace = meta.namespace or "default"
-        return rec.Service(namespace, _name(meta), intern_labels(selector) if selector else None, meta.uid or "")
+    def _service(self, obj: shapes.ServiceFields) -> rec.Service:
+        meta = obj.metadata or _SERVICE_META
+        if not meta.name:
+            raise Fallback
+        selector = self.labels((obj.spec or _SERVICE_SPEC).selector)  # often a workload's labels: cached
+        return rec.Service(meta.namespace or "default", meta.name, selector or None, meta.uid or "")
 
-    def workload(self, obj: shapes.Object) -> rec.Controller:
-        kind = obj.kind or ""
-        meta = obj.metadata or _EMPTY_META
-        spec = obj.spec or _EMPTY_SPEC
+    def _namespace(self, obj: shapes.NamespaceFields) -> rec.Namespace:
+        meta = obj.metadata or _NAMESPACE_META
+        if not meta.name:
+            raise Fallback
+        return rec.Namespace(meta.name, self.labels(meta.labels))
+
+    def _workload(self, obj: shapes.WorkloadFields, kind: str, api_version: str) -> rec.Controller:
+        meta = obj.metadata or _WORKLOAD_META
+        spec = obj.spec or _WORKLOAD_SPEC
+        name = meta.name
+        if not name:
+            raise Fallback
         template = spec.template
         template_meta = template.metadata if template is not None else None
         template_labels = self.labels(template_meta.labels) if template_meta is not None else _NO_LABELS
         if kind == "ReplicationController":
-            selector_value: Any = _string_map(spec.selector)
+            selector_value: Any = self.labels(spec.selector)  # (interned: controller_selector keeps it)
         else:
             selector_value = _any_decoder.decode(spec.selector) if spec.selector else None
         selector, selector_map, selector_error = controller_selector(kind, selector_value, template_labels)
-        annotations = _string_map(meta.annotations) or {}
-        revision_text = annotations.get("deployment.kubernetes.io/revision", "0")
+        annotations = meta.annotations
+        revision_text = annotations.get(_REVISION, "0") if annotations else "0"
         pod_spec = template.spec if template is not None else None
         return rec.Controller(
-            kind=kind,
-            api_version=obj.apiVersion or "",
-            namespace=meta.namespace or "default",
-            name=_name(meta),
-            uid=meta.uid or "",
-            labels=self.labels(meta.labels),
-            selector=selector,
-            selector_map=selector_map,
-            selector_error=selector_error,
-            template_labels=template_labels,
-            template=self.template(pod_spec) if pod_spec is not None else _EMPTY_TEMPLATE,
-            controller=self.controller(meta.ownerReferences),
-            replicas=1 if spec.replicas is None else spec.replicas,
-            revision=int(revision_text) if revision_text.isdigit() else 0,
-            update_revision=(obj.status or _EMPTY_STATUS).updateRevision or "",
-            creation=meta.creationTimestamp or "",
-            generation=meta.generation or 0,
+            kind,
+            api_version if obj.apiVersion is msgspec.UNSET else (obj.apiVersion or ""),
+            meta.namespace or "default",
+            name,
+            meta.uid or "",
+            self.labels(meta.labels),
+            selector,
+            selector_map,
+            selector_error,
+            template_labels,
+            self.template(pod_spec) if pod_spec is not None else _EMPTY_TEMPLATE,
+            self.controller(meta.ownerReferences),
+            1 if spec.replicas is None else spec.replicas,
+            int(revision_text) if revision_text.isdigit() else 0,
+            (obj.status or _WORKLOAD_STATUS).updateRevision or "",
+            meta.creationTimestamp or "",
+            meta.generation or 0,
         )
-
-    def namespace(self, obj: shapes.Object) -> rec.Namespace:
-        meta = obj.metadata or _EMPTY_META
-        return rec.Namespace(_name(meta), self.labels(meta.labels))
-
-    def direct(self, kind: str) -> Callable[[shapes.Object], Record] | None:
-        """The converter of ``kind`` when it reads neither ``kind`` nor ``apiVersion`` (Pod, Node, Service,
-        Namespace), else None."""
-        direct: dict[str, Callable[[shapes.Object], Record]] = {
-            "Pod": self.pod,
-            "Node": self.node,
-            "Service": self.service,
-            "Namespace": self.namespace,
-        }
-        return direct.get(kind)
-
-    def record(self, obj: shapes.Object) -> Record | None:
-        """The record of a decoded object; None for kinds spreadwatch does not use. Raises Fallback."""
-        kind = obj.kind
-        if kind == "Pod":
-            return self.pod(obj)
-        if kind in _WORKLOADS:
-            return self.workload(obj)
-        if kind == "Node":
-            return self.node(obj)
-        if kind == "Service":
-            return self.service(obj)
-        if kind == "Namespace":
-            return self.namespace(obj)
-        if kind is None or kind.endswith("List"):
-            raise Fallback
-        return None
 
 
 _WORKLOADS: Final = frozenset(WORKLOAD_KINDS)

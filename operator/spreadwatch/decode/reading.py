@@ -4,29 +4,36 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator, Sequence
+from itertools import chain, islice, repeat
+from operator import attrgetter
 from typing import Any, Final, NamedTuple
 
 import msgspec
 import orjson
 
 from spreadwatch.decode import shapes
-from spreadwatch.decode.convert import Converter, Fallback
+from spreadwatch.decode.convert import Converter
 from spreadwatch.model import Record
 
-__all__ = ["DecodeError", "Decoded", "Unparsed", "decode_items", "decode_json", "decode_page"]
+__all__ = ["DecodeError", "Decoded", "Unparsed", "decode_items", "decode_json", "decode_json_chunks", "decode_page"]
 
 
 class DecodeError(ValueError):
     """The bytes are not well-formed JSON (the message is msgspec's, with the byte offset)."""
 
 
-_PROGRESS_EVERY: Final = 16 << 20  # bytes decoded between two progress calls (mapped pages released)
-_object_decoder: Final = msgspec.json.Decoder(shapes.Object)
+_CHUNK: Final = 4096  # items of a typed document converted (then freed) at a time, between progress calls
+_document_decoder: Final = msgspec.json.Decoder(shapes.Document)
 _list_decoder: Final = msgspec.json.Decoder(shapes.RawList)
 _docs_decoder: Final = msgspec.json.Decoder(list[msgspec.Raw])
 _page_decoder: Final = msgspec.json.Decoder(shapes.Page)
-_typed_page_decoder: Final = msgspec.json.Decoder(shapes.TypedPage)
+_head_decoder: Final = msgspec.json.Decoder(shapes.Head)
+_item_decoder: Final = msgspec.json.Decoder(shapes.Item)
+_page_decoders: Final = {kind: msgspec.json.Decoder(page) for kind, page in shapes.PAGES.items()}
+_kind_of: Final = attrgetter("kind")
+_page_kinds: Final = {kind: {obj: kind} for kind, obj in shapes.OBJECTS.items()}
+_object_decoders: Final = {kind: msgspec.json.Decoder(obj) for kind, obj in shapes.OBJECTS.items()}
 
 
 def _is_list(kind: str | None) -> bool:
@@ -54,6 +61,35 @@ def _unparsed(item: msgspec.Raw, kind: str, api_version: str) -> Unparsed:
     return Unparsed(doc)
 
 
+def _one(raw: msgspec.Raw, kind: str, api_version: str, converter: Converter) -> Decoded:
+    """One item decoded alone: its record, :class:`Unparsed`, or None for a kind not read. O(item bytes)."""
+    try:
+        if kind:  # a list page's item: the page's kind unless it names another
+            decoder = _object_decoders.get(kind)
+            if decoder is None:  # (a kind not read: the listing never asks for one)
+                return _unparsed(raw, kind, api_version)
+            obj: Any = decoder.decode(raw)
+            if obj.kind is not msgspec.UNSET:
+                return _unparsed(raw, kind, api_version)
+            item_kind = kind
+        else:  # a file's item names its kind
+            obj = _item_decoder.decode(raw)
+            item_kind = shapes.ITEM_KINDS[type(obj)]
+    except msgspec.ValidationError:
+        if not kind:
+            try:
+                named = _head_decoder.decode(raw).kind
+            except msgspec.ValidationError:
+                named = None
+            if named is not None and not _is_list(named) and named not in shapes.OBJECTS:
+                return None  # a kind not read (the reference parser does not look into it either)
+        return _unparsed(raw, kind, api_version)
+    except msgspec.DecodeError as err:
+        raise DecodeError(str(err)) from None
+    records, redo = converter.convert([obj], {type(obj): item_kind}, api_version)
+    return _unparsed(raw, kind, api_version) if redo else records[0]
+
+
 def decode_items(
     items: Iterable[msgspec.Raw], kind: str = "", api_version: str = "", converter: Converter | None = None
 ) -> Iterator[Decoded]:
@@ -63,44 +99,70 @@ def decode_items(
     shares its caches across calls (the pages of one listing). O(total bytes) in C + O(kept fields) per
     item in Python; one item's Structs alive at a time.
     """
-    decode = _object_decoder.decode
     conv = converter or Converter()
     for raw in items:
-        try:
-            obj = decode(raw)
-            if kind:
-                if obj.kind is None:
-                    obj.kind = kind
-                if obj.apiVersion is None:
-                    obj.apiVersion = api_version
-            record = conv.record(obj)
-        except (msgspec.ValidationError, Fallback):
-            yield _unparsed(raw, kind, api_version)
-            continue
-        except msgspec.DecodeError as err:
-            raise DecodeError(str(err)) from None
-        yield record
+        yield _one(raw, kind, api_version, conv)
+
+
+def _typed_chunks(
+    doc: msgspec.Raw | bytes | memoryview,
+    items: list[Any],
+    converter: Converter,
+    progress: Callable[[int], None] | None,
+) -> Iterator[list[Decoded]]:
+    """The records of a typed document's items (tagged Structs), ``_CHUNK`` at a time, each chunk's Structs
+    freed once converted; an item only the reference parser decides is re-read raw (the document's items
+    as raw slices, decoded on the first such item). ``progress`` is told an estimate of the bytes no longer
+    needed (the share of items done)."""
+    total, size = len(items), len(doc)
+    kinds = shapes.ITEM_KINDS
+    raws: list[msgspec.Raw] | None = None
+    for done in range(0, total, _CHUNK):
+        chunk = items[done : done + _CHUNK]
+        items[done : done + _CHUNK] = repeat(None, len(chunk))  # (the Structs go with the chunk)
+        records, redo = converter.convert(chunk, kinds)
+        del chunk
+        if redo:
+            if raws is None:
+                raws = _list_decoder.decode(doc).items or []
+            out: list[Decoded] = list(records)
+            for i in redo:
+                out[i] = _unparsed(raws[done + i], "", "")
+            yield out
+        else:
+            yield records  # type: ignore[misc]  # (list is invariant: records are Decoded)
+        if progress is not None and done + _CHUNK < total:
+            progress(size * (done + _CHUNK) // total * 7 // 8)  # a hint (released pages are read again if need be)
 
 
 def _counted(items: list[msgspec.Raw], progress: Callable[[int], None]) -> Iterator[msgspec.Raw]:
-    """The items, calling ``progress(n)`` every few MiB with a lower bound of the input bytes consumed."""
+    """The items, calling ``progress(n)`` every 16 MiB with a lower bound of the input bytes consumed."""
     done = 0
-    mark = _PROGRESS_EVERY
+    mark = 16 << 20
     for raw in items:
         yield raw
         done += len(raw)
         if done >= mark:
             progress(done)
-            mark = done + _PROGRESS_EVERY
+            mark = done + (16 << 20)
 
 
 def decode_json(data: bytes | memoryview, progress: Callable[[int], None] | None = None) -> Iterator[Decoded]:
     """What :func:`decode_items` yields, for every object of a JSON document (an object, a ``*List`` or an
     array of them), in order. Raises DecodeError for malformed JSON. Costs: see the module docstring.
 
-    ``progress(n)``, when given, is called every few MiB of a List: the first ``n`` bytes of ``data`` are
-    no longer needed (a lower bound), so a memory-mapped input can release them.
+    A List is first decoded whole, typed (one pass over its bytes, per-kind shapes); only one msgspec
+    rejects (a kind not read, a wrongly typed field) is read again item by item. ``progress(n)``, when
+    given, is called every few MiB of a List: the first ``n`` bytes of ``data`` are likely no longer needed
+    (a hint), so a memory-mapped input can release them.
     """
+    return chain.from_iterable(decode_json_chunks(data, progress))
+
+
+def decode_json_chunks(
+    data: bytes | memoryview, progress: Callable[[int], None] | None = None
+) -> Iterator[list[Decoded]]:
+    """:func:`decode_json` in lists of up to a few thousand items (what a bulk consumer iterates faster)."""
     try:
         docs = _docs_decoder.decode(data) if bytes(data[:64]).lstrip()[:1] == b"[" else [msgspec.Raw(data)]
     except msgspec.DecodeError as err:
@@ -108,71 +170,68 @@ def decode_json(data: bytes | memoryview, progress: Callable[[int], None] | None
     converter = Converter()
     for doc in docs:
         try:
+            typed = _document_decoder.decode(doc)
+        except msgspec.ValidationError:
+            typed = None
+        except msgspec.DecodeError as err:
+            raise DecodeError(str(err)) from None
+        if typed is not None and typed.items is not msgspec.UNSET and _is_list(typed.kind):
+            items = typed.items or []
+            del typed
+            yield from _typed_chunks(doc, items, converter, progress)
+            continue
+        del typed
+        try:
             head = _list_decoder.decode(doc)
         except msgspec.ValidationError:
-            yield _unparsed(doc, "", "")
+            yield [_unparsed(doc, "", "")]
             continue
         except msgspec.DecodeError as err:
             raise DecodeError(str(err)) from None
         if _is_list(head.kind) and head.items is not msgspec.UNSET:
-            items = head.items or []
-            yield from decode_items(_counted(items, progress) if progress else items, converter=converter)
+            raws = head.items or []
+            decoded = decode_items(_counted(raws, progress) if progress else raws, converter=converter)
+            while chunk := list(islice(decoded, _CHUNK)):
+                yield chunk
         else:
-            yield from decode_items([doc], converter=converter)
+            yield [_one(doc, "", "", converter)]
 
 
-def decode_page(data: bytes, kind: str, api_version: str, converter: Converter) -> tuple[Iterator[Decoded], str]:
+def decode_page(data: bytes, kind: str, api_version: str, converter: Converter) -> tuple[Sequence[Decoded], str]:
     """One page of an API server list: its items (as :func:`decode_items`) and its ``continue`` token.
 
-    The page is decoded in one pass into typed items; only a page msgspec rejects (a wrongly typed field in
-    some item) is decoded again item by item, so the broken items come out as :class:`Unparsed` and the
-    others as records. O(page bytes) in C + O(kept fields) per item; the page's Structs live until its last
-    item is yielded.
+    The page is decoded in one pass into the typed items of ``kind``'s shape; only a page msgspec rejects (a
+    wrongly typed field in some item) is decoded again item by item, so the broken items come out as
+    :class:`Unparsed` and the others as records. O(page bytes) in C + O(kept fields) per item.
     """
+    decoder = _page_decoders.get(kind)
     try:
-        page = _typed_page_decoder.decode(data)
+        page: Any = decoder.decode(data) if decoder is not None else None
     except msgspec.ValidationError:
-        return _raw_page(data, kind, api_version, converter)
+        page = None
     except msgspec.DecodeError as err:
         raise DecodeError(str(err)) from None
+    if page is None:
+        return _raw_page(data, kind, api_version, converter)
     token = (page.metadata.continue_ or "") if page.metadata is not None else ""
-    return _page_records(page.items or [], data, kind, api_version, converter), token
+    objects = page.items or []
+    records, redo = converter.convert(objects, _page_kinds[kind], api_version)
+    if set(map(_kind_of, objects)) != {msgspec.UNSET}:  # (the usual page: no item names its kind)
+        redo = sorted({*redo, *(i for i, obj in enumerate(objects) if obj.kind is not msgspec.UNSET)})
+    if redo:  # items only the reference parser can decide: re-read raw
+        raw_items = _page_decoder.decode(data).items or []
+        out: list[Decoded] = list(records)
+        for i in redo:
+            out[i] = _unparsed(raw_items[i], kind, api_version)
+        return out, token
+    return records, token
 
 
-def _raw_page(data: bytes, kind: str, api_version: str, converter: Converter) -> tuple[Iterator[Decoded], str]:
+def _raw_page(data: bytes, kind: str, api_version: str, converter: Converter) -> tuple[Sequence[Decoded], str]:
     """:func:`decode_page` item by item (each item's own decode, so one broken item is one Unparsed)."""
     try:
         page = _page_decoder.decode(data)
     except msgspec.ValidationError as err:
         raise DecodeError(f"not a list: {err}") from None
     token = (page.metadata.continue_ or "") if page.metadata is not None else ""
-    return decode_items(page.items or (), kind, api_version, converter), token
-
-
-def _page_records(
-    objects: list[shapes.Object], data: bytes, kind: str, api_version: str, converter: Converter
-) -> Iterator[Decoded]:
-    """Records of a page's typed items; an item only the reference parser can decide is re-read from
-    ``data`` (the page's items as raw slices, decoded once, on the first such item)."""
-    record = converter.record
-    # Items of a typed list carry no kind: those of the kinds whose converter reads neither kind nor
-    # apiVersion go straight to it (most items are pods), the others get both filled in first.
-    direct = converter.direct(kind)
-    raw_items: list[msgspec.Raw] | None = None
-    for i, obj in enumerate(objects):
-        try:
-            decoded: Decoded
-            if direct is not None and obj.kind is None:
-                decoded = direct(obj)
-            else:
-                if kind:
-                    if obj.kind is None:
-                        obj.kind = kind
-                    if obj.apiVersion is None:
-                        obj.apiVersion = api_version
-                decoded = record(obj)
-        except Fallback:
-            if raw_items is None:
-                raw_items = _page_decoder.decode(data).items or []
-            decoded = _unparsed(raw_items[i], kind, api_version)
-        yield decoded
+    return [_one(raw, kind, api_version, converter) for raw in page.items or ()], token

@@ -1,43 +1,76 @@
 """The JSON shapes the typed decoder reads: msgspec Structs declaring only the fields spreadwatch uses.
 
-Attribute names are the JSON keys; ``T | None = None`` everywhere, as the reference parser treats null as
-absent. Every other field of an API object is skipped by msgspec in C. Decoding is O(bytes).
+One shape per kind (a pod's items hold only a pod's fields, ...): the fewer fields a Struct declares, the
+less msgspec builds. Attribute names are the JSON keys; ``T | None = None`` (the reference parser treats
+null as absent), except a page item's ``kind`` and a workload's ``apiVersion``, ``UNSET`` when absent (a
+list page's items name neither; one that does is told from one that does not), and a pod's phase, one of
+the known phases. Every other field of an API object is skipped by msgspec in C. Decoding is O(bytes).
+
+* API list pages hold items without ``kind``: :data:`PAGES` gives each kind's page shape (``PodPage``, ...).
+* A file's List holds items of any kind, each naming it: :class:`Document` decodes all of it in one pass,
+  its items a tagged union on ``kind`` of the ``*Item`` subclasses (:data:`ITEM_KINDS`); an item of any
+  other kind makes msgspec reject the document (the reader then goes item by item).
 """
 
 from __future__ import annotations
 
-from typing import Final
+from typing import Final, Literal, Union
 
 import msgspec
 
+from spreadwatch.model import WORKLOAD_KINDS
+
 __all__ = [
     "ABSENT",
+    "ITEM_KINDS",
+    "OBJECTS",
+    "PAGES",
     "Affinity",
+    "Document",
+    "Head",
+    "Item",
     "ListMeta",
+    "NamespaceFields",
+    "NamespaceMeta",
+    "NamespaceObject",
     "NodeAffinity",
+    "NodeFields",
+    "NodeMeta",
+    "NodeObject",
     "NodeSelector",
     "NodeSelectorRequirement",
     "NodeSelectorTerm",
-    "Object",
-    "ObjectMeta",
+    "NodeSpec",
     "OwnerReference",
     "Page",
+    "Phase",
+    "PodFields",
+    "PodMeta",
+    "PodObject",
+    "PodSpec",
+    "PodStatus",
     "PodTemplateSpec",
     "RawList",
-    "Spec",
-    "Status",
+    "ServiceFields",
+    "ServiceMeta",
+    "ServiceObject",
+    "ServiceSpec",
     "Taint",
     "TemplateMeta",
     "Toleration",
     "TopologySpreadConstraint",
-    "TypedPage",
+    "WorkloadFields",
+    "WorkloadMeta",
+    "WorkloadObject",
+    "WorkloadSpec",
+    "WorkloadStatus",
 ]
 
 ABSENT: Final = msgspec.Raw()  # default of Raw fields: empty, i.e. false
 
 
 # Sub-objects that repeat across many objects (labels, ownerReferences, a pod's scheduling fields) are
-# kept as ``msgspec.Raw`` (a slice of the input): their bytes key a per-document cache, so pods of one
+# kept as ``msgspec.Raw`` (a slice of the input): they key the converter's caches, so pods of one
 # ReplicaSet decode their labels, controller and template once; only a cache miss decodes them typed.
 # Every Struct is ``gc=False``: decoded values never form cycles, so the cyclic GC need not track them
 # (cheaper to allocate: pages → records about 10 % less CPU than with tracked Structs, measured in one process).
@@ -49,18 +82,6 @@ class OwnerReference(msgspec.Struct, gc=False):
     name: str | None = None
     uid: str | None = None
     controller: bool | None = None
-
-
-class ObjectMeta(msgspec.Struct, gc=False):
-    name: str | None = None
-    namespace: str | None = None
-    uid: str | None = None
-    labels: msgspec.Raw = ABSENT  # dict[str, str] | None
-    annotations: msgspec.Raw = ABSENT  # dict[str, str] | None; read for workloads only
-    ownerReferences: msgspec.Raw = ABSENT  # list[OwnerReference] | None
-    deletionTimestamp: str | None = None
-    creationTimestamp: str | None = None
-    generation: int | None = None
 
 
 class Toleration(msgspec.Struct, gc=False):
@@ -112,49 +133,204 @@ class TopologySpreadConstraint(msgspec.Struct, gc=False):
     nodeTaintsPolicy: str | None = None
 
 
+# --- Pod --------------------------------------------------------------------------------------------------
+
+
+class PodMeta(msgspec.Struct, gc=False):
+    name: str | None = None
+    namespace: str | None = None
+    uid: str | None = None
+    labels: msgspec.Raw = ABSENT  # dict[str, str] | None
+    ownerReferences: msgspec.Raw = ABSENT  # list[OwnerReference] | None
+    deletionTimestamp: str | None = None
+
+
+class PodSpec(msgspec.Struct, gc=False):
+    """A pod's spec (also a workload's ``spec.template.spec``); the four scheduling fields are decoded by
+    ``Converter`` on a cache miss."""
+
+    nodeName: str | None = None
+    tolerations: msgspec.Raw = ABSENT  # list[Toleration] | None
+    nodeSelector: msgspec.Raw = ABSENT  # dict[str, str] | None
+    affinity: msgspec.Raw = ABSENT  # Affinity | None
+    topologySpreadConstraints: msgspec.Raw = ABSENT  # list[TopologySpreadConstraint] | None
+
+
+#: The phases of ``PodPhase``: decoded as these (shared) strings; any other string is rejected by msgspec
+#: and the pod read by the reference parser, which keeps it as it is.
+Phase = Literal["Pending", "Running", "Succeeded", "Failed", "Unknown"]
+
+
+class PodStatus(msgspec.Struct, gc=False):
+    phase: Phase | None = None
+
+
+class PodFields(msgspec.Struct, gc=False):
+    """A pod's fields read."""
+
+    metadata: PodMeta | None = None
+    spec: PodSpec | None = None
+    status: PodStatus | None = None
+
+
+# --- Node, Service, Namespace -----------------------------------------------------------------------------
+
+
+class NodeMeta(msgspec.Struct, gc=False):
+    name: str | None = None
+    uid: str | None = None
+    labels: msgspec.Raw = ABSENT
+
+
+class NodeSpec(msgspec.Struct, gc=False):
+    taints: list[Taint] | None = None
+    unschedulable: bool | None = None
+
+
+class NodeFields(msgspec.Struct, gc=False):
+    metadata: NodeMeta | None = None
+    spec: NodeSpec | None = None
+
+
+class ServiceMeta(msgspec.Struct, gc=False):
+    name: str | None = None
+    namespace: str | None = None
+    uid: str | None = None
+
+
+class ServiceSpec(msgspec.Struct, gc=False):
+    selector: msgspec.Raw = ABSENT  # dict[str, str] | None
+
+
+class ServiceFields(msgspec.Struct, gc=False):
+    metadata: ServiceMeta | None = None
+    spec: ServiceSpec | None = None
+
+
+class NamespaceMeta(msgspec.Struct, gc=False):
+    name: str | None = None
+    labels: msgspec.Raw = ABSENT
+
+
+class NamespaceFields(msgspec.Struct, gc=False):
+    metadata: NamespaceMeta | None = None
+
+
+# --- workloads (ReplicationController, ReplicaSet, StatefulSet, Deployment) ------------------------------
+
+
+class WorkloadMeta(msgspec.Struct, gc=False):
+    name: str | None = None
+    namespace: str | None = None
+    uid: str | None = None
+    labels: msgspec.Raw = ABSENT
+    annotations: dict[str, str] | None = None
+    ownerReferences: msgspec.Raw = ABSENT
+    creationTimestamp: str | None = None
+    generation: int | None = None
+
+
 class TemplateMeta(msgspec.Struct, gc=False):
     labels: msgspec.Raw = ABSENT  # dict[str, str] | None
 
 
 class PodTemplateSpec(msgspec.Struct, gc=False):
     metadata: TemplateMeta | None = None
-    spec: Spec | None = None
+    spec: PodSpec | None = None
 
 
-class Spec(msgspec.Struct, gc=False):
-    """The ``spec`` of every kind read, in one Struct (the decoder does not know the kind in advance)."""
-
-    # Pod (also a workload's spec.template.spec); the four scheduling fields are decoded by Converter.template
-    nodeName: str | None = None
-    tolerations: msgspec.Raw = ABSENT  # list[Toleration] | None
-    nodeSelector: msgspec.Raw = ABSENT  # dict[str, str] | None
-    affinity: msgspec.Raw = ABSENT  # Affinity | None
-    topologySpreadConstraints: msgspec.Raw = ABSENT  # list[TopologySpreadConstraint] | None
-    # Node
-    taints: list[Taint] | None = None
-    unschedulable: bool | None = None
-    # Service, ReplicationController (a map) and the other workloads (a LabelSelector)
-    selector: msgspec.Raw = ABSENT
-    # workloads
+class WorkloadSpec(msgspec.Struct, gc=False):
+    selector: msgspec.Raw = ABSENT  # a ReplicationController's map, the other kinds' LabelSelector
     replicas: int | None = None
     template: PodTemplateSpec | None = None
 
 
-class Status(msgspec.Struct, gc=False):
-    phase: str | None = None  # Pod
+class WorkloadStatus(msgspec.Struct, gc=False):
     updateRevision: str | None = None  # StatefulSet
 
 
-class Object(msgspec.Struct, gc=False):
-    kind: str | None = None
-    apiVersion: str | None = None
-    metadata: ObjectMeta | None = None
-    spec: Spec | None = None
-    status: Status | None = None
+class WorkloadFields(msgspec.Struct, gc=False):
+    apiVersion: str | msgspec.UnsetType | None = msgspec.UNSET  # absent from a list page's items
+    metadata: WorkloadMeta | None = None
+    spec: WorkloadSpec | None = None
+    status: WorkloadStatus | None = None
+
+
+# --- documents and pages ----------------------------------------------------------------------------------
+
+class PodObject(PodFields, gc=False):
+    """A pod as an API list page holds it; ``kind`` (absent from the API server's pages) only to notice an
+    item naming a kind (then read by the reference parser)."""
+
+    kind: str | msgspec.UnsetType | None = msgspec.UNSET
+
+
+class NodeObject(NodeFields, gc=False):
+    kind: str | msgspec.UnsetType | None = msgspec.UNSET
+
+
+class ServiceObject(ServiceFields, gc=False):
+    kind: str | msgspec.UnsetType | None = msgspec.UNSET
+
+
+class NamespaceObject(NamespaceFields, gc=False):
+    kind: str | msgspec.UnsetType | None = msgspec.UNSET
+
+
+class WorkloadObject(WorkloadFields, gc=False):
+    kind: str | msgspec.UnsetType | None = msgspec.UNSET
+
+
+_FIELDS: Final[dict[str, type[msgspec.Struct]]] = {
+    "Pod": PodFields,
+    "Node": NodeFields,
+    "Service": ServiceFields,
+    "Namespace": NamespaceFields,
+    **dict.fromkeys(WORKLOAD_KINDS, WorkloadFields),
+}
+OBJECTS: Final[dict[str, type[msgspec.Struct]]] = {
+    "Pod": PodObject,
+    "Node": NodeObject,
+    "Service": ServiceObject,
+    "Namespace": NamespaceObject,
+    **dict.fromkeys(WORKLOAD_KINDS, WorkloadObject),
+}
 
 
 class ListMeta(msgspec.Struct, gc=False):
     continue_: str | None = msgspec.field(default=None, name="continue")
+
+
+def _page(kind: str, shape: type[msgspec.Struct]) -> type[msgspec.Struct]:
+    """``{"metadata": ListMeta, "items": [shape]}``: one page of an API server list of ``kind``."""
+    return msgspec.defstruct(
+        f"{kind}Page", [("metadata", ListMeta | None, None), ("items", list[shape] | None, None)], gc=False  # type: ignore[valid-type]
+    )
+
+
+#: The page shape of each kind read: its items typed in the one pass over the page.
+PAGES: Final[dict[str, type[msgspec.Struct]]] = {kind: _page(kind, shape) for kind, shape in OBJECTS.items()}
+
+
+def _tagged(kind: str, shape: type[msgspec.Struct]) -> type[msgspec.Struct]:
+    """``shape`` as a member of the tagged union on ``kind`` (the tag is read, not stored)."""
+    return msgspec.defstruct(f"{kind}Item", [], bases=(shape,), tag_field="kind", tag=kind, gc=False)
+
+
+#: The kind of each member of :class:`Document`'s tagged union.
+ITEM_KINDS: Final[dict[type[msgspec.Struct], str]] = {_tagged(k, s): k for k, s in _FIELDS.items()}
+
+
+#: A file's List item: the tagged union of the ``*Item`` shapes (the tag ``kind`` picks the member).
+Item: Final = Union[tuple(ITEM_KINDS)]  # noqa: UP007
+
+
+class Document(msgspec.Struct, gc=False):
+    """A whole ``kind: List`` file typed in one pass: rejected (ValidationError) when any item is of a kind
+    not read, names no kind, or has a wrongly typed field."""
+
+    kind: str | None = None
+    items: list[Item] | msgspec.UnsetType | None = msgspec.UNSET  # type: ignore[valid-type]
 
 
 class Page(msgspec.Struct, gc=False):
@@ -164,11 +340,10 @@ class Page(msgspec.Struct, gc=False):
     items: list[msgspec.Raw] | None = None
 
 
-class TypedPage(msgspec.Struct, gc=False):
-    """The same page with its items decoded in the one pass (the usual case: every item well typed)."""
+class Head(msgspec.Struct, gc=False):
+    """An item's kind only (to tell a kind not read from a malformed item)."""
 
-    metadata: ListMeta | None = None
-    items: list[Object] | None = None
+    kind: str | None = None
 
 
 class RawList(msgspec.Struct, gc=False):

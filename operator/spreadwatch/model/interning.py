@@ -72,7 +72,7 @@ def intern_labels(labels: Mapping[str, str]) -> Mapping[str, str]:
     if shared is None:
         if len(_LABELS_CACHE) >= _next_sweep:
             _sweep()
-        shared = _Labels(zip(map(sys.intern, labels.keys()), map(sys.intern, labels.values()), strict=True))
+        shared = _Labels(labels)  # (keys are shared already: msgspec's and orjson's key caches)
         shared.key = key
         _LABELS_CACHE[key] = shared
     return shared
