@@ -40,10 +40,10 @@ class ReportBuilding(WorkloadTracking):
             nodes = (self._nodes[n] for n in candidates.names)
             groups = self._topo_groups[(w.sig, keys)] = group_candidates(nodes, keys, self._zones)
         if w.multi:
-            per_term: list[dict[str, int]] = self._term_counts(w)
-        else:
+            scores = score_groups(plan, self._template(w), groups, self._term_counts(w), self._nodes)
+        else:  # every term counts the workload's pods
             per_term = [w.counts if w.counting else {}] * len(plan.terms)
-        scores = score_groups(plan, self._template(w), groups, per_term, self._nodes)
+            scores = score_groups(plan, self._template(w), groups, per_term, self._nodes, shared=True)
         inp = ReportInput(
             w.ref,
             self.profile,

@@ -23,7 +23,7 @@ from spreadwatch.model import Node, PodTemplate
 from spreadwatch.scoring.candidates import has_untolerated_taint, node_affinity_matches
 from spreadwatch.scoring.gomath import go_log, go_round
 from spreadwatch.scoring.topology import HOSTNAME_KEY, MAX_NODE_SCORE, SpreadPlan, SpreadTerm
-from spreadwatch.scoring.zones import ZoneKey
+from spreadwatch.scoring.zones import GA_ZONE, ZoneKey
 
 __all__ = [
     "CandidateGroups",
@@ -82,6 +82,7 @@ class CandidateGroups:
     present: tuple[tuple[tuple[int, str | None], ...], ...]  # per group: (key index, value; None: hostname)
     by_zone: Mapping[ZoneKey | None, tuple[int, ...]]
     total: int
+    zone_index: int | None  # the index of the ``topology.kubernetes.io/zone`` key, if it is one
     _domains: dict[bool, Domains] = field(default_factory=dict, compare=False, repr=False)
 
     def domains(self, require_all: bool) -> Domains:
@@ -104,10 +105,7 @@ class CandidateGroups:
             self.total - ignored_nodes if key == HOSTNAME_KEY else len(values[i]) for i, key in enumerate(keys)
         )
         group_values = tuple(
-            tuple(
-                None if key == HOSTNAME_KEY or ignored[g] else _value(sig[i])
-                for g, sig in enumerate(self.sigs)
-            )
+            tuple(None if key == HOSTNAME_KEY or ignored[g] else _value(sig[i]) for g, sig in enumerate(self.sigs))
             for i, key in enumerate(keys)
         )
         found = self._domains[require_all] = Domains(
@@ -141,18 +139,16 @@ def group_candidates(
         tuple(sig for _, sig in groups),
         tuple(tuple(sorted(names)) for names in groups.values()),
         group_of,
-        tuple(
-            tuple((i, None if v is True else v) for i, v in enumerate(sig) if v is not None and v is not False)
-            for _, sig in groups
-        ),
+        tuple(_present(sig) for _, sig in groups),
         {zone: tuple(gs) for zone, gs in by_zone.items()},
         total,
+        keys.index(GA_ZONE) if GA_ZONE in keys else None,
     )
 
 
 class GroupScores(NamedTuple):
     """One workload's PodTopologySpread scores: per busy candidate (one with matching pods of any constraint)
-    and per group of empty candidates."""
+    and per group of empty candidates. ``normalized`` turns a raw score into the 0-100 one."""
 
     plan: SpreadPlan
     weights: tuple[float, ...]
@@ -162,7 +158,7 @@ class GroupScores(NamedTuple):
     busy: Mapping[str, int]  # busy candidate -> the first constraint's matching pods on it (may be 0)
     pods: Mapping[str, int]  # the busy candidates with matching pods of the first constraint -> their count
     group_pods: Sequence[int]  # per group: the first constraint's matching pods on its candidates
-    rows: Sequence[tuple[str, int, _Own]]  # per busy candidate: (name, group, own counts: key of raws)
+    rows: Sequence[tuple[str, int, _Own]]  # per busy candidate: (name, group, own counts: key of ``raws``)
     raws: Sequence[Mapping[_Own, int | None]]  # per group: own counts -> raw score (None: ignored)
     busy_per_group: Sequence[int]  # per group: its busy candidates
     group_raw: Sequence[int | None]  # per group: the raw score of its empty candidates (None: ignored)
@@ -181,9 +177,13 @@ class GroupScores(NamedTuple):
         """Score's integer for a candidate with this signature and own pod counts (None: ignored). O(terms)."""
         if self.plan.require_all and _missing(sig):
             return None
-        present = tuple((i, None if v is True else v) for i, v in enumerate(sig) if v is not None and v is not False)
         skews = tuple(float(t.max_skew - 1) for t in self.plan.terms)
-        return _raw(present, own, self.domains, self.weights, skews)
+        return _raw(_present(sig), own, self.domains, self.weights, skews)
+
+
+def _present(sig: Signature) -> tuple[tuple[int, str | None], ...]:
+    """The keys a node with this signature has: (index, domain value; None for hostname). O(keys)."""
+    return tuple((i, None if v is True else v) for i, v in enumerate(sig) if v is not None and v is not False)
 
 
 def _raw(
@@ -252,25 +252,27 @@ def score_groups(
     groups: CandidateGroups,
     counts: Sequence[Mapping[str, int]],
     node_of: Mapping[str, Node],
+    shared: bool = False,
 ) -> GroupScores:
     """PreScore, Score and NormalizeScore's min/max from sparse per-term counts over all nodes.
 
-    ``groups`` must be grouped by ``tuple(t.topology_key for t in plan.terms)``. A candidate's domain values
-    are its group's, and its raw score depends only on its group and own counts (computed once per distinct
-    pair). O(groups × terms + nodes with matching pods × terms)."""
+    ``groups`` must be grouped by ``tuple(t.topology_key for t in plan.terms)``; ``shared``: every term counts
+    the same pods (``counts`` holds one map per term all the same), so a node's own counts are one number. A
+    candidate's domain values are its group's, and its raw score depends only on its group and own counts
+    (computed once per distinct pair). O(groups × terms + nodes with matching pods × terms)."""
     terms = plan.terms
     n_terms = len(terms)
-    doms = groups.domains(plan.require_all)
+    require_all = plan.require_all
+    doms = groups.domains(require_all)
     group_of = groups.group_of
     n_groups = len(groups.sigs)
     busy_per_group = [0] * n_groups
-    first = counts[0] if terms else {}
     busy: dict[str, int] = {}
     rows: list[tuple[str, int, _Own]] = []
-    if all(c is first for c in counts):  # every term counts the same pods: own = (count,) * terms
+    if shared and terms:
         group_pods = [0] * n_groups
         outside: list[tuple[str, int]] = []
-        for name, count in first.items():
+        for name, count in counts[0].items():
             g = group_of.get(name)
             if g is None:
                 outside.append((name, count))
@@ -287,12 +289,12 @@ def score_groups(
         for name in busy:
             own = tuple(c.get(name, 0) for c in counts)
             g = group_of[name]
-            busy[name] = own[0]
+            busy[name] = own[0] if own else 0
             rows.append((name, g, own))
             busy_per_group[g] += 1
         pods = {name: count for name, count in busy.items() if count > 0}
         per_term = [_split(c, group_of, n_groups) for c in counts]
-        group_pods = per_term[0][0]
+        group_pods = per_term[0][0] if per_term else [0] * n_groups
     domains: list[Mapping[str, int]] = []
     for i, term in enumerate(terms):
         values = doms.values[i]
@@ -305,22 +307,33 @@ def score_groups(
             if value is not None and sums[g]:
                 domain[value] += sums[g]
         if outside:
-            _count_outside(domain, term, plan.require_all, template, groups.keys, outside, node_of)
+            _count_outside(domain, term, require_all, template, groups.keys, outside, node_of)
         domains.append(domain)
     weights = doms.weights
     skews = tuple(float(t.max_skew - 1) for t in terms)
-    present, ignored = groups.present, doms.ignored
+    present, ignored, names = groups.present, doms.ignored, groups.names
     zero = (0,) * n_terms
-    group_raw = [None if ignored[g] else _raw(present[g], zero, domains, weights, skews) for g in range(n_groups)]
+    group_raw: list[int | None] = []
+    valid: list[int] = []
+    for g in range(n_groups):
+        if ignored[g]:
+            group_raw.append(None)
+            continue
+        raw = _raw(present[g], zero, domains, weights, skews)
+        group_raw.append(raw)
+        if len(names[g]) > busy_per_group[g]:
+            valid.append(raw)
     raws: list[dict[_Own, int | None]] = [{} for _ in range(n_groups)]
     for _, g, key in rows:
         per = raws[g]
         if key not in per:
-            own = key if isinstance(key, tuple) else (key,) * n_terms
-            per[key] = None if ignored[g] else _raw(present[g], own, domains, weights, skews)
-    valid = [raw for per in raws for raw in per.values() if raw is not None]
-    names = groups.names
-    valid.extend(raw for g, raw in enumerate(group_raw) if raw is not None and len(names[g]) > busy_per_group[g])
+            if ignored[g]:
+                per[key] = None
+                continue
+            raw = per[key] = _raw(
+                present[g], key if isinstance(key, tuple) else (key,) * n_terms, domains, weights, skews
+            )
+            valid.append(raw)
     return GroupScores(
         plan,
         weights,
