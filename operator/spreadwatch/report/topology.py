@@ -15,6 +15,7 @@ group.
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
+from operator import itemgetter
 
 from spreadwatch.report.build import CandidateLayout, ReportInput
 from spreadwatch.report.spread_report import NodeEntry, SpreadReport, ZoneEntry
@@ -27,6 +28,7 @@ __all__ = ["build_topology_report"]
 
 _Entry = tuple[int, str, ZoneKey | None]  # (-score, node, zone): sorts by score descending, then name
 _NO_ZONE = ("", "")
+_COUNT_THEN_NAME = itemgetter(1, 0)  # the busiest node: most pods, then the greatest name
 _new_tuple = tuple.__new__  # a NodeEntry/ZoneEntry from its fields, without NamedTuple's Python-level __new__
 
 
@@ -57,7 +59,7 @@ def _facts(
         sum(group_pods),
         layout.total,
         len(pods),
-        max((n for n, c in pods.items() if c == max_node), default=""),
+        max(pods.items(), key=_COUNT_THEN_NAME)[0] if pods else "",
         len(with_pods) if zone_counts else 0,
         busiest_zone[1] if busiest_zone else "",
         len(layout.by_zone) if zone_counts else 0,
@@ -95,6 +97,9 @@ def _empty_candidates(
                 continue
             empty_score[zone] = score
             empty_total[score] = empty_total.get(score, 0) + left
+            if not busy_per_group[g]:
+                best_empty.extend([(-score, n, zone) for n in names[:top_n]])
+                continue
             taken = 0
             for n in names if top_n > 0 else ():
                 if n not in busy:
@@ -151,14 +156,16 @@ def build_topology_report(inp: ReportInput, groups: CandidateGroups, scores: Gro
     if omitted:
         counts = inp.counts
         listed = set(sorted(scored, key=lambda e: (-counts.get(e[1], 0), e[1]))[: options.max_nodes])
-    else:
-        listed = set(scored)
-    listed.update(top)  # an entry is the same tuple wherever it comes from: the set keeps one per node
-    listed.update(exceptions)
+        listed.update(top)  # an entry is the same tuple wherever it comes from: the set keeps one per node
+        listed.update(exceptions)
+        entries = sorted(listed)
+    else:  # every busy node, the top ones and the exceptions: the pool's busy and top entries, in order
+        entries = [e for i, e in enumerate(pool) if i < top_n or e[1] in busy]
+        if exceptions:
+            entries = sorted({*entries, *exceptions})
     get_pods = busy.get
     nodes: tuple[NodeEntry, ...] = tuple(
-        _new_tuple(NodeEntry, (n, (z or _NO_ZONE)[1], (z or _NO_ZONE)[0], get_pods(n, 0), -s))
-        for s, n, z in sorted(listed)
+        _new_tuple(NodeEntry, (n, (z or _NO_ZONE)[1], (z or _NO_ZONE)[0], get_pods(n, 0), -s)) for s, n, z in entries
     )
     negated = [e[0] for e in scored]
     present = {-s for s in negated}

@@ -267,32 +267,37 @@ def score_groups(
     group_of = groups.group_of
     n_groups = len(groups.sigs)
     busy_per_group = [0] * n_groups
-    busy: dict[str, int] = {}
-    rows: list[tuple[str, int, _Own]] = []
+    busy: Mapping[str, int]
+    rows: Sequence[tuple[str, int, _Own]]
     if shared and terms:
+        first = counts[0]
+        get_group = group_of.get
+        found = [(name, g, count) for name, count in first.items() if (g := get_group(name)) is not None]
+        if len(found) == len(first):  # every node with matching pods is a candidate
+            busy, outside = first, []
+        else:
+            busy = {name: count for name, _, count in found}
+            outside = [(name, count) for name, count in first.items() if name not in group_of]
         group_pods = [0] * n_groups
-        outside: list[tuple[str, int]] = []
-        for name, count in counts[0].items():
-            g = group_of.get(name)
-            if g is None:
-                outside.append((name, count))
-            else:
-                busy[name] = count
-                rows.append((name, g, count))
-                busy_per_group[g] += 1
-                group_pods[g] += count
+        for _, g, count in found:
+            busy_per_group[g] += 1
+            group_pods[g] += count
         pods: Mapping[str, int] = busy
+        rows = found
         per_term = [(group_pods, outside)] * n_terms
     else:
+        union: dict[str, int] = {}
         for per_node in {id(c): c for c in counts}.values():
-            busy.update((name, 0) for name, count in per_node.items() if count > 0 and name in group_of)
-        for name in busy:
+            union.update((name, 0) for name, count in per_node.items() if count > 0 and name in group_of)
+        listed: list[tuple[str, int, _Own]] = []
+        for name in union:
             own = tuple(c.get(name, 0) for c in counts)
             g = group_of[name]
-            busy[name] = own[0] if own else 0
-            rows.append((name, g, own))
+            union[name] = own[0] if own else 0
+            listed.append((name, g, own))
             busy_per_group[g] += 1
-        pods = {name: count for name, count in busy.items() if count > 0}
+        busy, rows = union, listed
+        pods = {name: count for name, count in union.items() if count > 0}
         per_term = [_split(c, group_of, n_groups) for c in counts]
         group_pods = per_term[0][0] if per_term else [0] * n_groups
     domains: list[Mapping[str, int]] = []
