@@ -317,28 +317,34 @@ def score_groups(
     weights = doms.weights
     skews = tuple(float(t.max_skew - 1) for t in terms)
     present, ignored, names = groups.present, doms.ignored, groups.names
-    zero = (0,) * n_terms
     group_raw: list[int | None] = []
     valid: list[int] = []
+    # _raw inline (this runs once per group and per distinct busy (group, own counts) of every report)
     for g in range(n_groups):
         if ignored[g]:
             group_raw.append(None)
             continue
-        raw = _raw(present[g], zero, domains, weights, skews)
+        total = 0.0
+        for i, value in present[g]:
+            total += float(0 if value is None else domains[i][value]) * weights[i] + skews[i]
+        raw = go_round(total)
         group_raw.append(raw)
         if len(names[g]) > busy_per_group[g]:
             valid.append(raw)
     raws: list[dict[_Own, int | None]] = [{} for _ in range(n_groups)]
     for _, g, key in rows:
         per = raws[g]
-        if key not in per:
-            if ignored[g]:
-                per[key] = None
-                continue
-            raw = per[key] = _raw(
-                present[g], key if isinstance(key, tuple) else (key,) * n_terms, domains, weights, skews
-            )
-            valid.append(raw)
+        if key in per:
+            continue
+        if ignored[g]:
+            per[key] = None
+            continue
+        own = key if isinstance(key, tuple) else (key,) * n_terms
+        total = 0.0
+        for i, value in present[g]:
+            total += float(own[i] if value is None else domains[i][value]) * weights[i] + skews[i]
+        raw = per[key] = go_round(total)
+        valid.append(raw)
     return GroupScores(
         plan,
         weights,
