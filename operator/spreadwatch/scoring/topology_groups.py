@@ -8,9 +8,11 @@ O(groups + nodes with matching pods) work instead of O(candidates). The arithmet
 
 What depends only on the candidate set and the keys is computed once per :class:`CandidateGroups` (cached by
 the index per candidate set and key tuple): the groups, every candidate's group, and per ``require_all`` the
-domains' values, sizes and weights (:meth:`CandidateGroups.domains`). :func:`group_candidates` costs
-O(candidates × keys); :func:`score_groups` costs O(groups × constraints + nodes with matching pods ×
-constraints).
+domains' values, sizes and weights (:meth:`CandidateGroups.domains`). Per workload, a candidate's pods count
+in its group's domains (candidates passed the scheduler's filters for the same nodeSelector, affinity and
+tolerations, hence the inclusion policies); only non-candidate nodes with matching pods are checked one by
+one. :func:`group_candidates` costs O(candidates × keys); :func:`score_groups` costs O(groups × constraints
++ nodes with matching pods × constraints).
 """
 
 from __future__ import annotations
