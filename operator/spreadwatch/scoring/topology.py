@@ -35,7 +35,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
-from typing import Final
+from typing import Final, NamedTuple
 
 from spreadwatch.errors import SelectorError
 from spreadwatch.model import Node, Pod, PodTemplate, SpreadConstraint
@@ -77,9 +77,9 @@ SKIP_EMPTY_SELECTOR: Final = (
 )
 
 
-@dataclass(frozen=True, slots=True)
-class SpreadTerm:
-    """One scoring constraint, resolved: its selector (with matchLabelKeys) and inclusion policies."""
+class SpreadTerm(NamedTuple):
+    """One scoring constraint, resolved: its selector (with matchLabelKeys) and inclusion policies (a tuple:
+    the index builds one per default constraint of every workload)."""
 
     topology_key: str
     max_skew: int
@@ -95,9 +95,8 @@ class SpreadTerm:
         return f"{self.topology_key} maxSkew={self.max_skew} selector={self.selector or '<none>'}"
 
 
-@dataclass(frozen=True, slots=True)
-class SpreadPlan:
-    """The constraints that score a pod, or why none do (``skip_reason``)."""
+class SpreadPlan(NamedTuple):
+    """The constraints that score a pod, or why none do (``skip_reason``); a tuple, like :class:`SpreadTerm`."""
 
     terms: tuple[SpreadTerm, ...]
     require_all: bool  # nodes missing a topology key are ignored (own constraints, List defaults)
