@@ -15,7 +15,6 @@ group.
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from operator import itemgetter
 
 from spreadwatch.report.build import CandidateLayout, ReportInput
 from spreadwatch.report.spread_report import NodeEntry, SpreadReport, ZoneEntry
@@ -26,9 +25,7 @@ from spreadwatch.scoring.topology_groups import CandidateGroups, GroupScores
 
 __all__ = ["build_topology_report"]
 
-_Entry = tuple[int, str, ZoneKey | None]  # (-score, node, zone): sorts by score descending, then name
-_NO_ZONE = ("", "")
-_COUNT_THEN_NAME = itemgetter(1, 0)  # the busiest node: most pods, then the greatest name
+_Entry = tuple[int, str, str, str]  # (-score, node, zone, region): sorts by score descending, then name
 _new_tuple = tuple.__new__  # a NodeEntry/ZoneEntry from its fields, without NamedTuple's Python-level __new__
 
 
@@ -59,7 +56,7 @@ def _facts(
         sum(group_pods),
         layout.total,
         len(pods),
-        max(pods.items(), key=_COUNT_THEN_NAME)[0] if pods else "",
+        max([n for n, c in pods.items() if c == max_node], default=""),
         len(with_pods) if zone_counts else 0,
         busiest_zone[1] if busiest_zone else "",
         len(layout.by_zone) if zone_counts else 0,
@@ -85,9 +82,11 @@ def _empty_candidates(
     empty_total: dict[int, int] = {}
     exceptions: list[_Entry] = []
     best_empty: list[_Entry] = []
+    places = groups.places
     for zone, members in groups.by_zone.items():
         if len(members) == 1:  # the usual case: one group, its score is the zone's
             g = members[0]
+            zn, rg = places[g]
             raw = group_raw[g]
             score = 0 if raw is None else (MAX_NODE_SCORE if high == 0 else MAX_NODE_SCORE * (high + low - raw) // high)
             names = names_of[g]
@@ -98,12 +97,12 @@ def _empty_candidates(
             empty_score[zone] = score
             empty_total[score] = empty_total.get(score, 0) + left
             if not busy_per_group[g]:
-                best_empty.extend([(-score, n, zone) for n in names[:top_n]])
+                best_empty.extend([(-score, n, zn, rg) for n in names[:top_n]])
                 continue
             taken = 0
             for n in names if top_n > 0 else ():
                 if n not in busy:
-                    best_empty.append((-score, n, zone))
+                    best_empty.append((-score, n, zn, rg))
                     taken += 1
                     if taken == top_n:
                         break
@@ -119,11 +118,12 @@ def _empty_candidates(
         entries.sort(key=lambda e: (-e[1], repr(groups.sigs[e[2]])))
         zone_score = empty_score[zone] = entries[0][0]
         for score, empty, g in entries:
+            zn, rg = places[g]
             empty_total[score] = empty_total.get(score, 0) + empty
             free = [n for n in names_of[g] if n not in busy]
             if score != zone_score:
-                exceptions.extend((-score, n, zone) for n in free)
-            best_empty.extend((-score, n, zone) for n in free[:top_n])
+                exceptions.extend((-score, n, zn, rg) for n in free)
+            best_empty.extend((-score, n, zn, rg) for n in free[:top_n])
     return empty_score, empty_total, exceptions, best_empty
 
 
@@ -135,16 +135,16 @@ def build_topology_report(inp: ReportInput, groups: CandidateGroups, scores: Gro
     top_n = options.top_n
     high = scores.max_raw
     total = high + scores.min_raw
-    zone_of_group = groups.zones
+    places = groups.places
     raws = scores.raws
-    # (-score, node, zone) sorts the best first, then by name; NormalizeScore inline
+    # (-score, node, zone, region) sorts the best first, then by name; NormalizeScore inline
     scored: list[_Entry] = [
         (
             0
             if (raw := raws[g][key]) is None
             else (-MAX_NODE_SCORE if high == 0 else -(MAX_NODE_SCORE * (total - raw) // high)),
             name,
-            zone_of_group[g],
+            *places[g],
         )
         for name, g, key in scores.rows
     ]
@@ -165,13 +165,13 @@ def build_topology_report(inp: ReportInput, groups: CandidateGroups, scores: Gro
             entries = sorted({*entries, *exceptions})
     get_pods = busy.get
     nodes: tuple[NodeEntry, ...] = tuple(
-        _new_tuple(NodeEntry, (n, (z or _NO_ZONE)[1], (z or _NO_ZONE)[0], get_pods(n, 0), -s)) for s, n, z in entries
+        _new_tuple(NodeEntry, (n, zn, rg, get_pods(n, 0), -s)) for s, n, zn, rg in entries
     )
     negated = [e[0] for e in scored]
     present = {-s for s in negated}
     present.update(empty_total)
     best = max(present, default=0)
-    facts, zone_counts = _facts(layout, scores.pods, zone_of_group, scores.group_pods, bool(empty_total))
+    facts, zone_counts = _facts(layout, scores.pods, groups.zones, scores.group_pods, bool(empty_total))
     health, reasons = judge(facts, options.thresholds)
     zone_domain = scores.domains[groups.zone_index] if groups.zone_index is not None else {}
     by_zone = layout.by_zone
@@ -203,7 +203,7 @@ def build_topology_report(inp: ReportInput, groups: CandidateGroups, scores: Gro
         zoneless,
         best,
         min(present, default=0),
-        tuple(n for s, n, _ in top if s == -best),
+        tuple(e[1] for e in top if e[0] == -best),
         negated.count(-best) + empty_total.get(best, 0),
         facts.node_skew,
         facts.zone_skew,

@@ -78,6 +78,7 @@ class CandidateGroups:
 
     keys: tuple[str, ...]
     zones: tuple[ZoneKey | None, ...]
+    places: tuple[tuple[str, str], ...]  # per group: its (zone, region) labels as a report lists them ("" zoneless)
     sigs: tuple[Signature, ...]
     names: tuple[tuple[str, ...], ...]
     group_of: Mapping[str, int]
@@ -138,6 +139,7 @@ def group_candidates(
     return CandidateGroups(
         keys,
         tuple(zone for zone, _ in groups),
+        tuple(("", "") if zone is None else (zone[1], zone[0]) for zone, _ in groups),
         tuple(sig for _, sig in groups),
         tuple(tuple(sorted(names)) for names in groups.values()),
         group_of,
