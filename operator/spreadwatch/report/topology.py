@@ -33,6 +33,18 @@ def _clamp(score: int) -> int:
     return max(0, min(MAX_NODE_SCORE, score))
 
 
+def _first_empty(names: Sequence[str], busy: Mapping[str, int], limit: int) -> list[str]:
+    """The first ``limit`` of ``names`` without matching pods, in order. O(limit + busy names among them)."""
+    out: list[str] = []
+    if limit > 0:
+        for name in names:
+            if name not in busy:
+                out.append(name)
+                if len(out) == limit:
+                    break
+    return out
+
+
 def _facts(
     layout: CandidateLayout,
     pods: Mapping[str, int],
@@ -96,16 +108,8 @@ def _empty_candidates(
                 continue
             empty_score[zone] = score
             empty_total[score] = empty_total.get(score, 0) + left
-            if not busy_per_group[g]:
-                best_empty.extend([(-score, n, zn, rg) for n in names[:top_n]])
-                continue
-            taken = 0
-            for n in names if top_n > 0 else ():
-                if n not in busy:
-                    best_empty.append((-score, n, zn, rg))
-                    taken += 1
-                    if taken == top_n:
-                        break
+            first = _first_empty(names, busy, top_n) if busy_per_group[g] else names[:top_n]
+            best_empty.extend([(-score, n, zn, rg) for n in first])
             continue
         entries = [
             (normalized(group_raw[g]), len(names_of[g]) - busy_per_group[g], g)
@@ -120,9 +124,11 @@ def _empty_candidates(
         for score, empty, g in entries:
             zn, rg = places[g]
             empty_total[score] = empty_total.get(score, 0) + empty
-            free = [n for n in names_of[g] if n not in busy]
-            if score != zone_score:
+            if score != zone_score:  # every empty node of the group is listed
+                free = [n for n in names_of[g] if n not in busy]
                 exceptions.extend((-score, n, zn, rg) for n in free)
+            else:
+                free = _first_empty(names_of[g], busy, top_n)
             best_empty.extend((-score, n, zn, rg) for n in free[:top_n])
     return empty_score, empty_total, exceptions, best_empty
 
@@ -188,25 +194,25 @@ def build_topology_report(inp: ReportInput, groups: CandidateGroups, scores: Gro
         sig = tuple(k == HOSTNAME_KEY or None for k in groups.keys)
         zoneless = _clamp(scores.normalized(scores.raw(sig, (0,) * len(groups.keys))))
     return SpreadReport(
-        inp.workload,
-        inp.profile.name,
-        inp.selector,
-        False,
-        "",
-        inp.replicas,
-        facts.pods,
-        layout.total,
-        layout.excluded_sorted,
-        nodes,
-        omitted,
-        zones,
-        zoneless,
-        best,
-        min(present, default=0),
-        tuple(e[1] for e in top if e[0] == -best),
-        negated.count(-best) + empty_total.get(best, 0),
-        facts.node_skew,
-        facts.zone_skew,
-        health,
-        tuple(reasons),
+        workload=inp.workload,
+        profile=inp.profile.name,
+        selector=inp.selector,
+        skipped=False,
+        skip_reason="",
+        replicas=inp.replicas,
+        pods=facts.pods,
+        candidate_nodes=layout.total,
+        excluded_nodes=layout.excluded_sorted,
+        nodes=nodes,
+        nodes_omitted=omitted,
+        zones=zones,
+        empty_node_score=zoneless,
+        best_score=best,
+        worst_score=min(present, default=0),
+        best_nodes=tuple(e[1] for e in top if e[0] == -best),
+        best_node_count=negated.count(-best) + empty_total.get(best, 0),
+        node_skew=facts.node_skew,
+        zone_skew=facts.zone_skew,
+        health=health,
+        reasons=tuple(reasons),
     )
