@@ -12,10 +12,13 @@ from typing import Any
 import pytest
 
 from k8s_objects import GA_ZONE, controller, node, pod, service
+from spreadwatch.errors import SelectorError
 from spreadwatch.index import SpreadIndex
 from spreadwatch.model import WorkloadKey, parse_object
 from spreadwatch.report import ReportOptions
-from spreadwatch.scoring import get_profile, representative_pod, score_pod, zone_key
+from spreadwatch.scoring import exclusion_reason, get_profile, representative_pod, score_pod, zone_key
+from spreadwatch.scoring.topology import count_pods, plan_spread
+from spreadwatch.scoring.topology_groups import group_candidates, score_groups
 from spreadwatch.snapshot import Snapshot
 
 HOST = "kubernetes.io/hostname"
@@ -189,3 +192,37 @@ def test_relabelling_an_excluded_node_with_pods_moves_its_pods_between_domains()
     after = index.report_for(WorkloadKey("a", "ReplicaSet", "web"))
     assert after is not None
     assert {n.node: n.score for n in after.nodes} == {"n1": 0, "n2": 100}
+
+
+@pytest.mark.parametrize("seed", range(40))
+def test_grouped_scores_one_count_map_equal_per_term_maps(seed: int) -> None:
+    """``score_groups`` with one count map for every term (``shared``, the index's usual path) gives the same
+    numbers as the per-term path handed equal but separate maps (candidates and non-candidates with pods)."""
+    profile = get_profile("v1.29")
+    _, snapshot = _replay(_events(seed))
+    nodes = sorted(snapshot.nodes, key=lambda n: n.name)
+    node_of = {n.name: n for n in nodes}
+    zone_of = {n.name: zone_key(n.labels, profile) for n in nodes}
+    compared = 0
+    for ctrl in snapshot.controllers:
+        next_pod, _ = representative_pod(ctrl, ())
+        try:
+            plan = plan_spread(next_pod, snapshot, profile)
+        except SelectorError:
+            continue
+        if plan.skip_reason:
+            continue
+        keys = tuple(t.topology_key for t in plan.terms)
+        groups = group_candidates([n for n in nodes if exclusion_reason(n, next_pod.template) is None], keys, zone_of)
+        one = count_pods(plan.terms[:1], next_pod.namespace, snapshot.pods)[0]
+        shared = score_groups(plan, next_pod.template, groups, [one] * len(plan.terms), node_of, shared=True)
+        apart = score_groups(plan, next_pod.template, groups, [dict(one) for _ in plan.terms], node_of)
+        for scores in (shared, apart):
+            assert set(scores.busy) == {name for name in one if name in groups.group_of}
+        assert {n: shared.raws[g][k] for n, g, k in shared.rows} == {n: apart.raws[g][k] for n, g, k in apart.rows}
+        assert (shared.min_raw, shared.max_raw, shared.domains) == (apart.min_raw, apart.max_raw, apart.domains)
+        assert list(shared.group_raw) == list(apart.group_raw)
+        assert list(shared.group_pods) == list(apart.group_pods)
+        assert (dict(shared.busy), dict(shared.pods)) == (dict(apart.busy), dict(apart.pods))
+        compared += 1
+    assert compared or not snapshot.controllers

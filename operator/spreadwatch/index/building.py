@@ -40,18 +40,19 @@ class ReportBuilding(WorkloadTracking):
             nodes = (self._nodes[n] for n in candidates.names)
             groups = self._topo_groups[(w.sig, keys)] = group_candidates(nodes, keys, self._zones)
         if w.multi:
-            per_term = self._term_counts(w)
-        else:
-            empty = not w.counting
-            per_term = [{} if empty else w.counts for _ in plan.terms]
-        signatures = self._node_sigs.setdefault(keys, {})
-        scores = score_groups(
-            plan, self._template(w), groups, candidates.names, per_term, self._nodes, self._zones, signatures
-        )
-        first = per_term[0] if per_term else {}
-        counts = {n: c for n, c in first.items() if n in candidates.names and c > 0}
+            scores = score_groups(plan, self._template(w), groups, self._term_counts(w), self._nodes)
+        else:  # every term counts the workload's pods
+            per_term = [w.counts if w.counting else {}] * len(plan.terms)
+            scores = score_groups(plan, self._template(w), groups, per_term, self._nodes, shared=True)
         inp = ReportInput(
-            w.ref, self.profile, w.selector_text, w.ctrl.replicas, candidates.layout, counts, self._zones, self.options
+            w.ref,
+            self.profile,
+            w.selector_text,
+            w.ctrl.replicas,
+            candidates.layout,
+            scores.pods,
+            self._zones,
+            self.options,
         )
         return build_topology_report(inp, groups, scores)
 

@@ -73,7 +73,6 @@ class CandidateSets(IndexState):
         the workloads with matching pods on it (all multi-selector ones). O(W)."""
         if old is not None and new is not None and (old.labels, old.taints) == (new.labels, new.taints):
             return
-        self._node_sigs.clear()
         node = new or old
         name = node.name if node is not None else ""
         for ns in self._ns.values():

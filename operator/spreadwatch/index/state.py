@@ -17,7 +17,7 @@ from spreadwatch.model import Controller, Node, Pod, PodTemplate, Service, Workl
 from spreadwatch.report import CandidateLayout, ReportOptions, SpreadReport
 from spreadwatch.scoring import Profile, SpreadSelector, WorkloadRef, ZoneKey
 from spreadwatch.scoring.topology import SpreadPlan
-from spreadwatch.scoring.topology_groups import CandidateGroups, Signature
+from spreadwatch.scoring.topology_groups import CandidateGroups
 
 __all__ = ["CandidateSet", "IndexSizes", "IndexState", "LabelGroup", "LabelKey", "NamespaceState", "Workload"]
 
@@ -108,7 +108,6 @@ class IndexState:
         self._zones: dict[str, ZoneKey | None] = {}
         self._candidates: dict[int, CandidateSet] = {}  # signature id -> candidate set
         self._topo_groups: dict[tuple[int, tuple[str, ...]], CandidateGroups] = {}  # v1.29, per candidate set
-        self._node_sigs: dict[tuple[str, ...], dict[str, Signature]] = {}  # v1.29: node signatures per key tuple
         self._sig_ids: dict[tuple[object, ...], int] = {}  # constraint signature -> small int (cheap to hash)
         self._dirty: set[WorkloadKey] = set()
         self._removed: set[WorkloadKey] = set()

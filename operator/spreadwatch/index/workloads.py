@@ -274,6 +274,9 @@ class WorkloadTracking(PodCounting):
         w.plan, w.skip, w.selector_text = plan, plan.skip_reason, plan.selector_text
         if plan.skip_reason:
             return
+        if plan.selector is not None:  # default constraints: every term has the default selector
+            w.selector = SpreadSelector(SelectorMode.OWNER_MERGED, (plan.selector,))
+            return
         distinct = tuple(dict.fromkeys(t.selector for t in plan.terms))
         if len(distinct) == 1:
             w.selector = SpreadSelector(SelectorMode.OWNER_MERGED, distinct)

@@ -27,7 +27,6 @@ __all__ = [
     "empty_names",
     "error_report",
     "node_entry",
-    "spread_facts",
 ]
 
 DEFAULT_TOP_N = 3
@@ -80,34 +79,6 @@ def empty_names(names: Iterable[str], busy: Mapping[str, object], limit: int | N
 def node_entry(name: str, zone: ZoneKey | None, pods: int, score: int) -> NodeEntry:
     """A listed node; a zoneless one has empty zone and region. O(1)."""
     return NodeEntry(name, zone[1], zone[0], pods, score) if zone is not None else NodeEntry(name, "", "", pods, score)
-
-
-def spread_facts(
-    layout: CandidateLayout, counts: Mapping[str, int], node_zone: Mapping[str, ZoneKey | None], any_empty: bool
-) -> tuple[SpreadFacts, dict[ZoneKey, int]]:
-    """What the verdict looks at, from the candidates with matching pods (``counts``, all > 0, and their
-    zones; ``any_empty``: some candidate has none); also every candidate zone's pod sum. O(counts + zones)."""
-    zone_counts: dict[ZoneKey, int] = {z: 0 for z in layout.by_zone if z is not None}
-    groups_with_pods: set[ZoneKey | None] = set()
-    for name, count in counts.items():
-        zone = node_zone[name]
-        if zone is not None:
-            zone_counts[zone] += count
-        groups_with_pods.add(zone)
-    max_node = max(counts.values(), default=0)
-    busiest_zone = max(zone_counts, key=lambda z: zone_counts[z], default=None)
-    facts = SpreadFacts(
-        pods=sum(counts.values()),
-        candidate_nodes=layout.total,
-        nodes_with_pods=len(counts),
-        busiest_node=max(counts, key=lambda n: (counts[n], n), default=""),
-        zones_with_pods=len(groups_with_pods) if zone_counts else 0,
-        busiest_zone=busiest_zone[1] if busiest_zone else "",
-        candidate_zones=len(layout.by_zone) if zone_counts else 0,
-        node_skew=max_node - (0 if any_empty or not counts else min(counts.values())),
-        zone_skew=(max(zone_counts.values()) - min(zone_counts.values())) if zone_counts else 0,
-    )
-    return facts, zone_counts
 
 
 def _by_pods(entry: tuple[int, str, int, ZoneKey | None]) -> tuple[int, str]:

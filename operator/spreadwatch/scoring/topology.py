@@ -35,7 +35,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
-from typing import Final
+from typing import Final, NamedTuple
 
 from spreadwatch.errors import SelectorError
 from spreadwatch.model import Node, Pod, PodTemplate, SpreadConstraint
@@ -77,9 +77,9 @@ SKIP_EMPTY_SELECTOR: Final = (
 )
 
 
-@dataclass(frozen=True, slots=True)
-class SpreadTerm:
-    """One scoring constraint, resolved: its selector (with matchLabelKeys) and inclusion policies."""
+class SpreadTerm(NamedTuple):
+    """One scoring constraint, resolved: its selector (with matchLabelKeys) and inclusion policies (a tuple:
+    the index builds one per default constraint of every workload)."""
 
     topology_key: str
     max_skew: int
@@ -95,9 +95,8 @@ class SpreadTerm:
         return f"{self.topology_key} maxSkew={self.max_skew} selector={self.selector or '<none>'}"
 
 
-@dataclass(frozen=True, slots=True)
-class SpreadPlan:
-    """The constraints that score a pod, or why none do (``skip_reason``)."""
+class SpreadPlan(NamedTuple):
+    """The constraints that score a pod, or why none do (``skip_reason``); a tuple, like :class:`SpreadTerm`."""
 
     terms: tuple[SpreadTerm, ...]
     require_all: bool  # nodes missing a topology key are ignored (own constraints, List defaults)
@@ -141,6 +140,20 @@ def _soft_terms(
     return tuple(terms)
 
 
+_DEFAULT_TERMS: dict[int, tuple[DefaultConstraints, tuple[SpreadTerm, ...]]] = {}
+
+
+def _default_terms(defaults: DefaultConstraints) -> tuple[SpreadTerm, ...]:
+    """The scoring terms of default constraints (they do not depend on the pod: no matchLabelKeys), computed
+    once per ``DefaultConstraints`` object. O(constraints) the first time, then O(1)."""
+    cached = _DEFAULT_TERMS.get(id(defaults))
+    if cached is not None and cached[0] is defaults:
+        return cached[1]
+    terms = _soft_terms(defaults.constraints, {}, match_label_keys=False)
+    _DEFAULT_TERMS[id(defaults)] = (defaults, terms)
+    return terms
+
+
 def plan_spread(pod: Pod, lookup: ClusterLookup, profile: Profile) -> SpreadPlan:
     """The scoring constraints of ``pod`` (see the module docstring). Raises SelectorError for a pod
     constraint with an invalid labelSelector (kube-scheduler fails PreScore). O(services + constraints)."""
@@ -149,7 +162,7 @@ def plan_spread(pod: Pod, lookup: ClusterLookup, profile: Profile) -> SpreadPlan
         terms = _soft_terms(own, pod.labels, match_label_keys=True)
         return SpreadPlan(terms, True, "pod", "" if terms else SKIP_HARD_ONLY)
     defaults: DefaultConstraints = profile.default_constraints
-    default_terms = _soft_terms(defaults.constraints, pod.labels, match_label_keys=False)
+    default_terms = _default_terms(defaults)
     if not default_terms:
         return SpreadPlan((), not defaults.system, defaults.source, SKIP_NO_DEFAULTS)
     spread = build_spread_selector(pod, lookup, profile)
