@@ -26,9 +26,11 @@ class _Cycle:
 
 @pytest.fixture(autouse=True)
 def _unfrozen() -> Iterator[None]:
+    thresholds = gc.get_threshold()
     gc.unfreeze()
     yield
     gc.unfreeze()
+    gc.set_threshold(*thresholds)
 
 
 def _cyclic_garbage() -> weakref.ref[_Cycle]:
@@ -65,11 +67,15 @@ def test_every_full_every_th_checkpoint_collects_the_whole_heap() -> None:
 
 def test_start_checkpoints_now_and_every_period_until_stopped() -> None:
     policy = GcPolicy(period=0.01)
+    before = gc.get_threshold()
 
     async def main() -> int:
         stop = asyncio.Event()
         task = policy.start(stop)
         first = policy.checkpoints  # the checkpoint at start is synchronous
+        young, middle, full = gc.get_threshold()
+        assert (young, middle) == before[:2]  # the young generations keep their thresholds
+        assert full >= 10**9  # only the checkpoints collect the whole (unfrozen) heap
         for _ in range(1000):  # up to 10 s, however busy the machine
             await asyncio.sleep(0.01)
             if policy.checkpoints >= 3:
@@ -81,6 +87,7 @@ def test_start_checkpoints_now_and_every_period_until_stopped() -> None:
     assert asyncio.run(main()) == 1
     assert policy.checkpoints >= 3
     assert gc.get_freeze_count() == 0  # stopping unfreezes
+    assert gc.get_threshold() == before  # and restores the thresholds
 
 
 def test_the_runtime_starts_the_policy_once_loaded_and_stops_it() -> None:
@@ -89,15 +96,18 @@ def test_the_runtime_starts_the_policy_once_loaded_and_stops_it() -> None:
     assert rt.gc_policy == GcPolicy()  # the module's defaults: every 5 s, the whole heap hourly
     assert (rt.gc_policy.period, rt.gc_policy.full_every) == (5.0, 720)
 
-    async def main() -> tuple[int, int]:
+    before = gc.get_threshold()
+
+    async def main() -> tuple[int, int, int]:
         await rt.start(load=False)
         for event in web_cluster():
             rt.router.handle(event)
         frozen = gc.get_freeze_count()
         checkpoints = rt.gc_policy.checkpoints
+        full_threshold = gc.get_threshold()[2]
         await rt.stop()
-        return frozen, checkpoints
+        return frozen, checkpoints, full_threshold
 
-    frozen, checkpoints = asyncio.run(main())
-    assert checkpoints == 1 and frozen > 0
-    assert gc.get_freeze_count() == 0
+    frozen, checkpoints, full_threshold = asyncio.run(main())
+    assert checkpoints == 1 and frozen > 0 and full_threshold >= 10**9
+    assert gc.get_freeze_count() == 0 and gc.get_threshold() == before
