@@ -335,6 +335,7 @@ async def _churn(cfg: SoakConfig, index: SpreadIndex, sink: StandInSink, writer:
                 "p99_us": soak_report.percentile(window, 99) / 1e3,
                 "max_us": (window[-1] / 1e3) if window else float("nan"),
                 "cpu_p99_us": soak_report.percentile(window_cpu, 99) / 1e3,
+                "cpu_max_us": (window_cpu[-1] / 1e3) if window_cpu else float("nan"),
                 "cpu_share": round((cpu_now - cpu_window_start) / span, 2),
                 "writes_per_min": round((stats.api_writes - writes_before) / span * 60, 1),
                 "pending": writer.pending,

@@ -201,7 +201,8 @@ def index_section(result: dict[str, Any]) -> list[str]:
     lines += series_table(result["samples"], [
         ("t_min", "min"), ("rss_mib", "RSS MiB"), ("interned_label_maps", "interned label maps"),
         ("label_groups", "label groups"), ("pods", "pods"), ("events_per_s", "events/s"), ("p50_us", "p50 µs"),
-        ("p99_us", "p99 µs"), ("max_us", "max µs"), ("cpu_p99_us", "CPU p99 µs"), ("cpu_share", "CPU share"),
+        ("p99_us", "p99 µs"), ("max_us", "max µs"), ("cpu_p99_us", "CPU p99 µs"),
+        ("cpu_max_us", "CPU max µs"), ("cpu_share", "CPU share"),
         ("writes_per_min", "writes/min"), ("pending", "pending"),
         ("oldest_pending_s", "oldest pending s"), ("stand_in_mib", "stand-in MiB"), ("gc_full", "full GCs"),
         ("gc_full_s", "full GC s"), ("gc_full_max_s", "longest GC s"), ("gc_full_max_cpu_s", "longest GC CPU s"),
@@ -211,8 +212,10 @@ def index_section(result: dict[str, Any]) -> list[str]:
 
 def _gc_policy(baseline: dict[str, Any]) -> str:
     if baseline.get("gc_policy", False):
-        return ("the operator's GC policy, `runtime/gcpolicy.py`: collect + `gc.freeze()` after the load and every "
-                "5 s, the whole heap hourly")
+        return (
+            "the operator's GC policy, `runtime/gcpolicy.py`: collect + `gc.freeze()` after the load and every "
+            "5 s, no automatic full collections, the whole heap hourly"
+        )
     return "no GC policy: CPython's defaults"
 
 
