@@ -3,17 +3,17 @@
 At 150,000 pods the index holds about a million long-lived container objects. CPython runs a full collection
 whenever the objects that survived the young generations since the last one exceed a quarter of the long-lived
 ones, and each traverses the whole heap. Under pod churn (bench/soak.py, scale 1.0, 5,000 pod events/s: about
-one surviving object per event, new label maps and label groups) that was every 5-30 s at 1.1-1.8 s of CPU
+one surviving object per event, new label maps and label groups) that was every 5-30 s at 1.1-2.1 s of CPU
 each, and the label-interning sweep (``model.intern_labels``: two tuples per cached map) set off one to three
-of them in a row: the soak's 2-5 s event stalls.
+of them in a row: the soak's 4-5 s event stalls (what remains is the sweep's own O(cached maps) work).
 
 :class:`GcPolicy` takes the long-lived heap out of the collector's sight instead (``gc.freeze``):
 
 * :meth:`GcPolicy.start` — once the initial state is loaded: a *checkpoint* (``gc.collect()`` of what is not
   frozen, then ``gc.freeze()``), then one every :attr:`GcPolicy.period` seconds. A full collection then
-  traverses only the objects made since the last checkpoint: ≤ 0.12 s of CPU at 5,000 events/s with a 5 s
-  period (measured), against 1.1-1.8 s. Frozen objects are still freed by reference counting as soon as nothing
-  holds them; only *cyclic* garbage among them would wait for
+  traverses only the objects made since the last checkpoint: ≤ 0.2 s of CPU at 5,000 events/s with a 5 s
+  period (measured over 30 min), against 1.1-2.1 s. Frozen objects are still freed by reference counting as
+  soon as nothing holds them; only *cyclic* garbage among them would wait for
 * every :attr:`GcPolicy.full_every`-th checkpoint (hourly), which calls ``gc.unfreeze()`` first: one
   collection of the whole heap, what every full collection cost before;
 * the checkpoints are the only full collections: the third threshold is raised (:data:`_NO_AUTOMATIC_FULL`
