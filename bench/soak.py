@@ -13,6 +13,8 @@ The operator's event path in one process, without kopf and without an API server
   level. Every new pod carries a ``soak-rev`` label that changes every ``--rev-seconds``: label sets of old
   "rollouts" keep dying, which is what the label-interning cache (``model.intern_labels``, swept of unused
   maps) must survive;
+* the process's garbage collector follows the operator's policy (:class:`spreadwatch.runtime.gcpolicy.GcPolicy`,
+  started right after the initial listing, as ``Runtime.start`` does; ``--no-gc-policy`` for A/B runs);
 * the real :class:`ReportWriter` runs concurrently with the operator's defaults (debounce 1 s, 20 writes/s,
   burst 20, resync every 300 s); its API side is a **local stand-in** (:class:`StandInSink`) that accepts every
   write at once and keeps each report (orjson bytes), like the API server would — no network, no latency.
@@ -20,9 +22,11 @@ The operator's event path in one process, without kopf and without an API server
 Sampled every ``--sample-seconds``: RSS (``/proc/self/statm``), the interning cache's size, index sizes,
 pending reports, event latency (p50/p99/max of ``EventRouter.handle`` per event in the interval, wall clock;
 and its p99 in process CPU time, which a busy machine does not inflate), the share of a core the process got,
-the achieved event rate and the API writes per minute. The series and a summary (slopes over the second half)
-go into docs/benchmarks.md between the ``soak-index`` markers (``bench/run.py`` keeps that block), and as JSON
-into bench-results/. Costs: O(scale) memory; CPU ≈ rate × ~0.15 ms per second.
+the achieved event rate, the API writes per minute, and CPython's full (generation-2) collections: how many,
+their total and longest pause, wall clock and CPU (``gc.callbacks``, bench/soak_gc.py). The series and a
+summary (slopes over the second half) go into docs/benchmarks.md between the ``soak-index`` markers
+(``bench/run.py`` keeps that block), and as JSON into bench-results/. Costs: O(scale) memory; CPU ≈ rate ×
+~0.15 ms per second.
 """
 
 from __future__ import annotations
@@ -51,11 +55,13 @@ import soak_report  # noqa: E402
 import synth  # noqa: E402
 from measure_events import EVENT_TYPES, EVENT_WEIGHTS  # noqa: E402
 from measure_util import rss_bytes  # noqa: E402
+from soak_gc import FullCollections  # noqa: E402
 
 from spreadwatch.config import OperatorConfig  # noqa: E402
 from spreadwatch.index import SpreadIndex  # noqa: E402
 from spreadwatch.model import interned_label_maps  # noqa: E402
 from spreadwatch.runtime.events import EventRouter  # noqa: E402
+from spreadwatch.runtime.gcpolicy import GcPolicy  # noqa: E402
 from spreadwatch.runtime.ratelimit import TokenBucket  # noqa: E402
 from spreadwatch.runtime.writer import ReportWriter  # noqa: E402
 from spreadwatch.scoring import get_profile  # noqa: E402
@@ -75,6 +81,7 @@ class SoakConfig:
     seed: int = 1
     sample_seconds: float = 60.0
     rev_seconds: float = 60.0
+    gc_policy: bool = True  # False: the collector as CPython sets it (what the operator had before its policy)
 
 
 class StandInSink:
@@ -240,8 +247,8 @@ def _counter_percentile(counts: Counter[int], q: float) -> float:
     return float(max(counts))
 
 
-async def _load(cfg: SoakConfig, router: EventRouter, writer: ReportWriter, sink: StandInSink) -> _Pods:
-    """Initial listing into the index, then every report written once (unthrottled) into the stand-in."""
+def _list(cfg: SoakConfig, router: EventRouter) -> _Pods:
+    """The initial listing into the index; returns the driver's view of the pods."""
     pods = _Pods(random.Random(cfg.seed), [])
     for obj in synth.iter_objects(cfg.scale, cfg.seed):
         router.handle({"type": None, "object": obj})
@@ -250,13 +257,17 @@ async def _load(cfg: SoakConfig, router: EventRouter, writer: ReportWriter, sink
             pods.nodes.append(obj["metadata"]["name"])
         elif kind == "Pod":
             pods.add((obj["metadata"]["namespace"], obj["metadata"]["name"]), _pod_entry(obj))
+    return pods
+
+
+async def _write_all(writer: ReportWriter, sink: StandInSink) -> None:
+    """Every report written once (unthrottled) into the stand-in."""
     writer.ready = True
     throttle = writer.bucket
     writer.bucket = TokenBucket(1e9, 10**9)
     await writer.drain(timeout=3600)
     writer.bucket = throttle
     sink.calls.clear()
-    return pods
 
 
 async def run_soak(cfg: SoakConfig, log: Any = print) -> dict[str, Any]:
@@ -266,17 +277,30 @@ async def run_soak(cfg: SoakConfig, log: Any = print) -> dict[str, Any]:
     sink = StandInSink()
     writer = ReportWriter(index, config, sink)
     router = EventRouter(index, config.scope, wake=writer.wake, namespace_changed=writer.namespace_changed)
+    with FullCollections() as collections:
+        return await _churn(cfg, index, sink, writer, router, collections, log)
+
+
+async def _churn(cfg: SoakConfig, index: SpreadIndex, sink: StandInSink, writer: ReportWriter, router: EventRouter,
+                 collections: FullCollections, log: Any) -> dict[str, Any]:  # fmt: skip
+    """Load, then churn for ``cfg.minutes`` with the operator's GC policy (unless ``cfg.gc_policy`` is off)."""
     started = time.monotonic()
-    pods = await _load(cfg, router, writer, sink)
-    gc.collect()
+    stop = asyncio.Event()
+    policy = GcPolicy()
+    pods = _list(cfg, router)
+    # as the operator's Runtime.start does once its initial listing is in the index
+    tasks = [policy.start(stop)] if cfg.gc_policy else []
+    await _write_all(writer, sink)
+    if not cfg.gc_policy:
+        gc.collect()
     sizes = index.sizes()
     baseline = {"load_seconds": round(time.monotonic() - started, 1), "rss_mib": round(_rss_mib(), 1),
                 "pods": sizes.pods, "workloads": sizes.workloads, "nodes": sizes.nodes,
-                "reports": len(sink.reports), "interned_label_maps": interned_label_maps()}  # fmt: skip
+                "reports": len(sink.reports), "interned_label_maps": interned_label_maps(),
+                "gc_policy": cfg.gc_policy, **collections.take()}  # fmt: skip
     log(f"soak: loaded {baseline}; churning {cfg.rate:.0f} events/s for {cfg.minutes:g} min")
 
-    stop = asyncio.Event()
-    writer_task = asyncio.create_task(writer.run(stop), name="soak report writer")
+    tasks.append(asyncio.create_task(writer.run(stop), name="soak report writer"))
     handle, clock, cpu = router.handle, time.perf_counter_ns, time.process_time_ns
     samples: list[dict[str, Any]] = []
     all_latency: Counter[int] = Counter()  # µs → events (bounded by distinct values)
@@ -311,11 +335,13 @@ async def run_soak(cfg: SoakConfig, log: Any = print) -> dict[str, Any]:
                 "p99_us": soak_report.percentile(window, 99) / 1e3,
                 "max_us": (window[-1] / 1e3) if window else float("nan"),
                 "cpu_p99_us": soak_report.percentile(window_cpu, 99) / 1e3,
+                "cpu_max_us": (window_cpu[-1] / 1e3) if window_cpu else float("nan"),
                 "cpu_share": round((cpu_now - cpu_window_start) / span, 2),
                 "writes_per_min": round((stats.api_writes - writes_before) / span * 60, 1),
                 "pending": writer.pending,
                 "oldest_pending_s": round(writer.oldest_pending_age, 1),
                 "stand_in_mib": round(sink.stored_bytes / 2**20, 1),
+                **collections.take(),
             })  # fmt: skip
             log("soak: " + json.dumps(samples[-1]))
             for ns in window:
@@ -342,7 +368,8 @@ async def run_soak(cfg: SoakConfig, log: Any = print) -> dict[str, Any]:
         emitted += due
         await asyncio.sleep(0)
     stop.set()
-    await writer_task
+    for task in tasks:
+        await task
     summary = soak_report.summarize(samples)
     summary.update({
         "events": emitted, "events_per_s": round(emitted / (cfg.minutes * 60), 1),
@@ -352,6 +379,12 @@ async def run_soak(cfg: SoakConfig, log: Any = print) -> dict[str, Any]:
         "cpu_us_per_event": round((time.process_time() - cpu_start) / max(1, emitted) * 1e6, 1),
         "api_writes": writer.stats.api_writes, "writer_failures": writer.stats.failures,
         "resyncs": writer.stats.resyncs, "stand_in_calls": dict(sink.calls),
+        "max_ms_overall": max((s["max_us"] for s in samples if s["max_us"] == s["max_us"]), default=0.0) / 1e3,
+        "intervals_max_over_1s": sum(1 for s in samples if s["max_us"] > 1e6),
+        "gc_full": sum(s["gc_full"] for s in samples), "gc_full_s": round(sum(s["gc_full_s"] for s in samples), 2),
+        "gc_full_max_s": max(s["gc_full_max_s"] for s in samples),
+        "gc_full_max_cpu_s": max(s["gc_full_max_cpu_s"] for s in samples),
+        "gc_checkpoints": policy.checkpoints, "gc_whole_heap": policy.whole_heap,
     })  # fmt: skip
     return {"config": cfg.__dict__, "baseline": baseline, "samples": samples, "summary": summary}
 
@@ -365,13 +398,15 @@ def main(argv: Sequence[str] | None = None) -> int:
     p.add_argument("--seed", type=int, default=1)
     p.add_argument("--sample-seconds", type=float, default=None, help="default: minutes × 2 s (30 samples)")
     p.add_argument("--rev-seconds", type=float, default=60.0, help="how often new pods get a new soak-rev label")
+    p.add_argument("--no-gc-policy", dest="gc_policy", action="store_false",
+                   help="leave CPython's collector as it is (A/B against the operator's GC policy)")  # fmt: skip
     p.add_argument("--out", default=str(soak_report.DOC), help="markdown file to splice into; '-' prints only")
     args = p.parse_args(argv)
     if args.minutes <= 0 or args.rate <= 0 or args.scale <= 0:
         print("soak: --minutes, --rate and --scale must be > 0", file=sys.stderr)
         return 2
     cfg = SoakConfig(args.minutes, args.rate, args.scale, args.seed,
-                     args.sample_seconds or max(5.0, args.minutes * 2), args.rev_seconds)  # fmt: skip
+                     args.sample_seconds or max(5.0, args.minutes * 2), args.rev_seconds, args.gc_policy)  # fmt: skip
     meta = soak_report.meta()
     result = asyncio.run(run_soak(cfg, log=lambda m: print(m, file=sys.stderr, flush=True)))
     soak_report.publish(result, meta, "soak-index", soak_report.index_section, args.out)

@@ -186,6 +186,12 @@ def index_section(result: dict[str, Any]) -> list[str]:
         f"In process CPU time: p50 {fmt(s['cpu_p50_us_overall'])} µs, p99 **{fmt(s['cpu_p99_us_overall'])} µs**; "
         f"{fmt(s['cpu_us_per_event'])} µs of CPU per event with the writer and the driver, and the process got "
         f"{fmt(s['cpu_share'] * 100)} % of a core on average (1 core = 100 %).",
+        f"* **Stalls:** the longest event took **{fmt(s['max_ms_overall'])} ms** (wall); "
+        f"{s['intervals_max_over_1s']} of {len(result['samples'])} intervals had one over 1 s.",
+        f"* **Full (generation-2) collections** ({_gc_policy(base)}): {s['gc_full']:,} during the churn, "
+        f"{fmt(s['gc_full_s'])} s of pauses in all, the longest **{fmt(s['gc_full_max_s'])} s** wall "
+        f"({fmt(s['gc_full_max_cpu_s'])} s CPU); {s['gc_checkpoints']} policy checkpoints, {s['gc_whole_heap']} of "
+        "them of the whole heap. Counted with `gc.callbacks`, explicit `gc.collect()` calls included.",
         f"* **API writes:** {fmt(s['writes_per_min_mean'])} per minute on average (max "
         f"{fmt(s['writes_per_min_max'])}); the 20/s token bucket allows 1,200.",
         "",
@@ -195,11 +201,22 @@ def index_section(result: dict[str, Any]) -> list[str]:
     lines += series_table(result["samples"], [
         ("t_min", "min"), ("rss_mib", "RSS MiB"), ("interned_label_maps", "interned label maps"),
         ("label_groups", "label groups"), ("pods", "pods"), ("events_per_s", "events/s"), ("p50_us", "p50 µs"),
-        ("p99_us", "p99 µs"), ("max_us", "max µs"), ("cpu_p99_us", "CPU p99 µs"), ("cpu_share", "CPU share"),
+        ("p99_us", "p99 µs"), ("max_us", "max µs"), ("cpu_p99_us", "CPU p99 µs"),
+        ("cpu_max_us", "CPU max µs"), ("cpu_share", "CPU share"),
         ("writes_per_min", "writes/min"), ("pending", "pending"),
-        ("oldest_pending_s", "oldest pending s"), ("stand_in_mib", "stand-in MiB"),
+        ("oldest_pending_s", "oldest pending s"), ("stand_in_mib", "stand-in MiB"), ("gc_full", "full GCs"),
+        ("gc_full_s", "full GC s"), ("gc_full_max_s", "longest GC s"), ("gc_full_max_cpu_s", "longest GC CPU s"),
     ])  # fmt: skip
     return [*lines, "", end]
+
+
+def _gc_policy(baseline: dict[str, Any]) -> str:
+    if baseline.get("gc_policy", False):
+        return (
+            "the operator's GC policy, `runtime/gcpolicy.py`: collect + `gc.freeze()` after the load and every "
+            "5 s, no automatic full collections, the whole heap hourly"
+        )
+    return "no GC policy: CPython's defaults"
 
 
 def cluster_section(result: dict[str, Any], render_extra: Callable[[dict[str, Any]], list[str]]) -> list[str]:

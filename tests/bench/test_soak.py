@@ -4,6 +4,7 @@ the summary arithmetic and the splicing into docs. Nothing is timed or asserted 
 from __future__ import annotations
 
 import asyncio
+import gc
 from pathlib import Path
 
 import pytest
@@ -47,6 +48,21 @@ def test_a_short_soak_samples_every_series_and_keeps_reports_in_the_stand_in() -
     start, end = soak_report.block_markers("soak-index")
     assert section[0] == start and section[-1] == end
     assert sum(line.startswith("| ") for line in section) == 1 + len(samples)  # header + one row per sample
+
+
+@pytest.mark.parametrize("policy", [True, False], ids=["the operator's GC policy", "--no-gc-policy"])
+def test_the_soak_runs_the_operators_gc_policy_and_counts_full_collections(policy: bool) -> None:
+    thresholds = gc.get_threshold()
+    cfg = soak.SoakConfig(minutes=0.02, rate=300, scale=0.005, seed=3, sample_seconds=0.5, gc_policy=policy)
+    result = asyncio.run(soak.run_soak(cfg, log=lambda _m: None))
+    summary = result["summary"]
+    assert result["baseline"]["gc_policy"] is policy
+    assert (summary["gc_checkpoints"] >= 1) is policy  # GcPolicy.start: one checkpoint at once, as Runtime.start
+    if policy:  # the checkpoints are full collections, and gc.callbacks counts them
+        assert result["baseline"]["gc_full"] + summary["gc_full"] >= summary["gc_checkpoints"]
+    for sample in result["samples"]:
+        assert sample["gc_full_max_s"] <= sample["gc_full_s"] and sample["gc_full_max_cpu_s"] <= sample["gc_full_cpu_s"]
+    assert gc.get_threshold() == thresholds and gc.get_freeze_count() == 0  # the policy stopped with the soak
 
 
 def test_splice_replaces_its_block_and_leaves_the_rest(tmp_path: Path) -> None:

@@ -2,7 +2,7 @@
 
 Inside, each layer imports only those below it (import-linter): ``process`` → ``probes``, ``metricsauth``,
 ``servingcert``, ``relist``, ``writer`` → ``events``, ``store``, ``scheduler`` → ``status``, ``ratelimit``,
-``apierrors``, ``logs``.
+``apierrors``, ``logs``, ``gcpolicy``.
 
 * :mod:`~spreadwatch.runtime.events` — raw watch events into the index (kopf-free; tests feed it dicts);
 * :mod:`~spreadwatch.runtime.writer` — the report writer's loop: leader gating, resync, writes in flight;
@@ -17,6 +17,7 @@ Inside, each layer imports only those below it (import-linter): ``process`` → 
 * :mod:`~spreadwatch.runtime.metricsauth` — TokenReview/SubjectAccessReview of ``/metrics`` requests, cached;
 * :mod:`~spreadwatch.runtime.servingcert` — the metrics TLS certificate (mounted or self-signed);
 * :mod:`~spreadwatch.runtime.logs` — text/JSON structured logs;
+* :mod:`~spreadwatch.runtime.gcpolicy` — the garbage collector: freeze the loaded state, short full collections;
 * :mod:`~spreadwatch.runtime.process` — kopf registry and settings, startup/cleanup, ``run_operator``.
 
 See ``docs/operator.md``.

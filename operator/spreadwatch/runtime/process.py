@@ -55,6 +55,7 @@ from spreadwatch.model import interned_label_maps
 from spreadwatch.profile_args import load_profile
 from spreadwatch.runtime.apierrors import ApiErrors
 from spreadwatch.runtime.events import WATCHED, EventRouter, Watched
+from spreadwatch.runtime.gcpolicy import GcPolicy
 from spreadwatch.runtime.metricsauth import AccessReviews, KubeAccessReviews, MetricsAuth
 from spreadwatch.runtime.probes import MetricsServer, ProbeServer
 from spreadwatch.runtime.relist import KeyLister, RelistReconciler
@@ -125,6 +126,7 @@ class Runtime:
         self.metrics_auth = MetricsAuth(reviews) if config.metrics_secure and reviews is not None else None
         self.metrics_server: MetricsServer | None = None  # made by serve_probes (the certificate first)
         self.serving_cert: ServingCert | None = None
+        self.gc_policy = GcPolicy()  # the process's collector: runtime/gcpolicy.py
         self.started = time.monotonic()
         self._stop: asyncio.Event | None = None
         self._tasks: list[asyncio.Task[None]] = []
@@ -304,6 +306,7 @@ class Runtime:
             )
         else:
             self._loaded()
+        self._tasks.append(self.gc_policy.start(self._stop))
         self._tasks.append(asyncio.create_task(self.writer.run(self._stop), name="spreadwatch report writer"))
         if self.reconciler is not None:
             self._tasks.append(
