@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import pytest
+
 from k8s_objects import pod
 from spreadwatch.model import intern_labels, interned_label_maps, interning, label_key, parse_pod
 
@@ -38,6 +40,27 @@ def test_empty_labels_share_one_map() -> None:
 
 def test_the_cache_stays_within_twice_the_maps_in_use_under_churn() -> None:
     # Three sweeps' worth of label sets, none held: the cache is swept as it doubles, never left to grow.
+    # A sweep is spread over the next misses (_SWEEP_STEP keys each): the cache may grow by 1/_SWEEP_STEP
+    # of its size while one is under way.
+    bound = max(interning._MIN_SWEEP, 2 * interned_label_maps())
     for i in range(3 * interning._MIN_SWEEP):
         intern_labels({"app": "churn", "pod-template-hash": f"c{i}"})
-    assert len(interning._LABELS_CACHE) <= max(interning._MIN_SWEEP, 2 * interned_label_maps())
+        assert len(interning._LABELS_CACHE) <= bound + bound // interning._SWEEP_STEP + 1
+
+
+@pytest.mark.parametrize("held_every", [1, 2, 7])
+def test_a_sweep_is_spread_over_new_maps_and_drops_only_unheld_ones(held_every: int) -> None:
+    interning._sweep()
+    held = [intern_labels({"app": "spread", "i": str(i)}) for i in range(0, 2 * interning._MIN_SWEEP, held_every)]
+    for i in range(2 * interning._MIN_SWEEP):  # the unheld ones (the held ones are hits)
+        intern_labels({"app": "spread", "i": str(i)})
+    size = len(interning._LABELS_CACHE)
+    interning._to_check.clear()
+    interning._next_sweep = size  # the next miss starts a sweep
+    intern_labels({"app": "spread", "i": "start"})
+    assert len(interning._to_check) == size - interning._SWEEP_STEP  # one step done, not the whole sweep
+    while interning._to_check:  # each new map checks one more step
+        intern_labels({"app": "spread", "i": f"more-{len(interning._to_check)}"})
+    assert all(label_key(h) in interning._LABELS_CACHE for h in held)  # held maps are never dropped
+    dropped = {f"{i}" for i in range(2 * interning._MIN_SWEEP)} - {h["i"] for h in held}
+    assert not any(frozenset({("app", "spread"), ("i", i)}) in interning._LABELS_CACHE for i in dropped)
