@@ -5,7 +5,8 @@ whenever the objects that survived the young generations since the last one exce
 ones, and each traverses the whole heap. Under pod churn (bench/soak.py, scale 1.0, 5,000 pod events/s: about
 one surviving object per event, new label maps and label groups) that was every 5-30 s at 1.1-2.1 s of CPU
 each, and the label-interning sweep (``model.intern_labels``: two tuples per cached map) set off one to three
-of them in a row: the soak's 4-5 s event stalls (what remains is the sweep's own O(cached maps) work).
+of them in a row: the soak's 4-5 s event stalls. (The sweep itself, O(cached maps) at once, was the other
+cause; it is now spread over the misses that follow it: ``model/interning.py``.)
 
 :class:`GcPolicy` takes the long-lived heap out of the collector's sight instead (``gc.freeze``):
 
