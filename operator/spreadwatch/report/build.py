@@ -10,7 +10,8 @@ from __future__ import annotations
 import heapq
 from collections.abc import Container, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import NamedTuple
+from itertools import filterfalse, islice
+from typing import Final, NamedTuple
 
 from spreadwatch.report.spread_report import NodeEntry, SpreadReport, ZoneEntry
 from spreadwatch.report.verdict import Health, HealthThresholds, SpreadFacts, judge
@@ -32,6 +33,9 @@ __all__ = [
 
 DEFAULT_TOP_N = 3
 DEFAULT_MAX_NODES = 500
+
+_NODE_WEIGHT: Final = 1.0 - ZONE_WEIGHTING
+_new_tuple = tuple.__new__  # a NamedTuple from a tuple in C: NodeEntry(*fields) runs a Python __new__
 
 
 @dataclass(frozen=True, slots=True)
@@ -115,12 +119,6 @@ def _by_pods(entry: tuple[int, str, int, ZoneKey | None]) -> tuple[int, str]:
     return (-entry[2], entry[1])
 
 
-def _zone_score(max_score: int, max_zone: int, count: int) -> float:
-    """The zone component before weighting (``SpreadSummary.zone_score``'s arithmetic). O(1)."""
-    top = float(max_score)
-    return top if max_zone == 0 else top * (float(max_zone - count) / float(max_zone))
-
-
 def error_report(workload: WorkloadRef, profile: str, replicas: int, reason: str) -> SpreadReport:
     """A report for a workload that cannot be scored (health Error)."""
     return SpreadReport(
@@ -170,71 +168,71 @@ def build_report(inp: ReportInput, skip_reason: str, candidates: Container[str] 
     ``counts`` maps nodes with matching pods to their count (entries of 0 are ignored; with ``candidates``
     given, so are nodes not in it); ``node_zone`` gives at least those nodes' zones. A non-empty
     ``skip_reason`` makes every score 0 (health Skipped). The scores are
-    :meth:`~spreadwatch.scoring.SpreadSummary.score`'s, computed once per distinct (count, zone) from the
-    node and zone parts (the same float operations in the same order). O(busy nodes + zones × top_n).
+    :meth:`~spreadwatch.scoring.SpreadSummary.score`'s, computed from the node and zone parts (the same float
+    operations in the same order; a node without matching pods has the node part ``max_score`` exactly, as
+    ``max_node / max_node`` is 1.0). O(busy nodes + zones × top_n), in as few Python steps as that allows
+    (one pass over the zones, comprehensions over the busy nodes, NamedTuples made in C): this runs once per
+    workload, 10,000 times for a cold start at 150,000 pods.
     """
     workload, profile, selector, replicas, layout, counts, node_zone, options = inp
     skipped = bool(skip_reason)
-    by_zone = layout.by_zone
-    sizes = layout.sizes
-    zone_counts: dict[ZoneKey, int] = dict.fromkeys(layout.zones, 0)
-    busy: dict[str, int] = {}
-    for name, count in counts.items():
-        if count > 0 and (candidates is None or name in candidates):
-            busy[name] = count
+    if candidates is None:
+        busy = {n: c for n, c in counts.items() if c > 0}
+    else:
+        busy = {n: c for n, c in counts.items() if c > 0 and n in candidates}
+    pods_on = list(busy.values())
+    node_zones = list(map(node_zone.__getitem__, busy))
+    zone_counts: dict[ZoneKey | None, int] = dict.fromkeys(layout.zones, 0)
+    zone_counts[None] = 0  # zoneless busy nodes add here; dropped below
     busy_per_group: dict[ZoneKey | None, int] = {}
-    rows: list[tuple[str, int, ZoneKey | None]] = []
-    for name, count in busy.items():
-        zone = node_zone[name]
-        rows.append((name, count, zone))
-        if zone is not None:
-            zone_counts[zone] += count
+    for zone, count in zip(node_zones, pods_on, strict=True):
+        zone_counts[zone] += count
         busy_per_group[zone] = busy_per_group.get(zone, 0) + 1
-    max_node = max(busy.values(), default=0)
+    del zone_counts[None]
+    max_node = max(pods_on, default=0)
     max_zone = max(zone_counts.values(), default=0)
-    top_score = profile.max_score
-    top = float(top_score)
-    # score = int(node part(count) + zone part(zone)), SpreadSummary.breakdown's operations in its order
-    zone_part: dict[ZoneKey, float] = (
-        {} if skipped else {z: ZONE_WEIGHTING * _zone_score(top_score, max_zone, c) for z, c in zone_counts.items()}
-    )
-    node_weight = 1.0 - ZONE_WEIGHTING
-
-    def score(count: int, zone: ZoneKey | None) -> int:
-        if skipped:
-            return 0
-        f_score = top if max_node == 0 else top * (float(max_node - count) / float(max_node))
-        return int(f_score * node_weight + zone_part[zone]) if zone is not None else int(f_score)
-
-    # entries (-score, node, pods, zone) sort by score descending, then name, without a key function;
+    top = float(profile.max_score)
+    fzone = float(max_zone)
+    top_n = options.top_n
+    sizes = layout.sizes
+    # one pass over the zones: the zone part (SpreadSummary.breakdown's operations in its order), the score of
+    # the zone's empty nodes (node part exactly ``top``) and the first ``top_n`` of them, the zone's entry
+    zone_part: dict[ZoneKey, float] = {}
+    zone_rows: list[tuple[ZoneKey, int, int, int, int]] = []
+    empty_total: dict[int, int] = {}  # score -> empty candidate nodes scoring it
+    pool: list[tuple[int, str, int, ZoneKey | None]] = []  # (-score, node, pods, zone): sorts best first, by name
+    unlisted = busy.__contains__
+    for z, zone_names in layout.by_zone.items():
+        if z is None:
+            s = 0 if skipped else int(top)
+        else:
+            c = zone_counts[z]
+            zone_score = top if max_zone == 0 else top * (float(max_zone - c) / fzone)
+            part = zone_part[z] = ZONE_WEIGHTING * zone_score
+            s = 0 if skipped else int(top * _NODE_WEIGHT + part)
+            zone_rows.append((z, c, sizes[z], 0 if skipped else int(zone_score), s))
+        left = sizes[z] - busy_per_group.get(z, 0)
+        if left > 0:
+            empty_total[s] = empty_total.get(s, 0) + left
+            pool.extend([(-s, n, 0, z) for n in islice(filterfalse(unlisted, zone_names), top_n)])
     # busy nodes have count > 0, so max_node > 0 (the zone part exists whenever a node has a zone)
     fmax = float(max_node)
     scored = (
-        [(0, n, c, z) for n, c, z in rows]
+        [(0, n, c, z) for n, c, z in zip(busy, pods_on, node_zones, strict=True)]
         if skipped
         else [
             (
-                -int(top * (float(max_node - c) / fmax) * node_weight + zone_part[z])
+                -int(top * (float(max_node - c) / fmax) * _NODE_WEIGHT + zone_part[z])
                 if z is not None
                 else -int(top * (float(max_node - c) / fmax)),
                 n,
                 c,
                 z,
             )
-            for n, c, z in rows
+            for n, c, z in zip(busy, pods_on, node_zones, strict=True)
         ]
     )
-    top_n = options.top_n
-    empty_score: dict[ZoneKey | None, int] = {}
-    empty_total: dict[int, int] = {}  # score -> empty candidate nodes scoring it
-    best_empty: list[tuple[int, str, int, ZoneKey | None]] = []
-    for z, names in by_zone.items():
-        s = empty_score[z] = score(0, z)
-        left = sizes[z] - busy_per_group.get(z, 0)
-        if left > 0:
-            empty_total[s] = empty_total.get(s, 0) + left
-            best_empty.extend((-s, n, 0, z) for n in empty_names(names, busy, top_n))
-    pool = scored + best_empty
+    pool.extend(scored)
     pool.sort()
     omitted = max(0, len(scored) - options.max_nodes)
     if omitted:
@@ -245,27 +243,25 @@ def build_report(inp: ReportInput, skip_reason: str, candidates: Container[str] 
         entries = sorted(listed.values())
     else:  # every busy node is listed: the busy ones plus the best empty ones, in pool order
         entries = [e for i, e in enumerate(pool) if e[2] > 0 or i < top_n]
-    nodes = tuple(node_entry(n, z, c, -s) for s, n, c, z in entries)
-    present = {-e[0] for e in scored}
-    present.update(empty_total)
-    best = max(present, default=0)
-    worst = min(present, default=0)
-    best_nodes = tuple(sorted(e[1] for e in pool if e[0] == -best)[:top_n])
-    best_total = sum(1 for e in scored if e[0] == -best) + empty_total.get(best, 0)
-    zones = tuple(
-        ZoneEntry(
-            z[1],
-            z[0],
-            zone_counts[z],
-            sizes[z],
-            0 if skipped else int(_zone_score(top_score, max_zone, zone_counts[z])),
-            empty_score[z],
-        )
-        for z in sorted(zone_counts)
+    nodes = tuple(
+        [
+            _new_tuple(NodeEntry, (n, z[1], z[0], c, -s) if z is not None else (n, "", "", c, -s))
+            for s, n, c, z in entries
+        ]
     )
-    node_skew = max_node - (0 if empty_total or not busy else min(busy.values()))
+    if pool and top_n > 0:  # the pool holds a node of every score present: every busy one, empty ones per zone
+        best, worst = -pool[0][0], -pool[-1][0]
+    else:
+        present = {-e[0] for e in scored}
+        present.update(empty_total)
+        best, worst = max(present, default=0), min(present, default=0)
+    best_nodes = tuple([e[1] for e in pool[:top_n] if e[0] == -best])  # the best come first, by name
+    best_total = [e[0] for e in scored].count(-best) + empty_total.get(best, 0)
+    zone_rows.sort()
+    zones = tuple([_new_tuple(ZoneEntry, (z[1], z[0], c, n, zs, s)) for z, c, n, zs, s in zone_rows])
+    node_skew = max_node - (0 if empty_total or not busy else min(pods_on))
     zone_skew = (max_zone - min(zone_counts.values())) if zone_counts else 0
-    pods = sum(busy.values())
+    pods = sum(pods_on)
     if skipped:
         health, reasons = Health.SKIPPED, [skip_reason]
     else:
@@ -274,10 +270,10 @@ def build_report(inp: ReportInput, skip_reason: str, candidates: Container[str] 
             pods,
             layout.total,
             len(busy),
-            max((n for n, c in busy.items() if c == max_node), default=""),
+            next(n for n, c in busy.items() if c == max_node) if busy else "",
             len(busy_per_group) if zone_counts else 0,
             busiest_zone[1] if busiest_zone else "",
-            len(by_zone) if zone_counts else 0,
+            len(layout.by_zone) if zone_counts else 0,
             node_skew,
             zone_skew,
         )
@@ -295,7 +291,7 @@ def build_report(inp: ReportInput, skip_reason: str, candidates: Container[str] 
         nodes,
         omitted,
         zones,
-        empty_score[None] if None in empty_score else score(0, None),
+        0 if skipped else int(top),
         best,
         worst,
         best_nodes,
