@@ -134,22 +134,29 @@ class PodCounting(CandidateSets):
 
     @staticmethod
     def _recount(ns: NamespaceState, w: Workload) -> None:
-        """Counts from the label groups the workload's anchors point at (all groups if unanchored)."""
+        """Counts from the label groups the workload's anchors point at (all groups if unanchored).
+        O(those groups × (selector requirements + their nodes))."""
         counts: dict[str, int] = {}
         selector = w.selector
         if w.counting and selector is not None:
-            groups: Iterable[LabelGroup]
-            if w.anchors is None:
-                groups = ns.groups.values()
+            keys: Iterable[LabelKey]
+            anchored = w.anchors
+            if anchored is None:
+                keys = ns.groups
+            elif len(anchored) == 1:  # the usual case (one equality requirement): that label's groups as they are
+                keys = ns.group_index.get(anchored[0], ())
             else:
-                keys: set[LabelKey] = set()
-                for item in w.anchors:
+                union: set[LabelKey] = set()
+                for item in anchored:
                     found = ns.group_index.get(item)
                     if found:
-                        keys |= found
-                groups = (ns.groups[k] for k in keys)
-            for group in groups:
-                if selector.matches(group.labels):
+                        union |= found
+                keys = union
+            groups = ns.groups
+            matches = selector.selectors[0].matches if len(selector.selectors) == 1 else selector.matches
+            for key in keys:
+                group = groups[key]
+                if matches(group.labels):
                     if not counts:  # the first matching group (often the only one): copied in C
                         counts.update(group.nodes)
                         continue

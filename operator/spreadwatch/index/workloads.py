@@ -25,34 +25,36 @@ from spreadwatch.scoring import (
     skip_reason,
 )
 from spreadwatch.scoring.topology import plan_spread
-from spreadwatch.selectors import POSITIVE_OPERATORS, Selector
+from spreadwatch.selectors import POSITIVE_OPERATORS, Requirement, Selector
 
 __all__ = ["WorkloadTracking", "anchors"]
 
 
+def _anchor_of(sel: Selector) -> tuple[tuple[str, str], ...] | None:
+    """The (key, value) pairs of the selector's first positive requirement with the fewest values (None:
+    it has none). O(requirements)."""
+    best: Requirement | None = None
+    for req in sel.requirements:
+        if req.op in POSITIVE_OPERATORS and (best is None or len(req.values) < len(best.values)):
+            best = req
+    return None if best is None else tuple([(best.key, v) for v in best.values])
+
 
 def anchors(selector: SpreadSelector | None) -> tuple[tuple[str, str], ...] | None:
-    """Index keys for a selector: any label set it matches has one of them. None: cannot be anchored."""
+    """Index keys for a selector: any label set it matches has one of them. None: cannot be anchored.
+    O(requirements)."""
     if selector is None or selector.empty:
         return ()
-
-    def best(sel: Selector) -> tuple[tuple[str, str], ...] | None:
-        options = [r for r in sel.requirements if r.op in POSITIVE_OPERATORS]
-        if not options:
-            return None
-        req = min(options, key=lambda r: len(r.values))
-        return tuple((req.key, v) for v in req.values)
-
     if selector.mode is SelectorMode.ANY_OF:
         keys: list[tuple[str, str]] = []
         for sel in selector.selectors:
-            found = best(sel)
+            found = _anchor_of(sel)
             if found is None:
                 return None
             keys.extend(found)
         return tuple(keys)
     for sel in selector.selectors:
-        found = best(sel)
+        found = _anchor_of(sel)
         if found is not None:
             return found
     return None
