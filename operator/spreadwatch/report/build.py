@@ -61,6 +61,10 @@ class CandidateLayout:
     sizes: Mapping[ZoneKey | None, int] = field(init=False, repr=False, compare=False)  # candidates per zone
     zones: tuple[ZoneKey, ...] = field(init=False, repr=False, compare=False)  # the zones (not None), in order
     excluded_sorted: Mapping[str, int] = field(init=False, repr=False, compare=False)  # by reason; never mutated
+    #: memo of build_report (its only mutable part, a cache): the zone-level part of a report per zone counts
+    zone_memo: dict[tuple[object, ...], _ZoneLevel] = field(default_factory=dict, init=False, repr=False, compare=False)
+    #: memo of :meth:`heads`, per ``top_n``
+    head_memo: dict[int, frozenset[str]] = field(default_factory=dict, init=False, repr=False, compare=False)
 
     def __post_init__(self) -> None:
         sizes = {z: len(names) for z, names in self.by_zone.items()}
@@ -68,6 +72,54 @@ class CandidateLayout:
         object.__setattr__(self, "total", sum(sizes.values()))
         object.__setattr__(self, "zones", tuple(z for z in self.by_zone if z is not None))
         object.__setattr__(self, "excluded_sorted", dict(sorted(self.excluded.items())))
+
+    def heads(self, top_n: int) -> frozenset[str]:
+        """The first ``top_n`` candidate names of every zone. O(zones × top_n) once, then O(1)."""
+        found = self.head_memo.get(top_n)
+        if found is None:
+            found = self.head_memo[top_n] = frozenset(n for names in self.by_zone.values() for n in names[:top_n])
+        return found
+
+
+class _ZoneLevel(NamedTuple):
+    """What a report's zone counts decide on one layout (shared by every report with the same counts)."""
+
+    zone_part: dict[ZoneKey, float]  # the zone part of the score (weighted)
+    scores: tuple[tuple[ZoneKey | None, int], ...]  # (zone, score of its empty nodes), in the layout's order
+    zones: tuple[ZoneEntry, ...]  # the report's zones, sorted
+    empties: tuple[tuple[int, str, int, ZoneKey | None], ...]  # each zone's first top_n nodes as pool entries
+
+
+_MEMO_LIMIT: Final = 4096  # zone-level memo entries per layout before it is cleared
+
+
+def _zone_level(
+    layout: CandidateLayout, zone_counts: Mapping[ZoneKey | None, int], top: float, skipped: bool, top_n: int
+) -> _ZoneLevel:
+    """The zone part of the score (SpreadSummary.breakdown's operations in its order), the score of each
+    zone's empty nodes (their node part is exactly ``top``), the zone entries and each zone's first ``top_n``
+    nodes as pool entries. O(zones × top_n)."""
+    max_zone = max(zone_counts.values(), default=0)
+    fzone = float(max_zone)
+    zone_part: dict[ZoneKey, float] = {}
+    scores: list[tuple[ZoneKey | None, int]] = []
+    rows: list[tuple[ZoneKey, int, int, int, int]] = []
+    empties: list[tuple[int, str, int, ZoneKey | None]] = []
+    sizes = layout.sizes
+    for z, zone_names in layout.by_zone.items():
+        if z is None:
+            s = 0 if skipped else int(top)
+        else:
+            c = zone_counts[z]
+            zone_score = top if max_zone == 0 else top * (float(max_zone - c) / fzone)
+            part = zone_part[z] = ZONE_WEIGHTING * zone_score
+            s = 0 if skipped else int(top * _NODE_WEIGHT + part)
+            rows.append((z, c, sizes[z], 0 if skipped else int(zone_score), s))
+        scores.append((z, s))
+        empties.extend([(-s, n, 0, z) for n in zone_names[:top_n]])
+    rows.sort()
+    zones = tuple([_new_tuple(ZoneEntry, (z[1], z[0], c, n, zs, s)) for z, c, n, zs, s in rows])
+    return _ZoneLevel(zone_part, tuple(scores), zones, tuple(empties))
 
 
 def empty_names(names: Iterable[str], busy: Mapping[str, object], limit: int | None) -> list[str]:
@@ -192,29 +244,35 @@ def build_report(inp: ReportInput, skip_reason: str, candidates: Container[str] 
     max_node = max(pods_on, default=0)
     max_zone = max(zone_counts.values(), default=0)
     top = float(profile.max_score)
-    fzone = float(max_zone)
     top_n = options.top_n
+    head_n = max(top_n, 0)  # empty nodes listed per zone
     sizes = layout.sizes
-    # one pass over the zones: the zone part (SpreadSummary.breakdown's operations in its order), the score of
-    # the zone's empty nodes (node part exactly ``top``) and the first ``top_n`` of them, the zone's entry
-    zone_part: dict[ZoneKey, float] = {}
-    zone_rows: list[tuple[ZoneKey, int, int, int, int]] = []
+    memo = layout.zone_memo
+    memo_key = (top, skipped, head_n, *zone_counts.values())
+    level = memo.get(memo_key)
+    if level is None:
+        if len(memo) >= _MEMO_LIMIT:
+            memo.clear()
+        level = memo[memo_key] = _zone_level(layout, zone_counts, top, skipped, head_n)
+    zone_part, zone_scores, zones, empties = level
     empty_total: dict[int, int] = {}  # score -> empty candidate nodes scoring it
-    pool: list[tuple[int, str, int, ZoneKey | None]] = []  # (-score, node, pods, zone): sorts best first, by name
-    unlisted = busy.__contains__
-    for z, zone_names in layout.by_zone.items():
-        if z is None:
-            s = 0 if skipped else int(top)
-        else:
-            c = zone_counts[z]
-            zone_score = top if max_zone == 0 else top * (float(max_zone - c) / fzone)
-            part = zone_part[z] = ZONE_WEIGHTING * zone_score
-            s = 0 if skipped else int(top * _NODE_WEIGHT + part)
-            zone_rows.append((z, c, sizes[z], 0 if skipped else int(zone_score), s))
+    every_zone_left = True
+    for z, s in zone_scores:
         left = sizes[z] - busy_per_group.get(z, 0)
         if left > 0:
             empty_total[s] = empty_total.get(s, 0) + left
-            pool.extend([(-s, n, 0, z) for n in islice(filterfalse(unlisted, zone_names), top_n)])
+        else:
+            every_zone_left = False
+    # the pool: (-score, node, pods, zone) entries, sorting best first, then by name; each zone's first
+    # top_n empty nodes (the memo's when no busy node is among them), then the busy nodes
+    if every_zone_left and busy.keys().isdisjoint(layout.heads(head_n)):
+        pool = list(empties)
+    else:
+        pool = []
+        unlisted = busy.__contains__
+        for z, s in zone_scores:
+            if sizes[z] - busy_per_group.get(z, 0) > 0:
+                pool.extend([(-s, n, 0, z) for n in islice(filterfalse(unlisted, layout.by_zone[z]), head_n)])
     # busy nodes have count > 0, so max_node > 0 (the zone part exists whenever a node has a zone)
     fmax = float(max_node)
     scored = (
@@ -257,8 +315,6 @@ def build_report(inp: ReportInput, skip_reason: str, candidates: Container[str] 
         best, worst = max(present, default=0), min(present, default=0)
     best_nodes = tuple([e[1] for e in pool[:top_n] if e[0] == -best])  # the best come first, by name
     best_total = [e[0] for e in scored].count(-best) + empty_total.get(best, 0)
-    zone_rows.sort()
-    zones = tuple([_new_tuple(ZoneEntry, (z[1], z[0], c, n, zs, s)) for z, c, n, zs, s in zone_rows])
     node_skew = max_node - (0 if empty_total or not busy else min(pods_on))
     zone_skew = (max_zone - min(zone_counts.values())) if zone_counts else 0
     pods = sum(pods_on)
