@@ -147,11 +147,13 @@ class WorkloadTracking(PodCounting):
         """The index as a ``ClusterLookup`` for a pod with ``labels``: only the Services indexed under one of
         its labels, in the namespace's order (the others cannot select it). O(labels + those Services)."""
         by_label = ns.services_by_label
-        found: set[str] = set(by_label.get(_SELECTS_ALL, ()))
-        for item in labels.items():
-            names = by_label.get(item)
-            if names:
-                found |= names
+        hits = [names for names in map(by_label.get, labels.items()) if names]
+        everything = by_label.get(_SELECTS_ALL)
+        if everything:
+            hits.append(everything)
+        if len(hits) == 1 and len(hits[0]) == 1:  # the usual case: one Service, found under one label
+            return _PodLookup(self, [ns.services[name] for name in hits[0]])
+        found: set[str] = set().union(*hits)
         order = ns.service_order
         return _PodLookup(self, [ns.services[n] for n in sorted(found, key=order.__getitem__)])
 
@@ -289,9 +291,10 @@ class WorkloadTracking(PodCounting):
         key = w.ctrl.key
         old_selector, old_counting = w.selector, w.counting
         self._prepare(w)
-        if force or w.selector != old_selector or w.counting != old_counting:
+        counting = w.counting
+        if force or w.selector != old_selector or counting != old_counting:
             self._unindex(ns, key, w)
-            w.anchors = anchors(w.selector) if w.counting else ()
+            w.anchors = anchors(w.selector) if counting else ()
             if w.anchors is None:
                 ns.unanchored.add(key)
             else:

@@ -63,6 +63,11 @@ class CandidateLayout:
     excluded_sorted: Mapping[str, int] = field(init=False, repr=False, compare=False)  # by reason; never mutated
     #: memo of build_report (its only mutable part, a cache): the zone-level part of a report per zone counts
     zone_memo: dict[tuple[object, ...], _ZoneLevel] = field(default_factory=dict, init=False, repr=False, compare=False)
+    #: memo of build_report: the empty nodes' pool entries per (zone, score) pairs and top_n, shared by the
+    #: zone-level entries with the same scores (a few hundred bytes each)
+    pool_memo: dict[tuple[object, ...], tuple[_ZoneScores, _Pool]] = field(
+        default_factory=dict, init=False, repr=False, compare=False
+    )
     #: memo of :meth:`heads`, per ``top_n``
     head_memo: dict[int, frozenset[str]] = field(default_factory=dict, init=False, repr=False, compare=False)
 
@@ -81,16 +86,20 @@ class CandidateLayout:
         return found
 
 
+_ZoneScores = tuple[tuple[ZoneKey | None, int], ...]  # (zone, score of its empty nodes), in the layout's order
+_Pool = tuple[tuple[int, str, int, ZoneKey | None], ...]  # (-score, node, pods, zone) entries
+
+
 class _ZoneLevel(NamedTuple):
     """What a report's zone counts decide on one layout (shared by every report with the same counts)."""
 
     zone_part: dict[ZoneKey, float]  # the zone part of the score (weighted)
-    scores: tuple[tuple[ZoneKey | None, int], ...]  # (zone, score of its empty nodes), in the layout's order
+    scores: _ZoneScores
     zones: tuple[ZoneEntry, ...]  # the report's zones, sorted
-    empties: tuple[tuple[int, str, int, ZoneKey | None], ...]  # each zone's first top_n nodes as pool entries
+    empties: _Pool  # each zone's first top_n nodes
 
 
-_MEMO_LIMIT: Final = 4096  # zone-level memo entries per layout before it is cleared
+_MEMO_LIMIT: Final = 4096  # entries of each memo of a layout before it is cleared (≤ ~3 MiB)
 
 
 def _zone_level(
@@ -104,9 +113,8 @@ def _zone_level(
     zone_part: dict[ZoneKey, float] = {}
     scores: list[tuple[ZoneKey | None, int]] = []
     rows: list[tuple[ZoneKey, int, int, int, int]] = []
-    empties: list[tuple[int, str, int, ZoneKey | None]] = []
     sizes = layout.sizes
-    for z, zone_names in layout.by_zone.items():
+    for z in layout.by_zone:
         if z is None:
             s = 0 if skipped else int(top)
         else:
@@ -116,10 +124,17 @@ def _zone_level(
             s = 0 if skipped else int(top * _NODE_WEIGHT + part)
             rows.append((z, c, sizes[z], 0 if skipped else int(zone_score), s))
         scores.append((z, s))
-        empties.extend([(-s, n, 0, z) for n in zone_names[:top_n]])
     rows.sort()
     zones = tuple([_new_tuple(ZoneEntry, (z[1], z[0], c, n, zs, s)) for z, c, n, zs, s in rows])
-    return _ZoneLevel(zone_part, tuple(scores), zones, tuple(empties))
+    pool_key = (*scores, top_n)
+    shared = layout.pool_memo.get(pool_key)
+    if shared is None:
+        if len(layout.pool_memo) >= _MEMO_LIMIT:
+            layout.pool_memo.clear()
+        by_zone = layout.by_zone
+        empties = tuple([(-s, n, 0, z) for z, s in scores for n in by_zone[z][:top_n]])
+        shared = layout.pool_memo[pool_key] = (tuple(scores), empties)
+    return _ZoneLevel(zone_part, shared[0], zones, shared[1])
 
 
 def empty_names(names: Iterable[str], busy: Mapping[str, object], limit: int | None) -> list[str]:
