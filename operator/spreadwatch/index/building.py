@@ -64,14 +64,6 @@ class ReportBuilding(WorkloadTracking):
         candidates = self._candidate_set(w)
         if w.plan is not None and not w.skip:
             return self._build_topology(w, candidates)
-        fields = (
-            w.ref,
-            self.profile,
-            w.selector_text,
-            replicas,
-            candidates.layout,
-            w.counts,
-            self._zones,
-            self.options,
-        )
+        layout = candidates.layout
+        fields = (w.ref, self.profile, w.selector_text, replicas, layout, w.counts, self._zones, self.options)
         return build_report(_new_tuple(ReportInput, fields), w.skip, candidates.names)

@@ -52,7 +52,9 @@ class CandidateLayout:
     """Candidate nodes by zone (None: no zone), each list sorted by name; excluded reason → count.
 
     The derived fields are computed once (a layout is shared by every workload with the same scheduling
-    constraints), so building a report does not redo them: O(zones + reasons) at construction.
+    constraints), so building a report does not redo them: O(zones + reasons) at construction. The memos are
+    caches :func:`build_report` fills (the zone-level part of a report per zone counts: most reports on one
+    layout share it); the node lists and every other field are never mutated, so another thread may read them.
     """
 
     by_zone: Mapping[ZoneKey | None, Sequence[str]]
