@@ -89,7 +89,7 @@ class CandidateLayout:
 
 
 _ZoneScores = tuple[tuple[ZoneKey | None, int], ...]  # (zone, score of its empty nodes), in the layout's order
-_Pool = tuple[tuple[int, str, int, ZoneKey | None], ...]  # (-score, node, pods, zone) entries
+_Pool = tuple[tuple[int, str, int, NodeEntry], ...]  # (-score, node, pods, its entry in the report)
 
 
 class _ZoneLevel(NamedTuple):
@@ -134,7 +134,7 @@ def _zone_level(
         if len(layout.pool_memo) >= _MEMO_LIMIT:
             layout.pool_memo.clear()
         by_zone = layout.by_zone
-        empties = tuple([(-s, n, 0, z) for z, s in scores for n in by_zone[z][:top_n]])
+        empties = tuple([(-s, n, 0, node_entry(n, z, 0, s)) for z, s in scores for n in by_zone[z][:top_n]])
         shared = layout.pool_memo[pool_key] = (tuple(scores), empties)
     return _ZoneLevel(zone_part, shared[0], zones, shared[1])
 
@@ -152,7 +152,9 @@ def empty_names(names: Iterable[str], busy: Mapping[str, object], limit: int | N
 
 def node_entry(name: str, zone: ZoneKey | None, pods: int, score: int) -> NodeEntry:
     """A listed node; a zoneless one has empty zone and region. O(1)."""
-    return NodeEntry(name, zone[1], zone[0], pods, score) if zone is not None else NodeEntry(name, "", "", pods, score)
+    return _new_tuple(
+        NodeEntry, (name, zone[1], zone[0], pods, score) if zone is not None else (name, "", "", pods, score)
+    )
 
 
 def spread_facts(
@@ -183,8 +185,8 @@ def spread_facts(
     return facts, zone_counts
 
 
-def _by_pods(entry: tuple[int, str, int, ZoneKey | None]) -> tuple[int, str]:
-    """Sort key of a (-score, node, pods, zone) entry: most pods first, then by name."""
+def _by_pods(entry: tuple[int, str, int, NodeEntry]) -> tuple[int, str]:
+    """Sort key of a (-score, node, pods, entry) pool tuple: most pods first, then by name."""
     return (-entry[2], entry[1])
 
 
@@ -280,8 +282,9 @@ def build_report(inp: ReportInput, skip_reason: str, candidates: Container[str] 
             empty_total[s] = empty_total.get(s, 0) + left
         else:
             every_zone_left = False
-    # the pool: (-score, node, pods, zone) entries, sorting best first, then by name; each zone's first
+    # the pool: (-score, node, pods, entry) tuples, sorting best first, then by name; each zone's first
     # top_n empty nodes (the memo's when no busy node is among them), then the busy nodes
+    pool: list[tuple[int, str, int, NodeEntry]]
     if every_zone_left and busy.keys().isdisjoint(layout.heads(head_n)):
         pool = list(empties)
     else:
@@ -289,24 +292,21 @@ def build_report(inp: ReportInput, skip_reason: str, candidates: Container[str] 
         unlisted = busy.__contains__
         for z, s in zone_scores:
             if sizes[z] - busy_per_group.get(z, 0) > 0:
-                pool.extend([(-s, n, 0, z) for n in islice(filterfalse(unlisted, layout.by_zone[z]), head_n)])
+                names = islice(filterfalse(unlisted, layout.by_zone[z]), head_n)
+                pool.extend([(-s, n, 0, node_entry(n, z, 0, s)) for n in names])
     # busy nodes have count > 0, so max_node > 0 (the zone part exists whenever a node has a zone)
     fmax = float(max_node)
-    scored = (
-        [(0, n, c, z) for n, c, z in zip(busy, pods_on, node_zones, strict=True)]
-        if skipped
-        else [
-            (
-                -int(top * (float(max_node - c) / fmax) * _NODE_WEIGHT + zone_part[z])
-                if z is not None
-                else -int(top * (float(max_node - c) / fmax)),
-                n,
-                c,
-                z,
-            )
-            for n, c, z in zip(busy, pods_on, node_zones, strict=True)
-        ]
-    )
+    scored = [
+        (-s, n, c, _new_tuple(NodeEntry, (n, z[1], z[0], c, s) if z is not None else (n, "", "", c, s)))
+        for n, c, z in zip(busy, pods_on, node_zones, strict=True)
+        for s in (
+            0
+            if skipped
+            else int(top * (float(max_node - c) / fmax) * _NODE_WEIGHT + zone_part[z])
+            if z is not None
+            else int(top * (float(max_node - c) / fmax)),
+        )
+    ]
     pool.extend(scored)
     pool.sort()
     omitted = max(0, len(scored) - options.max_nodes)
@@ -315,15 +315,9 @@ def build_report(inp: ReportInput, skip_reason: str, candidates: Container[str] 
         listed = {e[1]: e for e in kept}
         for entry in pool[:top_n]:
             listed.setdefault(entry[1], entry)
-        entries = sorted(listed.values())
+        nodes = tuple([e[3] for e in sorted(listed.values())])
     else:  # every busy node is listed: the busy ones plus the best empty ones, in pool order
-        entries = [e for i, e in enumerate(pool) if e[2] > 0 or i < top_n]
-    nodes = tuple(
-        [
-            _new_tuple(NodeEntry, (n, z[1], z[0], c, -s) if z is not None else (n, "", "", c, -s))
-            for s, n, c, z in entries
-        ]
-    )
+        nodes = tuple([e[3] for i, e in enumerate(pool) if e[2] > 0 or i < top_n])
     if pool and top_n > 0:  # the pool holds a node of every score present: every busy one, empty ones per zone
         best, worst = -pool[0][0], -pool[-1][0]
     else:
