@@ -99,6 +99,8 @@ class _ZoneLevel(NamedTuple):
     scores: _ZoneScores
     zones: tuple[ZoneEntry, ...]  # the report's zones, sorted
     empties: _Pool  # each zone's first top_n nodes
+    zone_skew: int  # max - min pods over the zones (0 without zones)
+    busiest_zone: str  # the name of the first zone with the most pods ("" without zones)
 
 
 _MEMO_LIMIT: Final = 4096  # entries of each memo of a layout before it is cleared (≤ ~3 MiB)
@@ -136,7 +138,9 @@ def _zone_level(
         by_zone = layout.by_zone
         empties = tuple([(-s, n, 0, node_entry(n, z, 0, s)) for z, s in scores for n in by_zone[z][:top_n]])
         shared = layout.pool_memo[pool_key] = (tuple(scores), empties)
-    return _ZoneLevel(zone_part, shared[0], zones, shared[1])
+    zone_skew = (max_zone - min(zone_counts.values())) if zone_counts else 0
+    busiest = next((z[1] for z, c in zone_counts.items() if c == max_zone and z is not None), "")
+    return _ZoneLevel(zone_part, shared[0], zones, shared[1], zone_skew, busiest)
 
 
 def empty_names(names: Iterable[str], busy: Mapping[str, object], limit: int | None) -> list[str]:
@@ -261,7 +265,6 @@ def build_report(inp: ReportInput, skip_reason: str, candidates: Container[str] 
         busy_per_group[zone] = busy_per_group.get(zone, 0) + 1
     del zone_counts[None]
     max_node = max(pods_on, default=0)
-    max_zone = max(zone_counts.values(), default=0)
     top = float(profile.max_score)
     top_n = options.top_n
     head_n = max(top_n, 0)  # empty nodes listed per zone
@@ -273,7 +276,7 @@ def build_report(inp: ReportInput, skip_reason: str, candidates: Container[str] 
         if len(memo) >= _MEMO_LIMIT:
             memo.clear()
         level = memo[memo_key] = _zone_level(layout, zone_counts, top, skipped, head_n)
-    zone_part, zone_scores, zones, empties = level
+    zone_part, zone_scores, zones, empties, zone_skew, busiest_zone = level
     empty_total: dict[int, int] = {}  # score -> empty candidate nodes scoring it
     every_zone_left = True
     for z, s in zone_scores:
@@ -327,19 +330,17 @@ def build_report(inp: ReportInput, skip_reason: str, candidates: Container[str] 
     best_nodes = tuple([e[1] for e in pool[:top_n] if e[0] == -best])  # the best come first, by name
     best_total = [e[0] for e in scored].count(-best) + empty_total.get(best, 0)
     node_skew = max_node - (0 if empty_total or not busy else min(pods_on))
-    zone_skew = (max_zone - min(zone_counts.values())) if zone_counts else 0
     pods = sum(pods_on)
     if skipped:
         health, reasons = Health.SKIPPED, [skip_reason]
     else:
-        busiest_zone = max(zone_counts, key=zone_counts.__getitem__, default=None)
         facts = SpreadFacts(
             pods,
             layout.total,
             len(busy),
             next(n for n, c in busy.items() if c == max_node) if busy else "",
             len(busy_per_group) if zone_counts else 0,
-            busiest_zone[1] if busiest_zone else "",
+            busiest_zone,
             len(layout.by_zone) if zone_counts else 0,
             node_skew,
             zone_skew,
