@@ -60,6 +60,7 @@ _NEGATIVE = frozenset({Operator.NOT_EQUALS, Operator.NOT_IN})
 _NUMERIC = frozenset({Operator.GREATER_THAN, Operator.LESS_THAN})
 _SINGLE = frozenset({Operator.EQUALS, Operator.DOUBLE_EQUALS, Operator.NOT_EQUALS})
 _EQUALITY = frozenset({Operator.EQUALS, Operator.DOUBLE_EQUALS})
+_TOKENS: Final = {op: op.value for op in Operator}  # the string form's token of each operator
 _BY_KEY: Final = operator.attrgetter("key")  # requirements sort by key (stable)
 
 _NAME_RE = re.compile(r"^([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9]$")
@@ -177,14 +178,16 @@ class Requirement:
 
     def __str__(self) -> str:
         op = self.op
+        if op in _EQUALITY:  # the common case first; the tokens from a dict (``op.value`` is a Python property)
+            return self.key + _TOKENS[op] + ",".join(self.values)
         if op is Operator.EXISTS:
             return self.key
         if op is Operator.DOES_NOT_EXIST:
             return "!" + self.key
         joined = ",".join(self.values)
         if op in (Operator.IN, Operator.NOT_IN):
-            return f"{self.key} {op.value} ({joined})"
-        return f"{self.key}{op.value}{joined}"
+            return f"{self.key} {_TOKENS[op]} ({joined})"
+        return self.key + _TOKENS[op] + joined
 
 
 @dataclass(frozen=True, slots=True)
@@ -198,15 +201,12 @@ class Selector:
     _others: tuple[Requirement, ...] = field(default=(), init=False, repr=False, compare=False, hash=False)
 
     def __post_init__(self) -> None:
-        equals: list[tuple[str, str]] = []
-        others: list[Requirement] = []
-        for r in self.requirements:
-            if r.op in _EQUALITY and len(r.values) == 1:
-                equals.append((r.key, r.values[0]))
-            else:
-                others.append(r)
-        object.__setattr__(self, "_equals", tuple(equals))
-        object.__setattr__(self, "_others", tuple(others))
+        requirements = self.requirements
+        equals = tuple([(r.key, r.values[0]) for r in requirements if r.op in _EQUALITY and len(r.values) == 1])
+        object.__setattr__(self, "_equals", equals)
+        if len(equals) < len(requirements):  # else ``_others`` keeps its default, ()
+            others = tuple([r for r in requirements if r.op not in _EQUALITY or len(r.values) != 1])
+            object.__setattr__(self, "_others", others)
 
     @property
     def empty(self) -> bool:
@@ -268,7 +268,7 @@ def selector_from_set(labels: Mapping[str, str]) -> Selector:
     """``labels.Set(labels).AsSelectorPreValidated()``: one equality requirement per key, unvalidated."""
     if not labels:
         return EVERYTHING
-    return Selector(tuple(Requirement(k, Operator.EQUALS, (v,)) for k, v in sorted(labels.items())))
+    return Selector(tuple([Requirement(k, Operator.EQUALS, (v,)) for k, v in sorted(labels.items())]))
 
 
 _LABEL_SELECTOR_OPS = {

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import random
 
 import pytest
 
@@ -91,3 +92,24 @@ def test_report_for_5000_node_cluster_stays_under_100_kib() -> None:
     assert size < 100 * 1024, size
     assert report.nodes_omitted == len(counts) - 500
     assert report.pods == sum(counts.values())
+
+
+def test_reports_on_a_shared_layout_equal_reports_on_fresh_ones() -> None:
+    # The layout memoises the zone-level part of a report per zone counts: a report built on a layout that
+    # has served many others (hits, misses, busy nodes among each zone's first nodes, a zone with every node
+    # busy, skipped workloads, other top_n) equals the one built on a new layout.
+    rng = random.Random(13)
+    by_zone = {ZA: ["a1", "a2", "a3", "a4"], ZB: ["b1", "b2"], None: ["x1", "x2"]}
+    zones = {n: z for z, names in by_zone.items() for n in names}
+    shared = CandidateLayout(by_zone, {})
+    for i in range(400):
+        busy = rng.sample(sorted(zones), rng.randint(0, len(zones)))
+        counts = {n: rng.randint(1, 3) for n in busy}
+        options = ReportOptions(top_n=rng.choice([0, 1, 2, 3, 5]), max_nodes=rng.choice([1, 3, 500]))
+        skip = "has topologySpreadConstraints" if i % 7 == 0 else ""
+        built = [
+            build_report(ReportInput(REF, V128, "app=web", 3, layout, counts, zones, options), skip)
+            for layout in (shared, CandidateLayout(by_zone, {}))
+        ]
+        assert built[0] == built[1], (counts, options, skip)
+    assert shared.zone_memo  # the memo was used

@@ -11,6 +11,8 @@ from spreadwatch.scoring.topology_groups import group_candidates, score_groups
 
 __all__ = ["ReportBuilding", "best_set"]
 
+_new_tuple = tuple.__new__  # a NamedTuple from a tuple in C (its own __new__ is Python code); once per report
+
 
 def best_set(report: SpreadReport, layout: CandidateLayout | None) -> set[str]:
     """Every candidate node with the report's best score: listed ones, and the unlisted (empty) nodes of the
@@ -64,5 +66,5 @@ class ReportBuilding(WorkloadTracking):
         if w.plan is not None and not w.skip:
             return self._build_topology(w, candidates)
         layout = candidates.layout
-        inp = ReportInput(w.ref, self.profile, w.selector_text, replicas, layout, w.counts, self._zones, self.options)
-        return build_report(inp, w.skip, candidates.names)
+        fields = (w.ref, self.profile, w.selector_text, replicas, layout, w.counts, self._zones, self.options)
+        return build_report(_new_tuple(ReportInput, fields), w.skip, candidates.names)

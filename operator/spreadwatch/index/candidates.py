@@ -98,8 +98,9 @@ class CandidateSets(IndexState):
 
     def candidate_layout(self, key: WorkloadKey) -> CandidateLayout | None:
         """A workload's candidate nodes by zone (each list sorted) and excluded-node counts; None for an
-        unknown workload or one in Error. Shared by workloads with the same scheduling constraints and never
-        mutated (a node change replaces it), so another thread may read it. O(1) cached, O(nodes) after a
+        unknown workload or one in Error. Shared by workloads with the same scheduling constraints; its nodes
+        are never mutated (a node change replaces it; only report building's memo caches grow), so another
+        thread may read it. O(1) cached, O(nodes) after a
         node change."""
         ns = self._ns.get(key.namespace)
         w = ns.workloads.get(key) if ns else None

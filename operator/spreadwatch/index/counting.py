@@ -12,7 +12,7 @@ from collections.abc import Iterable
 
 from spreadwatch.index.candidates import CandidateSets
 from spreadwatch.index.state import LabelGroup, LabelKey, NamespaceState, Workload
-from spreadwatch.model import Pod, WorkloadKey
+from spreadwatch.model import TERMINAL_PHASES, Pod, WorkloadKey
 from spreadwatch.model import label_key as label_key_of
 
 __all__ = ["PodCounting"]
@@ -34,13 +34,15 @@ class PodCounting(CandidateSets):
     def _count_bulk(self, pods: Iterable[Pod]) -> None:
         """File and count pods while no workload exists yet (bulk load): a pod only joins its label group,
         without the per-event look-up of matching workloads (they are counted from the groups when added).
-        A pod already held takes the event path. O(pods)."""
+        A pod already held takes the event path. O(pods), a few dictionary operations each (``Pod.counts``
+        is inlined: this loop runs once per pod of the cluster)."""
         ns_name: str | None = None
         held: dict[str, Pod] = {}
         groups: dict[LabelKey, LabelGroup] = {}
         group_index: dict[tuple[str, str], set[LabelKey]] = {}
         last_labels: object = None  # consecutive pods often share one interned label map, hence one group
-        group = LabelGroup({})
+        nodes: dict[str, int] = {}  # the node counts of last_labels' group
+        terminal = TERMINAL_PHASES
         for pod in pods:
             if pod.namespace != ns_name:
                 ns_name = pod.namespace
@@ -53,7 +55,8 @@ class PodCounting(CandidateSets):
                 last_labels = None
                 continue
             held[name] = pod
-            if not pod.counts:
+            node = pod.node_name
+            if not node or pod.deleting or pod.phase in terminal:  # not pod.counts
                 continue
             labels = pod.labels
             if labels is not last_labels:
@@ -67,9 +70,7 @@ class PodCounting(CandidateSets):
                             group_index[item] = {label_key}
                         else:
                             keys.add(label_key)
-                group, last_labels = found, labels
-            nodes = group.nodes
-            node = pod.node_name
+                nodes, last_labels = found.nodes, labels
             nodes[node] = nodes.get(node, 0) + 1
 
     def _group_matches(self, ns: NamespaceState, group: LabelGroup) -> list[WorkloadKey]:
@@ -133,22 +134,29 @@ class PodCounting(CandidateSets):
 
     @staticmethod
     def _recount(ns: NamespaceState, w: Workload) -> None:
-        """Counts from the label groups the workload's anchors point at (all groups if unanchored)."""
+        """Counts from the label groups the workload's anchors point at (all groups if unanchored).
+        O(those groups × (selector requirements + their nodes))."""
         counts: dict[str, int] = {}
         selector = w.selector
         if w.counting and selector is not None:
-            groups: Iterable[LabelGroup]
-            if w.anchors is None:
-                groups = ns.groups.values()
+            keys: Iterable[LabelKey]
+            anchored = w.anchors
+            if anchored is None:
+                keys = ns.groups
+            elif len(anchored) == 1:  # the usual case (one equality requirement): that label's groups as they are
+                keys = ns.group_index.get(anchored[0], ())
             else:
-                keys: set[LabelKey] = set()
-                for item in w.anchors:
+                union: set[LabelKey] = set()
+                for item in anchored:
                     found = ns.group_index.get(item)
                     if found:
-                        keys |= found
-                groups = (ns.groups[k] for k in keys)
-            for group in groups:
-                if selector.matches(group.labels):
+                        union |= found
+                keys = union
+            groups = ns.groups
+            matches = selector.selectors[0].matches if len(selector.selectors) == 1 else selector.matches
+            for key in keys:
+                group = groups[key]
+                if matches(group.labels):
                     if not counts:  # the first matching group (often the only one): copied in C
                         counts.update(group.nodes)
                         continue

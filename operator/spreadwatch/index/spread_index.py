@@ -124,12 +124,24 @@ class SpreadIndex(ReportBuilding):
         return dataclasses.replace(report, comparison=comparison)
 
     def reports(self) -> list[SpreadReport]:
-        """Every workload's report, sorted by namespace, kind, name (the GC is paused while they are built)."""
-        out = []
+        """Every workload's report, sorted by namespace, kind, name (the GC is paused while they are built).
+        O(W log W) plus the dirty reports' building; namespace by namespace, without a look-up per workload."""
+        out: list[SpreadReport] = []
         with paused_gc():
-            for key in self.workload_keys():
-                report = self.report_for(key)
-                if report is not None:
+            if self.shadow is not None:  # each report carries its comparison: report_for adds it
+                for key in self.workload_keys():
+                    report = self.report_for(key)
+                    if report is not None:
+                        out.append(report)
+                return out
+            build = self._build
+            for name in sorted(self._ns):
+                workloads = self._ns[name].workloads
+                for key in sorted(workloads):  # the keys of one namespace: (namespace, kind, name) order
+                    w = workloads[key]
+                    report = w.report
+                    if report is None:
+                        report = w.report = build(w)
                     out.append(report)
         return out
 

@@ -25,34 +25,36 @@ from spreadwatch.scoring import (
     skip_reason,
 )
 from spreadwatch.scoring.topology import plan_spread
-from spreadwatch.selectors import POSITIVE_OPERATORS, Selector
+from spreadwatch.selectors import POSITIVE_OPERATORS, Requirement, Selector
 
 __all__ = ["WorkloadTracking", "anchors"]
 
 
+def _anchor_of(sel: Selector) -> tuple[tuple[str, str], ...] | None:
+    """The (key, value) pairs of the selector's first positive requirement with the fewest values (None:
+    it has none). O(requirements)."""
+    best: Requirement | None = None
+    for req in sel.requirements:
+        if req.op in POSITIVE_OPERATORS and (best is None or len(req.values) < len(best.values)):
+            best = req
+    return None if best is None else tuple([(best.key, v) for v in best.values])
+
 
 def anchors(selector: SpreadSelector | None) -> tuple[tuple[str, str], ...] | None:
-    """Index keys for a selector: any label set it matches has one of them. None: cannot be anchored."""
+    """Index keys for a selector: any label set it matches has one of them. None: cannot be anchored.
+    O(requirements)."""
     if selector is None or selector.empty:
         return ()
-
-    def best(sel: Selector) -> tuple[tuple[str, str], ...] | None:
-        options = [r for r in sel.requirements if r.op in POSITIVE_OPERATORS]
-        if not options:
-            return None
-        req = min(options, key=lambda r: len(r.values))
-        return tuple((req.key, v) for v in req.values)
-
     if selector.mode is SelectorMode.ANY_OF:
         keys: list[tuple[str, str]] = []
         for sel in selector.selectors:
-            found = best(sel)
+            found = _anchor_of(sel)
             if found is None:
                 return None
             keys.extend(found)
         return tuple(keys)
     for sel in selector.selectors:
-        found = best(sel)
+        found = _anchor_of(sel)
         if found is not None:
             return found
     return None
@@ -145,11 +147,13 @@ class WorkloadTracking(PodCounting):
         """The index as a ``ClusterLookup`` for a pod with ``labels``: only the Services indexed under one of
         its labels, in the namespace's order (the others cannot select it). O(labels + those Services)."""
         by_label = ns.services_by_label
-        found: set[str] = set(by_label.get(_SELECTS_ALL, ()))
-        for item in labels.items():
-            names = by_label.get(item)
-            if names:
-                found |= names
+        hits = [names for names in map(by_label.get, labels.items()) if names]
+        everything = by_label.get(_SELECTS_ALL)
+        if everything:
+            hits.append(everything)
+        if len(hits) == 1 and len(hits[0]) == 1:  # the usual case: one Service, found under one label
+            return _PodLookup(self, [ns.services[name] for name in hits[0]])
+        found: set[str] = set().union(*hits)
         order = ns.service_order
         return _PodLookup(self, [ns.services[n] for n in sorted(found, key=order.__getitem__)])
 
@@ -290,9 +294,10 @@ class WorkloadTracking(PodCounting):
         key = w.ctrl.key
         old_selector, old_counting = w.selector, w.counting
         self._prepare(w)
-        if force or w.selector != old_selector or w.counting != old_counting:
+        counting = w.counting
+        if force or w.selector != old_selector or counting != old_counting:
             self._unindex(ns, key, w)
-            w.anchors = anchors(w.selector) if w.counting else ()
+            w.anchors = anchors(w.selector) if counting else ()
             if w.anchors is None:
                 ns.unanchored.add(key)
             else:

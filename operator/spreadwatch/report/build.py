@@ -10,7 +10,8 @@ from __future__ import annotations
 import heapq
 from collections.abc import Container, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import NamedTuple
+from itertools import filterfalse, islice
+from typing import Final, NamedTuple
 
 from spreadwatch.report.spread_report import NodeEntry, SpreadReport, ZoneEntry
 from spreadwatch.report.verdict import Health, HealthThresholds, SpreadFacts, judge
@@ -32,6 +33,9 @@ __all__ = [
 DEFAULT_TOP_N = 3
 DEFAULT_MAX_NODES = 500
 
+_NODE_WEIGHT: Final = 1.0 - ZONE_WEIGHTING
+_new_tuple = tuple.__new__  # a NamedTuple from a tuple in C: NodeEntry(*fields) runs a Python __new__
+
 
 @dataclass(frozen=True, slots=True)
 class ReportOptions:
@@ -47,7 +51,9 @@ class CandidateLayout:
     """Candidate nodes by zone (None: no zone), each list sorted by name; excluded reason → count.
 
     The derived fields are computed once (a layout is shared by every workload with the same scheduling
-    constraints), so building a report does not redo them: O(zones + reasons) at construction.
+    constraints), so building a report does not redo them: O(zones + reasons) at construction. The memos are
+    caches :func:`build_report` fills (the zone-level part of a report per zone counts: most reports on one
+    layout share it); the node lists and every other field are never mutated, so another thread may read them.
     """
 
     by_zone: Mapping[ZoneKey | None, Sequence[str]]
@@ -56,6 +62,15 @@ class CandidateLayout:
     sizes: Mapping[ZoneKey | None, int] = field(init=False, repr=False, compare=False)  # candidates per zone
     zones: tuple[ZoneKey, ...] = field(init=False, repr=False, compare=False)  # the zones (not None), in order
     excluded_sorted: Mapping[str, int] = field(init=False, repr=False, compare=False)  # by reason; never mutated
+    #: memo of build_report (its only mutable part, a cache): the zone-level part of a report per zone counts
+    zone_memo: dict[tuple[object, ...], _ZoneLevel] = field(default_factory=dict, init=False, repr=False, compare=False)
+    #: memo of build_report: the empty nodes' pool entries per (zone, score) pairs and top_n, shared by the
+    #: zone-level entries with the same scores (a few hundred bytes each)
+    pool_memo: dict[tuple[object, ...], tuple[_ZoneScores, _Pool]] = field(
+        default_factory=dict, init=False, repr=False, compare=False
+    )
+    #: memo of :meth:`heads`, per ``top_n``
+    head_memo: dict[int, frozenset[str]] = field(default_factory=dict, init=False, repr=False, compare=False)
 
     def __post_init__(self) -> None:
         sizes = {z: len(names) for z, names in self.by_zone.items()}
@@ -63,6 +78,68 @@ class CandidateLayout:
         object.__setattr__(self, "total", sum(sizes.values()))
         object.__setattr__(self, "zones", tuple(z for z in self.by_zone if z is not None))
         object.__setattr__(self, "excluded_sorted", dict(sorted(self.excluded.items())))
+
+    def heads(self, top_n: int) -> frozenset[str]:
+        """The first ``top_n`` candidate names of every zone. O(zones × top_n) once, then O(1)."""
+        found = self.head_memo.get(top_n)
+        if found is None:
+            found = self.head_memo[top_n] = frozenset(n for names in self.by_zone.values() for n in names[:top_n])
+        return found
+
+
+_ZoneScores = tuple[tuple[ZoneKey | None, int], ...]  # (zone, score of its empty nodes), in the layout's order
+_Pool = tuple[tuple[int, str, int, NodeEntry], ...]  # (-score, node, pods, its entry in the report)
+
+
+class _ZoneLevel(NamedTuple):
+    """What a report's zone counts decide on one layout (shared by every report with the same counts)."""
+
+    zone_part: dict[ZoneKey, float]  # the zone part of the score (weighted)
+    scores: _ZoneScores
+    zones: tuple[ZoneEntry, ...]  # the report's zones, sorted
+    empties: _Pool  # each zone's first top_n nodes
+    zone_skew: int  # max - min pods over the zones (0 without zones)
+    busiest_zone: str  # the name of the first zone with the most pods ("" without zones)
+
+
+_MEMO_LIMIT: Final = 4096  # entries of each memo of a layout before it is cleared (≤ ~3 MiB)
+
+
+def _zone_level(
+    layout: CandidateLayout, zone_counts: Mapping[ZoneKey | None, int], top: float, skipped: bool, top_n: int
+) -> _ZoneLevel:
+    """The zone part of the score (SpreadSummary.breakdown's operations in its order), the score of each
+    zone's empty nodes (their node part is exactly ``top``), the zone entries and each zone's first ``top_n``
+    nodes as pool entries. O(zones × top_n)."""
+    max_zone = max(zone_counts.values(), default=0)
+    fzone = float(max_zone)
+    zone_part: dict[ZoneKey, float] = {}
+    scores: list[tuple[ZoneKey | None, int]] = []
+    rows: list[tuple[ZoneKey, int, int, int, int]] = []
+    sizes = layout.sizes
+    for z in layout.by_zone:
+        if z is None:
+            s = 0 if skipped else int(top)
+        else:
+            c = zone_counts[z]
+            zone_score = top if max_zone == 0 else top * (float(max_zone - c) / fzone)
+            part = zone_part[z] = ZONE_WEIGHTING * zone_score
+            s = 0 if skipped else int(top * _NODE_WEIGHT + part)
+            rows.append((z, c, sizes[z], 0 if skipped else int(zone_score), s))
+        scores.append((z, s))
+    rows.sort()
+    zones = tuple([_new_tuple(ZoneEntry, (z[1], z[0], c, n, zs, s)) for z, c, n, zs, s in rows])
+    pool_key = (*scores, top_n)
+    shared = layout.pool_memo.get(pool_key)
+    if shared is None:
+        if len(layout.pool_memo) >= _MEMO_LIMIT:
+            layout.pool_memo.clear()
+        by_zone = layout.by_zone
+        empties = tuple([(-s, n, 0, node_entry(n, z, 0, s)) for z, s in scores for n in by_zone[z][:top_n]])
+        shared = layout.pool_memo[pool_key] = (tuple(scores), empties)
+    zone_skew = (max_zone - min(zone_counts.values())) if zone_counts else 0
+    busiest = next((z[1] for z, c in zone_counts.items() if c == max_zone and z is not None), "")
+    return _ZoneLevel(zone_part, shared[0], zones, shared[1], zone_skew, busiest)
 
 
 def empty_names(names: Iterable[str], busy: Mapping[str, object], limit: int | None) -> list[str]:
@@ -78,18 +155,14 @@ def empty_names(names: Iterable[str], busy: Mapping[str, object], limit: int | N
 
 def node_entry(name: str, zone: ZoneKey | None, pods: int, score: int) -> NodeEntry:
     """A listed node; a zoneless one has empty zone and region. O(1)."""
-    return NodeEntry(name, zone[1], zone[0], pods, score) if zone is not None else NodeEntry(name, "", "", pods, score)
+    return _new_tuple(
+        NodeEntry, (name, zone[1], zone[0], pods, score) if zone is not None else (name, "", "", pods, score)
+    )
 
 
-def _by_pods(entry: tuple[int, str, int, ZoneKey | None]) -> tuple[int, str]:
-    """Sort key of a (-score, node, pods, zone) entry: most pods first, then by name."""
+def _by_pods(entry: tuple[int, str, int, NodeEntry]) -> tuple[int, str]:
+    """Sort key of a (-score, node, pods, entry) pool tuple: most pods first, then by name."""
     return (-entry[2], entry[1])
-
-
-def _zone_score(max_score: int, max_zone: int, count: int) -> float:
-    """The zone component before weighting (``SpreadSummary.zone_score``'s arithmetic). O(1)."""
-    top = float(max_score)
-    return top if max_zone == 0 else top * (float(max_zone - count) / float(max_zone))
 
 
 def error_report(workload: WorkloadRef, profile: str, replicas: int, reason: str) -> SpreadReport:
@@ -141,71 +214,74 @@ def build_report(inp: ReportInput, skip_reason: str, candidates: Container[str] 
     ``counts`` maps nodes with matching pods to their count (entries of 0 are ignored; with ``candidates``
     given, so are nodes not in it); ``node_zone`` gives at least those nodes' zones. A non-empty
     ``skip_reason`` makes every score 0 (health Skipped). The scores are
-    :meth:`~spreadwatch.scoring.SpreadSummary.score`'s, computed once per distinct (count, zone) from the
-    node and zone parts (the same float operations in the same order). O(busy nodes + zones × top_n).
+    :meth:`~spreadwatch.scoring.SpreadSummary.score`'s, computed from the node and zone parts (the same float
+    operations in the same order; a node without matching pods has the node part ``max_score`` exactly, as
+    ``max_node / max_node`` is 1.0). O(busy nodes + zones × top_n), in as few Python steps as that allows
+    (one pass over the zones, comprehensions over the busy nodes, NamedTuples made in C): this runs once per
+    workload, 10,000 times for a cold start at 150,000 pods.
     """
     workload, profile, selector, replicas, layout, counts, node_zone, options = inp
     skipped = bool(skip_reason)
-    by_zone = layout.by_zone
-    sizes = layout.sizes
-    zone_counts: dict[ZoneKey, int] = dict.fromkeys(layout.zones, 0)
-    busy: dict[str, int] = {}
-    for name, count in counts.items():
-        if count > 0 and (candidates is None or name in candidates):
-            busy[name] = count
+    if candidates is None:
+        busy = {n: c for n, c in counts.items() if c > 0}
+    else:
+        busy = {n: c for n, c in counts.items() if c > 0 and n in candidates}
+    pods_on = list(busy.values())
+    node_zones = list(map(node_zone.__getitem__, busy))
+    zone_counts: dict[ZoneKey | None, int] = dict.fromkeys(layout.zones, 0)
+    zone_counts[None] = 0  # zoneless busy nodes add here; dropped below
     busy_per_group: dict[ZoneKey | None, int] = {}
-    rows: list[tuple[str, int, ZoneKey | None]] = []
-    for name, count in busy.items():
-        zone = node_zone[name]
-        rows.append((name, count, zone))
-        if zone is not None:
-            zone_counts[zone] += count
+    for zone, count in zip(node_zones, pods_on, strict=True):
+        zone_counts[zone] += count
         busy_per_group[zone] = busy_per_group.get(zone, 0) + 1
-    max_node = max(busy.values(), default=0)
-    max_zone = max(zone_counts.values(), default=0)
-    top_score = profile.max_score
-    top = float(top_score)
-    # score = int(node part(count) + zone part(zone)), SpreadSummary.breakdown's operations in its order
-    zone_part: dict[ZoneKey, float] = (
-        {} if skipped else {z: ZONE_WEIGHTING * _zone_score(top_score, max_zone, c) for z, c in zone_counts.items()}
-    )
-    node_weight = 1.0 - ZONE_WEIGHTING
-
-    def score(count: int, zone: ZoneKey | None) -> int:
-        if skipped:
-            return 0
-        f_score = top if max_node == 0 else top * (float(max_node - count) / float(max_node))
-        return int(f_score * node_weight + zone_part[zone]) if zone is not None else int(f_score)
-
-    # entries (-score, node, pods, zone) sort by score descending, then name, without a key function;
-    # busy nodes have count > 0, so max_node > 0 (the zone part exists whenever a node has a zone)
-    fmax = float(max_node)
-    scored = (
-        [(0, n, c, z) for n, c, z in rows]
-        if skipped
-        else [
-            (
-                -int(top * (float(max_node - c) / fmax) * node_weight + zone_part[z])
-                if z is not None
-                else -int(top * (float(max_node - c) / fmax)),
-                n,
-                c,
-                z,
-            )
-            for n, c, z in rows
-        ]
-    )
+    del zone_counts[None]
+    max_node = max(pods_on, default=0)
+    top = float(profile.max_score)
     top_n = options.top_n
-    empty_score: dict[ZoneKey | None, int] = {}
+    head_n = max(top_n, 0)  # empty nodes listed per zone
+    sizes = layout.sizes
+    memo = layout.zone_memo
+    memo_key = (top, skipped, head_n, *zone_counts.values())
+    level = memo.get(memo_key)
+    if level is None:
+        if len(memo) >= _MEMO_LIMIT:
+            memo.clear()
+        level = memo[memo_key] = _zone_level(layout, zone_counts, top, skipped, head_n)
+    zone_part, zone_scores, zones, empties, zone_skew, busiest_zone = level
     empty_total: dict[int, int] = {}  # score -> empty candidate nodes scoring it
-    best_empty: list[tuple[int, str, int, ZoneKey | None]] = []
-    for z, names in by_zone.items():
-        s = empty_score[z] = score(0, z)
+    every_zone_left = True
+    for z, s in zone_scores:
         left = sizes[z] - busy_per_group.get(z, 0)
         if left > 0:
             empty_total[s] = empty_total.get(s, 0) + left
-            best_empty.extend((-s, n, 0, z) for n in empty_names(names, busy, top_n))
-    pool = scored + best_empty
+        else:
+            every_zone_left = False
+    # the pool: (-score, node, pods, entry) tuples, sorting best first, then by name; each zone's first
+    # top_n empty nodes (the memo's when no busy node is among them), then the busy nodes
+    pool: list[tuple[int, str, int, NodeEntry]]
+    if every_zone_left and busy.keys().isdisjoint(layout.heads(head_n)):
+        pool = list(empties)
+    else:
+        pool = []
+        unlisted = busy.__contains__
+        for z, s in zone_scores:
+            if sizes[z] - busy_per_group.get(z, 0) > 0:
+                names = islice(filterfalse(unlisted, layout.by_zone[z]), head_n)
+                pool.extend([(-s, n, 0, node_entry(n, z, 0, s)) for n in names])
+    # busy nodes have count > 0, so max_node > 0 (the zone part exists whenever a node has a zone)
+    fmax = float(max_node)
+    scored = [
+        (-s, n, c, _new_tuple(NodeEntry, (n, z[1], z[0], c, s) if z is not None else (n, "", "", c, s)))
+        for n, c, z in zip(busy, pods_on, node_zones, strict=True)
+        for s in (
+            0
+            if skipped
+            else int(top * (float(max_node - c) / fmax) * _NODE_WEIGHT + zone_part[z])
+            if z is not None
+            else int(top * (float(max_node - c) / fmax)),
+        )
+    ]
+    pool.extend(scored)
     pool.sort()
     omitted = max(0, len(scored) - options.max_nodes)
     if omitted:
@@ -213,42 +289,30 @@ def build_report(inp: ReportInput, skip_reason: str, candidates: Container[str] 
         listed = {e[1]: e for e in kept}
         for entry in pool[:top_n]:
             listed.setdefault(entry[1], entry)
-        entries = sorted(listed.values())
+        nodes = tuple([e[3] for e in sorted(listed.values())])
     else:  # every busy node is listed: the busy ones plus the best empty ones, in pool order
-        entries = [e for i, e in enumerate(pool) if e[2] > 0 or i < top_n]
-    nodes = tuple(node_entry(n, z, c, -s) for s, n, c, z in entries)
-    present = {-e[0] for e in scored}
-    present.update(empty_total)
-    best = max(present, default=0)
-    worst = min(present, default=0)
-    best_nodes = tuple(sorted(e[1] for e in pool if e[0] == -best)[:top_n])
-    best_total = sum(1 for e in scored if e[0] == -best) + empty_total.get(best, 0)
-    zones = tuple(
-        ZoneEntry(
-            z[1],
-            z[0],
-            zone_counts[z],
-            sizes[z],
-            0 if skipped else int(_zone_score(top_score, max_zone, zone_counts[z])),
-            empty_score[z],
-        )
-        for z in sorted(zone_counts)
-    )
-    node_skew = max_node - (0 if empty_total or not busy else min(busy.values()))
-    zone_skew = (max_zone - min(zone_counts.values())) if zone_counts else 0
-    pods = sum(busy.values())
+        nodes = tuple([e[3] for i, e in enumerate(pool) if e[2] > 0 or i < top_n])
+    if pool and top_n > 0:  # the pool holds a node of every score present: every busy one, empty ones per zone
+        best, worst = -pool[0][0], -pool[-1][0]
+    else:
+        present = {-e[0] for e in scored}
+        present.update(empty_total)
+        best, worst = max(present, default=0), min(present, default=0)
+    best_nodes = tuple([e[1] for e in pool[:top_n] if e[0] == -best])  # the best come first, by name
+    best_total = [e[0] for e in scored].count(-best) + empty_total.get(best, 0)
+    node_skew = max_node - (0 if empty_total or not busy else min(pods_on))
+    pods = sum(pods_on)
     if skipped:
         health, reasons = Health.SKIPPED, [skip_reason]
     else:
-        busiest_zone = max(zone_counts, key=zone_counts.__getitem__, default=None)
         facts = SpreadFacts(
             pods,
             layout.total,
             len(busy),
-            max((n for n, c in busy.items() if c == max_node), default=""),
+            next(n for n, c in busy.items() if c == max_node) if busy else "",
             len(busy_per_group) if zone_counts else 0,
-            busiest_zone[1] if busiest_zone else "",
-            len(by_zone) if zone_counts else 0,
+            busiest_zone,
+            len(layout.by_zone) if zone_counts else 0,
             node_skew,
             zone_skew,
         )
@@ -266,7 +330,7 @@ def build_report(inp: ReportInput, skip_reason: str, candidates: Container[str] 
         nodes,
         omitted,
         zones,
-        empty_score[None] if None in empty_score else score(0, None),
+        0 if skipped else int(top),
         best,
         worst,
         best_nodes,

@@ -20,6 +20,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from enum import StrEnum
+from typing import NamedTuple
 
 __all__ = ["Health", "HealthThresholds", "SpreadFacts", "judge"]
 
@@ -41,9 +42,8 @@ class HealthThresholds:
     min_replicas: int = 2
 
 
-@dataclass(frozen=True, slots=True)
-class SpreadFacts:
-    """What the verdict looks at."""
+class SpreadFacts(NamedTuple):
+    """What the verdict looks at (a tuple: built once per report, 10,000 times in a cold start)."""
 
     pods: int
     candidate_nodes: int

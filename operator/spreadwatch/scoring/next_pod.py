@@ -16,7 +16,7 @@ in the namespace) for a Deployment, O(1) otherwise.
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 
 from spreadwatch.model import Controller, OwnerRef, Pod, WorkloadKey, intern_labels
@@ -78,7 +78,7 @@ def representative_pod(workload: Controller, replicasets: Iterable[Controller] =
     For a Deployment without a ReplicaSet the returned ReplicaSet is a stand-in (not in the cluster) that
     the caller should make findable by name so the ownerReference resolves.
     """
-    labels = dict(workload.template_labels)
+    labels: Mapping[str, str] = workload.template_labels  # copied only where labels are added (StatefulSet)
     rs: Controller | None = None
     if workload.kind == "Deployment":
         rs = newest_replicaset(workload, replicasets)
@@ -98,14 +98,16 @@ def representative_pod(workload: Controller, replicasets: Iterable[Controller] =
                 controller=OwnerRef("apps/v1", "Deployment", workload.name, workload.uid),
             )
         else:
-            labels = dict(rs.template_labels)
+            labels = rs.template_labels
         owner = OwnerRef("apps/v1", "ReplicaSet", rs.name, rs.uid)
         template = rs.template
     else:
         if workload.kind == "StatefulSet":
+            stamped = dict(labels)
             if workload.update_revision:
-                labels["controller-revision-hash"] = workload.update_revision
-            labels["statefulset.kubernetes.io/pod-name"] = f"{workload.name}-{workload.replicas}"
+                stamped["controller-revision-hash"] = workload.update_revision
+            stamped["statefulset.kubernetes.io/pod-name"] = f"{workload.name}-{workload.replicas}"
+            labels = stamped
         owner = OwnerRef(_API_VERSIONS[workload.kind], workload.kind, workload.name, workload.uid)
         template = workload.template
     pod = Pod(
