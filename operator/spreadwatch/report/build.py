@@ -271,15 +271,19 @@ def build_report(inp: ReportInput, skip_reason: str, candidates: Container[str] 
     # busy nodes have count > 0, so max_node > 0 (the zone part exists whenever a node has a zone)
     fmax = float(max_node)
     scored = [
-        (-s, n, c, _new_tuple(NodeEntry, (n, z[1], z[0], c, s) if z is not None else (n, "", "", c, s)))
-        for n, c, z in zip(busy, pods_on, node_zones, strict=True)
-        for s in (
-            0
-            if skipped
-            else int(top * (float(max_node - c) / fmax) * _NODE_WEIGHT + zone_part[z])
-            if z is not None
-            else int(top * (float(max_node - c) / fmax)),
+        (
+            -(
+                s := 0
+                if skipped
+                else int(top * (float(max_node - c) / fmax) * _NODE_WEIGHT + zone_part[z])
+                if z is not None
+                else int(top * (float(max_node - c) / fmax))
+            ),
+            n,
+            c,
+            _new_tuple(NodeEntry, (n, z[1], z[0], c, s) if z is not None else (n, "", "", c, s)),
         )
+        for n, c, z in zip(busy, pods_on, node_zones, strict=True)
     ]
     pool.extend(scored)
     pool.sort()

@@ -126,10 +126,10 @@ def _empty_candidates(
             empty_total[score] = empty_total.get(score, 0) + empty
             if score != zone_score:  # every empty node of the group is listed
                 free = [n for n in names_of[g] if n not in busy]
-                exceptions.extend((-score, n, zn, rg) for n in free)
+                exceptions.extend([(-score, n, zn, rg) for n in free])
             else:
                 free = _first_empty(names_of[g], busy, top_n)
-            best_empty.extend((-score, n, zn, rg) for n in free[:top_n])
+            best_empty.extend([(-score, n, zn, rg) for n in free[:top_n]])
     return empty_score, empty_total, exceptions, best_empty
 
 
@@ -171,7 +171,7 @@ def build_topology_report(inp: ReportInput, groups: CandidateGroups, scores: Gro
             entries = sorted({*entries, *exceptions})
     get_pods = busy.get
     nodes: tuple[NodeEntry, ...] = tuple(
-        _new_tuple(NodeEntry, (n, zn, rg, get_pods(n, 0), -s)) for s, n, zn, rg in entries
+        [_new_tuple(NodeEntry, (n, zn, rg, get_pods(n, 0), -s)) for s, n, zn, rg in entries]
     )
     negated = [e[0] for e in scored]
     present = {-s for s in negated}
@@ -182,11 +182,13 @@ def build_topology_report(inp: ReportInput, groups: CandidateGroups, scores: Gro
     zone_domain = scores.domains[groups.zone_index] if groups.zone_index is not None else {}
     by_zone = layout.by_zone
     zones: tuple[ZoneEntry, ...] = tuple(
-        _new_tuple(
-            ZoneEntry,
-            (z[1], z[0], zone_counts[z], len(by_zone[z]), zone_domain.get(z[1], 0), empty_score.get(z, 0)),
-        )
-        for z in sorted(zone_counts)
+        [
+            _new_tuple(
+                ZoneEntry,
+                (z[1], z[0], zone_counts[z], len(by_zone[z]), zone_domain.get(z[1], 0), empty_score.get(z, 0)),
+            )
+            for z in sorted(zone_counts)
+        ]
     )
     if None in empty_score:
         zoneless = empty_score[None]
@@ -209,7 +211,7 @@ def build_topology_report(inp: ReportInput, groups: CandidateGroups, scores: Gro
         empty_node_score=zoneless,
         best_score=best,
         worst_score=min(present, default=0),
-        best_nodes=tuple(e[1] for e in top if e[0] == -best),
+        best_nodes=tuple([e[1] for e in top if e[0] == -best]),
         best_node_count=negated.count(-best) + empty_total.get(best, 0),
         node_skew=facts.node_skew,
         zone_skew=facts.zone_skew,
