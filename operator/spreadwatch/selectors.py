@@ -231,7 +231,7 @@ class Selector:
         return Selector(tuple(sorted((*self.requirements, *requirements), key=_BY_KEY)))
 
     def __str__(self) -> str:
-        return ",".join(str(r) for r in self.requirements)
+        return ",".join(map(str, self.requirements))
 
     def to_label_selector(self) -> dict[str, Any]:
         """Structured ``metav1.LabelSelector`` form (equality terms as matchLabels)."""
@@ -264,11 +264,18 @@ EVERYTHING = Selector()
 NOTHING = Selector(nothing=True)
 
 
-def selector_from_set(labels: Mapping[str, str]) -> Selector:
-    """``labels.Set(labels).AsSelectorPreValidated()``: one equality requirement per key, unvalidated."""
-    if not labels:
+def selector_from_set(labels: Mapping[str, str], extra: tuple[Requirement, ...] = ()) -> Selector:
+    """``labels.Set(labels).AsSelectorPreValidated()``: one equality requirement per key, unvalidated; with
+    ``extra``, that selector's ``.Add(extra...)`` built at once (a stable sort by key of the set's requirements,
+    already in key order, then ``extra``: what ``Add`` gives). O((labels + extra) log(labels + extra))."""
+    if not labels and not extra:
         return EVERYTHING
-    return Selector(tuple([Requirement(k, Operator.EQUALS, (v,)) for k, v in sorted(labels.items())]))
+    equals = Operator.EQUALS
+    requirements = [Requirement(k, equals, (v,)) for k, v in sorted(labels.items())]
+    if extra:
+        requirements.extend(extra)
+        requirements.sort(key=_BY_KEY)
+    return Selector(tuple(requirements))
 
 
 _LABEL_SELECTOR_OPS = {

@@ -62,6 +62,8 @@ class SpreadSelector:
     def __str__(self) -> str:
         if self.mode is SelectorMode.ANY_OF:
             return " OR ".join(f"({s})" for s in self.selectors)
+        if len(self.selectors) == 1:  # the usual case: that selector's text ("" when it is empty)
+            return str(self.selectors[0])
         return ",".join(text for text in map(str, self.selectors) if text)
 
 
@@ -97,23 +99,23 @@ def _merge(into: dict[str, str], extra: Mapping[str, str] | None) -> None:
 
 
 def _owner_merged(pod: Pod, lookup: ClusterLookup) -> Selector:
+    """The Services' merged set, the RC's map merged in or the RS/StatefulSet's requirements added: one
+    selector built (``selector_from_set`` then ``.Add``, at once). O(services + requirements)."""
     label_set: dict[str, str] = {}
     for svc in matching_services(pod, lookup):
         _merge(label_set, svc.selector)
-    selector = selector_from_set(label_set)
     owner = pod.controller
     if owner is None:
-        return selector
+        return selector_from_set(label_set)
     if owner.api_version == "v1" and owner.kind == "ReplicationController":
         rc = lookup.controller(WorkloadKey(pod.namespace, "ReplicationController", owner.name))
         if rc is not None:
             _merge(label_set, rc.selector_map)
-            selector = selector_from_set(label_set)
     elif owner.api_version == "apps/v1" and owner.kind in ("ReplicaSet", "StatefulSet"):
         ctrl = lookup.controller(WorkloadKey(pod.namespace, owner.kind, owner.name))
         if ctrl is not None and ctrl.selector_error is None and not ctrl.selector.nothing:
-            selector = selector.add(*ctrl.selector.requirements)
-    return selector
+            return selector_from_set(label_set, ctrl.selector.requirements)
+    return selector_from_set(label_set)
 
 
 def _label_merged(pod: Pod, lookup: ClusterLookup) -> Selector:
