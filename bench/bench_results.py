@@ -14,6 +14,7 @@ from typing import Any
 __all__ = [
     "AnalyzePhases",
     "AnalyzeResult",
+    "BaselineEvents",
     "ColdResult",
     "CpuWall",
     "DecodeResult",
@@ -147,6 +148,18 @@ class IncrementalResult:
     runs_events_per_s: list[float]
     by_type: dict[str, TypeStats]
     gc_frozen: FrozenGcStream | None = None
+
+
+@dataclass(frozen=True)
+class BaselineEvents:
+    """The same pod event stream on an older commit's code, in the same run (bench/baseline_events.py)."""
+
+    commit: str
+    events: int
+    p99_us: float  # median of the replays' p99, wall clock
+    events_per_s: float  # median, wall clock
+    runs_p99_us: list[float]
+    runs_events_per_s: list[float]
 
 
 @dataclass(frozen=True)
@@ -359,6 +372,7 @@ class ScaleResult:
     analyze_phases: AnalyzePhases | None = None
     metrics: MetricsResult | None = None
     comparison: ProfileComparison | None = None  # v1.28 and v1.29 side by side
+    baseline: BaselineEvents | None = None  # issue 13's "no regression": the older code's event stream, same run
 
     @property
     def pods(self) -> int:

@@ -12,6 +12,7 @@ on one synthetic cluster (bench/synth.py), the measuring modules return typed re
 * measure_memory.py: index memory, in a fresh interpreter;
 * measure_events.py: incremental pod events (p50/p99, events/s);
 * measure_baselines.py: the naive seed algorithm and the real kube-scheduler v1.28 plugin (tests/oracle);
+* baseline_events.py: issue 13's no-regression baseline, the older code's event stream in the same run;
 * decode_bench.py and measure_analyze.py: typed decoding per dump format (issue 13), ``analyze -o json`` vs
   ``json.load``, its peak RSS, the operator's initial list;
 * measure_metrics.py: series per ``--node-metrics`` mode and the scrape cost;
@@ -43,6 +44,7 @@ import bench_env  # noqa: E402
 import decode_bench  # noqa: E402
 import naive  # noqa: E402
 import synth  # noqa: E402
+from baseline_events import BASELINE_COMMIT, measure_baseline  # noqa: E402
 from bench_results import (  # noqa: E402
     Hotspots,
     MetricsResult,
@@ -95,6 +97,7 @@ class Config:
     quick: bool = False
     metrics: bool = True
     exact_sample: int = 30  # v1.29 workloads checked against score_pod per scale
+    baseline: str | None = BASELINE_COMMIT  # issue 13's no-regression: this commit's event stream, largest scale
 
 
 @dataclasses.dataclass
@@ -178,13 +181,17 @@ def bench_scale(cfg: Config, scale: float, workdir: Path, binary: str | None) ->
     log(f"scale {scale}: {cfg.events} pod events x{cfg.repeats}")
     stream = make_event_stream(snapshot, cfg.events)
     incremental = measure_incremental(snapshot, profile, stream, cfg.repeats)
+    baseline = None
+    if cfg.baseline is not None and scale == max(cfg.scales):
+        log(f"scale {scale}: the same pod events on {cfg.baseline[:12]} (issue 13's baseline) x{cfg.repeats}")
+        baseline = measure_baseline(cfg.baseline, objects, cfg.events, cfg.repeats, cfg.profile, workdir)
     s = ScaleInputs(scale, objects, snapshot, stream)
     del objects  # from here on s.objects holds them, until the dump figures drop them
     naive_result, oracle, oracle_error = _baselines(cfg, s, binary)
     res = ScaleResult(
         scale=scale, objects=kinds, workloads=naive_result.workloads,
         cold=cold, node_event=node_event, incremental=incremental, naive=naive_result, parse=parse,
-        generate_s=generate_s, memory=memory, oracle=oracle, oracle_error=oracle_error,
+        generate_s=generate_s, memory=memory, oracle=oracle, oracle_error=oracle_error, baseline=baseline,
     )  # fmt: skip
     if cfg.analyze:
         _dump_figures(cfg, s, res, workdir)
@@ -247,6 +254,11 @@ def _parser() -> argparse.ArgumentParser:
     p.add_argument("--naive-sample", type=int, default=100)
     p.add_argument("--oracle-sample", type=int, default=None, help="run the Go plugin on this many workloads only")
     p.add_argument("--no-oracle", action="store_true")
+    p.add_argument(
+        "--baseline", default=None, metavar="COMMIT",
+        help=f"replay the pod events on this commit's code too, at the largest scale (default {BASELINE_COMMIT[:7]}; "
+        "'none' to skip; --quick skips unless given)",
+    )  # fmt: skip
     default_out = DOC.relative_to(bench_env.ROOT)
     p.add_argument(
         "--out", default=None, help=f"markdown file to write (default {default_out}; --quick writes none unless given)"
@@ -273,7 +285,15 @@ def _config(args: argparse.Namespace) -> Config:
         oracle_sample=args.oracle_sample,
         quick=args.quick,
         exact_sample=8 if args.quick else 30,
+        baseline=_baseline(args.baseline, args.quick),
     )
+
+
+def _baseline(given: str | None, quick: bool) -> str | None:
+    """The commit whose event stream is replayed too (None: none)."""
+    if given is None:
+        return None if quick else BASELINE_COMMIT
+    return None if given == "none" else given
 
 
 def _write_metrics_only(cfg: Config, info: RunInfo, metrics: list[MetricsResult], out: Path | None) -> None:
