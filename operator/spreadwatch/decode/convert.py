@@ -1,7 +1,9 @@
 """Decoded objects (:mod:`~spreadwatch.decode.shapes`) into records: :class:`Converter`.
 
 What repeats across the objects of one document or listing (label maps, controller references, pod
-templates) is cached by its raw bytes: O(1) per repeated sub-object, O(kept fields) per object otherwise.
+templates) is cached by its raw bytes: O(1) per repeated sub-object, O(kept fields) per object otherwise; a
+workload's ``matchLabels`` are looked up by their bytes in the same label cache, and its validated
+requirements are shared (:func:`~spreadwatch.selectors.from_match_labels`).
 Objects are converted in bulk (:meth:`Converter.convert`, one loop over a page or a chunk of a List): pods,
 nearly all of a cluster's objects, inline, remembering the previous pod's raw sub-objects (the pods of one
 ReplicaSet come one after the other in a listing: a repeat costs one byte comparison, no cache look-up).
