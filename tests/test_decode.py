@@ -245,6 +245,22 @@ _BAD_FIELDS = [
     pytest.param(_deployment, "metadata.annotations", {"deployment.kubernetes.io/revision": "x"}, id="revision nan"),
     pytest.param(_deployment, "spec.selector", {"matchLabels": {"app": 1}}, id="invalid selector: error report"),
     pytest.param(_deployment, "spec.selector", None, id="selector null"),
+    pytest.param(_deployment, "spec.selector", {}, id="selector empty: everything"),
+    pytest.param(_deployment, "spec.selector", {"matchLabels": None}, id="selector matchLabels null"),
+    pytest.param(_deployment, "spec.selector", {"matchLabels": {}}, id="selector matchLabels empty"),
+    pytest.param(_deployment, "spec.selector", {"matchLabels": ["x"]}, id="selector matchLabels a list"),
+    pytest.param(_deployment, "spec.selector", {"matchExpressions": []}, id="selector expressions empty"),
+    pytest.param(_deployment, "spec.selector", "app=web", id="selector a string"),
+    pytest.param(_deployment, "spec.selector", {"matchLabels": {"b": "1", "a": "2"}}, id="selector two labels"),
+    pytest.param(
+        _deployment, "spec.selector", {"matchLabels": {"b": ":", "a/b/c": "x"}}, id="selector two invalid labels"
+    ),
+    pytest.param(
+        _deployment,
+        "spec.selector",
+        {"matchLabels": {"app": "web"}, "matchExpressions": [{"key": "t", "operator": "NotIn", "values": ["x"]}]},
+        id="selector labels and expressions",
+    ),
     pytest.param(_deployment, "spec.template", "x", id="template a string"),
     pytest.param(_deployment, "spec.template.metadata.labels", {"a": []}, id="template label a list"),
     pytest.param(_deployment, "spec.template.spec.tolerations.0.value", 2, id="template toleration value"),
@@ -254,6 +270,7 @@ _BAD_FIELDS = [
     pytest.param(_rc, "spec.selector", {"app": 1}, id="rc selector value an integer"),
     pytest.param(_rc, "spec.selector", {"app": ":"}, id="rc selector value invalid: error report"),
     pytest.param(_rc, "spec.selector", None, id="rc selector null: template labels"),
+    pytest.param(_rc, "spec.selector", {"b": "1", "a": ":"}, id="rc selector two labels, one invalid"),
     pytest.param(_rc, "spec.selector", "app=legacy", id="rc selector a string"),
     pytest.param(lambda: service("web", {"app": "web"}), "spec.selector", ["x"], id="service selector a list"),
     pytest.param(lambda: service("web", {"app": "web"}), "spec.selector", {}, id="service selector empty"),
@@ -280,6 +297,22 @@ def test_bad_or_unusual_field_same_outcome_as_the_reference(
 ) -> None:
     typed, reference = _both(tmp_path, [_node(), _set(build(), path, value)])
     assert typed == reference
+
+
+def test_workload_selectors_cached_by_their_bytes_same_as_the_reference(tmp_path: Path) -> None:
+    """A selector whose matchLabels bytes are another object's labels (label cache hit), a requirement shared by
+    two workloads (requirement cache hit), and an invalid map met first as labels in another key order."""
+    first = _deployment()
+    first["metadata"]["labels"] = {"b": ":", "a": "-x"}  # (labels are not validated)
+    second = controller("Deployment", "api", {"matchLabels": {"a": "-x", "b": ":"}}, {"app": "api"})
+    third = controller("Deployment", "other", {"matchLabels": {"b": ":", "a": "-x"}}, {"app": "other"})
+    rs = controller("ReplicaSet", "web-1", {"matchLabels": {"app": "web", "pod-template-hash": "1"}}, {"app": "web"})
+    typed, reference = _both(tmp_path, [first, second, third, _deployment(), rs])
+    assert typed == reference
+    controllers = load_snapshot([tmp_path / "snap.json"]).controllers
+    errors = [c.selector_error for c in controllers]
+    assert errors[0] is None and errors[1] and errors[2] and errors[1] != errors[2]  # (each in its own key order)
+    assert str(controllers[4].selector) == "app=web,pod-template-hash=1"
 
 
 def test_wrong_type_names_object_and_field_in_one_line(tmp_path: Path) -> None:

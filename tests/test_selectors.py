@@ -13,6 +13,7 @@ from spreadwatch.selectors import (
     Operator,
     Requirement,
     from_label_selector,
+    from_match_labels,
     parse_selector,
     selector_from_set,
 )
@@ -128,3 +129,22 @@ def test_string_form_round_trips(terms: dict[str, str], labels: dict[str, str]) 
 def test_structured_form_round_trips() -> None:
     sel = parse_selector("a=1,b in (x,y),!c,d")
     assert from_label_selector(sel.to_label_selector()) == sel
+
+
+_LABEL_TEXT = st.sampled_from(["", "a", "b", "app", "x/y", "a/b/c", ":", "-a", "web-1", "k" * 64, "Z.z_9"])
+
+
+@given(st.dictionaries(_LABEL_TEXT, _LABEL_TEXT, max_size=4), st.booleans())
+def test_match_labels_selector_same_as_label_selector(labels: dict[str, str], cached: bool) -> None:
+    cache: dict[tuple[str, str], Requirement] = {}
+    outcomes = []
+    for _ in range(2 if cached else 1):  # (the second time from the requirement cache)
+        try:
+            outcomes.append(("ok", from_match_labels(labels, cache if cached else None)))
+        except SelectorError as err:
+            outcomes.append(("error", str(err)))
+    try:
+        expected: tuple[str, object] = ("ok", from_label_selector({"matchLabels": labels}))
+    except SelectorError as err:
+        expected = ("error", str(err))
+    assert outcomes == [expected] * len(outcomes)

@@ -33,6 +33,7 @@ __all__ = [
     "Requirement",
     "Selector",
     "from_label_selector",
+    "from_match_labels",
     "parse_selector",
     "selector_from_set",
     "validate_label_key",
@@ -319,6 +320,31 @@ def from_label_selector(spec: Mapping[str, Any] | None) -> Selector:
             raise SelectorError(f"invalid selector: matchExpressions {key!r}: key and values must be strings")
         requirements.append(Requirement.new(key, op, values))
     return Selector(tuple(sorted(requirements, key=_BY_KEY)))  # EVERYTHING.add(*requirements)
+
+
+def from_match_labels(
+    labels: Mapping[str, str], requirements: dict[tuple[str, str], Requirement] | None = None
+) -> Selector:
+    """``from_label_selector({"matchLabels": labels})`` (the same selector, the same SelectorError) for a map
+    of strings, without building that dict: one validated equality requirement per entry, sorted by key.
+    ``requirements``, when given, caches the valid requirements by (key, value) across calls (a Deployment's
+    ``app=x`` is also its ReplicaSets'). O(labels log labels); O(1) per cached requirement."""
+    if not labels:
+        return EVERYTHING
+    cache = {} if requirements is None else requirements
+    equals = Operator.EQUALS
+    reqs: list[Requirement] = []
+    for pair in labels.items():
+        req = cache.get(pair)
+        if req is None:
+            key, value = pair
+            if validate_label_key(key) is not None or validate_label_value(value) is not None:
+                return from_label_selector({"matchLabels": dict(labels)})  # raises, naming the problems
+            req = cache[pair] = Requirement(key, equals, (value,))
+        reqs.append(req)
+    if len(reqs) > 1:
+        reqs.sort(key=_BY_KEY)
+    return Selector(tuple(reqs))
 
 
 # --- string form -----------------------------------------------------------------------------------------

@@ -1,7 +1,9 @@
 """Decoded objects (:mod:`~spreadwatch.decode.shapes`) into records: :class:`Converter`.
 
 What repeats across the objects of one document or listing (label maps, controller references, pod
-templates) is cached by its raw bytes: O(1) per repeated sub-object, O(kept fields) per object otherwise.
+templates) is cached by its raw bytes: O(1) per repeated sub-object, O(kept fields) per object otherwise; a
+workload's ``matchLabels`` are looked up by their bytes in the same label cache, and its validated
+requirements are shared (:func:`~spreadwatch.selectors.from_match_labels`).
 Objects are converted in bulk (:meth:`Converter.convert`, one loop over a page or a chunk of a List): pods,
 nearly all of a cluster's objects, inline, remembering the previous pod's raw sub-objects (the pods of one
 ReplicaSet come one after the other in a listing: a repeat costs one byte comparison, no cache look-up).
@@ -18,7 +20,7 @@ from spreadwatch.decode import shapes
 from spreadwatch.errors import SelectorError
 from spreadwatch.model import WORKLOAD_KINDS, Record, controller_selector, intern_labels
 from spreadwatch.model import records as rec
-from spreadwatch.selectors import NOTHING, from_label_selector
+from spreadwatch.selectors import NOTHING, Requirement, Selector, from_label_selector, from_match_labels
 
 __all__ = ["Converter", "Fallback"]
 
@@ -65,6 +67,7 @@ _affinity: Final = _typed(shapes.Affinity)
 _spread_constraints: Final = _typed(list[shapes.TopologySpreadConstraint])
 _any_decoder: Final = msgspec.json.Decoder()
 _labels_decoder: Final = msgspec.json.Decoder(dict[str, str] | None)
+_label_selector: Final = msgspec.json.Decoder(shapes.LabelSelector).decode
 
 
 def _requirements(reqs: list[shapes.NodeSelectorRequirement] | None) -> tuple[rec.NodeSelectorRequirement, ...]:
@@ -126,10 +129,11 @@ class Converter:
     records anyway); dropped with the converter.
     """
 
-    __slots__ = ("_labels", "_owners", "_templates", "_tolerations")
+    __slots__ = ("_labels", "_owners", "_requirements", "_templates", "_tolerations")
 
     def __init__(self) -> None:
         self._labels: dict[bytes, Mapping[str, str]] = {}
+        self._requirements: dict[tuple[str, str], Requirement] = {}  # workloads' matchLabels terms
         self._owners: dict[bytes, tuple[rec.OwnerRef | None]] = {}
         self._templates: dict[tuple[bytes, bytes, bytes, bytes], rec.PodTemplate] = {}
         self._tolerations: dict[bytes, rec.PodTemplate] = {}  # templates of pods with tolerations only
@@ -277,6 +281,29 @@ class Converter:
             return self._namespace(obj)
         return None
 
+    def _selector(
+        self, kind: str, raw: msgspec.Raw, template_labels: Mapping[str, str]
+    ) -> tuple[Selector, Mapping[str, str] | None, str | None]:
+        """``controller_selector`` of a workload's raw ``spec.selector``. A LabelSelector of matchLabels only
+        (nearly every one) is decoded typed, its map looked up by its bytes (a Deployment's are its labels')
+        and its requirements cached; anything else is decoded whole and read by ``controller_selector``.
+        O(labels)."""
+        if kind == "ReplicationController":  # (its map, interned: controller_selector keeps it)
+            return controller_selector(kind, self.labels(raw), template_labels, self._requirements)
+        if raw:
+            try:
+                typed = _label_selector(raw)
+            except msgspec.ValidationError:
+                typed = None
+            if typed is not None and not typed.matchExpressions:
+                match = typed.matchLabels
+                try:
+                    labels = (self._labels.get(bytes(match)) or _string_map(match)) if match else None
+                    return from_match_labels(labels or _NO_LABELS, self._requirements), None, None
+                except (Fallback, SelectorError):
+                    pass  # (a wrongly typed or invalid map: worded as ever below)
+        return controller_selector(kind, _any_decoder.decode(raw) if raw else None, template_labels)
+
     def _node(self, obj: shapes.NodeFields) -> rec.Node:
         meta = obj.metadata or _NODE_META
         spec = obj.spec or _NODE_SPEC
@@ -307,11 +334,7 @@ class Converter:
         template = spec.template
         template_meta = template.metadata if template is not None else None
         template_labels = self.labels(template_meta.labels) if template_meta is not None else _NO_LABELS
-        if kind == "ReplicationController":
-            selector_value: Any = self.labels(spec.selector)  # (interned: controller_selector keeps it)
-        else:
-            selector_value = _any_decoder.decode(spec.selector) if spec.selector else None
-        selector, selector_map, selector_error = controller_selector(kind, selector_value, template_labels)
+        selector, selector_map, selector_error = self._selector(kind, spec.selector, template_labels)
         annotations = meta.annotations
         revision_text = annotations.get(_REVISION, "0") if annotations else "0"
         pod_spec = template.spec if template is not None else None

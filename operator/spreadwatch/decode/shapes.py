@@ -29,6 +29,7 @@ __all__ = [
     "Document",
     "Head",
     "Item",
+    "LabelSelector",
     "ListMeta",
     "NamespaceFields",
     "NamespaceMeta",
@@ -131,6 +132,14 @@ class TopologySpreadConstraint(msgspec.Struct, gc=False):
     minDomains: int | None = None
     nodeAffinityPolicy: str | None = None
     nodeTaintsPolicy: str | None = None
+
+
+class LabelSelector(msgspec.Struct, gc=False):
+    """A workload's ``spec.selector`` (a ``metav1.LabelSelector``), decoded on a selector cache miss: its
+    ``matchLabels`` bytes key the converter's label cache (a Deployment's are its own labels' bytes)."""
+
+    matchLabels: msgspec.Raw = ABSENT  # dict[str, str] | None
+    matchExpressions: msgspec.Raw = ABSENT  # list[LabelSelectorRequirement] | None
 
 
 # --- Pod --------------------------------------------------------------------------------------------------

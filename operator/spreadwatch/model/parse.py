@@ -28,7 +28,7 @@ from spreadwatch.model.records import (
     Taint,
     Toleration,
 )
-from spreadwatch.selectors import NOTHING, Selector, from_label_selector
+from spreadwatch.selectors import NOTHING, Requirement, Selector, from_label_selector, from_match_labels
 
 __all__ = ["controller_selector", "object_ref", "parse_object", "parse_pod"]
 
@@ -267,18 +267,21 @@ def _parse_service(obj: Mapping[str, Any]) -> Service:
 
 
 def controller_selector(
-    kind: str, value: Any, template_labels: Mapping[str, str]
+    kind: str,
+    value: Any,
+    template_labels: Mapping[str, str],
+    requirements: dict[tuple[str, str], Requirement] | None = None,
 ) -> tuple[Selector, Mapping[str, str] | None, str | None]:
     """A controller's selector from its ``spec.selector`` (``value``): a ReplicationController's label map
     (none: its template's labels, as the API server defaults it), any other kind's LabelSelector. Returns
     (selector, the RC's interned map or None, error text or None); a selector the API server would reject
     gives the empty selector and its error (an Error report for this workload, not a failed load).
-    O(requirements)."""
+    ``requirements``: a cache of :func:`~spreadwatch.selectors.from_match_labels`. O(requirements)."""
     selector_map: Mapping[str, str] | None = None
     try:
         if kind == "ReplicationController":
             selector_map = intern_labels(value) if value else (template_labels or None)
-            return from_label_selector({"matchLabels": dict(selector_map)} if selector_map else {}), selector_map, None
+            return from_match_labels(selector_map or {}, requirements), selector_map, None
         return from_label_selector(value), None, None
     except SelectorError as err:
         return NOTHING, selector_map, str(err)
