@@ -8,7 +8,7 @@ import random
 import pytest
 
 from spreadwatch.report import CandidateLayout, Health, HealthThresholds, ReportInput, ReportOptions, build_report
-from spreadwatch.scoring import WorkloadRef, get_profile
+from spreadwatch.scoring import WorkloadRef, get_profile, summarize
 
 REF = WorkloadRef("default", "Deployment", "web", "uid-1", "apps/v1")
 V128 = get_profile("v1.28")
@@ -113,3 +113,31 @@ def test_reports_on_a_shared_layout_equal_reports_on_fresh_ones() -> None:
         ]
         assert built[0] == built[1], (counts, options, skip)
     assert shared.zone_memo  # the memo was used
+
+
+def test_scores_equal_the_reference_summary_with_uniform_counts_and_non_candidates() -> None:
+    # Most workloads have the same count on every busy node (the memo's per-zone busy scores) and counts
+    # may name non-candidate nodes or hold zeros (ignored): every candidate's derived score, the best score
+    # and the best node count equal SpreadSummary's, on a layout shared by all the reports.
+    rng = random.Random(29)
+    by_zone = {ZA: ["a1", "a2", "a3", "a4"], ZB: ["b1", "b2", "b3"], None: ["x1", "x2"]}
+    zones: dict[str, tuple[str, str] | None] = {n: z for z, names in by_zone.items() for n in names}
+    shared = CandidateLayout(by_zone, {})
+    for _ in range(300):
+        top = rng.choice([1, 2, 5])
+        busy = rng.sample(sorted(zones), rng.randint(0, len(zones)))
+        counts = {n: top if rng.random() < 0.8 else rng.randint(0, top) for n in busy}
+        if rng.random() < 0.3:
+            counts["gone"] = 4  # not a candidate
+        options = ReportOptions(top_n=rng.choice([1, 2, 3]), max_nodes=rng.choice([1, 500]))
+        inp = ReportInput(REF, V128, "app=web", 3, shared, counts, {**zones, "gone": ZA}, options)
+        report = build_report(inp, "", frozenset(zones))
+        summary = summarize(((zones[n], counts.get(n, 0)) for n in zones), V128.max_score)
+        expected = {n: summary.score(counts.get(n, 0), zones[n]) for n in zones}
+        derived = {n: report.score_of(n, zones[n]) for n in zones}
+        if report.nodes_omitted == 0:
+            assert derived == expected, counts
+        best = max(expected.values())
+        assert (report.best_score, report.worst_score) == (best, min(expected.values())), counts
+        assert report.best_node_count == sum(s == best for s in expected.values()), counts
+        assert report.pods == sum(c for n, c in counts.items() if n in zones)

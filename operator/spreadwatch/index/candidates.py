@@ -8,9 +8,10 @@ only the workloads using them: O(candidate sets) filter checks + O(W) signature 
 from __future__ import annotations
 
 from spreadwatch.index.state import CandidateSet, IndexState, Workload
-from spreadwatch.model import Node, PodTemplate, WorkloadKey
+from spreadwatch.model import Node, PodTemplate, Taint, WorkloadKey
 from spreadwatch.report import CandidateLayout
 from spreadwatch.scoring import ZoneKey, exclusion_reason, zone_key
+from spreadwatch.scoring.candidates import REASON_NODE_AFFINITY, node_affinity_matches, taint_reason
 
 __all__ = ["CandidateSets"]
 
@@ -81,15 +82,28 @@ class CandidateSets(IndexState):
                     self._touch(w, key)
 
     def _candidate_set(self, w: Workload) -> CandidateSet:
+        """The workload's candidate set (cached per signature). Building one is O(nodes) dict look-ups: the
+        taint filters run once per distinct (unschedulable, taints) of the nodes (most nodes have none), the
+        affinity filter only for a template with a nodeSelector or required node affinity."""
         cached = self._candidates.get(w.sig)
         if cached is None:
             template = self._template(w)
             by_zone: dict[ZoneKey | None, list[str]] = {}
             excluded: dict[str, int] = {}
-            for name in sorted(self._nodes):
-                reason = exclusion_reason(self._nodes[name], template)
+            by_taints: dict[tuple[bool, tuple[Taint, ...]], str | None] = {}
+            affinity = bool(template.node_selector) or template.required_terms is not None
+            nodes, zones = self._nodes, self._zones
+            for name in sorted(nodes):
+                node = nodes[name]
+                key = (node.unschedulable, node.taints)
+                if key in by_taints:
+                    reason = by_taints[key]
+                else:
+                    reason = by_taints[key] = taint_reason(node.unschedulable, node.taints, template)
+                if reason is None and affinity and not node_affinity_matches(node, template):
+                    reason = REASON_NODE_AFFINITY
                 if reason is None:
-                    by_zone.setdefault(self._zones[name], []).append(name)
+                    by_zone.setdefault(zones[name], []).append(name)
                 else:
                     excluded[reason] = excluded.get(reason, 0) + 1
             names = frozenset(n for names in by_zone.values() for n in names)

@@ -8,9 +8,11 @@ pods + zones × top_n), independent of the number of empty candidate nodes.
 from __future__ import annotations
 
 import heapq
-from collections.abc import Container, Iterable, Mapping, Sequence
+from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Set as AbstractSet
 from dataclasses import dataclass, field
 from itertools import filterfalse, islice
+from operator import itemgetter
 from typing import Final, NamedTuple
 
 from spreadwatch.report.spread_report import NodeEntry, SpreadReport, ZoneEntry
@@ -35,6 +37,7 @@ DEFAULT_MAX_NODES = 500
 
 _NODE_WEIGHT: Final = 1.0 - ZONE_WEIGHTING
 _new_tuple = tuple.__new__  # a NamedTuple from a tuple in C: NodeEntry(*fields) runs a Python __new__
+_name, _pods, _score = itemgetter(0), itemgetter(3), itemgetter(4)  # a NodeEntry's node, pods and score, in C
 
 
 @dataclass(frozen=True, slots=True)
@@ -64,9 +67,9 @@ class CandidateLayout:
     excluded_sorted: Mapping[str, int] = field(init=False, repr=False, compare=False)  # by reason; never mutated
     #: memo of build_report (its only mutable part, a cache): the zone-level part of a report per zone counts
     zone_memo: dict[tuple[object, ...], _ZoneLevel] = field(default_factory=dict, init=False, repr=False, compare=False)
-    #: memo of build_report: the empty nodes' pool entries per (zone, score) pairs and top_n, shared by the
+    #: memo of build_report: the empty nodes' entries per (zone, score) pairs and top_n, shared by the
     #: zone-level entries with the same scores (a few hundred bytes each)
-    pool_memo: dict[tuple[object, ...], tuple[_ZoneScores, _Pool]] = field(
+    pool_memo: dict[tuple[object, ...], tuple[_ZoneScores, tuple[NodeEntry, ...]]] = field(
         default_factory=dict, init=False, repr=False, compare=False
     )
     #: memo of :meth:`heads`, per ``top_n``
@@ -88,45 +91,64 @@ class CandidateLayout:
 
 
 _ZoneScores = tuple[tuple[ZoneKey | None, int], ...]  # (zone, score of its empty nodes), in the layout's order
-_Pool = tuple[tuple[int, str, int, NodeEntry], ...]  # (-score, node, pods, its entry in the report)
 
 
 class _ZoneLevel(NamedTuple):
-    """What a report's zone counts decide on one layout (shared by every report with the same counts)."""
+    """What a report's zone counts and busy nodes per zone decide on one layout (shared by every report with
+    the same ones: most reports on a layout share a few)."""
 
     zone_part: dict[ZoneKey, float]  # the zone part of the score (weighted)
     scores: _ZoneScores
     zones: tuple[ZoneEntry, ...]  # the report's zones, sorted
-    empties: _Pool  # each zone's first top_n nodes
+    empties: tuple[NodeEntry, ...]  # each zone's first top_n nodes, as empty nodes
     zone_skew: int  # max - min pods over the zones (0 without zones)
     busiest_zone: str  # the name of the first zone with the most pods ("" without zones)
+    empty_total: dict[int, int]  # score -> empty candidate nodes scoring it
+    every_zone_left: bool  # every zone has an empty candidate node
+    top_scores: dict[ZoneKey | None, int]  # the score of a busy node with the most pods (node part 0.0), by zone
 
 
 _MEMO_LIMIT: Final = 4096  # entries of each memo of a layout before it is cleared (≤ ~3 MiB)
 
 
 def _zone_level(
-    layout: CandidateLayout, zone_counts: Mapping[ZoneKey | None, int], top: float, skipped: bool, top_n: int
+    layout: CandidateLayout,
+    zone_counts: Mapping[ZoneKey | None, int],
+    busy_per_group: Mapping[ZoneKey | None, int],
+    top: float,
+    skipped: bool,
+    top_n: int,
 ) -> _ZoneLevel:
     """The zone part of the score (SpreadSummary.breakdown's operations in its order), the score of each
-    zone's empty nodes (their node part is exactly ``top``), the zone entries and each zone's first ``top_n``
-    nodes as pool entries. O(zones × top_n)."""
+    zone's empty nodes (their node part is exactly ``top``) and of its busy nodes with the most pods (their
+    node part is ``top * 0.0`` = 0.0), the zone entries, each zone's first ``top_n`` nodes as empty node
+    entries and the empty nodes per score. O(zones × top_n)."""
     max_zone = max(zone_counts.values(), default=0)
     fzone = float(max_zone)
     zone_part: dict[ZoneKey, float] = {}
     scores: list[tuple[ZoneKey | None, int]] = []
+    top_scores: dict[ZoneKey | None, int] = {}
     rows: list[tuple[ZoneKey, int, int, int, int]] = []
     sizes = layout.sizes
+    empty_total: dict[int, int] = {}
+    every_zone_left = True
     for z in layout.by_zone:
         if z is None:
             s = 0 if skipped else int(top)
+            top_scores[z] = 0 if skipped else int(top * 0.0)
         else:
             c = zone_counts[z]
             zone_score = top if max_zone == 0 else top * (float(max_zone - c) / fzone)
             part = zone_part[z] = ZONE_WEIGHTING * zone_score
             s = 0 if skipped else int(top * _NODE_WEIGHT + part)
+            top_scores[z] = 0 if skipped else int(top * 0.0 * _NODE_WEIGHT + part)
             rows.append((z, c, sizes[z], 0 if skipped else int(zone_score), s))
         scores.append((z, s))
+        left = sizes[z] - busy_per_group.get(z, 0)
+        if left > 0:
+            empty_total[s] = empty_total.get(s, 0) + left
+        else:
+            every_zone_left = False
     rows.sort()
     zones = tuple([_new_tuple(ZoneEntry, (z[1], z[0], c, n, zs, s)) for z, c, n, zs, s in rows])
     pool_key = (*scores, top_n)
@@ -135,11 +157,13 @@ def _zone_level(
         if len(layout.pool_memo) >= _MEMO_LIMIT:
             layout.pool_memo.clear()
         by_zone = layout.by_zone
-        empties = tuple([(-s, n, 0, node_entry(n, z, 0, s)) for z, s in scores for n in by_zone[z][:top_n]])
+        empties = tuple([node_entry(n, z, 0, s) for z, s in scores for n in by_zone[z][:top_n]])
         shared = layout.pool_memo[pool_key] = (tuple(scores), empties)
     zone_skew = (max_zone - min(zone_counts.values())) if zone_counts else 0
     busiest = next((z[1] for z, c in zone_counts.items() if c == max_zone and z is not None), "")
-    return _ZoneLevel(zone_part, shared[0], zones, shared[1], zone_skew, busiest)
+    return _ZoneLevel(
+        zone_part, shared[0], zones, shared[1], zone_skew, busiest, empty_total, every_zone_left, top_scores
+    )
 
 
 def empty_names(names: Iterable[str], busy: Mapping[str, object], limit: int | None) -> list[str]:
@@ -160,9 +184,16 @@ def node_entry(name: str, zone: ZoneKey | None, pods: int, score: int) -> NodeEn
     )
 
 
-def _by_pods(entry: tuple[int, str, int, NodeEntry]) -> tuple[int, str]:
-    """Sort key of a (-score, node, pods, entry) pool tuple: most pods first, then by name."""
-    return (-entry[2], entry[1])
+def _by_pods(entry: NodeEntry) -> tuple[int, str]:
+    """Sort key of a node entry: most pods first, then by name."""
+    return (-entry[3], entry[0])
+
+
+def _rank(pool: list[NodeEntry]) -> None:
+    """Sort node entries best first, then by name (the names are distinct): by name, then stably by score,
+    highest first, both keys read in C. O(n log n)."""
+    pool.sort(key=_name)
+    pool.sort(key=_score, reverse=True)
 
 
 def error_report(workload: WorkloadRef, profile: str, replicas: int, reason: str) -> SpreadReport:
@@ -208,7 +239,7 @@ class ReportInput(NamedTuple):
     options: ReportOptions
 
 
-def build_report(inp: ReportInput, skip_reason: str, candidates: Container[str] | None = None) -> SpreadReport:
+def build_report(inp: ReportInput, skip_reason: str, candidates: AbstractSet[str] | None = None) -> SpreadReport:
     """The report of one workload.
 
     ``counts`` maps nodes with matching pods to their count (entries of 0 are ignored; with ``candidates``
@@ -216,109 +247,124 @@ def build_report(inp: ReportInput, skip_reason: str, candidates: Container[str] 
     ``skip_reason`` makes every score 0 (health Skipped). The scores are
     :meth:`~spreadwatch.scoring.SpreadSummary.score`'s, computed from the node and zone parts (the same float
     operations in the same order; a node without matching pods has the node part ``max_score`` exactly, as
-    ``max_node / max_node`` is 1.0). O(busy nodes + zones × top_n), in as few Python steps as that allows
-    (one pass over the zones, comprehensions over the busy nodes, NamedTuples made in C): this runs once per
-    workload, 10,000 times for a cold start at 150,000 pods.
+    ``max_node / max_node`` is 1.0, and one with ``max_node`` pods has the node part 0.0).
+
+    O(busy nodes × log + zones × top_n), in as few Python steps as that allows: this runs once per workload,
+    10,000 times for a cold start at 150,000 pods. What depends only on the zone counts and the busy nodes
+    per zone (zone parts and entries, the empty nodes' scores and entries, the busy scores when every busy
+    node has the same count, as most workloads' do) comes from the layout's memo; ``counts`` is used as is
+    when it holds only candidates with pods; the node entries are sorted with keys read in C.
     """
     workload, profile, selector, replicas, layout, counts, node_zone, options = inp
     skipped = bool(skip_reason)
-    if candidates is None:
+    busy: Mapping[str, int]
+    if (candidates is None or counts.keys() <= candidates) and min(counts.values(), default=1) > 0:
+        busy = counts
+    elif candidates is None:
         busy = {n: c for n, c in counts.items() if c > 0}
     else:
         busy = {n: c for n, c in counts.items() if c > 0 and n in candidates}
     pods_on = list(busy.values())
     node_zones = list(map(node_zone.__getitem__, busy))
-    zone_counts: dict[ZoneKey | None, int] = dict.fromkeys(layout.zones, 0)
-    zone_counts[None] = 0  # zoneless busy nodes add here; dropped below
-    busy_per_group: dict[ZoneKey | None, int] = {}
-    for zone, count in zip(node_zones, pods_on, strict=True):
-        zone_counts[zone] += count
-        busy_per_group[zone] = busy_per_group.get(zone, 0) + 1
-    del zone_counts[None]
     max_node = max(pods_on, default=0)
+    min_node = min(pods_on, default=0)
+    busy_per_group: dict[ZoneKey | None, int] = {}
+    for zone in node_zones:
+        busy_per_group[zone] = busy_per_group.get(zone, 0) + 1
+    zone_counts: dict[ZoneKey | None, int]
+    if min_node == max_node:  # every busy node has max_node pods (or there is none)
+        zone_counts = {z: busy_per_group.get(z, 0) * max_node for z in layout.zones}
+    else:
+        zone_counts = dict.fromkeys(layout.zones, 0)
+        zone_counts[None] = 0  # zoneless busy nodes add here; dropped below
+        for zone, count in zip(node_zones, pods_on, strict=True):
+            zone_counts[zone] += count
+        del zone_counts[None]
     top = float(profile.max_score)
     top_n = options.top_n
     head_n = max(top_n, 0)  # empty nodes listed per zone
-    sizes = layout.sizes
     memo = layout.zone_memo
-    memo_key = (top, skipped, head_n, *zone_counts.values())
+    memo_key = (top, skipped, head_n, *zone_counts.values(), *[busy_per_group.get(z, 0) for z in layout.by_zone])
     level = memo.get(memo_key)
     if level is None:
         if len(memo) >= _MEMO_LIMIT:
             memo.clear()
-        level = memo[memo_key] = _zone_level(layout, zone_counts, top, skipped, head_n)
-    zone_part, zone_scores, zones, empties, zone_skew, busiest_zone = level
-    empty_total: dict[int, int] = {}  # score -> empty candidate nodes scoring it
-    every_zone_left = True
-    for z, s in zone_scores:
-        left = sizes[z] - busy_per_group.get(z, 0)
-        if left > 0:
-            empty_total[s] = empty_total.get(s, 0) + left
-        else:
-            every_zone_left = False
-    # the pool: (-score, node, pods, entry) tuples, sorting best first, then by name; each zone's first
-    # top_n empty nodes (the memo's when no busy node is among them), then the busy nodes
-    pool: list[tuple[int, str, int, NodeEntry]]
-    if every_zone_left and busy.keys().isdisjoint(layout.heads(head_n)):
+        level = memo[memo_key] = _zone_level(layout, zone_counts, busy_per_group, top, skipped, head_n)
+    zone_part, zone_scores, zones, empties, zone_skew, busiest_zone, empty_total, every_left, top_scores = level
+    # the pool: node entries, best first, then by name; each zone's first top_n empty nodes (the memo's when
+    # no busy node is among them), then the busy nodes
+    pool: list[NodeEntry]
+    if every_left and busy.keys().isdisjoint(layout.heads(head_n)):
         pool = list(empties)
     else:
         pool = []
         unlisted = busy.__contains__
+        sizes = layout.sizes
         for z, s in zone_scores:
             if sizes[z] - busy_per_group.get(z, 0) > 0:
                 names = islice(filterfalse(unlisted, layout.by_zone[z]), head_n)
-                pool.extend([(-s, n, 0, node_entry(n, z, 0, s)) for n in names])
-    # busy nodes have count > 0, so max_node > 0 (the zone part exists whenever a node has a zone)
-    fmax = float(max_node)
-    scored = [
-        (
-            -(
-                s := 0
-                if skipped
-                else int(top * (float(max_node - c) / fmax) * _NODE_WEIGHT + zone_part[z])
+                pool.extend([node_entry(n, z, 0, s) for n in names])
+    if min_node == max_node:  # every busy node scores its zone's top score
+        scored = [
+            _new_tuple(NodeEntry, (n, z[1], z[0], c, top_scores[z]) if z is not None else (n, "", "", c, top_scores[z]))
+            for n, c, z in zip(busy, pods_on, node_zones, strict=True)
+        ]
+    else:  # busy nodes have count > 0, so max_node > 0 (the zone part exists whenever a node has a zone)
+        fmax = float(max_node)
+        scored = [
+            _new_tuple(
+                NodeEntry,
+                (
+                    n,
+                    z[1],
+                    z[0],
+                    c,
+                    0 if skipped else int(top * (float(max_node - c) / fmax) * _NODE_WEIGHT + zone_part[z]),
+                )
                 if z is not None
-                else int(top * (float(max_node - c) / fmax))
-            ),
-            n,
-            c,
-            _new_tuple(NodeEntry, (n, z[1], z[0], c, s) if z is not None else (n, "", "", c, s)),
-        )
-        for n, c, z in zip(busy, pods_on, node_zones, strict=True)
-    ]
-    pool.extend(scored)
-    pool.sort()
+                else (n, "", "", c, 0 if skipped else int(top * (float(max_node - c) / fmax))),
+            )
+            for n, c, z in zip(busy, pods_on, node_zones, strict=True)
+        ]
+    pool += scored
+    _rank(pool)
     omitted = max(0, len(scored) - options.max_nodes)
     if omitted:
         kept = heapq.nsmallest(options.max_nodes, scored, key=_by_pods)
-        listed = {e[1]: e for e in kept}
+        listed = {e[0]: e for e in kept}
         for entry in pool[:top_n]:
-            listed.setdefault(entry[1], entry)
-        nodes = tuple([e[3] for e in sorted(listed.values())])
+            listed.setdefault(entry[0], entry)
+        ranked = list(listed.values())
+        _rank(ranked)
+        nodes = tuple(ranked)
     else:  # every busy node is listed: the busy ones plus the best empty ones, in pool order
-        nodes = tuple([e[3] for i, e in enumerate(pool) if e[2] > 0 or i < top_n])
+        nodes = (*pool[:head_n], *filter(_pods, pool[head_n:]))
+    best_total = list(map(_score, scored))
     if pool and top_n > 0:  # the pool holds a node of every score present: every busy one, empty ones per zone
-        best, worst = -pool[0][0], -pool[-1][0]
+        best, worst = pool[0][4], pool[-1][4]
     else:
-        present = {-e[0] for e in scored}
+        present = set(best_total)
         present.update(empty_total)
         best, worst = max(present, default=0), min(present, default=0)
-    best_nodes = tuple([e[1] for e in pool[:top_n] if e[0] == -best])  # the best come first, by name
-    best_total = [e[0] for e in scored].count(-best) + empty_total.get(best, 0)
-    node_skew = max_node - (0 if empty_total or not busy else min(pods_on))
+    best_nodes = tuple([e[0] for e in pool[:top_n] if e[4] == best])  # the best come first, by name
+    node_skew = max_node - (0 if empty_total or not busy else min_node)
     pods = sum(pods_on)
     if skipped:
         health, reasons = Health.SKIPPED, [skip_reason]
     else:
-        facts = SpreadFacts(
-            pods,
-            layout.total,
-            len(busy),
-            next(n for n, c in busy.items() if c == max_node) if busy else "",
-            len(busy_per_group) if zone_counts else 0,
-            busiest_zone,
-            len(layout.by_zone) if zone_counts else 0,
-            node_skew,
-            zone_skew,
+        facts = _new_tuple(
+            SpreadFacts,
+            (
+                pods,
+                layout.total,
+                len(busy),
+                next(n for n, c in busy.items() if c == max_node) if busy else "",
+                len(busy_per_group) if zone_counts else 0,
+                busiest_zone,
+                len(layout.by_zone) if zone_counts else 0,
+                node_skew,
+                zone_skew,
+            ),
         )
         health, reasons = judge(facts, options.thresholds)
     return SpreadReport(
@@ -338,7 +384,7 @@ def build_report(inp: ReportInput, skip_reason: str, candidates: Container[str] 
         best,
         worst,
         best_nodes,
-        best_total,
+        best_total.count(best) + empty_total.get(best, 0),
         node_skew,
         zone_skew,
         health,

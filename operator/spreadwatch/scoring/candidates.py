@@ -24,6 +24,7 @@ __all__ = [
     "filter_nodes",
     "has_untolerated_taint",
     "node_affinity_matches",
+    "taint_reason",
 ]
 
 REASON_UNSCHEDULABLE: Final = "Unschedulable"
@@ -97,13 +98,23 @@ def has_untolerated_taint(node: Node, template: PodTemplate) -> bool:
     return any(t.effect in _FILTERED_EFFECTS and not _tolerated(t, template) for t in node.taints)
 
 
-def exclusion_reason(node: Node, template: PodTemplate) -> str | None:
-    """Why the scheduler would not consider ``node`` for a pod with ``template``; None if it would."""
-    if node.unschedulable and not _tolerated(_UNSCHEDULABLE_TAINT, template):
+def taint_reason(unschedulable: bool, taints: Iterable[Taint], template: PodTemplate) -> str | None:
+    """The NodeUnschedulable and TaintToleration filters' reason for a node with these ``unschedulable`` and
+    ``taints``; None if they pass it. Depends on nothing else of the node, so it can be shared by nodes with
+    the same ones. O(taints × tolerations)."""
+    if unschedulable and not _tolerated(_UNSCHEDULABLE_TAINT, template):
         return REASON_UNSCHEDULABLE
-    for taint in node.taints:
+    for taint in taints:
         if taint.effect in _FILTERED_EFFECTS and not _tolerated(taint, template):
             return REASON_UNTOLERATED_TAINT
+    return None
+
+
+def exclusion_reason(node: Node, template: PodTemplate) -> str | None:
+    """Why the scheduler would not consider ``node`` for a pod with ``template``; None if it would."""
+    reason = taint_reason(node.unschedulable, node.taints, template)
+    if reason is not None:
+        return reason
     if not _affinity_matches(node, template):
         return REASON_NODE_AFFINITY
     return None
