@@ -19,7 +19,9 @@ top_n) when the zone-level part is new (always, when a zone holds several groups
 
 from __future__ import annotations
 
+from bisect import bisect_right
 from collections.abc import Mapping, Sequence
+from operator import itemgetter
 from typing import Final, NamedTuple, cast
 
 from spreadwatch.report.build import CandidateLayout, ReportInput
@@ -43,7 +45,7 @@ class _ZoneLevel(NamedTuple):
     empty_score: dict[ZoneKey | None, int]  # zone -> its emptyNodeScore
     empties: tuple[tuple[int, int], ...]  # (group, score of its empty candidates), the groups with some
     exceptions: list[_Entry]  # the empty candidates not scoring their zone's emptyNodeScore
-    best_empty: list[_Entry]  # each group's first ``top_n`` empty candidates (never mutated)
+    best_empty: list[_Entry]  # each group's first ``top_n`` empty candidates, sorted (never mutated)
     zones: tuple[ZoneEntry, ...]
     zoneless: int  # the top-level emptyNodeScore
     pods: int  # the first constraint's matching pods on candidates
@@ -72,13 +74,15 @@ def _first_empty(names: Sequence[str], busy: Mapping[str, int], limit: int) -> l
 def _best_empty(
     groups: CandidateGroups, empties: Sequence[tuple[int, int]], busy: Mapping[str, int], top_n: int
 ) -> list[_Entry]:
-    """Each group's first ``top_n`` empty candidates as pool entries. O(groups × top_n + busy names among them)."""
+    """Each group's first ``top_n`` empty candidates as pool entries, sorted. O(groups × top_n × log + busy
+    names among them)."""
     out: list[_Entry] = []
     names_of, places = groups.names, groups.places
     for g, score in empties:
         zn, rg = places[g]
         first = _first_empty(names_of[g], busy, top_n) if busy else names_of[g][: max(top_n, 0)]
         out.extend([(-score, n, _new_tuple(NodeEntry, (n, zn, rg, 0, score))) for n in first])
+    out.sort()
     return out
 
 
@@ -209,43 +213,58 @@ def build_topology_report(inp: ReportInput, groups: CandidateGroups, scores: Gro
         )
         for (name, g, _), raw in zip(scores.rows, scores.row_raw, strict=True)
     ]
-    pool = scored + best_empty
-    pool.sort()
-    top = pool[:top_n]
+    scored.sort()
     exceptions = level.exceptions
     omitted = max(0, len(scored) - options.max_nodes)
-    if omitted:
-        counts = inp.counts
-        listed = set(sorted(scored, key=lambda e: (-counts.get(e[1], 0), e[1]))[: options.max_nodes])
-        listed.update(top)  # an entry is the same tuple wherever it comes from: the set keeps one per node
-        listed.update(exceptions)
-        entries = sorted(listed)
-    else:  # every busy node, the top ones and the exceptions: the pool's busy and top entries, in order
-        entries = [e for i, e in enumerate(pool) if i < top_n or e[1] in busy]
-        if exceptions:
-            entries = sorted({*entries, *exceptions})
-    empty_total: dict[int, int] = {}  # score -> empty candidates scoring it
-    names_of, busy_per_group = groups.names, scores.busy_per_group
-    for g, score in level.empties:
-        empty_total[score] = empty_total.get(score, 0) + len(names_of[g]) - busy_per_group[g]
-    if pool and top_n > 0:  # the pool holds every busy node and an empty one of every group with some
-        best, worst = -pool[0][0], -pool[-1][0]
+    if top_n > 0 and not omitted and not exceptions:  # the usual case: no sort of the empty entries
+        head = scored[:top_n] + best_empty[:top_n]
+        head.sort()
+        top = head[:top_n]
+        entries = scored + [e for e in top if e[1] not in busy]
+        if len(entries) > len(scored):
+            entries.sort()
+    else:
+        pool = scored + best_empty
+        pool.sort()
+        top = pool[:top_n]
+        if omitted:
+            counts = inp.counts
+            listed = set(sorted(scored, key=lambda e: (-counts.get(e[1], 0), e[1]))[: options.max_nodes])
+            listed.update(top)  # an entry is the same tuple wherever it comes from: the set keeps one per node
+            listed.update(exceptions)
+            entries = sorted(listed)
+        else:  # every busy node, the top ones and the exceptions: the pool's busy and top entries, in order
+            entries = [e for i, e in enumerate(pool) if i < top_n or e[1] in busy]
+            if exceptions:
+                entries = sorted({*entries, *exceptions})
+    empties = level.empties
+    if top and (scored or best_empty):  # top holds the best; the last of scored or best_empty the worst
+        best = -top[0][0]
+        worst = -max(scored[-1][0] if scored else best_empty[-1][0], best_empty[-1][0] if best_empty else scored[-1][0])
     else:
         present = {-e[0] for e in scored}
-        present.update(empty_total)
+        present.update([score for _, score in empties])
         best, worst = max(present, default=0), min(present, default=0)
+    best_total = bisect_right(scored, -best, key=itemgetter(0))  # scored is sorted: the best come first
+    names_of, busy_per_group = groups.names, scores.busy_per_group
+    for g, score in empties:
+        if score == best:
+            best_total += len(names_of[g]) - busy_per_group[g]
     pods = scores.pods
     max_node = max(pods.values(), default=0)
-    facts = SpreadFacts(
-        level.pods,
-        layout.total,
-        len(pods),
-        max([n for n, c in pods.items() if c == max_node], default=""),
-        level.zones_with_pods,
-        level.busiest_zone,
-        level.candidate_zones,
-        max_node - (0 if empty_total or not pods else min(pods.values())),
-        level.zone_skew,
+    facts: SpreadFacts = _new_tuple(
+        SpreadFacts,
+        (
+            level.pods,
+            layout.total,
+            len(pods),
+            max([n for n, c in pods.items() if c == max_node], default=""),
+            level.zones_with_pods,
+            level.busiest_zone,
+            level.candidate_zones,
+            max_node - (0 if empties or not pods else min(pods.values())),
+            level.zone_skew,
+        ),
     )
     health, reasons = judge(facts, options.thresholds)
     return SpreadReport(
@@ -265,7 +284,7 @@ def build_topology_report(inp: ReportInput, groups: CandidateGroups, scores: Gro
         best,
         worst,
         tuple([e[1] for e in top if e[0] == -best]),
-        [e[0] for e in scored].count(-best) + empty_total.get(best, 0),
+        best_total,
         facts.node_skew,
         facts.zone_skew,
         health,

@@ -19,7 +19,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Final, NamedTuple
+from typing import Final, NamedTuple, cast
 
 from spreadwatch.model import Node, PodTemplate
 from spreadwatch.scoring.candidates import has_untolerated_taint, node_affinity_matches
@@ -42,6 +42,7 @@ __all__ = [
 Signature = tuple[str | bool | None, ...]
 _Own = int | tuple[int, ...]  # a busy candidate's own counts: one count for all terms, or one per term
 GroupKey = tuple[ZoneKey | None, Signature]
+_new_tuple = tuple.__new__  # a NamedTuple from its fields in C (its own __new__ is Python code)
 _MEMO_LIMIT: Final = 4096  # levels kept per CandidateGroups before the memo is cleared (a few KiB each)
 
 
@@ -381,10 +382,10 @@ def score_groups(
             union.update((name, 0) for name, count in per_node.items() if count > 0 and name in group_of)
         listed: list[tuple[str, int, _Own]] = []
         for name in union:
-            own = tuple(c.get(name, 0) for c in counts)
+            own_counts = tuple(c.get(name, 0) for c in counts)
             g = group_of[name]
-            union[name] = own[0] if own else 0
-            listed.append((name, g, own))
+            union[name] = own_counts[0] if own_counts else 0
+            listed.append((name, g, own_counts))
             busy_per_group[g] += 1
         busy, rows = union, listed
         pods = {name: count for name, count in union.items() if count > 0}
@@ -406,42 +407,52 @@ def score_groups(
             per_sums = [(group_pods, ())] * n_terms
             domains = _domain_counts(terms, doms, per_sums, require_all, template, groups.keys, node_of)
         level = levels[key] = _level(groups, doms, domains, skews)
-    raws, ignored, present, weights = level.raws, doms.ignored, groups.present, doms.weights
-    row_raw: list[int | None] = []
-    for _, g, key_own in rows:
-        per = raws[g]
-        raw = per.get(key_own)
-        if raw is None and key_own not in per:
-            if ignored[g]:
-                per[key_own] = None
+    raws = level.raws
+    row_raw = [raws[g].get(own) for _, g, own in rows]
+    busy_raws: list[int]
+    if None in row_raw:  # a (group, own counts) not seen on this level yet, or an ignored group
+        ignored, present, weights = doms.ignored, groups.present, doms.weights
+        for j, (_, g, own) in enumerate(rows):
+            if row_raw[j] is not None:
+                continue
+            per = raws[g]
+            if own in per:  # computed for an earlier row
+                row_raw[j] = per[own]
+            elif ignored[g]:
+                per[own] = None
             else:
-                per_term_own = key_own if isinstance(key_own, tuple) else (key_own,) * n_terms
-                raw = per[key_own] = _raw(present[g], per_term_own, level.domains, weights, skews)
-        row_raw.append(raw)
+                per_term_own = own if isinstance(own, tuple) else (own,) * n_terms
+                row_raw[j] = per[own] = _raw(present[g], per_term_own, level.domains, weights, skews)
+        busy_raws = [raw for raw in row_raw if raw is not None]
+    else:
+        busy_raws = cast("list[int]", row_raw)  # no None in it
     if len(rows) < groups.smallest:  # every group keeps an empty candidate
         full: tuple[int, ...] = ()
-        valid = [*level.valid]
+        valid = [*level.valid, *busy_raws]
     else:
         names = groups.names
         full = tuple([g for g in range(n_groups) if len(names[g]) <= busy_per_group[g]])
         valid = [raw for g, raw in enumerate(level.group_raw) if raw is not None and g not in full]
-    valid.extend([raw for raw in row_raw if raw is not None])
-    return GroupScores(
-        plan,
-        weights,
-        doms.sizes,
-        level.domains,
-        doms.ignored_nodes,
-        busy,
-        pods,
-        group_pods,
-        rows,
-        raws,
-        busy_per_group,
-        level.group_raw,
-        min(valid, default=0),
-        max(valid, default=0),
-        level,
-        row_raw,
-        full,
+        valid.extend(busy_raws)
+    return _new_tuple(
+        GroupScores,
+        (
+            plan,
+            doms.weights,
+            doms.sizes,
+            level.domains,
+            doms.ignored_nodes,
+            busy,
+            pods,
+            group_pods,
+            rows,
+            raws,
+            busy_per_group,
+            level.group_raw,
+            min(valid, default=0),
+            max(valid, default=0),
+            level,
+            row_raw,
+            full,
+        ),
     )
