@@ -35,6 +35,7 @@ __all__ = ["build_topology_report"]
 
 _Entry = tuple[int, str, NodeEntry]  # (-score, node, its entry): sorts by score descending, then name
 _new_tuple = tuple.__new__  # a NodeEntry/ZoneEntry from its fields, without NamedTuple's Python-level __new__
+_count_then_name = itemgetter(1, 0)  # a (node, pods) item's sort key: pods, then name
 _MEMO_LIMIT: Final = 64  # zone-level parts kept per Level (one per min/max seen) before its memo is cleared
 
 
@@ -203,16 +204,27 @@ def build_topology_report(inp: ReportInput, groups: CandidateGroups, scores: Gro
         best_empty = level.best_empty
     high = scores.max_raw
     total = high + scores.min_raw
-    places = groups.places
+    zone_labels, region_labels = groups.zone_labels, groups.region_labels
     # (-score, node, entry) sorts the best first, then by name; NormalizeScore inline
-    scored: list[_Entry] = [
-        (
-            -(s := 0 if raw is None else (MAX_NODE_SCORE if high == 0 else MAX_NODE_SCORE * (total - raw) // high)),
-            name,
-            _new_tuple(NodeEntry, (name, *places[g], busy[name], s)),
-        )
-        for (name, g, _), raw in zip(scores.rows, scores.row_raw, strict=True)
-    ]
+    scored: list[_Entry]
+    if scores.shared and high and not scores.ignored:  # own counts are the pods, and no raw is None
+        scored = [
+            (
+                -(s := MAX_NODE_SCORE * (total - raw) // high),
+                name,
+                _new_tuple(NodeEntry, (name, zone_labels[g], region_labels[g], pods, s)),
+            )
+            for (name, g, pods), raw in zip(scores.rows, cast("list[int]", scores.row_raw), strict=True)
+        ]
+    else:
+        scored = [
+            (
+                -(s := 0 if raw is None else (MAX_NODE_SCORE if high == 0 else MAX_NODE_SCORE * (total - raw) // high)),
+                name,
+                _new_tuple(NodeEntry, (name, zone_labels[g], region_labels[g], busy[name], s)),
+            )
+            for (name, g, _), raw in zip(scores.rows, scores.row_raw, strict=True)
+        ]
     scored.sort()
     exceptions = level.exceptions
     omitted = max(0, len(scored) - options.max_nodes)
@@ -251,14 +263,14 @@ def build_topology_report(inp: ReportInput, groups: CandidateGroups, scores: Gro
         if score == best:
             best_total += len(names_of[g]) - busy_per_group[g]
     pods = scores.pods
-    max_node = max(pods.values(), default=0)
+    busiest, max_node = max(pods.items(), key=_count_then_name) if pods else ("", 0)  # the last name of the most pods
     facts: SpreadFacts = _new_tuple(
         SpreadFacts,
         (
             level.pods,
             layout.total,
             len(pods),
-            max([n for n, c in pods.items() if c == max_node], default=""),
+            busiest,
             level.zones_with_pods,
             level.busiest_zone,
             level.candidate_zones,

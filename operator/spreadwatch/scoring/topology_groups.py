@@ -95,6 +95,8 @@ class CandidateGroups:
     keys: tuple[str, ...]
     zones: tuple[ZoneKey | None, ...]
     places: tuple[tuple[str, str], ...]  # per group: its (zone, region) labels as a report lists them ("" zoneless)
+    zone_labels: tuple[str, ...]  # per group: the zone of ``places``
+    region_labels: tuple[str, ...]  # per group: the region of ``places``
     sigs: tuple[Signature, ...]
     names: tuple[tuple[str, ...], ...]
     group_of: Mapping[str, int]
@@ -168,6 +170,8 @@ def group_candidates(
         keys,
         tuple(zone for zone, _ in groups),
         tuple(("", "") if zone is None else (zone[1], zone[0]) for zone, _ in groups),
+        tuple("" if zone is None else zone[1] for zone, _ in groups),
+        tuple("" if zone is None else zone[0] for zone, _ in groups),
         tuple(sig for _, sig in groups),
         tuple(tuple(sorted(names)) for names in groups.values()),
         group_of,
@@ -201,6 +205,7 @@ class GroupScores(NamedTuple):
     level: Level  # what this workload shares with every one with the same pods per group
     row_raw: Sequence[int | None]  # per busy candidate (as ``rows``): its raw score
     full: tuple[int, ...]  # the groups without an empty candidate
+    shared: bool  # every term counts the same pods: a row's own counts are its pods (an int)
 
     def normalized(self, raw: int | None) -> int:
         """NormalizeScore of one raw score (0 for an ignored node). O(1)."""
@@ -454,5 +459,6 @@ def score_groups(
             level,
             row_raw,
             full,
+            shared and bool(terms),
         ),
     )
