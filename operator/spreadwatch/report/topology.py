@@ -37,6 +37,7 @@ _Entry = tuple[int, str, NodeEntry]  # (-score, node, its entry): sorts by score
 _new_tuple = tuple.__new__  # a NodeEntry/ZoneEntry from its fields, without NamedTuple's Python-level __new__
 _count_then_name = itemgetter(1, 0)  # a (node, pods) item's sort key: pods, then name
 _MEMO_LIMIT: Final = 64  # zone-level parts kept per Level (one per min/max seen) before its memo is cleared
+_SHARED_LIMIT: Final = 4096  # empty-candidate entry lists kept per CandidateGroups before its memo is cleared
 
 
 class _ZoneLevel(NamedTuple):
@@ -46,7 +47,8 @@ class _ZoneLevel(NamedTuple):
     empty_score: dict[ZoneKey | None, int]  # zone -> its emptyNodeScore
     empties: tuple[tuple[int, int], ...]  # (group, score of its empty candidates), the groups with some
     exceptions: list[_Entry]  # the empty candidates not scoring their zone's emptyNodeScore
-    best_empty: list[_Entry]  # each group's first ``top_n`` empty candidates, sorted (never mutated)
+    best_empty: list[_Entry]  # the best ``top_n`` empty candidates, sorted (never mutated)
+    lowest: int  # the lowest score of an empty candidate (above every score without any)
     zones: tuple[ZoneEntry, ...]
     zoneless: int  # the top-level emptyNodeScore
     pods: int  # the first constraint's matching pods on candidates
@@ -75,8 +77,8 @@ def _first_empty(names: Sequence[str], busy: Mapping[str, int], limit: int) -> l
 def _best_empty(
     groups: CandidateGroups, empties: Sequence[tuple[int, int]], busy: Mapping[str, int], top_n: int
 ) -> list[_Entry]:
-    """Each group's first ``top_n`` empty candidates as pool entries, sorted. O(groups × top_n × log + busy
-    names among them)."""
+    """The best ``top_n`` pool entries of each group's first ``top_n`` empty candidates, sorted. O(groups ×
+    top_n × log + busy names among them)."""
     out: list[_Entry] = []
     names_of, places = groups.names, groups.places
     for g, score in empties:
@@ -84,7 +86,20 @@ def _best_empty(
         first = _first_empty(names_of[g], busy, top_n) if busy else names_of[g][: max(top_n, 0)]
         out.extend([(-score, n, _new_tuple(NodeEntry, (n, zn, rg, 0, score))) for n in first])
     out.sort()
-    return out
+    return out[: max(top_n, 0)]  # only the best top_n of them can be among a report's top_n
+
+
+def _shared_best_empty(groups: CandidateGroups, empties: Sequence[tuple[int, int]], top_n: int) -> list[_Entry]:
+    """:func:`_best_empty` without busy candidates among the first names, shared by every level whose groups
+    with empty candidates score the same (``groups.memo``; the entries are a few KiB). O(1) when known."""
+    memo = groups.memo
+    key = (top_n, *empties)
+    found = memo.get(key)
+    if found is None:
+        if len(memo) >= _SHARED_LIMIT:
+            memo.clear()
+        found = memo[key] = _best_empty(groups, empties, {}, top_n)
+    return cast("list[_Entry]", found)
 
 
 def _empty_scores(
@@ -168,7 +183,8 @@ def _zone_level(
         empty_score,
         tuple(empties),
         exceptions,
-        _best_empty(groups, empties, busy, top_n),
+        _shared_best_empty(groups, empties, top_n) if not busy else _best_empty(groups, empties, busy, top_n),
+        min([score for _, score in empties], default=MAX_NODE_SCORE + 1),
         zones,
         zoneless,
         sum(scores.group_pods),
@@ -250,9 +266,9 @@ def build_topology_report(inp: ReportInput, groups: CandidateGroups, scores: Gro
             if exceptions:
                 entries = sorted({*entries, *exceptions})
     empties = level.empties
-    if top and (scored or best_empty):  # top holds the best; the last of scored or best_empty the worst
+    if top:  # top holds the best; the last of scored or the lowest empty score is the worst
         best = -top[0][0]
-        worst = -max(scored[-1][0] if scored else best_empty[-1][0], best_empty[-1][0] if best_empty else scored[-1][0])
+        worst = min(-scored[-1][0], level.lowest) if scored else level.lowest
     else:
         present = {-e[0] for e in scored}
         present.update([score for _, score in empties])

@@ -109,6 +109,8 @@ class CandidateGroups:
     _domains: dict[bool, Domains] = field(default_factory=dict, compare=False, repr=False)
     #: memo of :func:`score_groups`: per (require_all, skews, pods per group[, domain counts]) its Level
     levels: dict[tuple[object, ...], Level] = field(default_factory=dict, compare=False, repr=False)
+    #: memo of the report builder shared by every level (the empty candidates' entries per their scores)
+    memo: dict[tuple[object, ...], object] = field(default_factory=dict, compare=False, repr=False)
     _heads: dict[int, frozenset[str]] = field(default_factory=dict, compare=False, repr=False)
 
     def heads(self, top_n: int) -> frozenset[str]:
