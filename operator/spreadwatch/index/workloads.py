@@ -232,6 +232,28 @@ class WorkloadTracking(PodCounting):
         self._removed.discard(key)
         self._refresh(ns, w, force=True)
 
+    def _add_workloads(self, ctrls: Iterable[Controller]) -> None:
+        """Add workloads in bulk (``load``): each is prepared, anchored and counted from the label groups as
+        :meth:`_add_workload` does, with the bookkeeping done once for all of them — a new workload has no
+        anchors to drop, and a namespace's epoch is bumped once. O(workloads × their label groups)."""
+        added: list[WorkloadKey] = []
+        last: NamespaceState | None = None
+        touched: list[NamespaceState] = []
+        for ctrl in ctrls:
+            ns = self._ns_of(ctrl.namespace)
+            if ns is not last:
+                touched.append(ns)
+                last = ns
+            key = ctrl.key
+            w = ns.workloads[key] = Workload(ctrl, WorkloadRef.of(ctrl))
+            self._prepare(w, ns)
+            self._index_workload(ns, key, w)
+            added.append(key)
+        for ns in touched:
+            self._invalidate_groups(ns)
+        self._removed.difference_update(added)
+        self._dirty.update(added)
+
     def _drop_workload(self, ns: NamespaceState, key: WorkloadKey) -> None:
         w = ns.workloads.pop(key, None)
         if w is None:
@@ -241,10 +263,12 @@ class WorkloadTracking(PodCounting):
         self._dirty.discard(key)
         self._removed.add(key)
 
-    def _prepare(self, w: Workload) -> None:
-        """Compute the workload's next pod, skip reason, error and spreading selector."""
+    def _prepare(self, w: Workload, ns: NamespaceState | None = None) -> None:
+        """Compute the workload's next pod, skip reason, error and spreading selector (``ns``: the workload's
+        namespace state, when the caller has it). O(ReplicaSets of a Deployment + the pod's Services)."""
         ctrl = w.ctrl
-        ns = self._ns_of(ctrl.namespace)
+        if ns is None:
+            ns = self._ns_of(ctrl.namespace)
         replicasets = self._replicasets_of(ns, ctrl.name) if ctrl.kind == "Deployment" else ()
         pod, rs = representative_pod(ctrl, replicasets)
         w.pod = pod
@@ -293,19 +317,29 @@ class WorkloadTracking(PodCounting):
     def _refresh(self, ns: NamespaceState, w: Workload, force: bool = False) -> None:
         key = w.ctrl.key
         old_selector, old_counting = w.selector, w.counting
-        self._prepare(w)
-        counting = w.counting
-        if force or w.selector != old_selector or counting != old_counting:
+        self._prepare(w, ns)
+        if force or w.selector != old_selector or w.counting != old_counting:
             self._unindex(ns, key, w)
-            w.anchors = anchors(w.selector) if counting else ()
-            if w.anchors is None:
-                ns.unanchored.add(key)
-            else:
-                for item in w.anchors:
-                    ns.anchor_index.setdefault(item, set()).add(key)
+            self._index_workload(ns, key, w)
             self._invalidate_groups(ns)
-            self._recount(ns, w)
         self._touch(w, key)
+
+    def _index_workload(self, ns: NamespaceState, key: WorkloadKey, w: Workload) -> None:
+        """File a prepared workload under its anchors (or as unanchored) and count its pods from the label
+        groups. O(selector requirements + the groups its anchors point at)."""
+        found = anchors(w.selector) if w.counting else ()
+        w.anchors = found
+        if found is None:
+            ns.unanchored.add(key)
+        else:
+            index = ns.anchor_index
+            for item in found:
+                keys = index.get(item)
+                if keys is None:
+                    index[item] = {key}
+                else:
+                    keys.add(key)
+        self._recount(ns, w)
 
     def _unindex(self, ns: NamespaceState, key: WorkloadKey, w: Workload) -> None:
         ns.unanchored.discard(key)
