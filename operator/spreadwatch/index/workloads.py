@@ -24,7 +24,8 @@ from spreadwatch.scoring import (
     representative_pod,
     skip_reason,
 )
-from spreadwatch.scoring.topology import plan_spread
+from spreadwatch.scoring.selection import followed_owner, owner_merged_selector
+from spreadwatch.scoring.topology import plan_with
 from spreadwatch.selectors import POSITIVE_OPERATORS, Requirement, Selector
 
 __all__ = ["WorkloadTracking", "anchors"]
@@ -78,6 +79,23 @@ def _unindex_service(ns: NamespaceState, svc: Service) -> None:
                 del ns.services_by_label[item]
 
 
+def _service_candidates(ns: NamespaceState, labels: Mapping[str, str]) -> list[Service]:
+    """The Services indexed under one of ``labels`` (plus those selecting every pod), in the namespace's
+    order: the only ones that can select a pod with these labels. O(labels + those Services)."""
+    by_label = ns.services_by_label
+    hits = [names for names in map(by_label.get, labels.items()) if names]
+    everything = by_label.get(_SELECTS_ALL)
+    if everything:
+        hits.append(everything)
+    if not hits:
+        return []
+    if len(hits) == 1 and len(hits[0]) == 1:  # the usual case: one Service, found under one label
+        return [ns.services[name] for name in hits[0]]
+    found: set[str] = set().union(*hits)
+    order = ns.service_order
+    return [ns.services[n] for n in sorted(found, key=order.__getitem__)]
+
+
 class _PodLookup:
     """A ``ClusterLookup`` for one pod: the given Services, and the index's controllers."""
 
@@ -111,8 +129,12 @@ class WorkloadTracking(PodCounting):
     def controller(self, key: WorkloadKey) -> Controller | None:
         namespace, kind, name = key
         ns = self._ns.get(namespace)
-        if ns is None:
-            return None
+        return self._controller_in(ns, kind, name) if ns is not None else None
+
+    @staticmethod
+    def _controller_in(ns: NamespaceState, kind: str, name: str) -> Controller | None:
+        """A controller of the namespace by kind and name; a Deployment's stand-in ReplicaSet is found too.
+        O(1), O(W) for a ReplicaSet not in the namespace."""
         found = ns.controllers.get(kind, {}).get(name)
         if found is None and kind == "ReplicaSet":
             for w in ns.workloads.values():
@@ -145,17 +167,21 @@ class WorkloadTracking(PodCounting):
 
     def _lookup_for(self, ns: NamespaceState, labels: Mapping[str, str]) -> ClusterLookup:
         """The index as a ``ClusterLookup`` for a pod with ``labels``: only the Services indexed under one of
-        its labels, in the namespace's order (the others cannot select it). O(labels + those Services)."""
-        by_label = ns.services_by_label
-        hits = [names for names in map(by_label.get, labels.items()) if names]
-        everything = by_label.get(_SELECTS_ALL)
-        if everything:
-            hits.append(everything)
-        if len(hits) == 1 and len(hits[0]) == 1:  # the usual case: one Service, found under one label
-            return _PodLookup(self, [ns.services[name] for name in hits[0]])
-        found: set[str] = set().union(*hits)
-        order = ns.service_order
-        return _PodLookup(self, [ns.services[n] for n in sorted(found, key=order.__getitem__)])
+        its labels (the others cannot select it). O(labels + those Services)."""
+        return _PodLookup(self, _service_candidates(ns, labels))
+
+    def _default_selector(self, ns: NamespaceState, pod: Pod) -> Selector:
+        """v1.28's merged selector of ``pod`` (``build_spread_selector`` in OWNER_MERGED mode, from the
+        index's structures: no ``ClusterLookup``). O(labels + Services indexed under them + requirements)."""
+        items = pod.labels.items()
+        services = [
+            svc
+            for svc in _service_candidates(ns, pod.labels)
+            if svc.selector is not None and svc.selector.items() <= items
+        ]
+        ref = followed_owner(pod)
+        owner = self._controller_in(ns, ref.kind, ref.name) if ref is not None else None
+        return owner_merged_selector(services, owner)
 
     def _replicasets_of(self, ns: NamespaceState, owner: str) -> list[Controller]:
         """The namespace's ReplicaSets whose controller is named ``owner`` (``representative_pod`` checks the
@@ -281,21 +307,36 @@ class WorkloadTracking(PodCounting):
             w.error = f"InvalidSelector: {ctrl.selector_error}"
         elif rs is not None and rs.selector_error:
             w.error = f"InvalidSelector: ReplicaSet {rs.name}: {rs.selector_error}"
-        lookup = self._lookup_for(ns, pod.labels)
-        if self.profile.pod_topology_spread:
-            self._prepare_topology(w, pod, lookup)
+        profile = self.profile
+        if profile.pod_topology_spread:
+            self._prepare_topology(w, pod, ns)
             return
-        w.skip = skip_reason(pod, self.profile)
-        w.selector = None if (w.error or w.skip) else build_spread_selector(pod, lookup, self.profile)
-        w.selector_text = str(w.selector) if w.selector is not None else ""
+        w.skip = skip_reason(pod, profile)
+        if w.error or w.skip:
+            w.selector, w.selector_text = None, ""
+        else:
+            w.selector = selector = self._spread_selector(ns, pod)
+            w.selector_text = str(selector)
 
-    def _prepare_topology(self, w: Workload, pod: Pod, lookup: ClusterLookup) -> None:
+    def _spread_selector(self, ns: NamespaceState, pod: Pod) -> SpreadSelector:
+        """``build_spread_selector`` of the profile; v1.28's mode from the index's structures directly."""
+        if self.profile.mode is SelectorMode.OWNER_MERGED:
+            return SpreadSelector(SelectorMode.OWNER_MERGED, (self._default_selector(ns, pod),))
+        return build_spread_selector(pod, self._lookup_for(ns, pod.labels), self.profile)
+
+    def _merged_selector(self, ns: NamespaceState, pod: Pod) -> Selector:
+        """v1.29's default selector: ``build_spread_selector(...).selectors[0]`` (the one merged selector)."""
+        if self.profile.mode is SelectorMode.OWNER_MERGED:
+            return self._default_selector(ns, pod)
+        return self._spread_selector(ns, pod).selectors[0]
+
+    def _prepare_topology(self, w: Workload, pod: Pod, ns: NamespaceState) -> None:
         """v1.29: the plan, and the selector pods are counted by (ANY_OF the distinct ones if they differ)."""
         w.plan, w.skip, w.selector, w.multi, w.selector_text = None, "", None, False, ""
         if w.error:
             return
         try:
-            plan = plan_spread(pod, lookup, self.profile)
+            plan = plan_with(pod, self.profile, lambda: self._merged_selector(ns, pod))
         except SelectorError as err:
             w.error = f"InvalidSelector: {err}"
             return
