@@ -30,14 +30,19 @@ from spreadwatch.selectors import POSITIVE_OPERATORS, Requirement, Selector
 
 __all__ = ["WorkloadTracking", "anchors"]
 
+_new_tuple = tuple.__new__  # a NamedTuple from a tuple in C (its own __new__ is Python code)
+
 
 def _anchor_of(sel: Selector) -> tuple[tuple[str, str], ...] | None:
     """The (key, value) pairs of the selector's first positive requirement with the fewest values (None:
-    it has none). O(requirements)."""
+    it has none); the first with a single value ends the search (a valid one has at least one value).
+    O(requirements), O(1) for the usual selector, whose first requirement is an equality."""
     best: Requirement | None = None
     for req in sel.requirements:
         if req.op in POSITIVE_OPERATORS and (best is None or len(req.values) < len(best.values)):
             best = req
+            if len(req.values) == 1:
+                return ((req.key, req.values[0]),)
     return None if best is None else tuple([(best.key, v) for v in best.values])
 
 
@@ -259,32 +264,46 @@ class WorkloadTracking(PodCounting):
         self._refresh(ns, w, force=True)
 
     def _add_workloads(self, ctrls: Iterable[Controller]) -> None:
-        """Add workloads in bulk (``load``): each is prepared, anchored and counted from the label groups as
-        :meth:`_add_workload` does, with the bookkeeping done once for all of them — a new workload has no
-        anchors to drop, and a namespace's epoch is bumped once. O(workloads × their label groups)."""
-        added: list[WorkloadKey] = []
-        last: NamespaceState | None = None
-        touched: list[NamespaceState] = []
+        """Add workloads in bulk (``load``), as :meth:`_add_workload` does one by one, namespace by namespace:
+        every workload prepared and filed under its anchors, the label-group index entries of the new anchors
+        built in one pass over the namespace's groups, then every workload counted; the namespace's epoch is
+        bumped once. O(workloads × their groups + groups × labels of the namespaces with new anchors)."""
+        by_ns: dict[str, list[Controller]] = {}
         for ctrl in ctrls:
-            ns = self._ns_of(ctrl.namespace)
-            if ns is not last:
-                touched.append(ns)
-                last = ns
-            key = ctrl.key
-            w = ns.workloads[key] = Workload(ctrl, WorkloadRef.of(ctrl))
-            self._prepare(w, ns)
-            self._index_workload(ns, key, w)
-            added.append(key)
-        for ns in touched:
+            found = by_ns.get(ctrl.namespace)
+            if found is None:
+                by_ns[ctrl.namespace] = [ctrl]
+            else:
+                found.append(ctrl)
+        keys: list[WorkloadKey] = []
+        for name, members in by_ns.items():
+            ns = self._ns_of(name)
+            added: list[Workload] = []
+            fresh: set[tuple[str, str]] = set()
+            for ctrl in members:
+                key = _new_tuple(WorkloadKey, (name, ctrl.kind, ctrl.name))  # ctrl.key, made in C
+                old = ns.workloads.get(key)
+                if old is not None:  # (a load into a loaded index)
+                    self._unindex(ns, key, old.anchors)
+                    fresh.intersection_update(ns.anchor_index)
+                w = ns.workloads[key] = Workload(ctrl, WorkloadRef.of(ctrl))
+                self._prepare(w, ns)
+                fresh.update(self._file_anchors(ns, key, w))
+                added.append(w)
+                keys.append(key)
+            if fresh:  # one pass over the namespace's groups for all the new anchors
+                self._index_groups(ns, fresh)
+            for w in added:
+                self._recount(ns, w)
             self._invalidate_groups(ns)
-        self._removed.difference_update(added)
-        self._dirty.update(added)
+        self._removed.difference_update(keys)
+        self._dirty.update(keys)
 
     def _drop_workload(self, ns: NamespaceState, key: WorkloadKey) -> None:
         w = ns.workloads.pop(key, None)
         if w is None:
             return
-        self._unindex(ns, key, w)
+        self._unindex(ns, key, w.anchors)
         self._invalidate_groups(ns)
         self._dirty.discard(key)
         self._removed.add(key)
@@ -360,36 +379,62 @@ class WorkloadTracking(PodCounting):
         old_selector, old_counting = w.selector, w.counting
         self._prepare(w, ns)
         if force or w.selector != old_selector or w.counting != old_counting:
-            self._unindex(ns, key, w)
+            old_anchors = w.anchors
             self._index_workload(ns, key, w)
+            self._unindex(ns, key, old_anchors, keep=w.anchors)  # after: an anchor kept keeps its group index
             self._invalidate_groups(ns)
         self._touch(w, key)
 
     def _index_workload(self, ns: NamespaceState, key: WorkloadKey, w: Workload) -> None:
-        """File a prepared workload under its anchors (or as unanchored) and count its pods from the label
-        groups. O(selector requirements + the groups its anchors point at)."""
+        """File a prepared workload under its anchors and count its pods from the label groups.
+        O(anchors + the groups they point at), plus O(groups in the namespace) for an anchor new to it."""
+        fresh = self._file_anchors(ns, key, w)
+        if fresh:
+            self._index_groups(ns, fresh)
+        self._recount(ns, w)
+
+    @staticmethod
+    def _file_anchors(ns: NamespaceState, key: WorkloadKey, w: Workload) -> list[tuple[str, str]]:
+        """File a prepared workload under its anchors (or as unanchored); returns the anchors no workload of
+        the namespace had (the label-group index has no entry for them yet). O(anchors)."""
         found = anchors(w.selector) if w.counting else ()
         w.anchors = found
         if found is None:
             ns.unanchored.add(key)
-        else:
-            index = ns.anchor_index
-            for item in found:
-                keys = index.get(item)
-                if keys is None:
-                    index[item] = {key}
-                else:
-                    keys.add(key)
-        self._recount(ns, w)
+            return []
+        fresh: list[tuple[str, str]] = []
+        index = ns.anchor_index
+        for item in found:
+            keys = index.get(item)
+            if keys is None:
+                index[item] = {key}
+                fresh.append(item)
+            else:
+                keys.add(key)
+        return fresh
 
-    def _unindex(self, ns: NamespaceState, key: WorkloadKey, w: Workload) -> None:
-        ns.unanchored.discard(key)
-        for item in w.anchors or ():
+    @staticmethod
+    def _unindex(
+        ns: NamespaceState,
+        key: WorkloadKey,
+        anchored: tuple[tuple[str, str], ...] | None,
+        keep: tuple[tuple[str, str], ...] | None = (),
+    ) -> None:
+        """Take a workload off the anchors it was filed under (``keep``: its new ones, left as they are; None:
+        it is unanchored now); an anchor no workload has any more drops its label-group index entry.
+        O(anchors)."""
+        if keep is not None:
+            ns.unanchored.discard(key)
+        kept = keep or ()
+        for item in anchored or ():
+            if item in kept:
+                continue
             keys = ns.anchor_index.get(item)
             if keys is not None:
                 keys.discard(key)
                 if not keys:
                     del ns.anchor_index[item]
+                    ns.group_index.pop(item, None)
 
     def spread_plan(self, key: WorkloadKey) -> str:
         """v1.29: how PodTopologySpread scores the workload, as text ("" for other profiles). O(constraints)."""
