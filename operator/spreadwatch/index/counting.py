@@ -3,7 +3,9 @@
 Counting pods (bound, not deleting, not terminal) are grouped by their exact label set (pods of one
 ReplicaSet share one), each group with a node → count map and a cached list of the workloads whose spreading
 selector matches it (valid while the namespace's epoch is unchanged). A pod event costs O(labels + A) (A:
-workloads the pod matches); a workload's counts are rebuilt from the groups its anchors point at.
+workloads the pod matches); a workload's counts are rebuilt from the groups its anchors point at, found
+through the group index, which has an entry for exactly the labels some workload is anchored on (a bulk
+load files pods before any workload exists, so it builds none; a new anchor's entry is built in one pass).
 """
 
 from __future__ import annotations

@@ -340,7 +340,7 @@ class WorkloadTracking(PodCounting):
     def _spread_selector(self, ns: NamespaceState, pod: Pod) -> SpreadSelector:
         """``build_spread_selector`` of the profile; v1.28's mode from the index's structures directly."""
         if self.profile.mode is SelectorMode.OWNER_MERGED:
-            return SpreadSelector(SelectorMode.OWNER_MERGED, (self._default_selector(ns, pod),))
+            return _new_tuple(SpreadSelector, (SelectorMode.OWNER_MERGED, (self._default_selector(ns, pod),)))
         return build_spread_selector(pod, self._lookup_for(ns, pod.labels), self.profile)
 
     def _merged_selector(self, ns: NamespaceState, pod: Pod) -> Selector:
@@ -363,7 +363,7 @@ class WorkloadTracking(PodCounting):
         if plan.skip_reason:
             return
         if plan.selector is not None:  # default constraints: every term has the default selector
-            w.selector = SpreadSelector(SelectorMode.OWNER_MERGED, (plan.selector,))
+            w.selector = _new_tuple(SpreadSelector, (SelectorMode.OWNER_MERGED, (plan.selector,)))
             return
         distinct = tuple(dict.fromkeys(t.selector for t in plan.terms))
         if len(distinct) == 1:

@@ -16,8 +16,7 @@ Cost: O(services + controllers in the pod's namespace) per pod (O(services) for 
 from __future__ import annotations
 
 from collections.abc import Iterable, Mapping
-from dataclasses import dataclass
-from typing import Protocol
+from typing import NamedTuple, Protocol
 
 from spreadwatch.model import Controller, OwnerRef, Pod, Service, WorkloadKey
 from spreadwatch.scoring.profiles import Profile, SelectorMode
@@ -43,9 +42,9 @@ class ClusterLookup(Protocol):
     def controller(self, key: WorkloadKey) -> Controller | None: ...
 
 
-@dataclass(frozen=True, slots=True)
-class SpreadSelector:
-    """The pods a pod is spread against: one merged selector, or a list matched with all/any."""
+class SpreadSelector(NamedTuple):
+    """The pods a pod is spread against: one merged selector, or a list matched with all/any (a tuple: the
+    index makes one per workload, with ``tuple.__new__``)."""
 
     mode: SelectorMode
     selectors: tuple[Selector, ...]
