@@ -232,7 +232,11 @@ class Selector:
         return Selector(tuple(sorted((*self.requirements, *requirements), key=_BY_KEY)))
 
     def __str__(self) -> str:
-        return ",".join(map(str, self.requirements))
+        """The canonical string form; an equality requirement's text (``key=value``) made inline."""
+        equals = Operator.EQUALS
+        return ",".join(
+            [r.key + "=" + r.values[0] if r.op is equals and len(r.values) == 1 else str(r) for r in self.requirements]
+        )
 
     def to_label_selector(self) -> dict[str, Any]:
         """Structured ``metav1.LabelSelector`` form (equality terms as matchLabels)."""

@@ -8,7 +8,8 @@ The operator's runtime and ``spreadwatch analyze`` both feed records into a :cla
   spreading selector matches that label set;
 * **anchor index** — for each workload, one equality/``in`` requirement of its selector (its *anchor*)
   indexes it under ``(key, value)``; a new label set only tests the workloads anchored on one of its labels
-  (plus the few whose selectors have no such requirement);
+  (plus the few whose selectors have no such requirement), and each anchor lists the label groups having it
+  (so a workload is counted from those groups only);
 * **workload state** — representative next pod, spreading selector, and a sparse node → matching-pod count
   map (only nodes with matching pods);
 * **candidate sets** — cached per scheduling-constraint signature (tolerations, nodeSelector, required

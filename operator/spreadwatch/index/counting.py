@@ -3,7 +3,9 @@
 Counting pods (bound, not deleting, not terminal) are grouped by their exact label set (pods of one
 ReplicaSet share one), each group with a node → count map and a cached list of the workloads whose spreading
 selector matches it (valid while the namespace's epoch is unchanged). A pod event costs O(labels + A) (A:
-workloads the pod matches); a workload's counts are rebuilt from the groups its anchors point at.
+workloads the pod matches); a workload's counts are rebuilt from the groups its anchors point at, found
+through the group index, which has an entry for exactly the labels some workload is anchored on (a bulk
+load files pods before any workload exists, so it builds none; a new anchor's entry is built in one pass).
 """
 
 from __future__ import annotations
@@ -16,6 +18,19 @@ from spreadwatch.model import TERMINAL_PHASES, Pod, WorkloadKey
 from spreadwatch.model import label_key as label_key_of
 
 __all__ = ["PodCounting"]
+
+
+def _index_group(group_index: dict[tuple[str, str], set[LabelKey]], label_key: LabelKey) -> None:
+    """File a new label group under the index entries of its labels (only anchors have one). O(labels)."""
+    for item in label_key:
+        keys = group_index.get(item)
+        if keys is not None:
+            keys.add(label_key)
+
+
+def _groups_with(ns: NamespaceState, item: tuple[str, str]) -> list[LabelKey]:
+    """The namespace's label groups that have the label ``item``, found without the index. O(groups)."""
+    return [label_key for label_key in ns.groups if item in label_key]
 
 
 class PodCounting(CandidateSets):
@@ -64,12 +79,8 @@ class PodCounting(CandidateSets):
                 found = groups.get(label_key)
                 if found is None:
                     found = groups[label_key] = LabelGroup(labels)
-                    for item in label_key:
-                        keys = group_index.get(item)
-                        if keys is None:
-                            group_index[item] = {label_key}
-                        else:
-                            keys.add(label_key)
+                    if group_index:  # (empty while no workload is anchored: a fresh load)
+                        _index_group(group_index, label_key)
                 nodes, last_labels = found.nodes, labels
             nodes[node] = nodes.get(node, 0) + 1
 
@@ -102,8 +113,7 @@ class PodCounting(CandidateSets):
             if delta < 0:
                 return
             group = ns.groups[label_key] = LabelGroup(pod.labels)
-            for item in label_key:
-                ns.group_index.setdefault(item, set()).add(label_key)
+            _index_group(ns.group_index, label_key)
         node = pod.node_name
         left = group.nodes.get(node, 0) + delta
         if left > 0:
@@ -120,12 +130,24 @@ class PodCounting(CandidateSets):
             self._touch(w, key)
         if not group.nodes:
             del ns.groups[label_key]
+            group_index = ns.group_index
             for item in label_key:
-                keys = ns.group_index.get(item)
+                keys = group_index.get(item)
                 if keys is not None:
-                    keys.discard(label_key)
-                    if not keys:
-                        del ns.group_index[item]
+                    keys.discard(label_key)  # (an empty entry stays while its anchor has workloads)
+
+    @staticmethod
+    def _index_groups(ns: NamespaceState, items: Iterable[tuple[str, str]]) -> None:
+        """Add the label-group index entries of anchors that have none, in one pass over the namespace's
+        groups (the index has an entry for exactly the labels some workload is anchored on: a label group
+        is looked up only by anchors). O(groups × min(labels, items))."""
+        wanted = set(items)
+        group_index = ns.group_index
+        for item in wanted:
+            group_index[item] = set()
+        for label_key in ns.groups:
+            for item in wanted.intersection(label_key):
+                group_index[item].add(label_key)
 
     @staticmethod
     def _invalidate_groups(ns: NamespaceState) -> None:
@@ -141,16 +163,16 @@ class PodCounting(CandidateSets):
         if w.counting and selector is not None:
             keys: Iterable[LabelKey]
             anchored = w.anchors
+            group_index = ns.group_index
             if anchored is None:
                 keys = ns.groups
-            elif len(anchored) == 1:  # the usual case (one equality requirement): that label's groups as they are
-                keys = ns.group_index.get(anchored[0], ())
+            elif len(anchored) == 1 and anchored[0] in group_index:  # the usual case: that label's groups
+                keys = group_index[anchored[0]]
             else:
                 union: set[LabelKey] = set()
                 for item in anchored:
-                    found = ns.group_index.get(item)
-                    if found:
-                        union |= found
+                    found = group_index.get(item)
+                    union.update(found if found is not None else _groups_with(ns, item))
                 keys = union
             groups = ns.groups
             matches = selector.selectors[0].matches if len(selector.selectors) == 1 else selector.matches

@@ -43,9 +43,7 @@ class SpreadIndex(ReportBuilding):
                 ns.controllers.setdefault(ctrl.kind, {})[ctrl.name] = ctrl
                 if ctrl.kind == "ReplicaSet":
                     ns.replicasets_by_owner = None
-            for ctrl in snapshot.controllers:
-                if is_workload(ctrl):
-                    self._add_workload(ctrl)
+            self._add_workloads([ctrl for ctrl in snapshot.controllers if is_workload(ctrl)])
         if self.shadow is not None:
             self.shadow.load(snapshot)
 

@@ -65,7 +65,8 @@ class NamespaceState:
     workloads: dict[WorkloadKey, Workload] = field(default_factory=dict)
     anchor_index: dict[tuple[str, str], set[WorkloadKey]] = field(default_factory=dict)
     unanchored: set[WorkloadKey] = field(default_factory=set)
-    group_index: dict[tuple[str, str], set[LabelKey]] = field(default_factory=dict)  # label -> groups having it
+    #: anchor label -> the groups having it: an entry for exactly the keys of ``anchor_index``
+    group_index: dict[tuple[str, str], set[LabelKey]] = field(default_factory=dict)
     epoch: int = 0  # bumped whenever a workload selector changes: invalidates every group's ``matches``
     labels: Mapping[str, str] = field(default_factory=dict)
     #: one ``(key, value)`` of each Service's selector -> the Services indexed under it (a pod can be selected

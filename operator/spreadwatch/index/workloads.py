@@ -24,19 +24,25 @@ from spreadwatch.scoring import (
     representative_pod,
     skip_reason,
 )
-from spreadwatch.scoring.topology import plan_spread
+from spreadwatch.scoring.selection import followed_owner, owner_merged_selector
+from spreadwatch.scoring.topology import plan_with
 from spreadwatch.selectors import POSITIVE_OPERATORS, Requirement, Selector
 
 __all__ = ["WorkloadTracking", "anchors"]
 
+_new_tuple = tuple.__new__  # a NamedTuple from a tuple in C (its own __new__ is Python code)
+
 
 def _anchor_of(sel: Selector) -> tuple[tuple[str, str], ...] | None:
     """The (key, value) pairs of the selector's first positive requirement with the fewest values (None:
-    it has none). O(requirements)."""
+    it has none); the first with a single value ends the search (a valid one has at least one value).
+    O(requirements), O(1) for the usual selector, whose first requirement is an equality."""
     best: Requirement | None = None
     for req in sel.requirements:
         if req.op in POSITIVE_OPERATORS and (best is None or len(req.values) < len(best.values)):
             best = req
+            if len(req.values) == 1:
+                return ((req.key, req.values[0]),)
     return None if best is None else tuple([(best.key, v) for v in best.values])
 
 
@@ -78,6 +84,23 @@ def _unindex_service(ns: NamespaceState, svc: Service) -> None:
                 del ns.services_by_label[item]
 
 
+def _service_candidates(ns: NamespaceState, labels: Mapping[str, str]) -> list[Service]:
+    """The Services indexed under one of ``labels`` (plus those selecting every pod), in the namespace's
+    order: the only ones that can select a pod with these labels. O(labels + those Services)."""
+    by_label = ns.services_by_label
+    hits = [names for names in map(by_label.get, labels.items()) if names]
+    everything = by_label.get(_SELECTS_ALL)
+    if everything:
+        hits.append(everything)
+    if not hits:
+        return []
+    if len(hits) == 1 and len(hits[0]) == 1:  # the usual case: one Service, found under one label
+        return [ns.services[name] for name in hits[0]]
+    found: set[str] = set().union(*hits)
+    order = ns.service_order
+    return [ns.services[n] for n in sorted(found, key=order.__getitem__)]
+
+
 class _PodLookup:
     """A ``ClusterLookup`` for one pod: the given Services, and the index's controllers."""
 
@@ -111,8 +134,12 @@ class WorkloadTracking(PodCounting):
     def controller(self, key: WorkloadKey) -> Controller | None:
         namespace, kind, name = key
         ns = self._ns.get(namespace)
-        if ns is None:
-            return None
+        return self._controller_in(ns, kind, name) if ns is not None else None
+
+    @staticmethod
+    def _controller_in(ns: NamespaceState, kind: str, name: str) -> Controller | None:
+        """A controller of the namespace by kind and name; a Deployment's stand-in ReplicaSet is found too.
+        O(1), O(W) for a ReplicaSet not in the namespace."""
         found = ns.controllers.get(kind, {}).get(name)
         if found is None and kind == "ReplicaSet":
             for w in ns.workloads.values():
@@ -145,17 +172,21 @@ class WorkloadTracking(PodCounting):
 
     def _lookup_for(self, ns: NamespaceState, labels: Mapping[str, str]) -> ClusterLookup:
         """The index as a ``ClusterLookup`` for a pod with ``labels``: only the Services indexed under one of
-        its labels, in the namespace's order (the others cannot select it). O(labels + those Services)."""
-        by_label = ns.services_by_label
-        hits = [names for names in map(by_label.get, labels.items()) if names]
-        everything = by_label.get(_SELECTS_ALL)
-        if everything:
-            hits.append(everything)
-        if len(hits) == 1 and len(hits[0]) == 1:  # the usual case: one Service, found under one label
-            return _PodLookup(self, [ns.services[name] for name in hits[0]])
-        found: set[str] = set().union(*hits)
-        order = ns.service_order
-        return _PodLookup(self, [ns.services[n] for n in sorted(found, key=order.__getitem__)])
+        its labels (the others cannot select it). O(labels + those Services)."""
+        return _PodLookup(self, _service_candidates(ns, labels))
+
+    def _default_selector(self, ns: NamespaceState, pod: Pod) -> Selector:
+        """v1.28's merged selector of ``pod`` (``build_spread_selector`` in OWNER_MERGED mode, from the
+        index's structures: no ``ClusterLookup``). O(labels + Services indexed under them + requirements)."""
+        items = pod.labels.items()
+        services = [
+            svc
+            for svc in _service_candidates(ns, pod.labels)
+            if svc.selector is not None and svc.selector.items() <= items
+        ]
+        ref = followed_owner(pod)
+        owner = self._controller_in(ns, ref.kind, ref.name) if ref is not None else None
+        return owner_merged_selector(services, owner)
 
     def _replicasets_of(self, ns: NamespaceState, owner: str) -> list[Controller]:
         """The namespace's ReplicaSets whose controller is named ``owner`` (``representative_pod`` checks the
@@ -232,19 +263,57 @@ class WorkloadTracking(PodCounting):
         self._removed.discard(key)
         self._refresh(ns, w, force=True)
 
+    def _add_workloads(self, ctrls: Iterable[Controller]) -> None:
+        """Add workloads in bulk (``load``), as :meth:`_add_workload` does one by one, namespace by namespace:
+        every workload prepared and filed under its anchors, the label-group index entries of the new anchors
+        built in one pass over the namespace's groups, then every workload counted; the namespace's epoch is
+        bumped once. O(workloads × their groups + groups × labels of the namespaces with new anchors)."""
+        by_ns: dict[str, list[Controller]] = {}
+        for ctrl in ctrls:
+            found = by_ns.get(ctrl.namespace)
+            if found is None:
+                by_ns[ctrl.namespace] = [ctrl]
+            else:
+                found.append(ctrl)
+        keys: list[WorkloadKey] = []
+        for name, members in by_ns.items():
+            ns = self._ns_of(name)
+            added: list[Workload] = []
+            fresh: set[tuple[str, str]] = set()
+            for ctrl in members:
+                key = _new_tuple(WorkloadKey, (name, ctrl.kind, ctrl.name))  # ctrl.key, made in C
+                old = ns.workloads.get(key)
+                if old is not None:  # (a load into a loaded index)
+                    self._unindex(ns, key, old.anchors)
+                    fresh.intersection_update(ns.anchor_index)
+                w = ns.workloads[key] = Workload(ctrl, WorkloadRef.of(ctrl))
+                self._prepare(w, ns)
+                fresh.update(self._file_anchors(ns, key, w))
+                added.append(w)
+                keys.append(key)
+            if fresh:  # one pass over the namespace's groups for all the new anchors
+                self._index_groups(ns, fresh)
+            for w in added:
+                self._recount(ns, w)
+            self._invalidate_groups(ns)
+        self._removed.difference_update(keys)
+        self._dirty.update(keys)
+
     def _drop_workload(self, ns: NamespaceState, key: WorkloadKey) -> None:
         w = ns.workloads.pop(key, None)
         if w is None:
             return
-        self._unindex(ns, key, w)
+        self._unindex(ns, key, w.anchors)
         self._invalidate_groups(ns)
         self._dirty.discard(key)
         self._removed.add(key)
 
-    def _prepare(self, w: Workload) -> None:
-        """Compute the workload's next pod, skip reason, error and spreading selector."""
+    def _prepare(self, w: Workload, ns: NamespaceState | None = None) -> None:
+        """Compute the workload's next pod, skip reason, error and spreading selector (``ns``: the workload's
+        namespace state, when the caller has it). O(ReplicaSets of a Deployment + the pod's Services)."""
         ctrl = w.ctrl
-        ns = self._ns_of(ctrl.namespace)
+        if ns is None:
+            ns = self._ns_of(ctrl.namespace)
         replicasets = self._replicasets_of(ns, ctrl.name) if ctrl.kind == "Deployment" else ()
         pod, rs = representative_pod(ctrl, replicasets)
         w.pod = pod
@@ -257,21 +326,36 @@ class WorkloadTracking(PodCounting):
             w.error = f"InvalidSelector: {ctrl.selector_error}"
         elif rs is not None and rs.selector_error:
             w.error = f"InvalidSelector: ReplicaSet {rs.name}: {rs.selector_error}"
-        lookup = self._lookup_for(ns, pod.labels)
-        if self.profile.pod_topology_spread:
-            self._prepare_topology(w, pod, lookup)
+        profile = self.profile
+        if profile.pod_topology_spread:
+            self._prepare_topology(w, pod, ns)
             return
-        w.skip = skip_reason(pod, self.profile)
-        w.selector = None if (w.error or w.skip) else build_spread_selector(pod, lookup, self.profile)
-        w.selector_text = str(w.selector) if w.selector is not None else ""
+        w.skip = skip_reason(pod, profile)
+        if w.error or w.skip:
+            w.selector, w.selector_text = None, ""
+        else:
+            w.selector = selector = self._spread_selector(ns, pod)
+            w.selector_text = str(selector)
 
-    def _prepare_topology(self, w: Workload, pod: Pod, lookup: ClusterLookup) -> None:
+    def _spread_selector(self, ns: NamespaceState, pod: Pod) -> SpreadSelector:
+        """``build_spread_selector`` of the profile; v1.28's mode from the index's structures directly."""
+        if self.profile.mode is SelectorMode.OWNER_MERGED:
+            return _new_tuple(SpreadSelector, (SelectorMode.OWNER_MERGED, (self._default_selector(ns, pod),)))
+        return build_spread_selector(pod, self._lookup_for(ns, pod.labels), self.profile)
+
+    def _merged_selector(self, ns: NamespaceState, pod: Pod) -> Selector:
+        """v1.29's default selector: ``build_spread_selector(...).selectors[0]`` (the one merged selector)."""
+        if self.profile.mode is SelectorMode.OWNER_MERGED:
+            return self._default_selector(ns, pod)
+        return self._spread_selector(ns, pod).selectors[0]
+
+    def _prepare_topology(self, w: Workload, pod: Pod, ns: NamespaceState) -> None:
         """v1.29: the plan, and the selector pods are counted by (ANY_OF the distinct ones if they differ)."""
         w.plan, w.skip, w.selector, w.multi, w.selector_text = None, "", None, False, ""
         if w.error:
             return
         try:
-            plan = plan_spread(pod, lookup, self.profile)
+            plan = plan_with(pod, self.profile, lambda: self._merged_selector(ns, pod))
         except SelectorError as err:
             w.error = f"InvalidSelector: {err}"
             return
@@ -279,7 +363,7 @@ class WorkloadTracking(PodCounting):
         if plan.skip_reason:
             return
         if plan.selector is not None:  # default constraints: every term has the default selector
-            w.selector = SpreadSelector(SelectorMode.OWNER_MERGED, (plan.selector,))
+            w.selector = _new_tuple(SpreadSelector, (SelectorMode.OWNER_MERGED, (plan.selector,)))
             return
         distinct = tuple(dict.fromkeys(t.selector for t in plan.terms))
         if len(distinct) == 1:
@@ -293,28 +377,64 @@ class WorkloadTracking(PodCounting):
     def _refresh(self, ns: NamespaceState, w: Workload, force: bool = False) -> None:
         key = w.ctrl.key
         old_selector, old_counting = w.selector, w.counting
-        self._prepare(w)
-        counting = w.counting
-        if force or w.selector != old_selector or counting != old_counting:
-            self._unindex(ns, key, w)
-            w.anchors = anchors(w.selector) if counting else ()
-            if w.anchors is None:
-                ns.unanchored.add(key)
-            else:
-                for item in w.anchors:
-                    ns.anchor_index.setdefault(item, set()).add(key)
+        self._prepare(w, ns)
+        if force or w.selector != old_selector or w.counting != old_counting:
+            old_anchors = w.anchors
+            self._index_workload(ns, key, w)
+            self._unindex(ns, key, old_anchors, keep=w.anchors)  # after: an anchor kept keeps its group index
             self._invalidate_groups(ns)
-            self._recount(ns, w)
         self._touch(w, key)
 
-    def _unindex(self, ns: NamespaceState, key: WorkloadKey, w: Workload) -> None:
-        ns.unanchored.discard(key)
-        for item in w.anchors or ():
+    def _index_workload(self, ns: NamespaceState, key: WorkloadKey, w: Workload) -> None:
+        """File a prepared workload under its anchors and count its pods from the label groups.
+        O(anchors + the groups they point at), plus O(groups in the namespace) for an anchor new to it."""
+        fresh = self._file_anchors(ns, key, w)
+        if fresh:
+            self._index_groups(ns, fresh)
+        self._recount(ns, w)
+
+    @staticmethod
+    def _file_anchors(ns: NamespaceState, key: WorkloadKey, w: Workload) -> list[tuple[str, str]]:
+        """File a prepared workload under its anchors (or as unanchored); returns the anchors no workload of
+        the namespace had (the label-group index has no entry for them yet). O(anchors)."""
+        found = anchors(w.selector) if w.counting else ()
+        w.anchors = found
+        if found is None:
+            ns.unanchored.add(key)
+            return []
+        fresh: list[tuple[str, str]] = []
+        index = ns.anchor_index
+        for item in found:
+            keys = index.get(item)
+            if keys is None:
+                index[item] = {key}
+                fresh.append(item)
+            else:
+                keys.add(key)
+        return fresh
+
+    @staticmethod
+    def _unindex(
+        ns: NamespaceState,
+        key: WorkloadKey,
+        anchored: tuple[tuple[str, str], ...] | None,
+        keep: tuple[tuple[str, str], ...] | None = (),
+    ) -> None:
+        """Take a workload off the anchors it was filed under (``keep``: its new ones, left as they are; None:
+        it is unanchored now); an anchor no workload has any more drops its label-group index entry.
+        O(anchors)."""
+        if keep is not None:
+            ns.unanchored.discard(key)
+        kept = keep or ()
+        for item in anchored or ():
+            if item in kept:
+                continue
             keys = ns.anchor_index.get(item)
             if keys is not None:
                 keys.discard(key)
                 if not keys:
                     del ns.anchor_index[item]
+                    ns.group_index.pop(item, None)
 
     def spread_plan(self, key: WorkloadKey) -> str:
         """v1.29: how PodTopologySpread scores the workload, as text ("" for other profiles). O(constraints)."""

@@ -67,8 +67,8 @@ def _owned_by(rs: Controller, deployment: Controller) -> bool:
 def newest_replicaset(deployment: Controller, replicasets: Iterable[Controller]) -> Controller | None:
     """The ReplicaSet a Deployment currently rolls out: highest revision, then newest creation."""
     owned = [rs for rs in replicasets if _owned_by(rs, deployment)]
-    if not owned:
-        return None
+    if len(owned) < 2:  # none, or the one ReplicaSet (the usual case)
+        return owned[0] if owned else None
     return max(owned, key=lambda rs: (rs.revision, rs.creation, rs.name))
 
 

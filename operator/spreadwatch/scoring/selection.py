@@ -16,14 +16,20 @@ Cost: O(services + controllers in the pod's namespace) per pod (O(services) for 
 from __future__ import annotations
 
 from collections.abc import Iterable, Mapping
-from dataclasses import dataclass
-from typing import Protocol
+from typing import NamedTuple, Protocol
 
-from spreadwatch.model import Controller, Pod, Service, WorkloadKey
+from spreadwatch.model import Controller, OwnerRef, Pod, Service, WorkloadKey
 from spreadwatch.scoring.profiles import Profile, SelectorMode
 from spreadwatch.selectors import EVERYTHING, Selector, selector_from_set
 
-__all__ = ["ClusterLookup", "SpreadSelector", "build_spread_selector", "matching_services"]
+__all__ = [
+    "ClusterLookup",
+    "SpreadSelector",
+    "build_spread_selector",
+    "followed_owner",
+    "matching_services",
+    "owner_merged_selector",
+]
 
 
 class ClusterLookup(Protocol):
@@ -36,9 +42,9 @@ class ClusterLookup(Protocol):
     def controller(self, key: WorkloadKey) -> Controller | None: ...
 
 
-@dataclass(frozen=True, slots=True)
-class SpreadSelector:
-    """The pods a pod is spread against: one merged selector, or a list matched with all/any."""
+class SpreadSelector(NamedTuple):
+    """The pods a pod is spread against: one merged selector, or a list matched with all/any (a tuple: the
+    index makes one per workload, with ``tuple.__new__``)."""
 
     mode: SelectorMode
     selectors: tuple[Selector, ...]
@@ -98,24 +104,41 @@ def _merge(into: dict[str, str], extra: Mapping[str, str] | None) -> None:
         into.update(extra)
 
 
-def _owner_merged(pod: Pod, lookup: ClusterLookup) -> Selector:
-    """The Services' merged set, the RC's map merged in or the RS/StatefulSet's requirements added: one
-    selector built (``selector_from_set`` then ``.Add``, at once). O(services + requirements)."""
-    label_set: dict[str, str] = {}
-    for svc in matching_services(pod, lookup):
-        _merge(label_set, svc.selector)
+def followed_owner(pod: Pod) -> OwnerRef | None:
+    """The pod's controller ownerReference if v1.28's selector follows it (a ``v1`` ReplicationController, an
+    ``apps/v1`` ReplicaSet or StatefulSet), else None. O(1)."""
     owner = pod.controller
     if owner is None:
-        return selector_from_set(label_set)
-    if owner.api_version == "v1" and owner.kind == "ReplicationController":
-        rc = lookup.controller(WorkloadKey(pod.namespace, "ReplicationController", owner.name))
-        if rc is not None:
-            _merge(label_set, rc.selector_map)
-    elif owner.api_version == "apps/v1" and owner.kind in ("ReplicaSet", "StatefulSet"):
-        ctrl = lookup.controller(WorkloadKey(pod.namespace, owner.kind, owner.name))
-        if ctrl is not None and ctrl.selector_error is None and not ctrl.selector.nothing:
-            return selector_from_set(label_set, ctrl.selector.requirements)
+        return None
+    api_version, kind = owner.api_version, owner.kind
+    if (api_version == "v1" and kind == "ReplicationController") or (
+        api_version == "apps/v1" and kind in ("ReplicaSet", "StatefulSet")
+    ):
+        return owner
+    return None
+
+
+def owner_merged_selector(services: Iterable[Service], owner: Controller | None) -> Selector:
+    """v1.28's merged selector from the Services that select the pod (in the namespace's order) and the
+    controller its :func:`followed_owner` reference names (None: none, or not found): the Services' merged
+    set, the RC's map merged in or the RS/StatefulSet's requirements added: one selector built
+    (``selector_from_set`` then ``.Add``, at once). O(services + requirements)."""
+    label_set: dict[str, str] = {}
+    for svc in services:
+        _merge(label_set, svc.selector)
+    if owner is not None:
+        if owner.kind == "ReplicationController":
+            _merge(label_set, owner.selector_map)
+        elif owner.selector_error is None and not owner.selector.nothing:
+            return selector_from_set(label_set, owner.selector.requirements)
     return selector_from_set(label_set)
+
+
+def _owner_merged(pod: Pod, lookup: ClusterLookup) -> Selector:
+    """:func:`owner_merged_selector` of the pod's matching Services and followed controller."""
+    ref = followed_owner(pod)
+    owner = lookup.controller(WorkloadKey(pod.namespace, ref.kind, ref.name)) if ref is not None else None
+    return owner_merged_selector(matching_services(pod, lookup), owner)
 
 
 def _label_merged(pod: Pod, lookup: ClusterLookup) -> Selector:

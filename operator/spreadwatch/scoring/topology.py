@@ -33,7 +33,7 @@ constraints) once the per-node counts are known; :func:`count_pods` builds those
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Final, NamedTuple
 
@@ -56,6 +56,7 @@ __all__ = [
     "count_pods",
     "normalize",
     "plan_spread",
+    "plan_with",
     "prescore",
     "score_topology",
 ]
@@ -157,6 +158,15 @@ def _default_terms(defaults: DefaultConstraints) -> tuple[SpreadTerm, ...]:
 def plan_spread(pod: Pod, lookup: ClusterLookup, profile: Profile) -> SpreadPlan:
     """The scoring constraints of ``pod`` (see the module docstring). Raises SelectorError for a pod
     constraint with an invalid labelSelector (kube-scheduler fails PreScore). O(services + constraints)."""
+    return plan_with(pod, profile, lambda: build_spread_selector(pod, lookup, profile).selectors[0])
+
+
+_new_tuple = tuple.__new__  # NamedTuples from a tuple in C (their own __new__ is Python code): once per workload
+
+
+def plan_with(pod: Pod, profile: Profile, default_selector: Callable[[], Selector]) -> SpreadPlan:
+    """:func:`plan_spread` with the pod's default selector from ``default_selector`` (called only when the
+    default constraints apply: the index builds it from its own structures). O(constraints) plus that call."""
     own = pod.template.spread_constraints
     if own:
         terms = _soft_terms(own, pod.labels, match_label_keys=True)
@@ -165,14 +175,16 @@ def plan_spread(pod: Pod, lookup: ClusterLookup, profile: Profile) -> SpreadPlan
     default_terms = _default_terms(defaults)
     if not default_terms:
         return SpreadPlan((), not defaults.system, defaults.source, SKIP_NO_DEFAULTS)
-    spread = build_spread_selector(pod, lookup, profile)
-    selector = spread.selectors[0]
+    selector = default_selector()
     if selector.empty:
         return SpreadPlan((), not defaults.system, defaults.source, SKIP_EMPTY_SELECTOR, selector)
     terms = tuple(
-        SpreadTerm(t.topology_key, t.max_skew, selector, t.honor_affinity, t.honor_taints) for t in default_terms
+        [
+            _new_tuple(SpreadTerm, (t.topology_key, t.max_skew, selector, t.honor_affinity, t.honor_taints))
+            for t in default_terms
+        ]
     )
-    return SpreadPlan(terms, not defaults.system, defaults.source, "", selector)
+    return _new_tuple(SpreadPlan, (terms, not defaults.system, defaults.source, "", selector))
 
 
 def count_pods(terms: Sequence[SpreadTerm], namespace: str, pods: Iterable[Pod]) -> list[dict[str, int]]:
