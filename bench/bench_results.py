@@ -18,6 +18,7 @@ __all__ = [
     "ColdResult",
     "CpuWall",
     "DecodeResult",
+    "FloorResult",
     "FormatDecode",
     "FrozenGcStream",
     "Hotspot",
@@ -255,6 +256,20 @@ class InitialList:
 
 
 @dataclass(frozen=True)
+class FloorResult:
+    """The CPython floor under issue 13's decode targets (bench/measure_floor.py): skeleton decoding only."""
+
+    cold: CpuWall  # compact dump → skeleton Structs, pods counted per label group and node, a tuple per workload
+    cold_decode_cpu_s: float
+    cold_count_cpu_s: float
+    cold_workloads_cpu_s: float
+    pods: int  # pods counted by the cold floor
+    workloads: int  # workloads it answered
+    listing: CpuWall  # the Pod pages of the API listing → skeleton Structs, nothing else
+    listed_pods: int
+
+
+@dataclass(frozen=True)
 class DecodeResult:
     """Issue 13's decoding figures at one scale (bench/decode_bench.py)."""
 
@@ -373,6 +388,7 @@ class ScaleResult:
     metrics: MetricsResult | None = None
     comparison: ProfileComparison | None = None  # v1.28 and v1.29 side by side
     baseline: BaselineEvents | None = None  # issue 13's "no regression": the older code's event stream, same run
+    floor: FloorResult | None = None  # issue 13: the CPython floor under its decode targets, same input, same run
 
     @property
     def pods(self) -> int:

@@ -165,4 +165,10 @@ METHOD = """\
   VmHWM of a fresh `analyze -o json` process. YAML: `load_snapshot` of a 10,000-object sample as YAML vs the
   same sample as compact JSON (CPU). Initial list: every object as the API server's list pages of 500, decoded
   into records as the operator's initial listing does.
+* **CPython floor** (`bench/measure_floor.py`, issue 13's two absolute decode targets): on the same compact
+  dump, msgspec decodes skeleton Structs only (name, namespace, raw label bytes; a pod's nodeName and phase; a
+  workload's template labels), one loop counts pods per (namespace, labels) group and node, one loop makes a
+  tuple per workload; for the listing, the Pod pages decoded into those Structs and nothing else. GC off. It
+  does a fraction of what the product must (no records, selectors, owners, taints, candidates, scores or
+  reports), so no Python implementation on msgspec goes below it on this machine at that moment.
 """

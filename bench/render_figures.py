@@ -9,7 +9,7 @@ import math
 from collections.abc import Callable, Sequence
 from operator import attrgetter
 
-from bench_results import CpuWall, ScaleResult, YamlDecode
+from bench_results import CpuWall, FloorResult, ScaleResult, YamlDecode
 from measure_events import EVENT_TYPES
 from render_table import ColumnTable, fmt
 
@@ -149,12 +149,26 @@ def decode_rows(row: Callable[..., None]) -> None:
         lambda r: _pair(r.decode.initial_list.orjson_parse_object))  # fmt: skip
 
 
+def _floor_sum(f: FloorResult) -> str:
+    parts = (f.cold_decode_cpu_s, f.cold_count_cpu_s, f.cold_workloads_cpu_s)
+    return f"{fmt(f.cold.cpu_s)} = " + " + ".join(map(fmt, parts))
+
+
+def _floor_rows(row: Callable[..., None]) -> None:
+    """The CPython floor under issue 13's decode targets (bench/measure_floor.py); – where not measured."""
+    row("CPython floor of the cold path incl. decode: decode + count + per workload (CPU s; measure_floor.py)",
+        lambda r: "–" if r.floor is None else _floor_sum(r.floor))
+    row("CPython floor of the initial list: Pod pages → skeleton Structs (s wall / CPU)",
+        lambda r: "–" if r.floor is None else _pair(r.floor.listing))  # fmt: skip
+
+
 def _analyze_rows(t: ColumnTable) -> None:
     t.row("**analyze -o json, subprocess end-to-end** (s)", "analyze.analyze_s")
     t.row("**json.load of the dump** (s, in-process call)", "analyze.json_load_s")
     t.row("  ↳ json.load subprocess incl. startup (s)", "analyze.json_load_subprocess_s")
     t.row("**analyze ÷ json.load** (×)", "analyze.ratio")
     decode_rows(t.row)
+    _floor_rows(t.row)
     t.row("  ↳ CPU time: analyze / json.load / ratio",
           lambda r: (f"{fmt(r.analyze.analyze_cpu_s)} s / {fmt(r.analyze.json_load_cpu_s)} s / "
                      f"{fmt(r.analyze.cpu_ratio)}×"))  # fmt: skip

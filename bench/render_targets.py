@@ -127,8 +127,33 @@ def _issue13(r: ScaleResult) -> list[Target]:
                "–"),
         Target("issue 13: cold full computation incl. decode (compact)", "s", d.cold_with_decode.wall_s,
                d.cold_with_decode.cpu_s, "≤ 0.7 s", 0.7, topic="cold"),
+        *_floor_cold(r),
         Target(f"issue 13: operator initial list decode ({d.initial_list.pods:,} pods, raw pages → records)",
                "s", d.initial_list.typed.wall_s, d.initial_list.typed.cpu_s, "≤ 0.5 s", 0.5),
+        *_floor_list(r),
+    ]  # fmt: skip
+
+
+def _floor_cold(r: ScaleResult) -> list[Target]:
+    """The CPython floor under the cold-incl.-decode target (bench/measure_floor.py), when measured."""
+    f = r.floor
+    if f is None:
+        return []
+    return [
+        Target("  ↳ CPython floor, same dump: skeleton decode + pods counted per label group and node + one tuple per "
+               "workload; no records, selectors, scores or reports (bench/measure_floor.py)", "s", f.cold.wall_s,
+               f.cold.cpu_s, "–"),
+    ]  # fmt: skip
+
+
+def _floor_list(r: ScaleResult) -> list[Target]:
+    """The CPython floor under the initial-list target, when measured."""
+    f = r.floor
+    if f is None:
+        return []
+    return [
+        Target(f"  ↳ CPython floor, same pages: the {f.listed_pods:,} pods decoded into skeleton Structs, nothing "
+               "else", "s", f.listing.wall_s, f.listing.cpu_s, "–"),
     ]  # fmt: skip
 
 

@@ -13,6 +13,7 @@ on one synthetic cluster (bench/synth.py), the measuring modules return typed re
 * measure_events.py: incremental pod events (p50/p99, events/s);
 * measure_baselines.py: the naive seed algorithm and the real kube-scheduler v1.28 plugin (tests/oracle);
 * baseline_events.py: issue 13's no-regression baseline, the older code's event stream in the same run;
+* measure_floor.py: the CPython floor under issue 13's decode targets (skeleton decoding, same input);
 * decode_bench.py and measure_analyze.py: typed decoding per dump format (issue 13), ``analyze -o json`` vs
   ``json.load``, its peak RSS, the operator's initial list;
 * measure_metrics.py: series per ``--node-metrics`` mode and the scrape cost;
@@ -37,6 +38,8 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
+import orjson
+
 HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE))
 
@@ -60,6 +63,7 @@ from measure_analyze import analyze_phases, measure_analyze  # noqa: E402
 from measure_baselines import measure_naive, measure_oracle, oracle_binary  # noqa: E402
 from measure_cold import fresh_index, measure_cold, measure_node_event, measure_parse  # noqa: E402
 from measure_events import Event, make_event_stream, measure_incremental  # noqa: E402
+from measure_floor import measure_floor  # noqa: E402
 from measure_memory import child_sample, measure_rss  # noqa: E402
 from measure_metrics import measure_metrics  # noqa: E402
 from measure_profiles import profiles  # noqa: E402
@@ -135,6 +139,11 @@ def _dump_figures(cfg: Config, s: ScaleInputs, res: ScaleResult, workdir: Path) 
     """Typed decoding, analyze -o json vs json.load and its phases (issue 13); frees the objects."""
     s.dump = workdir / f"cluster-{s.scale}.json"
     res.dump_mib = synth.write_dump(s.objects, s.dump) / 2**20
+    log(f"scale {s.scale}: the CPython floor under issue 13's decode targets x{cfg.repeats}")
+    compact = workdir / f"floor-{s.scale}.json"
+    compact.write_bytes(orjson.dumps({"apiVersion": "v1", "kind": "List", "items": s.objects}))
+    res.floor = measure_floor(compact, decode_bench.api_pages(s.objects), cfg.repeats)
+    compact.unlink()
     log(f"scale {s.scale}: typed decoding (compact / 2- / 4-space JSON, YAML sample, API pages) x{cfg.repeats}")
     res.decode = decode_bench.measure_decode(
         s.objects, s.dump, workdir, s.scale, get_profile(cfg.profile), cfg.repeats,
