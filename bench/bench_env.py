@@ -33,6 +33,7 @@ __all__ = [
     "software",
     "source_hash",
     "source_hashes",
+    "speed_probe",
 ]
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -106,6 +107,18 @@ def command_line(make_target: str, script: str, argv: Sequence[str] | None) -> s
     return " ".join(["python", script, *(shlex.quote(a) for a in args)])
 
 
+def speed_probe() -> float:
+    """The machine's speed now: CPU seconds of a fixed pure-Python loop (3,000,000 dict updates; lower is
+    faster). The same code on the same machine took 0.68 s to 1.20 s within minutes on 2026-11-23 (a noisy
+    host): read every absolute figure next to the probe taken before it. O(1), about a second."""
+    start = time.process_time()
+    counts: dict[int, int] = {}
+    get = counts.get
+    for i in range(3_000_000):
+        counts[i & 4095] = get(i & 4095, 0) + 1
+    return time.process_time() - start
+
+
 def source_hashes() -> dict[str, str]:
     """Per-file hashes of the spreadwatch package sources (path → first 12 hex digits of its sha256)."""
     return {
@@ -120,9 +133,10 @@ def source_hash(hashes: dict[str, str]) -> str:
 
 
 def record(command: str, seed: int, profile: str, started: float, load_start: str,
-           sources: dict[str, str]) -> RunInfo:  # fmt: skip
+           sources: dict[str, str], probes: Sequence[tuple[str, float]] | None = None) -> RunInfo:  # fmt: skip
     """The environment of a run that began at ``started`` (``time.time()``) with ``load_start`` and the package
-    sources ``sources`` (:func:`source_hashes`), taken now that it ends."""
+    sources ``sources`` (:func:`source_hashes`), taken now that it ends; ``probes``, when given, the
+    :func:`speed_probe` figures taken during the run (one more, ``end``, is taken now)."""
     end = source_hashes()
     return RunInfo(
         date=now_utc(),
@@ -139,4 +153,5 @@ def record(command: str, seed: int, profile: str, started: float, load_start: st
         source_start=source_hash(sources),
         source_end=source_hash(end),
         source_changed=sorted(k for k in sources.keys() | end.keys() if sources.get(k) != end.get(k)),
+        speed_probes=[] if probes is None else [*probes, ("end", speed_probe())],
     )

@@ -431,6 +431,7 @@ class RunInfo:
     source_start: str
     source_end: str
     source_changed: list[str] = field(default_factory=list)
+    speed_probes: list[tuple[str, float]] = field(default_factory=list)  # (when, bench_env.speed_probe() CPU s)
 
 
 def as_json(value: Any) -> Any:

@@ -39,11 +39,24 @@ def _header(info: RunInfo) -> list[str]:
         f"* **Load average** (1, 5, 15 min) at start / end: {info.load_start} / {info.load_end} on {info.cpus} "
         "cores; on a shared machine wall-clock timings are noisy and pessimistic, hence the CPU-time column. "
         "Every timing is the median of the repeats shown.",
+        *_probe_lines(info),
         f"* **Workload:** `bench/synth.py` (seed {info.seed}), profile {info.profile} (and v1.29 side by side); "
         f"total run time {info.run_minutes:.1f} min.",
         "",
     ]
     return lines
+
+
+def _probe_lines(info: RunInfo) -> list[str]:
+    """The machine-speed probes of the run (none: no line)."""
+    if not info.speed_probes:
+        return []
+    probes = "; ".join(f"{when} {seconds:.2f} s" for when, seconds in info.speed_probes)
+    return [
+        "* **Machine speed probe** (CPU seconds of one fixed pure-Python loop, `bench_env.speed_probe`; lower is "
+        "faster; the same loop took 0.68 s to 1.20 s on this machine within minutes on 2026-11-23, so read "
+        f"absolute figures next to the probe taken before them): {probes}."
+    ]
 
 
 def _targets_section(top: ScaleResult) -> tuple[list[str], list[Target]]:

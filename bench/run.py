@@ -169,8 +169,12 @@ def _comparison(cfg: Config, s: ScaleInputs, res: ScaleResult) -> ProfileCompari
     return ProfileComparison(res.scale, res.objects.get("Node", 0), res.pods, figures)
 
 
-def bench_scale(cfg: Config, scale: float, workdir: Path, binary: str | None) -> tuple[ScaleResult, ScaleInputs]:
-    """Every figure at one scale (and the inputs profiling reuses)."""
+def bench_scale(
+    cfg: Config, scale: float, workdir: Path, binary: str | None, probes: list[tuple[str, float]] | None = None
+) -> tuple[ScaleResult, ScaleInputs]:
+    """Every figure at one scale (and the inputs profiling reuses); ``probes``, when given, gets the
+    machine's speed (``bench_env.speed_probe``) before the cold computation and before the decoding figures."""
+    probes = [] if probes is None else probes
     profile = get_profile(cfg.profile)
     log(f"scale {scale}: generating")
     t0 = time.perf_counter()
@@ -179,6 +183,7 @@ def bench_scale(cfg: Config, scale: float, workdir: Path, binary: str | None) ->
     kinds = dict(Counter(o["kind"] for o in objects))
     parse = measure_parse(objects)
     snapshot = Snapshot.from_objects(objects)
+    probes.append((f"scale {scale}: before the cold computation", bench_env.speed_probe()))
     log(f"scale {scale}: cold full computation x{cfg.repeats}")
     cold = measure_cold(snapshot, profile, cfg.repeats)
     memory = None
@@ -203,6 +208,7 @@ def bench_scale(cfg: Config, scale: float, workdir: Path, binary: str | None) ->
         generate_s=generate_s, memory=memory, oracle=oracle, oracle_error=oracle_error, baseline=baseline,
     )  # fmt: skip
     if cfg.analyze:
+        probes.append((f"scale {scale}: before the decoding figures", bench_env.speed_probe()))
         _dump_figures(cfg, s, res, workdir)
     s.objects = []
     if cfg.metrics:
@@ -219,12 +225,16 @@ def _save_json(info: RunInfo, payload: dict[str, Any], suffix: str) -> None:
     path.write_text(json.dumps({"meta": as_json(info), **as_json(payload)}, indent=1, default=str))
 
 
-def _full_run(cfg: Config) -> tuple[list[ScaleResult], dict[str, Hotspots] | None]:
+def _full_run(
+    cfg: Config, probes: list[tuple[str, float]]
+) -> tuple[list[ScaleResult], dict[str, Hotspots] | None]:
+    """Every scale in turn (then the hotspot profiles at the largest); ``probes`` gets a speed probe before each
+    scale's cold computation and before its decoding figures."""
     binary = oracle_binary() if cfg.oracle else None
     results, prof = [], None
     with tempfile.TemporaryDirectory(prefix="spreadwatch-bench-") as tmp:
         for i, scale in enumerate(cfg.scales):
-            res, inputs = bench_scale(cfg, scale, Path(tmp), binary)
+            res, inputs = bench_scale(cfg, scale, Path(tmp), binary, probes)
             if i == len(cfg.scales) - 1 and cfg.profile_misses:
                 log(f"scale {scale}: profiling")
                 prof = profiles(inputs.snapshot, get_profile(cfg.profile), inputs.stream[:5000], inputs.dump)
@@ -329,12 +339,13 @@ def main(argv: Sequence[str] | None = None) -> int:
         info = bench_env.record(command, cfg.seed, cfg.profile, started, load_start, sources)
         _write_metrics_only(cfg, info, metrics, out)
         return 0
+    probes = [("start", bench_env.speed_probe())]
     try:
-        results, prof = _full_run(cfg)
+        results, prof = _full_run(cfg, probes)
     except ExactnessError as err:
         log(f"FAILED: {err}")
         return 1
-    info = bench_env.record(command, cfg.seed, cfg.profile, started, load_start, sources)
+    info = bench_env.record(command, cfg.seed, cfg.profile, started, load_start, sources, probes)
     text = render(results, info, prof, cfg.repeats, cfg.events)
     print(text)
     _save_json(info, {"results": results, "profiles": prof}, "-quick" if cfg.quick else "")
