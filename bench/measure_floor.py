@@ -22,7 +22,7 @@ import gc
 import time
 from collections.abc import Sequence
 from pathlib import Path
-from typing import Any
+from typing import Any, Final, Union
 
 import msgspec
 from bench_results import CpuWall, FloorResult
@@ -67,44 +67,17 @@ class _Pod(msgspec.Struct, tag="Pod", tag_field="kind"):
     status: _PodStatus = _EMPTY_POD_STATUS
 
 
-class _Node(msgspec.Struct, tag="Node", tag_field="kind"):
-    metadata: _Meta = _EMPTY_META
+def _tagged(kind: str, *fields: tuple[str, type, Any]) -> type:
+    """A Struct of one kind (tagged by ``kind``) with its metadata skeleton and ``fields``."""
+    return msgspec.defstruct(kind, [("metadata", _Meta, _EMPTY_META), *fields], tag=kind, tag_field="kind")
 
 
-class _Service(msgspec.Struct, tag="Service", tag_field="kind"):
-    metadata: _Meta = _EMPTY_META
-
-
-class _Namespace(msgspec.Struct, tag="Namespace", tag_field="kind"):
-    metadata: _Meta = _EMPTY_META
-
-
-class _Deployment(msgspec.Struct, tag="Deployment", tag_field="kind"):
-    metadata: _Meta = _EMPTY_META
-    spec: _WorkloadSpec = _EMPTY_WORKLOAD_SPEC
-
-
-class _StatefulSet(msgspec.Struct, tag="StatefulSet", tag_field="kind"):
-    metadata: _Meta = _EMPTY_META
-    spec: _WorkloadSpec = _EMPTY_WORKLOAD_SPEC
-
-
-class _ReplicaSet(msgspec.Struct, tag="ReplicaSet", tag_field="kind"):
-    metadata: _Meta = _EMPTY_META
-    spec: _WorkloadSpec = _EMPTY_WORKLOAD_SPEC
-
-
-class _ReplicationController(msgspec.Struct, tag="ReplicationController", tag_field="kind"):
-    metadata: _Meta = _EMPTY_META
-    spec: _WorkloadSpec = _EMPTY_WORKLOAD_SPEC
-
-
-_Item = _Pod | _Node | _Service | _Namespace | _Deployment | _StatefulSet | _ReplicaSet | _ReplicationController
-_WORKLOADS = frozenset((_Deployment, _StatefulSet, _ReplicaSet, _ReplicationController))
-
-
-class _Document(msgspec.Struct):
-    items: list[_Item] = []
+_WORKLOADS: Final = frozenset(
+    _tagged(kind, ("spec", _WorkloadSpec, _EMPTY_WORKLOAD_SPEC))
+    for kind in ("Deployment", "StatefulSet", "ReplicaSet", "ReplicationController")
+)
+_OTHERS: Final = tuple(_tagged(kind) for kind in ("Node", "Service", "Namespace"))
+_Document: Final = msgspec.defstruct("_Document", [("items", list[Union[(_Pod, *_OTHERS, *_WORKLOADS)]], [])])
 
 
 class _PodPage(msgspec.Struct):
