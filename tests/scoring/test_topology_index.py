@@ -226,3 +226,57 @@ def test_grouped_scores_one_count_map_equal_per_term_maps(seed: int) -> None:
         assert (dict(shared.busy), dict(shared.pods)) == (dict(apart.busy), dict(apart.pods))
         compared += 1
     assert compared or not snapshot.controllers
+
+
+def _shared_groups_cluster(seed: int) -> Snapshot:
+    """Many system-default workloads on one candidate set (so on the same candidate groups): nodes in three
+    zones and zoneless ones, a few with pods of several workloads, often among each zone's first names."""
+    r = random.Random(seed)
+    n = r.randint(3, 10)
+    snapshot = Snapshot()
+    objects = [
+        node(f"n{i:02d}", r.choice([None, "z1", "z2", "z3"]), key=GA_ZONE, labels={HOST: f"n{i:02d}"}) for i in range(n)
+    ]
+    for w in range(r.randint(5, 25)):
+        labels = {"app": f"w{w}"}
+        objects.append(controller("ReplicaSet", f"w{w}", {"matchLabels": labels}, labels, namespace="a"))
+        spread = r.choice([2, 4, n])  # pods on the first nodes only, or anywhere
+        for p in range(r.randint(0, 8)):
+            objects.append(pod(f"w{w}-{p}", labels, f"n{r.randrange(min(n, spread)):02d}", namespace="a"))
+    for body in objects:
+        record = parse_object(body)
+        assert record is not None
+        snapshot.add(record)
+    return snapshot
+
+
+@pytest.mark.parametrize("top_n", [0, 1, 3])
+@pytest.mark.parametrize("seed", range(40))
+def test_v129_reports_from_shared_memos_equal_cold_ones(seed: int, top_n: int) -> None:
+    """The per-group levels and zone-level parts memoized on the candidate groups are shared by workloads with
+    the same pods per group: the reports built in one index in either order (each on the memos the ones
+    before it filled) equal each workload's report built first, in an index of its own (cold memos)."""
+    profile = get_profile("v1.29")
+    snapshot = _shared_groups_cluster(seed) if seed % 2 else _replay(_events(seed))[1]
+    warm = SpreadIndex(profile, ReportOptions(top_n=top_n))
+    warm.load(snapshot)
+    first = {r.workload.key: r for r in warm.reports()}
+    backwards = SpreadIndex(profile, ReportOptions(top_n=top_n))
+    backwards.load(snapshot)
+    assert {key: backwards.report_for(key) for key in reversed(first)} == first
+    ordered = sorted(snapshot.nodes, key=lambda n: n.name)
+    for key, report in first.items():
+        cold = SpreadIndex(profile, ReportOptions(top_n=top_n))
+        cold.load(snapshot)
+        assert cold.report_for(key) == report, key
+        ctrl = snapshot.controller(key)
+        assert ctrl is not None
+        next_pod, _ = representative_pod(ctrl, ())
+        expected = score_pod(next_pod, ordered, snapshot.pods, snapshot, profile).scores
+        if report.skipped or not expected:
+            continue
+        best = max(expected.values())
+        best_names = sorted(name for name, score in expected.items() if score == best)
+        assert (report.best_score, report.worst_score) == (best, min(expected.values())), key
+        assert (report.best_nodes, report.best_node_count) == (tuple(best_names[:top_n]), len(best_names)), key
+        assert all(expected[e.node] == e.score for e in report.nodes), key

@@ -36,17 +36,19 @@ class ReportBuilding(WorkloadTracking):
     def _build_topology(self, w: Workload, candidates: CandidateSet) -> SpreadReport:
         plan = w.plan
         assert plan is not None
-        keys = tuple(t.topology_key for t in plan.terms)
+        terms = plan.terms
+        keys = tuple([t.topology_key for t in terms])
         groups = self._topo_groups.get((w.sig, keys))
         if groups is None:
             nodes = (self._nodes[n] for n in candidates.names)
             groups = self._topo_groups[(w.sig, keys)] = group_candidates(nodes, keys, self._zones)
+        template = self._template(w)
         if w.multi:
-            scores = score_groups(plan, self._template(w), groups, self._term_counts(w), self._nodes)
+            scores = score_groups(plan, template, groups, self._term_counts(w), self._nodes)
         else:  # every term counts the workload's pods
-            per_term = [w.counts if w.counting else {}] * len(plan.terms)
-            scores = score_groups(plan, self._template(w), groups, per_term, self._nodes, shared=True)
-        inp = ReportInput(
+            per_term = [w.counts if w.counting else {}] * len(terms)
+            scores = score_groups(plan, template, groups, per_term, self._nodes, shared=True)
+        fields = (
             w.ref,
             self.profile,
             w.selector_text,
@@ -56,7 +58,7 @@ class ReportBuilding(WorkloadTracking):
             self._zones,
             self.options,
         )
-        return build_topology_report(inp, groups, scores)
+        return build_topology_report(_new_tuple(ReportInput, fields), groups, scores)
 
     def _build(self, w: Workload) -> SpreadReport:
         replicas = w.ctrl.replicas
