@@ -6,6 +6,7 @@ and deletions applied incrementally must give the same reports as a fresh index.
 
 from __future__ import annotations
 
+import gc
 import random
 from typing import Any
 
@@ -19,7 +20,7 @@ from spreadwatch.report import ReportOptions
 from spreadwatch.scoring import exclusion_reason, get_profile, representative_pod, score_pod, zone_key
 from spreadwatch.scoring.topology import count_pods, plan_spread
 from spreadwatch.scoring.topology_groups import group_candidates, score_groups
-from spreadwatch.snapshot import Snapshot
+from spreadwatch.snapshot import Snapshot, paused_gc
 
 HOST = "kubernetes.io/hostname"
 LABEL_SETS = [{"app": "web"}, {"app": "web", "tier": "fe"}, {"tier": "fe"}, {"app": "db", "tier": "be"}, {"app": "db"}]
@@ -280,3 +281,41 @@ def test_v129_reports_from_shared_memos_equal_cold_ones(seed: int, top_n: int) -
         assert (report.best_score, report.worst_score) == (best, min(expected.values())), key
         assert (report.best_nodes, report.best_node_count) == (tuple(best_names[:top_n]), len(best_names)), key
         assert all(expected[e.node] == e.score for e in report.nodes), key
+
+
+
+def _memo_sizes(index: SpreadIndex) -> list[tuple[int, int, int]]:
+    """Per candidate groups of the index: its levels, shared entries and zone-level parts."""
+    groups = index._topo_groups.values()
+    return [(len(g.levels), len(g.memo), sum(len(level.memo) for level in g.levels.values())) for g in groups]
+
+
+def _forget_reports(index: SpreadIndex) -> None:
+    for ns in index._ns.values():
+        for w in ns.workloads.values():
+            w.report = None
+
+
+@pytest.mark.parametrize("seed", range(20))
+def test_v129_memos_grow_only_while_the_gc_is_paused(seed: int) -> None:
+    """Reports built one by one with the GC paused fill the memos and equal cold ones (in reverse order);
+    rebuilt with the GC running (as incremental rebuilds are), on those memos or on none, they only read
+    them: no memo grows, the reports are the same."""
+    profile = get_profile("v1.29")
+    snapshot = _shared_groups_cluster(seed) if seed % 2 else _replay(_events(seed))[1]
+    cold = SpreadIndex(profile, ReportOptions(top_n=2))
+    cold.load(snapshot)
+    expected = {r.workload.key: r for r in cold.reports()}
+    index = SpreadIndex(profile, ReportOptions(top_n=2))
+    index.load(snapshot)
+    assert gc.isenabled()
+    assert {key: index.report_for(key) for key in reversed(expected)} == expected
+    assert all(sizes == (0, 0, 0) for sizes in _memo_sizes(index))
+    _forget_reports(index)
+    with paused_gc():
+        assert {key: index.report_for(key) for key in reversed(expected)} == expected
+    filled = _memo_sizes(index)
+    assert any(levels for levels, _, _ in filled) or not any(r.nodes for r in expected.values())
+    _forget_reports(index)
+    assert {key: index.report_for(key) for key in expected} == expected
+    assert _memo_sizes(index) == filled

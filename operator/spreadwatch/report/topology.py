@@ -89,16 +89,21 @@ def _best_empty(
     return out[: max(top_n, 0)]  # only the best top_n of them can be among a report's top_n
 
 
-def _shared_best_empty(groups: CandidateGroups, empties: Sequence[tuple[int, int]], top_n: int) -> list[_Entry]:
+def _shared_best_empty(
+    groups: CandidateGroups, empties: Sequence[tuple[int, int]], top_n: int, keep: bool
+) -> list[_Entry]:
     """:func:`_best_empty` without busy candidates among the first names, shared by every level whose groups
-    with empty candidates score the same (``groups.memo``; the entries are a few KiB). O(1) when known."""
+    with empty candidates score the same (``groups.memo``, filled only with ``keep``; the entries are a few
+    KiB). O(1) when known."""
     memo = groups.memo
     key = (top_n, *empties)
     found = memo.get(key)
     if found is None:
-        if len(memo) >= _SHARED_LIMIT:
-            memo.clear()
-        found = memo[key] = _best_empty(groups, empties, {}, top_n)
+        found = _best_empty(groups, empties, {}, top_n)
+        if keep:
+            if len(memo) >= _SHARED_LIMIT:
+                memo.clear()
+            memo[key] = found
     return cast("list[_Entry]", found)
 
 
@@ -148,10 +153,16 @@ def _empty_scores(
 
 
 def _zone_level(
-    groups: CandidateGroups, scores: GroupScores, layout: CandidateLayout, top_n: int, busy: Mapping[str, int]
+    groups: CandidateGroups,
+    scores: GroupScores,
+    layout: CandidateLayout,
+    top_n: int,
+    busy: Mapping[str, int],
+    keep: bool,
 ) -> _ZoneLevel:
     """The zone-level part; ``busy``: the candidates with matching pods (empty: as if none were among each
-    group's first ``top_n``). O(groups + zones × top_n + exceptions)."""
+    group's first ``top_n``); ``keep``: the shared entries may go into ``groups.memo``. O(groups + zones ×
+    top_n + exceptions)."""
     empty_score, empties, exceptions = _empty_scores(groups, scores, busy)
     zone_counts: dict[ZoneKey, int] = dict.fromkeys(layout.zones, 0)
     with_pods: set[ZoneKey | None] = set()
@@ -183,7 +194,7 @@ def _zone_level(
         empty_score,
         tuple(empties),
         exceptions,
-        _shared_best_empty(groups, empties, top_n) if not busy else _best_empty(groups, empties, busy, top_n),
+        _shared_best_empty(groups, empties, top_n, keep) if not busy else _best_empty(groups, empties, busy, top_n),
         min([score for _, score in empties], default=MAX_NODE_SCORE + 1),
         zones,
         zoneless,
@@ -195,8 +206,12 @@ def _zone_level(
     )
 
 
-def build_topology_report(inp: ReportInput, groups: CandidateGroups, scores: GroupScores) -> SpreadReport:
-    """The report; ``inp.counts``: ``scores.pods`` (for pods, skews and health). O(busy nodes + listed
+def build_topology_report(
+    inp: ReportInput, groups: CandidateGroups, scores: GroupScores, keep: bool = True
+) -> SpreadReport:
+    """The report; ``inp.counts``: ``scores.pods`` (for pods, skews and health); ``keep``: a new zone-level
+    part goes into the memos (else they are only read, see
+    :func:`~spreadwatch.scoring.topology_groups.score_groups`). O(busy nodes + listed
     nodes), plus O(groups + zones × top_n) for a zone-level part not in the memo."""
     options = inp.options
     layout = inp.layout
@@ -207,16 +222,18 @@ def build_topology_report(inp: ReportInput, groups: CandidateGroups, scores: Gro
         memo_key = (scores.min_raw, scores.max_raw, top_n, scores.full)
         found = memo.get(memo_key)
         if found is None:
-            if len(memo) >= _MEMO_LIMIT:
-                memo.clear()
-            found = memo[memo_key] = _zone_level(groups, scores, layout, top_n, {})
+            found = _zone_level(groups, scores, layout, top_n, {}, keep)
+            if keep:
+                if len(memo) >= _MEMO_LIMIT:
+                    memo.clear()
+                memo[memo_key] = found
         level = cast(_ZoneLevel, found)
         if busy.keys().isdisjoint(groups.heads(top_n)):
             best_empty = level.best_empty
         else:
             best_empty = _best_empty(groups, level.empties, busy, top_n)
     else:
-        level = _zone_level(groups, scores, layout, top_n, busy)
+        level = _zone_level(groups, scores, layout, top_n, busy, keep)
         best_empty = level.best_empty
     high = scores.max_raw
     total = high + scores.min_raw

@@ -348,6 +348,7 @@ def score_groups(
     counts: Sequence[Mapping[str, int]],
     node_of: Mapping[str, Node],
     shared: bool = False,
+    keep: bool = True,
 ) -> GroupScores:
     """PreScore, Score and NormalizeScore's min/max from sparse per-term counts over all nodes.
 
@@ -356,8 +357,11 @@ def score_groups(
     candidate's domain values are its group's, and its raw score depends only on its group and own counts.
     What depends only on the pods per group (and the domain counts) — the domains, the empty candidates'
     raw scores, the raw score of each (group, own counts) — is a :class:`Level` shared through
-    ``groups.levels`` by every workload with the same ones. O(nodes with matching pods × terms), plus
-    O(groups × terms) when the level is new or a non-candidate node has matching pods."""
+    ``groups.levels`` by every workload with the same ones. ``keep``: a new level goes into that memo and new
+    raw scores into the level; without it the memos are only read (what is new lives as long as the scores):
+    the index keeps them only while the cyclic GC is paused, since every container kept while it runs counts
+    towards its next collection. O(nodes with matching pods × terms), plus O(groups × terms) when the level
+    is new or a non-candidate node has matching pods."""
     terms = plan.terms
     n_terms = len(terms)
     require_all = plan.require_all
@@ -410,17 +414,22 @@ def score_groups(
         else (require_all, skews, sums, tuple([tuple(d.values()) for d in domains]))
     )
     level = levels.get(key)
+    fresh = level is None
     if level is None:
-        if len(levels) >= _MEMO_LIMIT:
-            levels.clear()
         if domains is None:
             per_sums = [(group_pods, ())] * n_terms
             domains = _domain_counts(terms, doms, per_sums, require_all, template, groups.keys, node_of)
-        level = levels[key] = _level(groups, doms, domains, skews)
+        level = _level(groups, doms, domains, skews)
+        if keep:
+            if len(levels) >= _MEMO_LIMIT:
+                levels.clear()
+            levels[key] = level
     raws = level.raws
     row_raw = [raws[g].get(own) for _, g, own in rows]
     busy_raws: list[int]
     if None in row_raw:  # a (group, own counts) not seen on this level yet, or an ignored group
+        if not (keep or fresh):  # a kept level is only read: the new raw scores go to copies of its maps
+            raws = [dict(per) for per in raws]
         ignored, present, weights = doms.ignored, groups.present, doms.weights
         for j, (_, g, own) in enumerate(rows):
             if row_raw[j] is not None:
