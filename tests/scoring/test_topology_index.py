@@ -6,6 +6,7 @@ and deletions applied incrementally must give the same reports as a fresh index.
 
 from __future__ import annotations
 
+import gc
 import random
 from typing import Any
 
@@ -19,7 +20,7 @@ from spreadwatch.report import ReportOptions
 from spreadwatch.scoring import exclusion_reason, get_profile, representative_pod, score_pod, zone_key
 from spreadwatch.scoring.topology import count_pods, plan_spread
 from spreadwatch.scoring.topology_groups import group_candidates, score_groups
-from spreadwatch.snapshot import Snapshot
+from spreadwatch.snapshot import Snapshot, paused_gc
 
 HOST = "kubernetes.io/hostname"
 LABEL_SETS = [{"app": "web"}, {"app": "web", "tier": "fe"}, {"tier": "fe"}, {"app": "db", "tier": "be"}, {"app": "db"}]
@@ -226,3 +227,95 @@ def test_grouped_scores_one_count_map_equal_per_term_maps(seed: int) -> None:
         assert (dict(shared.busy), dict(shared.pods)) == (dict(apart.busy), dict(apart.pods))
         compared += 1
     assert compared or not snapshot.controllers
+
+
+def _shared_groups_cluster(seed: int) -> Snapshot:
+    """Many system-default workloads on one candidate set (so on the same candidate groups): nodes in three
+    zones and zoneless ones, a few with pods of several workloads, often among each zone's first names."""
+    r = random.Random(seed)
+    n = r.randint(3, 10)
+    snapshot = Snapshot()
+    objects = [
+        node(f"n{i:02d}", r.choice([None, "z1", "z2", "z3"]), key=GA_ZONE, labels={HOST: f"n{i:02d}"}) for i in range(n)
+    ]
+    for w in range(r.randint(5, 25)):
+        labels = {"app": f"w{w}"}
+        objects.append(controller("ReplicaSet", f"w{w}", {"matchLabels": labels}, labels, namespace="a"))
+        spread = r.choice([2, 4, n])  # pods on the first nodes only, or anywhere
+        for p in range(r.randint(0, 8)):
+            objects.append(pod(f"w{w}-{p}", labels, f"n{r.randrange(min(n, spread)):02d}", namespace="a"))
+    for body in objects:
+        record = parse_object(body)
+        assert record is not None
+        snapshot.add(record)
+    return snapshot
+
+
+@pytest.mark.parametrize("top_n", [0, 1, 3])
+@pytest.mark.parametrize("seed", range(40))
+def test_v129_reports_from_shared_memos_equal_cold_ones(seed: int, top_n: int) -> None:
+    """The per-group levels and zone-level parts memoized on the candidate groups are shared by workloads with
+    the same pods per group: the reports built in one index in either order (each on the memos the ones
+    before it filled) equal each workload's report built first, in an index of its own (cold memos)."""
+    profile = get_profile("v1.29")
+    snapshot = _shared_groups_cluster(seed) if seed % 2 else _replay(_events(seed))[1]
+    warm = SpreadIndex(profile, ReportOptions(top_n=top_n))
+    warm.load(snapshot)
+    first = {r.workload.key: r for r in warm.reports()}
+    backwards = SpreadIndex(profile, ReportOptions(top_n=top_n))
+    backwards.load(snapshot)
+    assert {key: backwards.report_for(key) for key in reversed(first)} == first
+    ordered = sorted(snapshot.nodes, key=lambda n: n.name)
+    for key, report in first.items():
+        cold = SpreadIndex(profile, ReportOptions(top_n=top_n))
+        cold.load(snapshot)
+        assert cold.report_for(key) == report, key
+        ctrl = snapshot.controller(key)
+        assert ctrl is not None
+        next_pod, _ = representative_pod(ctrl, ())
+        expected = score_pod(next_pod, ordered, snapshot.pods, snapshot, profile).scores
+        if report.skipped or not expected:
+            continue
+        best = max(expected.values())
+        best_names = sorted(name for name, score in expected.items() if score == best)
+        assert (report.best_score, report.worst_score) == (best, min(expected.values())), key
+        assert (report.best_nodes, report.best_node_count) == (tuple(best_names[:top_n]), len(best_names)), key
+        assert all(expected[e.node] == e.score for e in report.nodes), key
+
+
+
+def _memo_sizes(index: SpreadIndex) -> list[tuple[int, int, int]]:
+    """Per candidate groups of the index: its levels, shared entries and zone-level parts."""
+    groups = index._topo_groups.values()
+    return [(len(g.levels), len(g.memo), sum(len(level.memo) for level in g.levels.values())) for g in groups]
+
+
+def _forget_reports(index: SpreadIndex) -> None:
+    for ns in index._ns.values():
+        for w in ns.workloads.values():
+            w.report = None
+
+
+@pytest.mark.parametrize("seed", range(20))
+def test_v129_memos_grow_only_while_the_gc_is_paused(seed: int) -> None:
+    """Reports built one by one with the GC paused fill the memos and equal cold ones (in reverse order);
+    rebuilt with the GC running (as incremental rebuilds are), on those memos or on none, they only read
+    them: no memo grows, the reports are the same."""
+    profile = get_profile("v1.29")
+    snapshot = _shared_groups_cluster(seed) if seed % 2 else _replay(_events(seed))[1]
+    cold = SpreadIndex(profile, ReportOptions(top_n=2))
+    cold.load(snapshot)
+    expected = {r.workload.key: r for r in cold.reports()}
+    index = SpreadIndex(profile, ReportOptions(top_n=2))
+    index.load(snapshot)
+    assert gc.isenabled()
+    assert {key: index.report_for(key) for key in reversed(expected)} == expected
+    assert all(sizes == (0, 0, 0) for sizes in _memo_sizes(index))
+    _forget_reports(index)
+    with paused_gc():
+        assert {key: index.report_for(key) for key in reversed(expected)} == expected
+    filled = _memo_sizes(index)
+    assert any(levels for levels, _, _ in filled) or not any(r.nodes for r in expected.values())
+    _forget_reports(index)
+    assert {key: index.report_for(key) for key in expected} == expected
+    assert _memo_sizes(index) == filled

@@ -3,6 +3,8 @@
 
 from __future__ import annotations
 
+import gc
+
 from spreadwatch.index.state import CandidateSet, Workload
 from spreadwatch.index.workloads import WorkloadTracking
 from spreadwatch.report import CandidateLayout, ReportInput, SpreadReport, build_report, error_report
@@ -34,19 +36,26 @@ class ReportBuilding(WorkloadTracking):
     """Reports from the counts, candidate sets and (v1.29) candidate groups."""
 
     def _build_topology(self, w: Workload, candidates: CandidateSet) -> SpreadReport:
+        """v1.29: the candidate groups (once per candidate set and keys), the scores, the report. The shared
+        memos (levels, zone-level parts) grow only while the cyclic GC is paused (``reports()``, a load): a
+        memo entry made while it runs is a long-lived container, and each counts towards its next collection
+        (kept per pod event, they set off full collections); then the memos are only read."""
+        keep = not gc.isenabled()
         plan = w.plan
         assert plan is not None
-        keys = tuple(t.topology_key for t in plan.terms)
+        terms = plan.terms
+        keys = tuple([t.topology_key for t in terms])
         groups = self._topo_groups.get((w.sig, keys))
         if groups is None:
             nodes = (self._nodes[n] for n in candidates.names)
             groups = self._topo_groups[(w.sig, keys)] = group_candidates(nodes, keys, self._zones)
+        template = self._template(w)
         if w.multi:
-            scores = score_groups(plan, self._template(w), groups, self._term_counts(w), self._nodes)
+            scores = score_groups(plan, template, groups, self._term_counts(w), self._nodes, keep=keep)
         else:  # every term counts the workload's pods
-            per_term = [w.counts if w.counting else {}] * len(plan.terms)
-            scores = score_groups(plan, self._template(w), groups, per_term, self._nodes, shared=True)
-        inp = ReportInput(
+            per_term = [w.counts if w.counting else {}] * len(terms)
+            scores = score_groups(plan, template, groups, per_term, self._nodes, shared=True, keep=keep)
+        fields = (
             w.ref,
             self.profile,
             w.selector_text,
@@ -56,7 +65,7 @@ class ReportBuilding(WorkloadTracking):
             self._zones,
             self.options,
         )
-        return build_topology_report(inp, groups, scores)
+        return build_topology_report(_new_tuple(ReportInput, fields), groups, scores, keep)
 
     def _build(self, w: Workload) -> SpreadReport:
         replicas = w.ctrl.replicas

@@ -8,13 +8,21 @@ candidate node's score stays derivable: ``nodes`` lists the candidates with matc
 scores its zone's ``emptyNodeScore`` (zoneless: the top-level one). For this profile a zone is the
 ``topology.kubernetes.io/zone`` label (beta-only nodes are zoneless), and ``zoneScore`` is the zone's
 matching-pod count as the zone constraint counts it (all nodes that pass the inclusion policies), 0 without
-a zone constraint. Cost: O(groups + nodes with matching pods + listed nodes), the zone sums per candidate
-group.
+a zone constraint.
+
+The zone-level part of a report (each zone's emptyNodeScore, the zone entries, the zone facts of the
+verdict, each group's first empty candidates) depends only on the scores' :class:`Level` (the pods per
+candidate group) and min/max: when every zone holds one candidate group it is computed once per such pair
+and kept in the level's memo. Cost: O(nodes with matching pods + listed nodes), plus O(groups + zones ×
+top_n) when the zone-level part is new (always, when a zone holds several groups).
 """
 
 from __future__ import annotations
 
+from bisect import bisect_right
 from collections.abc import Mapping, Sequence
+from operator import itemgetter
+from typing import Final, NamedTuple, cast
 
 from spreadwatch.report.build import CandidateLayout, ReportInput
 from spreadwatch.report.spread_report import NodeEntry, SpreadReport, ZoneEntry
@@ -25,8 +33,29 @@ from spreadwatch.scoring.topology_groups import CandidateGroups, GroupScores
 
 __all__ = ["build_topology_report"]
 
-_Entry = tuple[int, str, str, str]  # (-score, node, zone, region): sorts by score descending, then name
+_Entry = tuple[int, str, NodeEntry]  # (-score, node, its entry): sorts by score descending, then name
 _new_tuple = tuple.__new__  # a NodeEntry/ZoneEntry from its fields, without NamedTuple's Python-level __new__
+_count_then_name = itemgetter(1, 0)  # a (node, pods) item's sort key: pods, then name
+_MEMO_LIMIT: Final = 64  # zone-level parts kept per Level (one per min/max seen) before its memo is cleared
+_SHARED_LIMIT: Final = 4096  # empty-candidate entry lists kept per CandidateGroups before its memo is cleared
+
+
+class _ZoneLevel(NamedTuple):
+    """A report's zone-level part: the same for every report with the same Level, min/max, ``top_n`` and
+    groups without empty candidates, when every zone holds one group."""
+
+    empty_score: dict[ZoneKey | None, int]  # zone -> its emptyNodeScore
+    empties: tuple[tuple[int, int], ...]  # (group, score of its empty candidates), the groups with some
+    exceptions: list[_Entry]  # the empty candidates not scoring their zone's emptyNodeScore
+    best_empty: list[_Entry]  # the best ``top_n`` empty candidates, sorted (never mutated)
+    lowest: int  # the lowest score of an empty candidate (above every score without any)
+    zones: tuple[ZoneEntry, ...]
+    zoneless: int  # the top-level emptyNodeScore
+    pods: int  # the first constraint's matching pods on candidates
+    zones_with_pods: int
+    busiest_zone: str
+    candidate_zones: int
+    zone_skew: int
 
 
 def _clamp(score: int) -> int:
@@ -45,71 +74,64 @@ def _first_empty(names: Sequence[str], busy: Mapping[str, int], limit: int) -> l
     return out
 
 
-def _facts(
-    layout: CandidateLayout,
-    pods: Mapping[str, int],
-    zone_of_group: Sequence[ZoneKey | None],
-    group_pods: Sequence[int],
-    any_empty: bool,
-) -> tuple[SpreadFacts, dict[ZoneKey, int]]:
-    """What the verdict looks at, from the candidates with matching pods of the first constraint (``pods``;
-    ``group_pods`` their sums per candidate group); also every candidate zone's pod sum. O(pods + groups)."""
-    zone_counts: dict[ZoneKey, int] = dict.fromkeys(layout.zones, 0)
-    with_pods: set[ZoneKey | None] = set()
-    for g, count in enumerate(group_pods):
-        if count:
-            zone = zone_of_group[g]
-            with_pods.add(zone)
-            if zone is not None:
-                zone_counts[zone] += count
-    max_node = max(pods.values(), default=0)
-    busiest_zone = max(zone_counts, key=zone_counts.__getitem__, default=None)
-    facts = SpreadFacts(
-        sum(group_pods),
-        layout.total,
-        len(pods),
-        max([n for n, c in pods.items() if c == max_node], default=""),
-        len(with_pods) if zone_counts else 0,
-        busiest_zone[1] if busiest_zone else "",
-        len(layout.by_zone) if zone_counts else 0,
-        max_node - (0 if any_empty or not pods else min(pods.values())),
-        (max(zone_counts.values()) - min(zone_counts.values())) if zone_counts else 0,
-    )
-    return facts, zone_counts
+def _best_empty(
+    groups: CandidateGroups, empties: Sequence[tuple[int, int]], busy: Mapping[str, int], top_n: int
+) -> list[_Entry]:
+    """The best ``top_n`` pool entries of each group's first ``top_n`` empty candidates, sorted. O(groups ×
+    top_n × log + busy names among them)."""
+    out: list[_Entry] = []
+    names_of, places = groups.names, groups.places
+    for g, score in empties:
+        zn, rg = places[g]
+        first = _first_empty(names_of[g], busy, top_n) if busy else names_of[g][: max(top_n, 0)]
+        out.extend([(-score, n, _new_tuple(NodeEntry, (n, zn, rg, 0, score))) for n in first])
+    out.sort()
+    return out[: max(top_n, 0)]  # only the best top_n of them can be among a report's top_n
 
 
-def _empty_candidates(
-    groups: CandidateGroups, scores: GroupScores, top_n: int
-) -> tuple[dict[ZoneKey | None, int], dict[int, int], list[_Entry], list[_Entry]]:
+def _shared_best_empty(
+    groups: CandidateGroups, empties: Sequence[tuple[int, int]], top_n: int, keep: bool
+) -> list[_Entry]:
+    """:func:`_best_empty` without busy candidates among the first names, shared by every level whose groups
+    with empty candidates score the same (``groups.memo``, filled only with ``keep``; the entries are a few
+    KiB). O(1) when known."""
+    memo = groups.memo
+    key = (top_n, *empties)
+    found = memo.get(key)
+    if found is None:
+        found = _best_empty(groups, empties, {}, top_n)
+        if keep:
+            if len(memo) >= _SHARED_LIMIT:
+                memo.clear()
+            memo[key] = found
+    return cast("list[_Entry]", found)
+
+
+def _empty_scores(
+    groups: CandidateGroups, scores: GroupScores, busy: Mapping[str, int]
+) -> tuple[dict[ZoneKey | None, int], list[tuple[int, int]], list[_Entry]]:
     """Per zone, the groups with empty candidates: the biggest sets the zone's emptyNodeScore, the others'
     nodes are listed (exceptions). A zone without empty candidates gets what an empty node like its first
     group's would score (clamped to 0-100: such a node is hypothetical and would move min/max itself).
-    Returns (zone -> emptyNodeScore, score -> empty candidates, exceptions, each group's first ``top_n``
-    empty candidates). O(groups + top_n × groups + busy nodes + exceptions)."""
-    busy = scores.busy
+    Returns (zone -> emptyNodeScore, (group, score) of the groups with empty candidates, exceptions).
+    O(groups + exceptions)."""
     high, low = scores.max_raw, scores.min_raw
-    group_raw, busy_per_group, names_of = scores.group_raw, scores.busy_per_group, groups.names
+    group_raw, busy_per_group, names_of, full = scores.group_raw, scores.busy_per_group, groups.names, scores.full
     normalized = scores.normalized
     empty_score: dict[ZoneKey | None, int] = {}
-    empty_total: dict[int, int] = {}
+    empties: list[tuple[int, int]] = []
     exceptions: list[_Entry] = []
-    best_empty: list[_Entry] = []
     places = groups.places
     for zone, members in groups.by_zone.items():
         if len(members) == 1:  # the usual case: one group, its score is the zone's
             g = members[0]
-            zn, rg = places[g]
             raw = group_raw[g]
             score = 0 if raw is None else (MAX_NODE_SCORE if high == 0 else MAX_NODE_SCORE * (high + low - raw) // high)
-            names = names_of[g]
-            left = len(names) - busy_per_group[g]
-            if left <= 0:
+            if g in full:
                 empty_score[zone] = _clamp(score)
                 continue
             empty_score[zone] = score
-            empty_total[score] = empty_total.get(score, 0) + left
-            first = _first_empty(names, busy, top_n) if busy_per_group[g] else names[:top_n]
-            best_empty.extend([(-score, n, zn, rg) for n in first])
+            empties.append((g, score))
             continue
         entries = [
             (normalized(group_raw[g]), len(names_of[g]) - busy_per_group[g], g)
@@ -121,64 +143,37 @@ def _empty_candidates(
             continue
         entries.sort(key=lambda e: (-e[1], repr(groups.sigs[e[2]])))
         zone_score = empty_score[zone] = entries[0][0]
-        for score, empty, g in entries:
-            zn, rg = places[g]
-            empty_total[score] = empty_total.get(score, 0) + empty
+        for score, _, g in entries:
+            empties.append((g, score))
             if score != zone_score:  # every empty node of the group is listed
+                zn, rg = places[g]
                 free = [n for n in names_of[g] if n not in busy]
-                exceptions.extend([(-score, n, zn, rg) for n in free])
-            else:
-                free = _first_empty(names_of[g], busy, top_n)
-            best_empty.extend([(-score, n, zn, rg) for n in free[:top_n]])
-    return empty_score, empty_total, exceptions, best_empty
+                exceptions.extend([(-score, n, _new_tuple(NodeEntry, (n, zn, rg, 0, score))) for n in free])
+    return empty_score, empties, exceptions
 
 
-def build_topology_report(inp: ReportInput, groups: CandidateGroups, scores: GroupScores) -> SpreadReport:
-    """The report; ``inp.counts``: ``scores.pods`` (for pods, skews and health). O(groups + busy nodes)."""
-    options = inp.options
-    layout = inp.layout
-    busy = scores.busy
-    top_n = options.top_n
-    high = scores.max_raw
-    total = high + scores.min_raw
-    places = groups.places
-    raws = scores.raws
-    # (-score, node, zone, region) sorts the best first, then by name; NormalizeScore inline
-    scored: list[_Entry] = [
-        (
-            0
-            if (raw := raws[g][key]) is None
-            else (-MAX_NODE_SCORE if high == 0 else -(MAX_NODE_SCORE * (total - raw) // high)),
-            name,
-            *places[g],
-        )
-        for name, g, key in scores.rows
-    ]
-    empty_score, empty_total, exceptions, best_empty = _empty_candidates(groups, scores, top_n)
-    pool = scored + best_empty
-    pool.sort()
-    top = pool[:top_n]
-    omitted = max(0, len(scored) - options.max_nodes)
-    if omitted:
-        counts = inp.counts
-        listed = set(sorted(scored, key=lambda e: (-counts.get(e[1], 0), e[1]))[: options.max_nodes])
-        listed.update(top)  # an entry is the same tuple wherever it comes from: the set keeps one per node
-        listed.update(exceptions)
-        entries = sorted(listed)
-    else:  # every busy node, the top ones and the exceptions: the pool's busy and top entries, in order
-        entries = [e for i, e in enumerate(pool) if i < top_n or e[1] in busy]
-        if exceptions:
-            entries = sorted({*entries, *exceptions})
-    get_pods = busy.get
-    nodes: tuple[NodeEntry, ...] = tuple(
-        [_new_tuple(NodeEntry, (n, zn, rg, get_pods(n, 0), -s)) for s, n, zn, rg in entries]
-    )
-    negated = [e[0] for e in scored]
-    present = {-s for s in negated}
-    present.update(empty_total)
-    best = max(present, default=0)
-    facts, zone_counts = _facts(layout, scores.pods, groups.zones, scores.group_pods, bool(empty_total))
-    health, reasons = judge(facts, options.thresholds)
+def _zone_level(
+    groups: CandidateGroups,
+    scores: GroupScores,
+    layout: CandidateLayout,
+    top_n: int,
+    busy: Mapping[str, int],
+    keep: bool,
+) -> _ZoneLevel:
+    """The zone-level part; ``busy``: the candidates with matching pods (empty: as if none were among each
+    group's first ``top_n``); ``keep``: the shared entries may go into ``groups.memo``. O(groups + zones ×
+    top_n + exceptions)."""
+    empty_score, empties, exceptions = _empty_scores(groups, scores, busy)
+    zone_counts: dict[ZoneKey, int] = dict.fromkeys(layout.zones, 0)
+    with_pods: set[ZoneKey | None] = set()
+    zone_of_group = groups.zones
+    for g, count in enumerate(scores.group_pods):
+        if count:
+            zone = zone_of_group[g]
+            with_pods.add(zone)
+            if zone is not None:
+                zone_counts[zone] += count
+    busiest_zone = max(zone_counts, key=zone_counts.__getitem__, default=None)
     zone_domain = scores.domains[groups.zone_index] if groups.zone_index is not None else {}
     by_zone = layout.by_zone
     zones: tuple[ZoneEntry, ...] = tuple(
@@ -195,26 +190,148 @@ def build_topology_report(inp: ReportInput, groups: CandidateGroups, scores: Gro
     else:  # no zoneless candidate: what one with only a hostname label would score
         sig = tuple(k == HOSTNAME_KEY or None for k in groups.keys)
         zoneless = _clamp(scores.normalized(scores.raw(sig, (0,) * len(groups.keys))))
+    return _ZoneLevel(
+        empty_score,
+        tuple(empties),
+        exceptions,
+        _shared_best_empty(groups, empties, top_n, keep) if not busy else _best_empty(groups, empties, busy, top_n),
+        min([score for _, score in empties], default=MAX_NODE_SCORE + 1),
+        zones,
+        zoneless,
+        sum(scores.group_pods),
+        len(with_pods) if zone_counts else 0,
+        busiest_zone[1] if busiest_zone else "",
+        len(by_zone) if zone_counts else 0,
+        (max(zone_counts.values()) - min(zone_counts.values())) if zone_counts else 0,
+    )
+
+
+def build_topology_report(
+    inp: ReportInput, groups: CandidateGroups, scores: GroupScores, keep: bool = True
+) -> SpreadReport:
+    """The report; ``inp.counts``: ``scores.pods`` (for pods, skews and health); ``keep``: a new zone-level
+    part goes into the memos (else they are only read, see
+    :func:`~spreadwatch.scoring.topology_groups.score_groups`). O(busy nodes + listed
+    nodes), plus O(groups + zones × top_n) for a zone-level part not in the memo."""
+    options = inp.options
+    layout = inp.layout
+    busy = scores.busy
+    top_n = options.top_n
+    if groups.single:
+        memo = scores.level.memo
+        memo_key = (scores.min_raw, scores.max_raw, top_n, scores.full)
+        found = memo.get(memo_key)
+        if found is None:
+            found = _zone_level(groups, scores, layout, top_n, {}, keep)
+            if keep:
+                if len(memo) >= _MEMO_LIMIT:
+                    memo.clear()
+                memo[memo_key] = found
+        level = cast(_ZoneLevel, found)
+        if busy.keys().isdisjoint(groups.heads(top_n)):
+            best_empty = level.best_empty
+        else:
+            best_empty = _best_empty(groups, level.empties, busy, top_n)
+    else:
+        level = _zone_level(groups, scores, layout, top_n, busy, keep)
+        best_empty = level.best_empty
+    high = scores.max_raw
+    total = high + scores.min_raw
+    zone_labels, region_labels = groups.zone_labels, groups.region_labels
+    # (-score, node, entry) sorts the best first, then by name; NormalizeScore inline
+    scored: list[_Entry]
+    if scores.shared and high and not scores.ignored:  # own counts are the pods, and no raw is None
+        scored = [
+            (
+                -(s := MAX_NODE_SCORE * (total - raw) // high),
+                name,
+                _new_tuple(NodeEntry, (name, zone_labels[g], region_labels[g], pods, s)),
+            )
+            for (name, g, pods), raw in zip(scores.rows, cast("list[int]", scores.row_raw), strict=True)
+        ]
+    else:
+        scored = [
+            (
+                -(s := 0 if raw is None else (MAX_NODE_SCORE if high == 0 else MAX_NODE_SCORE * (total - raw) // high)),
+                name,
+                _new_tuple(NodeEntry, (name, zone_labels[g], region_labels[g], busy[name], s)),
+            )
+            for (name, g, _), raw in zip(scores.rows, scores.row_raw, strict=True)
+        ]
+    scored.sort()
+    exceptions = level.exceptions
+    omitted = max(0, len(scored) - options.max_nodes)
+    if top_n > 0 and not omitted and not exceptions:  # the usual case: no sort of the empty entries
+        head = scored[:top_n] + best_empty[:top_n]
+        head.sort()
+        top = head[:top_n]
+        entries = scored + [e for e in top if e[1] not in busy]
+        if len(entries) > len(scored):
+            entries.sort()
+    else:
+        pool = scored + best_empty
+        pool.sort()
+        top = pool[:top_n]
+        if omitted:
+            counts = inp.counts
+            listed = set(sorted(scored, key=lambda e: (-counts.get(e[1], 0), e[1]))[: options.max_nodes])
+            listed.update(top)  # an entry is the same tuple wherever it comes from: the set keeps one per node
+            listed.update(exceptions)
+            entries = sorted(listed)
+        else:  # every busy node, the top ones and the exceptions: the pool's busy and top entries, in order
+            entries = [e for i, e in enumerate(pool) if i < top_n or e[1] in busy]
+            if exceptions:
+                entries = sorted({*entries, *exceptions})
+    empties = level.empties
+    if top:  # top holds the best; the last of scored or the lowest empty score is the worst
+        best = -top[0][0]
+        worst = min(-scored[-1][0], level.lowest) if scored else level.lowest
+    else:
+        present = {-e[0] for e in scored}
+        present.update([score for _, score in empties])
+        best, worst = max(present, default=0), min(present, default=0)
+    best_total = bisect_right(scored, -best, key=itemgetter(0))  # scored is sorted: the best come first
+    names_of, busy_per_group = groups.names, scores.busy_per_group
+    for g, score in empties:
+        if score == best:
+            best_total += len(names_of[g]) - busy_per_group[g]
+    pods = scores.pods
+    busiest, max_node = max(pods.items(), key=_count_then_name) if pods else ("", 0)  # the last name of the most pods
+    facts: SpreadFacts = _new_tuple(
+        SpreadFacts,
+        (
+            level.pods,
+            layout.total,
+            len(pods),
+            busiest,
+            level.zones_with_pods,
+            level.busiest_zone,
+            level.candidate_zones,
+            max_node - (0 if empties or not pods else min(pods.values())),
+            level.zone_skew,
+        ),
+    )
+    health, reasons = judge(facts, options.thresholds)
     return SpreadReport(
-        workload=inp.workload,
-        profile=inp.profile.name,
-        selector=inp.selector,
-        skipped=False,
-        skip_reason="",
-        replicas=inp.replicas,
-        pods=facts.pods,
-        candidate_nodes=layout.total,
-        excluded_nodes=layout.excluded_sorted,
-        nodes=nodes,
-        nodes_omitted=omitted,
-        zones=zones,
-        empty_node_score=zoneless,
-        best_score=best,
-        worst_score=min(present, default=0),
-        best_nodes=tuple([e[1] for e in top if e[0] == -best]),
-        best_node_count=negated.count(-best) + empty_total.get(best, 0),
-        node_skew=facts.node_skew,
-        zone_skew=facts.zone_skew,
-        health=health,
-        reasons=tuple(reasons),
+        inp.workload,
+        inp.profile.name,
+        inp.selector,
+        False,
+        "",
+        inp.replicas,
+        facts.pods,
+        layout.total,
+        layout.excluded_sorted,
+        tuple([e[2] for e in entries]),
+        omitted,
+        level.zones,
+        level.zoneless,
+        best,
+        worst,
+        tuple([e[1] for e in top if e[0] == -best]),
+        best_total,
+        facts.node_skew,
+        facts.zone_skew,
+        health,
+        tuple(reasons),
     )
