@@ -2,7 +2,8 @@
 
 One shape per kind (a pod's items hold only a pod's fields, ...): the fewer fields a Struct declares, the
 less msgspec builds. Attribute names are the JSON keys; ``T | None = None`` (the reference parser treats
-null as absent), except a page item's ``kind`` and a workload's ``apiVersion``, ``UNSET`` when absent (a
+null as absent), or in the frozen pod and workload shapes an empty default (a null there: the reference parser
+reads the object), except a page item's ``kind`` and a workload's ``apiVersion``, ``UNSET`` when absent (a
 list page's items name neither; one that does is told from one that does not), and a pod's phase, one of
 the known phases. Every other field of an API object is skipped by msgspec in C. Decoding is O(bytes).
 
