@@ -23,7 +23,9 @@ Modules: :mod:`~spreadwatch.decode.shapes` (the Structs: the JSON shapes read),
 **Adding a field** (e.g. for PodTopologySpread): add one line to the Struct of ``shapes.py`` whose JSON
 object holds it —
 the attribute named exactly as the JSON key (``nodeName``; ``msgspec.field(name=...)`` when the key is a
-Python keyword), typed ``T | None = None`` (a JSON ``null`` reads as absent, as in the reference parser) —
+Python keyword), typed ``T | None = None`` (a JSON ``null`` reads as absent, as in the reference parser), or in
+the frozen hot shapes (pod, workload) ``T = <empty value>`` (a ``null`` there sends the object to the reference
+parser) —
 and pass it on where :class:`Converter` builds that kind's record (``convert``'s pod loop, ``_node``,
 ``_workload``, ...). Shapes are per kind (``PodFields``, ``NodeFields``, ``WorkloadFields``, ...); a nested
 object is one more Struct. The pod's scheduling fields (``tolerations``, ``nodeSelector``, ``affinity``,

@@ -31,17 +31,12 @@ class Fallback(Exception):
 
 _EMPTY_TEMPLATE: Final = rec.PodTemplate()
 _NO_LABELS: Final = intern_labels({})
-_POD_META: Final = shapes.PodMeta()
-_POD_SPEC: Final = shapes.PodSpec()
-_POD_STATUS: Final = shapes.PodStatus()
+_POD_SPEC: Final = shapes.NO_POD_SPEC
 _NODE_META: Final = shapes.NodeMeta()
 _NODE_SPEC: Final = shapes.NodeSpec()
 _SERVICE_META: Final = shapes.ServiceMeta()
 _SERVICE_SPEC: Final = shapes.ServiceSpec()
 _NAMESPACE_META: Final = shapes.NamespaceMeta()
-_WORKLOAD_META: Final = shapes.WorkloadMeta()
-_WORKLOAD_SPEC: Final = shapes.WorkloadSpec()
-_WORKLOAD_STATUS: Final = shapes.WorkloadStatus()
 _REVISION: Final = "deployment.kubernetes.io/revision"
 
 
@@ -67,7 +62,6 @@ _affinity: Final = _typed(shapes.Affinity)
 _spread_constraints: Final = _typed(list[shapes.TopologySpreadConstraint])
 _any_decoder: Final = msgspec.json.Decoder()
 _labels_decoder: Final = msgspec.json.Decoder(dict[str, str] | None)
-_label_selector: Final = msgspec.json.Decoder(shapes.LabelSelector).decode
 
 
 def _requirements(reqs: list[shapes.NodeSelectorRequirement] | None) -> tuple[rec.NodeSelectorRequirement, ...]:
@@ -197,6 +191,7 @@ class Converter:
         (the pods of one ReplicaSet come one after the other) costs one byte comparison, no look-up.
         O(kept fields) per item.
         """
+        pod_shape: Any = next((shape for shape, kind in kinds.items() if kind == "Pod"), None)
         pod, other = rec.Pod, self._other
         label_cache, decode_labels = self._labels, _labels_decoder.decode
         controller_of, template_of = self.controller, self.template
@@ -210,13 +205,12 @@ class Converter:
         owner: rec.OwnerRef | None = None
         template = _EMPTY_TEMPLATE
         for obj in items:
-            kind = kinds[type(obj)]
             try:
-                if kind != "Pod":
-                    append(other(obj, kind, api_version))
+                if type(obj) is not pod_shape:
+                    append(other(obj, kinds[type(obj)], api_version))
                     continue
-                meta = obj.metadata or _POD_META
-                spec = obj.spec or _POD_SPEC
+                meta = obj.metadata
+                spec = obj.spec
                 name = meta.name
                 if not name:
                     raise Fallback
@@ -258,12 +252,12 @@ class Converter:
                     meta.namespace or "default",
                     name,
                     labels,
-                    spec.nodeName or "",
-                    (obj.status or _POD_STATUS).phase or "",
+                    spec.nodeName,
+                    obj.status.phase,
                     meta.deletionTimestamp is not None,
                     owner,
                     template,
-                    meta.uid or "",
+                    meta.uid,
                 )
             )
         return out, redo
@@ -282,27 +276,28 @@ class Converter:
         return None
 
     def _selector(
-        self, kind: str, raw: msgspec.Raw, template_labels: Mapping[str, str]
-    ) -> tuple[Selector, Mapping[str, str] | None, str | None]:
-        """``controller_selector`` of a workload's raw ``spec.selector``. A LabelSelector of matchLabels only
-        (nearly every one) is decoded typed, its map looked up by its bytes (a Deployment's are its labels')
-        and its requirements cached; anything else is decoded whole and read by ``controller_selector``.
-        O(labels)."""
-        if kind == "ReplicationController":  # (its map, interned: controller_selector keeps it)
-            return controller_selector(kind, self.labels(raw), template_labels, self._requirements)
-        if raw:
+        self, raw: shapes.LabelSelector | None, template_labels: Mapping[str, str]
+    ) -> tuple[Selector, str | None]:
+        """``controller_selector`` of a ReplicaSet's, StatefulSet's or Deployment's ``spec.selector`` (typed
+        in the decoder's pass). One of matchLabels only (nearly every one) has its map looked up by its bytes
+        (a Deployment's are its labels') and its requirements cached; anything else is read by
+        ``controller_selector``. O(labels)."""
+        if raw is None:
+            return NOTHING, None
+        match = raw.matchLabels
+        if not raw.matchExpressions:
             try:
-                typed = _label_selector(raw)
-            except msgspec.ValidationError:
-                typed = None
-            if typed is not None and not typed.matchExpressions:
-                match = typed.matchLabels
-                try:
-                    labels = (self._labels.get(bytes(match)) or _string_map(match)) if match else None
-                    return from_match_labels(labels or _NO_LABELS, self._requirements), None, None
-                except (Fallback, SelectorError):
-                    pass  # (a wrongly typed or invalid map: worded as ever below)
-        return controller_selector(kind, _any_decoder.decode(raw) if raw else None, template_labels)
+                labels = (self._labels.get(bytes(match)) or _string_map(match)) if match else None
+                return from_match_labels(labels or _NO_LABELS, self._requirements), None
+            except (Fallback, SelectorError):
+                pass  # (a wrongly typed or invalid map: worded as ever below)
+        value: dict[str, Any] = {}
+        if match:
+            value["matchLabels"] = _any_decoder.decode(match)
+        if raw.matchExpressions:
+            value["matchExpressions"] = _any_decoder.decode(raw.matchExpressions)
+        selector, _, error = controller_selector("ReplicaSet", value, template_labels)
+        return selector, error
 
     def _node(self, obj: shapes.NodeFields) -> rec.Node:
         meta = obj.metadata or _NODE_META
@@ -325,37 +320,44 @@ class Converter:
             raise Fallback
         return rec.Namespace(meta.name, self.labels(meta.labels))
 
-    def _workload(self, obj: shapes.WorkloadFields, kind: str, api_version: str) -> rec.Controller:
-        meta = obj.metadata or _WORKLOAD_META
-        spec = obj.spec or _WORKLOAD_SPEC
+    def _workload(
+        self, obj: shapes.WorkloadFields | shapes.ControllerFields, kind: str, api_version: str
+    ) -> rec.Controller:
+        meta = obj.metadata
+        spec = obj.spec
         name = meta.name
         if not name:
             raise Fallback
         template = spec.template
-        template_meta = template.metadata if template is not None else None
-        template_labels = self.labels(template_meta.labels) if template_meta is not None else _NO_LABELS
-        selector, selector_map, selector_error = self._selector(kind, spec.selector, template_labels)
+        template_labels = self.labels(template.metadata.labels)
+        selector_map: Mapping[str, str] | None = None
+        if isinstance(spec, shapes.ControllerSpec):  # (its map, interned: controller_selector keeps it)
+            selector, selector_map, selector_error = controller_selector(
+                kind, self.labels(spec.selector), template_labels, self._requirements
+            )
+        else:
+            selector, selector_error = self._selector(spec.selector, template_labels)
         annotations = meta.annotations
         revision_text = annotations.get(_REVISION, "0") if annotations else "0"
-        pod_spec = template.spec if template is not None else None
+        pod_spec = template.spec
         return rec.Controller(
             kind,
             api_version if obj.apiVersion is msgspec.UNSET else (obj.apiVersion or ""),
             meta.namespace or "default",
             name,
-            meta.uid or "",
+            meta.uid,
             self.labels(meta.labels),
             selector,
             selector_map,
             selector_error,
             template_labels,
-            self.template(pod_spec) if pod_spec is not None else _EMPTY_TEMPLATE,
+            _EMPTY_TEMPLATE if pod_spec is _POD_SPEC else self.template(pod_spec),
             self.controller(meta.ownerReferences),
             1 if spec.replicas is None else spec.replicas,
             int(revision_text) if revision_text.isdigit() else 0,
-            (obj.status or _WORKLOAD_STATUS).updateRevision or "",
-            meta.creationTimestamp or "",
-            meta.generation or 0,
+            obj.status.updateRevision,
+            meta.creationTimestamp,
+            meta.generation,
         )
 
 

@@ -2,7 +2,8 @@
 
 One shape per kind (a pod's items hold only a pod's fields, ...): the fewer fields a Struct declares, the
 less msgspec builds. Attribute names are the JSON keys; ``T | None = None`` (the reference parser treats
-null as absent), except a page item's ``kind`` and a workload's ``apiVersion``, ``UNSET`` when absent (a
+null as absent), or in the frozen pod and workload shapes an empty default (a null there: the reference parser
+reads the object), except a page item's ``kind`` and a workload's ``apiVersion``, ``UNSET`` when absent (a
 list page's items name neither; one that does is told from one that does not), and a pod's phase, one of
 the known phases. Every other field of an API object is skipped by msgspec in C. Decoding is O(bytes).
 
@@ -23,9 +24,21 @@ from spreadwatch.model import WORKLOAD_KINDS
 __all__ = [
     "ABSENT",
     "ITEM_KINDS",
+    "NO_CONTROLLER_SPEC",
+    "NO_POD_META",
+    "NO_POD_SPEC",
+    "NO_POD_STATUS",
+    "NO_POD_TEMPLATE",
+    "NO_TEMPLATE_META",
+    "NO_WORKLOAD_META",
+    "NO_WORKLOAD_SPEC",
+    "NO_WORKLOAD_STATUS",
     "OBJECTS",
     "PAGES",
     "Affinity",
+    "ControllerFields",
+    "ControllerObject",
+    "ControllerSpec",
     "Document",
     "Head",
     "Item",
@@ -134,52 +147,61 @@ class TopologySpreadConstraint(msgspec.Struct, gc=False):
     nodeTaintsPolicy: str | None = None
 
 
-class LabelSelector(msgspec.Struct, gc=False):
-    """A workload's ``spec.selector`` (a ``metav1.LabelSelector``), decoded on a selector cache miss: its
-    ``matchLabels`` bytes key the converter's label cache (a Deployment's are its own labels' bytes)."""
+class LabelSelector(msgspec.Struct, frozen=True, gc=False):
+    """A workload's ``spec.selector`` (a ``metav1.LabelSelector``): its ``matchLabels`` bytes key the
+    converter's label cache (a Deployment's are its own labels' bytes)."""
 
     matchLabels: msgspec.Raw = ABSENT  # dict[str, str] | None
     matchExpressions: msgspec.Raw = ABSENT  # list[LabelSelectorRequirement] | None
 
 
 # --- Pod --------------------------------------------------------------------------------------------------
+# The hot shapes (a pod's, a workload's) are ``frozen`` so that one shared instance is the default of an
+# absent sub-object, and their strings default to "" rather than None: the converter reads them without
+# ``or`` chains. A JSON ``null`` there is rejected by msgspec and read by the reference parser instead (which
+# treats it as absent): the same record, by the slow path.
 
 
-class PodMeta(msgspec.Struct, gc=False):
-    name: str | None = None
-    namespace: str | None = None
-    uid: str | None = None
+class PodMeta(msgspec.Struct, frozen=True, gc=False):
+    name: str = ""
+    namespace: str = ""
+    uid: str = ""
     labels: msgspec.Raw = ABSENT  # dict[str, str] | None
     ownerReferences: msgspec.Raw = ABSENT  # list[OwnerReference] | None
     deletionTimestamp: str | None = None
 
 
-class PodSpec(msgspec.Struct, gc=False):
+class PodSpec(msgspec.Struct, frozen=True, gc=False):
     """A pod's spec (also a workload's ``spec.template.spec``); the four scheduling fields are decoded by
     ``Converter`` on a cache miss."""
 
-    nodeName: str | None = None
+    nodeName: str = ""
     tolerations: msgspec.Raw = ABSENT  # list[Toleration] | None
     nodeSelector: msgspec.Raw = ABSENT  # dict[str, str] | None
     affinity: msgspec.Raw = ABSENT  # Affinity | None
     topologySpreadConstraints: msgspec.Raw = ABSENT  # list[TopologySpreadConstraint] | None
 
 
-#: The phases of ``PodPhase``: decoded as these (shared) strings; any other string is rejected by msgspec
-#: and the pod read by the reference parser, which keeps it as it is.
-Phase = Literal["Pending", "Running", "Succeeded", "Failed", "Unknown"]
+#: The phases of ``PodPhase`` (and "", no phase): decoded as these (shared) strings; any other string is
+#: rejected by msgspec and the pod read by the reference parser, which keeps it as it is.
+Phase = Literal["Pending", "Running", "Succeeded", "Failed", "Unknown", ""]
 
 
-class PodStatus(msgspec.Struct, gc=False):
-    phase: Phase | None = None
+class PodStatus(msgspec.Struct, frozen=True, gc=False):
+    phase: Phase = ""
+
+
+NO_POD_META: Final = PodMeta()
+NO_POD_SPEC: Final = PodSpec()
+NO_POD_STATUS: Final = PodStatus()
 
 
 class PodFields(msgspec.Struct, gc=False):
     """A pod's fields read."""
 
-    metadata: PodMeta | None = None
-    spec: PodSpec | None = None
-    status: PodStatus | None = None
+    metadata: PodMeta = NO_POD_META
+    spec: PodSpec = NO_POD_SPEC
+    status: PodStatus = NO_POD_STATUS
 
 
 # --- Node, Service, Namespace -----------------------------------------------------------------------------
@@ -228,41 +250,73 @@ class NamespaceFields(msgspec.Struct, gc=False):
 # --- workloads (ReplicationController, ReplicaSet, StatefulSet, Deployment) ------------------------------
 
 
-class WorkloadMeta(msgspec.Struct, gc=False):
-    name: str | None = None
-    namespace: str | None = None
-    uid: str | None = None
+class WorkloadMeta(msgspec.Struct, frozen=True, gc=False):
+    name: str = ""
+    namespace: str = ""
+    uid: str = ""
     labels: msgspec.Raw = ABSENT
     annotations: dict[str, str] | None = None
     ownerReferences: msgspec.Raw = ABSENT
-    creationTimestamp: str | None = None
-    generation: int | None = None
+    creationTimestamp: str = ""
+    generation: int = 0
 
 
-class TemplateMeta(msgspec.Struct, gc=False):
+class TemplateMeta(msgspec.Struct, frozen=True, gc=False):
     labels: msgspec.Raw = ABSENT  # dict[str, str] | None
 
 
-class PodTemplateSpec(msgspec.Struct, gc=False):
-    metadata: TemplateMeta | None = None
-    spec: PodSpec | None = None
+NO_TEMPLATE_META: Final = TemplateMeta()
 
 
-class WorkloadSpec(msgspec.Struct, gc=False):
-    selector: msgspec.Raw = ABSENT  # a ReplicationController's map, the other kinds' LabelSelector
+class PodTemplateSpec(msgspec.Struct, frozen=True, gc=False):
+    metadata: TemplateMeta = NO_TEMPLATE_META
+    spec: PodSpec = NO_POD_SPEC
+
+
+NO_WORKLOAD_META: Final = WorkloadMeta()
+NO_POD_TEMPLATE: Final = PodTemplateSpec()
+
+
+class WorkloadSpec(msgspec.Struct, frozen=True, gc=False):
+    """A ReplicaSet's, StatefulSet's or Deployment's spec: its ``selector`` a LabelSelector, typed in the one
+    pass (None: absent)."""
+
+    selector: LabelSelector | None = None
     replicas: int | None = None
-    template: PodTemplateSpec | None = None
+    template: PodTemplateSpec = NO_POD_TEMPLATE
 
 
-class WorkloadStatus(msgspec.Struct, gc=False):
-    updateRevision: str | None = None  # StatefulSet
+class ControllerSpec(msgspec.Struct, frozen=True, gc=False):
+    """A ReplicationController's spec: its ``selector`` a label map (its bytes key the label cache)."""
+
+    selector: msgspec.Raw = ABSENT  # dict[str, str] | None
+    replicas: int | None = None
+    template: PodTemplateSpec = NO_POD_TEMPLATE
+
+
+class WorkloadStatus(msgspec.Struct, frozen=True, gc=False):
+    updateRevision: str = ""  # StatefulSet
+
+
+NO_WORKLOAD_SPEC: Final = WorkloadSpec()
+NO_CONTROLLER_SPEC: Final = ControllerSpec()
+NO_WORKLOAD_STATUS: Final = WorkloadStatus()
 
 
 class WorkloadFields(msgspec.Struct, gc=False):
     apiVersion: str | msgspec.UnsetType | None = msgspec.UNSET  # absent from a list page's items
-    metadata: WorkloadMeta | None = None
-    spec: WorkloadSpec | None = None
-    status: WorkloadStatus | None = None
+    metadata: WorkloadMeta = NO_WORKLOAD_META
+    spec: WorkloadSpec = NO_WORKLOAD_SPEC
+    status: WorkloadStatus = NO_WORKLOAD_STATUS
+
+
+class ControllerFields(msgspec.Struct, gc=False):
+    """A ReplicationController's fields read."""
+
+    apiVersion: str | msgspec.UnsetType | None = msgspec.UNSET
+    metadata: WorkloadMeta = NO_WORKLOAD_META
+    spec: ControllerSpec = NO_CONTROLLER_SPEC
+    status: WorkloadStatus = NO_WORKLOAD_STATUS
 
 
 # --- documents and pages ----------------------------------------------------------------------------------
@@ -290,12 +344,17 @@ class WorkloadObject(WorkloadFields, gc=False):
     kind: str | msgspec.UnsetType | None = msgspec.UNSET
 
 
+class ControllerObject(ControllerFields, gc=False):
+    kind: str | msgspec.UnsetType | None = msgspec.UNSET
+
+
 _FIELDS: Final[dict[str, type[msgspec.Struct]]] = {
     "Pod": PodFields,
     "Node": NodeFields,
     "Service": ServiceFields,
     "Namespace": NamespaceFields,
     **dict.fromkeys(WORKLOAD_KINDS, WorkloadFields),
+    "ReplicationController": ControllerFields,
 }
 OBJECTS: Final[dict[str, type[msgspec.Struct]]] = {
     "Pod": PodObject,
@@ -303,6 +362,7 @@ OBJECTS: Final[dict[str, type[msgspec.Struct]]] = {
     "Service": ServiceObject,
     "Namespace": NamespaceObject,
     **dict.fromkeys(WORKLOAD_KINDS, WorkloadObject),
+    "ReplicationController": ControllerObject,
 }
 
 
