@@ -114,6 +114,7 @@ def _issue13(r: ScaleResult) -> list[Target]:
     if d is None:
         return rows
     compact, indent4 = d.analyze_compact, d.analyze_indent4
+    floor_cold, floor_list = _floor_rows(r)
     return [
         *rows,
         Target("issue 13: analyze -o json ÷ json.load, compact dump", "×", compact.ratio, compact.cpu_ratio,
@@ -127,34 +128,25 @@ def _issue13(r: ScaleResult) -> list[Target]:
                "–"),
         Target("issue 13: cold full computation incl. decode (compact)", "s", d.cold_with_decode.wall_s,
                d.cold_with_decode.cpu_s, "≤ 0.7 s", 0.7, topic="cold"),
-        *_floor_cold(r),
+        *floor_cold,
         Target(f"issue 13: operator initial list decode ({d.initial_list.pods:,} pods, raw pages → records)",
                "s", d.initial_list.typed.wall_s, d.initial_list.typed.cpu_s, "≤ 0.5 s", 0.5),
-        *_floor_list(r),
+        *floor_list,
     ]  # fmt: skip
 
 
-def _floor_cold(r: ScaleResult) -> list[Target]:
-    """The CPython floor under the cold-incl.-decode target (bench/measure_floor.py), when measured."""
+def _floor_rows(r: ScaleResult) -> tuple[list[Target], list[Target]]:
+    """The CPython floor (bench/measure_floor.py) under the cold-incl.-decode and the initial-list targets:
+    one row each, none when not measured."""
     f = r.floor
     if f is None:
-        return []
-    return [
-        Target("  ↳ CPython floor, same dump: skeleton decode + pods counted per label group and node + one tuple per "
-               "workload; no records, selectors, scores or reports (bench/measure_floor.py)", "s", f.cold.wall_s,
-               f.cold.cpu_s, "–"),
-    ]  # fmt: skip
-
-
-def _floor_list(r: ScaleResult) -> list[Target]:
-    """The CPython floor under the initial-list target, when measured."""
-    f = r.floor
-    if f is None:
-        return []
-    return [
-        Target(f"  ↳ CPython floor, same pages: the {f.listed_pods:,} pods decoded into skeleton Structs, nothing "
-               "else", "s", f.listing.wall_s, f.listing.cpu_s, "–"),
-    ]  # fmt: skip
+        return [], []
+    cold = Target("  ↳ CPython floor, same dump: skeleton decode + pods counted per label group and node + one tuple "
+                  "per workload; no records, selectors, scores or reports (bench/measure_floor.py)", "s",
+                  f.cold.wall_s, f.cold.cpu_s, "–")
+    listing = Target(f"  ↳ CPython floor, same pages: the {f.listed_pods:,} pods decoded into skeleton Structs, "
+                     "nothing else", "s", f.listing.wall_s, f.listing.cpu_s, "–")
+    return [cold], [listing]  # fmt: skip
 
 
 def _issue14(r: ScaleResult) -> list[Target]:

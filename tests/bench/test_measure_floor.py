@@ -59,8 +59,9 @@ def test_floor_rows_only_when_measured() -> None:
     render_targets, bench_results = load_bench("render_targets"), load_bench("bench_results")
     cw = bench_results.CpuWall(cpu_s=0.5, wall_s=0.6)
     measured = SimpleNamespace(floor=bench_results.FloorResult(cw, 0.3, 0.1, 0.1, 10, 2, cw, 10))
-    rows = [*render_targets._floor_cold(measured), *render_targets._floor_list(measured)]
+    cold, listing = render_targets._floor_rows(measured)
+    rows = [*cold, *listing]
     assert [(t.value, t.cpu, t.limit) for t in rows] == [(0.6, 0.5, None), (0.6, 0.5, None)]  # figures, no verdict
     assert "10 pods" in rows[1].figure
     unmeasured = SimpleNamespace(floor=None)
-    assert render_targets._floor_cold(unmeasured) == render_targets._floor_list(unmeasured) == []
+    assert render_targets._floor_rows(unmeasured) == ([], [])
