@@ -7,6 +7,7 @@ import re
 from pathlib import Path
 from typing import Any
 
+import msgspec
 import pytest
 import yaml
 from handler_fakes import deployment, ev, pipeline, pod_of, web_cluster
@@ -70,9 +71,7 @@ def validate(value: Any, schema: dict[str, Any], path: str = "status") -> list[s
 
 def _report(health: Health, reasons: tuple[str, ...] = (), skip: str = "") -> SpreadReport:
     base = error_report(WorkloadRef("ns", "Deployment", "web", "u1", "apps/v1"), "v1.28", 3, "x")
-    from dataclasses import replace
-
-    return replace(base, health=health, reasons=reasons, skipped=bool(skip), skip_reason=skip)
+    return msgspec.structs.replace(base, health=health, reasons=reasons, skipped=bool(skip), skip_reason=skip)
 
 
 @pytest.mark.parametrize(

@@ -2,8 +2,9 @@
 
 from __future__ import annotations
 
-import dataclasses
 from collections.abc import Mapping
+
+import msgspec
 
 from spreadwatch.index.building import ReportBuilding, best_set
 from spreadwatch.index.state import IndexSizes, Workload
@@ -119,7 +120,7 @@ class SpreadIndex(ReportBuilding):
         comparison = Comparison(
             self.shadow.profile.name, other.best_score, other.best_nodes, other.best_node_count, bool(mine & theirs)
         )
-        return dataclasses.replace(report, comparison=comparison)
+        return msgspec.structs.replace(report, comparison=comparison)
 
     def reports(self) -> list[SpreadReport]:
         """Every workload's report, sorted by namespace, kind, name (the GC is paused while they are built).

@@ -18,9 +18,10 @@ small (≈ 100 bytes a listed node) however large the cluster.
 from __future__ import annotations
 
 from collections.abc import Mapping
-from dataclasses import dataclass
 from operator import attrgetter
 from typing import Any, NamedTuple
+
+import msgspec
 
 from spreadwatch.jsonform import each, json_form
 from spreadwatch.report.verdict import Health
@@ -62,8 +63,11 @@ class Comparison(NamedTuple):
     best_nodes_overlap: bool
 
 
-@dataclass(frozen=True, slots=True)
-class SpreadReport:
+class SpreadReport(msgspec.Struct, frozen=True, gc=False):
+    """One workload's report (frozen; ``msgspec.structs.replace`` derives a changed copy). A Struct: built in C
+    (a frozen dataclass sets each of its 22 fields through ``object.__setattr__``), and never tracked by the
+    cyclic GC (it holds no container that could point back at it)."""
+
     workload: WorkloadRef
     profile: str
     selector: str
@@ -114,7 +118,7 @@ _COMPARISON_FORM = json_form(Comparison, convert={"best_nodes": list})
 _WORKLOAD_FORM = json_form(WorkloadRef, ("api_version", "kind", "namespace", "name", "uid"))
 _REPORT_FORM = json_form(
     SpreadReport,
-    # the dataclass's fields, ``zoneCount`` after ``zones``
+    # the Struct's fields, ``zoneCount`` after ``zones``
     (
         *("workload", "profile", "selector", "skipped", "skip_reason", "replicas", "pods", "candidate_nodes"),
         *("excluded_nodes", "nodes", "nodes_omitted", "zones", "zone_count", "empty_node_score", "best_score"),

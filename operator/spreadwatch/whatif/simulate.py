@@ -257,7 +257,7 @@ def _check_count(count: int) -> None:
 
 
 def _final(report: SpreadReport, replicas: int) -> SpreadReport:
-    return dataclasses.replace(report, replicas=max(0, replicas))
+    return msgspec.structs.replace(report, replicas=max(0, replicas))
 
 
 def simulate_add(
