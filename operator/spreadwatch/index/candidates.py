@@ -11,7 +11,12 @@ from spreadwatch.index.state import CandidateSet, IndexState, Workload
 from spreadwatch.model import Node, PodTemplate, Taint, WorkloadKey
 from spreadwatch.report import CandidateLayout
 from spreadwatch.scoring import ZoneKey, exclusion_reason, zone_key
-from spreadwatch.scoring.candidates import REASON_NODE_AFFINITY, node_affinity_matches, taint_reason
+from spreadwatch.scoring.candidates import (
+    REASON_NODE_AFFINITY,
+    affinity_label_keys,
+    node_affinity_matches,
+    taint_reason,
+)
 
 __all__ = ["CandidateSets"]
 
@@ -84,7 +89,8 @@ class CandidateSets(IndexState):
     def _candidate_set(self, w: Workload) -> CandidateSet:
         """The workload's candidate set (cached per signature). Building one is O(nodes) dict look-ups: the
         taint filters run once per distinct (unschedulable, taints) of the nodes (most nodes have none), the
-        affinity filter only for a template with a nodeSelector or required node affinity."""
+        affinity filter only for a template with a nodeSelector or required node affinity, once per distinct
+        values of the labels it reads (per node with ``matchFields``)."""
         cached = self._candidates.get(w.sig)
         if cached is None:
             template = self._template(w)
@@ -92,6 +98,8 @@ class CandidateSets(IndexState):
             excluded: dict[str, int] = {}
             by_taints: dict[tuple[bool, tuple[Taint, ...]], str | None] = {}
             affinity = bool(template.node_selector) or template.required_terms is not None
+            label_keys = affinity_label_keys(template) if affinity else ()
+            by_values: dict[tuple[str | None, ...], bool] = {}
             nodes, zones = self._nodes, self._zones
             for name in sorted(nodes):
                 node = nodes[name]
@@ -100,8 +108,18 @@ class CandidateSets(IndexState):
                     reason = by_taints[key]
                 else:
                     reason = by_taints[key] = taint_reason(node.unschedulable, node.taints, template)
-                if reason is None and affinity and not node_affinity_matches(node, template):
-                    reason = REASON_NODE_AFFINITY
+                if reason is None and affinity:
+                    if label_keys is None:
+                        matches = node_affinity_matches(node, template)
+                    else:
+                        labels = node.labels
+                        values = tuple([labels.get(k) for k in label_keys])
+                        found = by_values.get(values)
+                        if found is None:
+                            found = by_values[values] = node_affinity_matches(node, template)
+                        matches = found
+                    if not matches:
+                        reason = REASON_NODE_AFFINITY
                 if reason is None:
                     by_zone.setdefault(zones[name], []).append(name)
                 else:

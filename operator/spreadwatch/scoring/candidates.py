@@ -20,6 +20,7 @@ __all__ = [
     "REASON_NODE_AFFINITY",
     "REASON_UNSCHEDULABLE",
     "REASON_UNTOLERATED_TAINT",
+    "affinity_label_keys",
     "exclusion_reason",
     "filter_nodes",
     "has_untolerated_taint",
@@ -86,6 +87,18 @@ def _affinity_matches(node: Node, template: PodTemplate) -> bool:
     if template.required_terms is None:
         return True
     return any(_term_matches(term, node) for term in template.required_terms)
+
+
+def affinity_label_keys(template: PodTemplate) -> tuple[str, ...] | None:
+    """The node label keys :func:`node_affinity_matches` reads for ``template`` (its result depends only on the
+    node's values for them, a missing label being None), or None when a term has ``matchFields`` (it reads
+    the node's name). O(nodeSelector + expressions)."""
+    keys = [key for key, _ in template.node_selector]
+    for term in template.required_terms or ():
+        if term.match_fields:
+            return None
+        keys.extend(req.key for req in term.match_expressions)
+    return tuple(dict.fromkeys(keys))
 
 
 def node_affinity_matches(node: Node, template: PodTemplate) -> bool:

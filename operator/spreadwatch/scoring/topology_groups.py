@@ -39,7 +39,6 @@ __all__ = [
     "Signature",
     "group_candidates",
     "score_groups",
-    "signature",
 ]
 
 Signature = tuple[str | bool | None, ...]
@@ -47,11 +46,6 @@ _Own = int | tuple[int, ...]  # a busy candidate's own counts: one count for all
 GroupKey = tuple[ZoneKey | None, Signature]
 _new_tuple = tuple.__new__  # a NamedTuple from its fields in C (its own __new__ is Python code)
 _MEMO_LIMIT: Final = 4096  # levels kept per CandidateGroups before the memo is cleared (a few KiB each)
-
-
-def signature(labels: Mapping[str, str], keys: Sequence[str]) -> Signature:
-    """Per key the label value (None: missing); for the hostname key only whether it is present. O(keys)."""
-    return tuple((key in labels) if key == HOSTNAME_KEY else labels.get(key) for key in keys)
 
 
 def _value(value: str | bool | None) -> str:
@@ -160,12 +154,21 @@ class CandidateGroups:
 def group_candidates(
     candidates: Iterable[Node], keys: tuple[str, ...], zone_of: Mapping[str, ZoneKey | None]
 ) -> CandidateGroups:
-    """Group candidates by zone and signature. O(candidates × keys)."""
+    """Group candidates by zone and signature (the signatures built a key at a time). O(candidates × keys)."""
+    nodes = list(candidates)
+    labels = [node.labels for node in nodes]
+    columns = [[key in ls for ls in labels] if key == HOSTNAME_KEY else [ls.get(key) for ls in labels] for key in keys]
+    sigs: Iterable[Signature] = zip(*columns, strict=True) if columns else [()] * len(nodes)
     groups: dict[GroupKey, list[str]] = {}
-    total = 0
-    for node in candidates:
-        total += 1
-        groups.setdefault((zone_of[node.name], signature(node.labels, keys)), []).append(node.name)
+    for node, sig in zip(nodes, sigs, strict=True):
+        name = node.name
+        group_key = (zone_of[name], sig)
+        found = groups.get(group_key)
+        if found is None:
+            groups[group_key] = [name]
+        else:
+            found.append(name)
+    total = len(nodes)
     group_of: dict[str, int] = {}
     by_zone: dict[ZoneKey | None, list[int]] = {}
     for g, ((zone, _), names) in enumerate(groups.items()):
