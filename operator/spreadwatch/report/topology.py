@@ -93,16 +93,27 @@ def _shared_best_empty(
     groups: CandidateGroups, empties: Sequence[tuple[int, int]], top_n: int, keep: bool
 ) -> list[_Entry]:
     """:func:`_best_empty` without busy candidates among the first names, shared by every level whose groups
-    with empty candidates score the same (``groups.memo``, filled only with ``keep``; the entries are a few
-    KiB). O(1) when known."""
+    with empty candidates score the same (``groups.memo``, filled only with ``keep``, as is each group's first
+    ``top_n`` entries per score; a few KiB each). O(1) when known, else O(groups × top_n × log)."""
     memo = groups.memo
     key = (top_n, *empties)
     found = memo.get(key)
     if found is None:
-        found = _best_empty(groups, empties, {}, top_n)
+        if keep and len(memo) >= _SHARED_LIMIT:
+            memo.clear()
+        out: list[_Entry] = []
+        names_of, places = groups.names, groups.places
+        for g, score in empties:  # a group's first entries per score: shared by every empties holding them
+            part = memo.get((None, g, score, top_n))
+            if part is None:
+                zn, rg = places[g]
+                part = [(-score, n, _new_tuple(NodeEntry, (n, zn, rg, 0, score))) for n in names_of[g][: max(top_n, 0)]]
+                if keep:
+                    memo[(None, g, score, top_n)] = part
+            out.extend(cast("list[_Entry]", part))
+        out.sort()
+        found = out[: max(top_n, 0)]
         if keep:
-            if len(memo) >= _SHARED_LIMIT:
-                memo.clear()
             memo[key] = found
     return cast("list[_Entry]", found)
 
@@ -190,7 +201,8 @@ def _zone_level(
     else:  # no zoneless candidate: what one with only a hostname label would score
         sig = tuple(k == HOSTNAME_KEY or None for k in groups.keys)
         zoneless = _clamp(scores.normalized(scores.raw(sig, (0,) * len(groups.keys))))
-    return _ZoneLevel(
+    counts = zone_counts.values()
+    fields = (
         empty_score,
         tuple(empties),
         exceptions,
@@ -202,8 +214,9 @@ def _zone_level(
         len(with_pods) if zone_counts else 0,
         busiest_zone[1] if busiest_zone else "",
         len(by_zone) if zone_counts else 0,
-        (max(zone_counts.values()) - min(zone_counts.values())) if zone_counts else 0,
+        (max(counts) - min(counts)) if zone_counts else 0,
     )
+    return _new_tuple(_ZoneLevel, fields)
 
 
 def build_topology_report(
