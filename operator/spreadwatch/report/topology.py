@@ -62,6 +62,18 @@ def _clamp(score: int) -> int:
     return max(0, min(MAX_NODE_SCORE, score))
 
 
+def _busiest(pods: Mapping[str, int]) -> tuple[str, int]:
+    """The node with the most pods (the last name among equals) and its count; ("", 0) without any. Every count
+    is at least 1, so when the most is 1 (a workload spread one pod a node, the usual case) it is the last name,
+    found without a key per node. O(nodes with pods)."""
+    if not pods:
+        return "", 0
+    most = max(pods.values())
+    if most == 1:
+        return max(pods), 1
+    return max(pods.items(), key=_count_then_name)
+
+
 def _first_empty(names: Sequence[str], busy: Mapping[str, int], limit: int) -> list[str]:
     """The first ``limit`` of ``names`` without matching pods, in order. O(limit + busy names among them)."""
     out: list[str] = []
@@ -309,7 +321,7 @@ def build_topology_report(
         if score == best:
             best_total += len(names_of[g]) - busy_per_group[g]
     pods = scores.pods
-    busiest, max_node = max(pods.items(), key=_count_then_name) if pods else ("", 0)  # the last name of the most pods
+    busiest, max_node = _busiest(pods)
     facts: SpreadFacts = _new_tuple(
         SpreadFacts,
         (
