@@ -225,6 +225,13 @@ class Selector:
         others = self._others
         return not others or all(req.matches(labels) for req in others)
 
+    def requires_only(self, label: tuple[str, str]) -> bool:
+        """True when every requirement is the equality ``key=value`` of ``label`` (one or repeated): a label
+        set having ``label`` matches, without a test. O(r)."""
+        if self.nothing or self._others or not self._equals:
+            return False
+        return all(pair == label for pair in self._equals)
+
     def add(self, *requirements: Requirement) -> Selector:
         """``Selector.Add``: a new selector with more requirements (stable sort by key)."""
         if self.nothing:

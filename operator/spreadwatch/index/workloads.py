@@ -88,7 +88,7 @@ def _service_candidates(ns: NamespaceState, labels: Mapping[str, str]) -> list[S
     """The Services indexed under one of ``labels`` (plus those selecting every pod), in the namespace's
     order: the only ones that can select a pod with these labels. O(labels + those Services)."""
     by_label = ns.services_by_label
-    hits = [names for names in map(by_label.get, labels.items()) if names]
+    hits = list(filter(None, map(by_label.get, labels.items())))
     everything = by_label.get(_SELECTS_ALL)
     if everything:
         hits.append(everything)
@@ -160,7 +160,8 @@ class WorkloadTracking(PodCounting):
             _unindex_service(ns, old)
         if svc.selector is not None:
             ns.services_by_label.setdefault(_service_anchor(svc.selector), set()).add(svc.name)
-        self._refresh_matching(ns, old.selector if old else None, svc.selector)
+        if ns.workloads:  # (none yet while a snapshot loads)
+            self._refresh_matching(ns, old.selector if old else None, svc.selector)
 
     def _drop_service(self, ns: NamespaceState, name: str) -> None:
         """Forget a Service (a DELETED event) and refresh the workloads it selected. O(W)."""
@@ -278,6 +279,7 @@ class WorkloadTracking(PodCounting):
         keys: list[WorkloadKey] = []
         for name, members in by_ns.items():
             ns = self._ns_of(name)
+            first = not ns.workloads  # counted in one pass over the groups, without building their index
             added: list[Workload] = []
             fresh: set[tuple[str, str]] = set()
             for ctrl in members:
@@ -291,10 +293,13 @@ class WorkloadTracking(PodCounting):
                 fresh.update(self._file_anchors(ns, key, w))
                 added.append(w)
                 keys.append(key)
-            if fresh:  # one pass over the namespace's groups for all the new anchors
-                self._index_groups(ns, fresh)
-            for w in added:
-                self._recount(ns, w)
+            if first:
+                self._count_first(ns, added)
+            else:
+                if fresh:  # one pass over the namespace's groups for all the new anchors
+                    self._index_groups(ns, fresh)
+                for w in added:
+                    self._recount(ns, w)
             self._invalidate_groups(ns)
         self._removed.difference_update(keys)
         self._dirty.update(keys)
