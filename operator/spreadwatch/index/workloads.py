@@ -49,7 +49,12 @@ def _anchor_of(sel: Selector) -> tuple[tuple[str, str], ...] | None:
 def anchors(selector: SpreadSelector | None) -> tuple[tuple[str, str], ...] | None:
     """Index keys for a selector: any label set it matches has one of them. None: cannot be anchored.
     O(requirements)."""
-    if selector is None or selector.empty:
+    if selector is None:
+        return ()
+    if selector.mode is SelectorMode.OWNER_MERGED and len(selector.selectors) == 1:  # v1.28, v1.29: one selector
+        sel = selector.selectors[0]
+        return () if sel.empty else _anchor_of(sel)
+    if selector.empty:
         return ()
     if selector.mode is SelectorMode.ANY_OF:
         keys: list[tuple[str, str]] = []
@@ -322,10 +327,9 @@ class WorkloadTracking(PodCounting):
         replicasets = self._replicasets_of(ns, ctrl.name) if ctrl.kind == "Deployment" else ()
         pod, rs = representative_pod(ctrl, replicasets)
         w.pod = pod
-        sig_key = self._template(w).constraint_key
-        w.sig = self._sig_ids.setdefault(sig_key, len(self._sig_ids))
-        real = ns.controllers.get("ReplicaSet", {})
-        w.standin = rs if rs is not None and rs.name not in real else None
+        sig_ids = self._sig_ids
+        w.sig = sig_ids.setdefault(pod.template.constraint_key, len(sig_ids))  # (``_template(w)``: the pod's)
+        w.standin = rs if rs is not None and rs.name not in ns.controllers.get("ReplicaSet", {}) else None
         w.error = ""
         if ctrl.selector_error:
             w.error = f"InvalidSelector: {ctrl.selector_error}"
@@ -334,13 +338,15 @@ class WorkloadTracking(PodCounting):
         profile = self.profile
         if profile.pod_topology_spread:
             self._prepare_topology(w, pod, ns)
-            return
-        w.skip = skip_reason(pod, profile)
-        if w.error or w.skip:
-            w.selector, w.selector_text = None, ""
         else:
-            w.selector = selector = self._spread_selector(ns, pod)
-            w.selector_text = str(selector)
+            w.skip = skip_reason(pod, profile)
+            if w.error or w.skip:
+                w.selector, w.selector_text = None, ""
+            else:
+                w.selector = self._spread_selector(ns, pod)
+                w.selector_text = str(w.selector)
+        selector = w.selector
+        w.counting = not w.skip and not w.error and selector is not None and not selector.empty
 
     def _spread_selector(self, ns: NamespaceState, pod: Pod) -> SpreadSelector:
         """``build_spread_selector`` of the profile; v1.28's mode from the index's structures directly."""
