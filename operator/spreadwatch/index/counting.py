@@ -21,6 +21,10 @@ from spreadwatch.model import label_key as label_key_of
 __all__ = ["PodCounting"]
 
 
+#: a workload counted by :meth:`PodCounting._count_first`: its counts, and its selector's test (None: none needed)
+_Entry = tuple[dict[str, int], Callable[[Mapping[str, str]], bool] | None]
+
+
 def _index_group(group_index: dict[tuple[str, str], set[LabelKey]], label_key: LabelKey) -> None:
     """File a new label group under the index entries of its labels (only anchors have one). O(labels)."""
     for item in label_key:
@@ -172,8 +176,7 @@ class PodCounting(CandidateSets):
         first needed). A workload with several anchors, or none, is recounted as :meth:`_recount` does.
         A group of a workload whose selector is exactly its anchor matches without a test.
         O(groups × labels + matching groups × their nodes)."""
-        by_anchor: dict[tuple[str, str], list[tuple[dict[str, int], Callable[[Mapping[str, str]], bool] | None]]]
-        by_anchor = {}
+        by_label: dict[str, dict[str, list[_Entry]]] = {}  # anchor key -> value -> entries (the key: usually app)
         for w in added:
             anchored = w.anchors
             selector = w.selector
@@ -186,20 +189,22 @@ class PodCounting(CandidateSets):
                 item = anchored[0]
                 sel = selector.selectors[0]
                 entry = (counts, None if sel.requires_only(item) else sel.matches)
-                found = by_anchor.get(item)
+                by_value = by_label.get(item[0])
+                if by_value is None:
+                    by_value = by_label[item[0]] = {}
+                found = by_value.get(item[1])
                 if found is None:
-                    by_anchor[item] = [entry]
+                    by_value[item[1]] = [entry]
                 else:
                     found.append(entry)
-        if not by_anchor:
+        if not by_label:
             return
-        get = by_anchor.get
-        label_names = {key for key, _ in by_anchor}  # usually one ("app"): a look-up or two per group
+        anchored_on = list(by_label.items())
         for group in ns.groups.values():
             labels = group.labels
-            for key in label_names:
+            for key, by_value in anchored_on:
                 value = labels.get(key)
-                found = get((key, value)) if value is not None else None
+                found = by_value.get(value) if value is not None else None
                 if found is None:
                     continue
                 nodes = group.nodes

@@ -44,12 +44,18 @@ class SpreadIndex(ReportBuilding):
             else:
                 for pod in snapshot.pods:
                     self._apply_pod(pod)
+            workloads: list[Controller] = []
+            ns_name: str | None = None
             for ctrl in snapshot.controllers:
-                ns = self._ns_of(ctrl.namespace)
+                if ctrl.namespace != ns_name:  # (a snapshot's controllers come namespace by namespace)
+                    ns_name = ctrl.namespace
+                    ns = self._ns_of(ns_name)
                 ns.controllers.setdefault(ctrl.kind, {})[ctrl.name] = ctrl
                 if ctrl.kind == "ReplicaSet":
                     ns.replicasets_by_owner = None
-            self._add_workloads([ctrl for ctrl in snapshot.controllers if is_workload(ctrl)])
+                if is_workload(ctrl):
+                    workloads.append(ctrl)
+            self._add_workloads(workloads)
         if self.shadow is not None:
             self.shadow.load(snapshot)
 

@@ -9,6 +9,7 @@ can affect: O(W) selector checks, plus O(G) recount per workload whose selector 
 from __future__ import annotations
 
 from collections.abc import Iterable, Mapping
+from functools import partial
 
 from spreadwatch.errors import SelectorError
 from spreadwatch.index.counting import PodCounting
@@ -306,7 +307,8 @@ class WorkloadTracking(PodCounting):
                 for w in added:
                     self._recount(ns, w)
             self._invalidate_groups(ns)
-        self._removed.difference_update(keys)
+        if self._removed:
+            self._removed.difference_update(keys)
         self._dirty.update(keys)
 
     def _drop_workload(self, ns: NamespaceState, key: WorkloadKey) -> None:
@@ -319,8 +321,9 @@ class WorkloadTracking(PodCounting):
         self._removed.add(key)
 
     def _prepare(self, w: Workload, ns: NamespaceState | None = None) -> None:
-        """Compute the workload's next pod, skip reason, error and spreading selector (``ns``: the workload's
-        namespace state, when the caller has it). O(ReplicaSets of a Deployment + the pod's Services)."""
+        """Compute the workload's next pod, skip reason, error, spreading selector and whether it counts pods
+        (``ns``: the workload's namespace state, when the caller has it). O(ReplicaSets of a Deployment + the
+        pod's Services)."""
         ctrl = w.ctrl
         if ns is None:
             ns = self._ns_of(ctrl.namespace)
@@ -328,7 +331,7 @@ class WorkloadTracking(PodCounting):
         pod, rs = representative_pod(ctrl, replicasets)
         w.pod = pod
         sig_ids = self._sig_ids
-        w.sig = sig_ids.setdefault(pod.template.constraint_key, len(sig_ids))  # (``_template(w)``: the pod's)
+        w.sig = sig_ids.setdefault(pod.template.constraint_key, len(sig_ids))  # (the pod's is ``_template(w)``)
         w.standin = rs if rs is not None and rs.name not in ns.controllers.get("ReplicaSet", {}) else None
         w.error = ""
         if ctrl.selector_error:
@@ -342,6 +345,10 @@ class WorkloadTracking(PodCounting):
             w.skip = skip_reason(pod, profile)
             if w.error or w.skip:
                 w.selector, w.selector_text = None, ""
+            elif profile.mode is SelectorMode.OWNER_MERGED:  # v1.28: the one merged selector, and its text
+                merged = self._default_selector(ns, pod)
+                w.selector = _new_tuple(SpreadSelector, (SelectorMode.OWNER_MERGED, (merged,)))
+                w.selector_text = str(merged)
             else:
                 w.selector = self._spread_selector(ns, pod)
                 w.selector_text = str(w.selector)
@@ -349,9 +356,8 @@ class WorkloadTracking(PodCounting):
         w.counting = not w.skip and not w.error and selector is not None and not selector.empty
 
     def _spread_selector(self, ns: NamespaceState, pod: Pod) -> SpreadSelector:
-        """``build_spread_selector`` of the profile; v1.28's mode from the index's structures directly."""
-        if self.profile.mode is SelectorMode.OWNER_MERGED:
-            return _new_tuple(SpreadSelector, (SelectorMode.OWNER_MERGED, (self._default_selector(ns, pod),)))
+        """``build_spread_selector`` of the profile, for the modes other than v1.28's (whose one merged selector
+        :meth:`_default_selector` builds from the index's structures directly)."""
         return build_spread_selector(pod, self._lookup_for(ns, pod.labels), self.profile)
 
     def _merged_selector(self, ns: NamespaceState, pod: Pod) -> Selector:
@@ -366,7 +372,7 @@ class WorkloadTracking(PodCounting):
         if w.error:
             return
         try:
-            plan = plan_with(pod, self.profile, lambda: self._merged_selector(ns, pod))
+            plan = plan_with(pod, self.profile, partial(self._merged_selector, ns, pod))
         except SelectorError as err:
             w.error = f"InvalidSelector: {err}"
             return
