@@ -197,16 +197,17 @@ class Selector:
 
     requirements: tuple[Requirement, ...] = ()
     nothing: bool = False
-    # derived for fast matching: equality terms as (key, value) pairs, and the other requirements
+    # derived for fast matching and text: ``key=value`` terms as (key, value) pairs, and the other requirements
     _equals: tuple[tuple[str, str], ...] = field(default=(), init=False, repr=False, compare=False, hash=False)
     _others: tuple[Requirement, ...] = field(default=(), init=False, repr=False, compare=False, hash=False)
 
     def __post_init__(self) -> None:
         requirements = self.requirements
-        equals = tuple([(r.key, r.values[0]) for r in requirements if r.op in _EQUALITY and len(r.values) == 1])
-        object.__setattr__(self, "_equals", equals)
-        if len(equals) < len(requirements):  # else ``_others`` keeps its default, ()
-            others = tuple([r for r in requirements if r.op not in _EQUALITY or len(r.values) != 1])
+        equals = Operator.EQUALS
+        pairs = tuple([(r.key, r.values[0]) for r in requirements if r.op is equals and len(r.values) == 1])
+        object.__setattr__(self, "_equals", pairs)
+        if len(pairs) < len(requirements):  # else ``_others`` keeps its default, ()
+            others = tuple([r for r in requirements if r.op is not equals or len(r.values) != 1])
             object.__setattr__(self, "_others", others)
 
     @property
@@ -225,6 +226,12 @@ class Selector:
         others = self._others
         return not others or all(req.matches(labels) for req in others)
 
+    def requires_only(self, label: tuple[str, str]) -> bool:
+        """True when every requirement is the equality ``key=value`` of ``label`` (one or repeated): a label
+        set having ``label`` matches, without a test. O(r)."""
+        equals = self._equals
+        return bool(equals) and not self._others and not self.nothing and equals.count(label) == len(equals)
+
     def add(self, *requirements: Requirement) -> Selector:
         """``Selector.Add``: a new selector with more requirements (stable sort by key)."""
         if self.nothing:
@@ -232,7 +239,10 @@ class Selector:
         return Selector(tuple(sorted((*self.requirements, *requirements), key=_BY_KEY)))
 
     def __str__(self) -> str:
-        """The canonical string form; an equality requirement's text (``key=value``) made inline."""
+        """The canonical string form; an equality requirement's text (``key=value``) made inline, all of them
+        at once (in C) when every requirement is one."""
+        if not self._others:
+            return ",".join(map("=".join, self._equals))
         equals = Operator.EQUALS
         return ",".join(
             [r.key + "=" + r.values[0] if r.op is equals and len(r.values) == 1 else str(r) for r in self.requirements]
@@ -272,11 +282,21 @@ NOTHING = Selector(nothing=True)
 def selector_from_set(labels: Mapping[str, str], extra: tuple[Requirement, ...] = ()) -> Selector:
     """``labels.Set(labels).AsSelectorPreValidated()``: one equality requirement per key, unvalidated; with
     ``extra``, that selector's ``.Add(extra...)`` built at once (a stable sort by key of the set's requirements,
-    already in key order, then ``extra``: what ``Add`` gives). O((labels + extra) log(labels + extra))."""
+    already in key order, then ``extra``: what ``Add`` gives). One label equal to ``extra``'s first requirement
+    (a Service's ``app=x`` merged with its controller's selector) shares that requirement instead of making one.
+    O((labels + extra) log(labels + extra))."""
     if not labels and not extra:
         return EVERYTHING
     equals = Operator.EQUALS
-    requirements = [Requirement(k, equals, (v,)) for k, v in sorted(labels.items())]
+    if len(labels) == 1:  # the usual merged set: one Service's one label
+        [(key, value)] = labels.items()
+        head = extra[0] if extra else None
+        if head is not None and head.op is equals and head.key == key and head.values == (value,):
+            requirements = [head]
+        else:
+            requirements = [Requirement(key, equals, (value,))]
+    else:
+        requirements = [Requirement(k, equals, (v,)) for k, v in sorted(labels.items())]
     if extra:
         requirements.extend(extra)
         requirements.sort(key=_BY_KEY)

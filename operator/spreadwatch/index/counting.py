@@ -4,13 +4,14 @@ Counting pods (bound, not deleting, not terminal) are grouped by their exact lab
 ReplicaSet share one), each group with a node → count map and a cached list of the workloads whose spreading
 selector matches it (valid while the namespace's epoch is unchanged). A pod event costs O(labels + A) (A:
 workloads the pod matches); a workload's counts are rebuilt from the groups its anchors point at, found
-through the group index, which has an entry for exactly the labels some workload is anchored on (a bulk
-load files pods before any workload exists, so it builds none; a new anchor's entry is built in one pass).
+through the group index, which has an entry only for labels some workload is anchored on (a bulk load
+files pods before any workload exists, so it builds none; a new anchor's entry is built in one pass, or when
+first needed: the first workloads of a namespace are counted in one pass over its groups, without it).
 """
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable, Mapping
 
 from spreadwatch.index.candidates import CandidateSets
 from spreadwatch.index.state import LabelGroup, LabelKey, NamespaceState, Workload
@@ -18,6 +19,10 @@ from spreadwatch.model import TERMINAL_PHASES, Pod, WorkloadKey
 from spreadwatch.model import label_key as label_key_of
 
 __all__ = ["PodCounting"]
+
+
+#: a workload counted by :meth:`PodCounting._count_first`: its counts, and its selector's test (None: none needed)
+_Entry = tuple[dict[str, int], Callable[[Mapping[str, str]], bool] | None]
 
 
 def _index_group(group_index: dict[tuple[str, str], set[LabelKey]], label_key: LabelKey) -> None:
@@ -28,9 +33,24 @@ def _index_group(group_index: dict[tuple[str, str], set[LabelKey]], label_key: L
             keys.add(label_key)
 
 
-def _groups_with(ns: NamespaceState, item: tuple[str, str]) -> list[LabelKey]:
-    """The namespace's label groups that have the label ``item``, found without the index. O(groups)."""
-    return [label_key for label_key in ns.groups if item in label_key]
+def _groups_with(ns: NamespaceState, item: tuple[str, str]) -> set[LabelKey]:
+    """The namespace's label groups that have the label ``item``, from the group index; an anchor without an
+    entry gets one (found without the index, O(groups)). O(1) once the entry exists."""
+    found = ns.group_index.get(item)
+    if found is None:
+        found = {label_key for label_key in ns.groups if item in label_key}
+        if item in ns.anchor_index:  # (a one-off workload is not filed: its labels get no entry)
+            ns.group_index[item] = found
+    return found
+
+
+def _add_nodes(counts: dict[str, int], nodes: dict[str, int]) -> None:
+    """Add one label group's node counts into a workload's. O(nodes)."""
+    if not counts:  # the first matching group (often the only one): copied in C
+        counts.update(nodes)
+        return
+    for node, c in nodes.items():
+        counts[node] = counts.get(node, 0) + c
 
 
 class PodCounting(CandidateSets):
@@ -149,6 +169,54 @@ class PodCounting(CandidateSets):
             for item in wanted.intersection(label_key):
                 group_index[item].add(label_key)
 
+    def _count_first(self, ns: NamespaceState, added: Iterable[Workload]) -> None:
+        """Count the first workloads of a namespace (it had none: bulk load) in one pass over its label
+        groups, each group's labels looking up the workloads anchored on them, instead of building the
+        group index for their anchors and recounting each workload from it (those entries are made when
+        first needed). A workload with several anchors, or none, is recounted as :meth:`_recount` does.
+        A group of a workload whose selector is exactly its anchor matches without a test.
+        O(groups × labels + matching groups × their nodes)."""
+        by_label: dict[str, dict[str, list[_Entry]]] = {}  # anchor key -> value -> entries (the key: usually app)
+        for w in added:
+            anchored = w.anchors
+            selector = w.selector
+            if anchored is None or len(anchored) != 1 or selector is None or len(selector.selectors) != 1:
+                self._recount(ns, w)
+                continue
+            counts: dict[str, int] = {}
+            w.counts = counts
+            if w.counting:
+                item = anchored[0]
+                sel = selector.selectors[0]
+                entry = (counts, None if sel.requires_only(item) else sel.matches)
+                by_value = by_label.get(item[0])
+                if by_value is None:
+                    by_value = by_label[item[0]] = {}
+                found = by_value.get(item[1])
+                if found is None:
+                    by_value[item[1]] = [entry]
+                else:
+                    found.append(entry)
+        if not by_label:
+            return
+        anchored_on = list(by_label.items())
+        for group in ns.groups.values():
+            labels = group.labels
+            for key, by_value in anchored_on:
+                value = labels.get(key)
+                found = by_value.get(value) if value is not None else None
+                if found is None:
+                    continue
+                nodes = group.nodes
+                for counts, matches in found:
+                    if matches is not None and not matches(labels):
+                        continue
+                    if not counts:  # (``_add_nodes``, inlined: this runs once per matching group)
+                        counts.update(nodes)
+                    else:
+                        for node, c in nodes.items():
+                            counts[node] = counts.get(node, 0) + c
+
     @staticmethod
     def _invalidate_groups(ns: NamespaceState) -> None:
         """O(1): every group's cached workload list is stale from now on."""
@@ -156,34 +224,32 @@ class PodCounting(CandidateSets):
 
     @staticmethod
     def _recount(ns: NamespaceState, w: Workload) -> None:
-        """Counts from the label groups the workload's anchors point at (all groups if unanchored).
-        O(those groups × (selector requirements + their nodes))."""
+        """Counts from the label groups the workload's anchors point at (all groups if unanchored); a selector
+        that is exactly its one anchor matches them without a test.
+        O(those groups × (selector requirements + their nodes)), plus O(groups) for an anchor's new entry."""
         counts: dict[str, int] = {}
         selector = w.selector
         if w.counting and selector is not None:
             keys: Iterable[LabelKey]
             anchored = w.anchors
-            group_index = ns.group_index
+            anchor = anchored[0] if anchored is not None and len(anchored) == 1 else None
             if anchored is None:
                 keys = ns.groups
-            elif len(anchored) == 1 and anchored[0] in group_index:  # the usual case: that label's groups
-                keys = group_index[anchored[0]]
+            elif anchor is not None:  # the usual case: that label's groups
+                keys = _groups_with(ns, anchor)
             else:
-                union: set[LabelKey] = set()
-                for item in anchored:
-                    found = group_index.get(item)
-                    union.update(found if found is not None else _groups_with(ns, item))
-                keys = union
+                keys = set().union(*[_groups_with(ns, item) for item in anchored])
             groups = ns.groups
-            matches = selector.selectors[0].matches if len(selector.selectors) == 1 else selector.matches
-            for key in keys:
-                group = groups[key]
-                if matches(group.labels):
-                    if not counts:  # the first matching group (often the only one): copied in C
-                        counts.update(group.nodes)
-                        continue
-                    for node, c in group.nodes.items():
-                        counts[node] = counts.get(node, 0) + c
+            selectors = selector.selectors
+            if anchor is not None and len(selectors) == 1 and selectors[0].requires_only(anchor):
+                for key in keys:
+                    _add_nodes(counts, groups[key].nodes)
+            else:
+                matches = selectors[0].matches if len(selectors) == 1 else selector.matches
+                for key in keys:
+                    group = groups[key]
+                    if matches(group.labels):
+                        _add_nodes(counts, group.nodes)
         w.counts = counts
 
     def _term_counts(self, w: Workload) -> list[dict[str, int]]:

@@ -29,22 +29,34 @@ class SpreadIndex(ReportBuilding):
         self.shadow = SpreadIndex(compare, self.options) if compare is not None else None
 
     def load(self, snapshot: Snapshot) -> None:
-        """Add every record of a snapshot; workloads are computed once at the end. O(objects + W×G)."""
+        """Add every record of a snapshot; workloads are computed once at the end. The records go to this
+        index's own handlers (not through :meth:`apply`, which would also give them to the shadow index: it
+        loads the snapshot itself). O(objects + W×G)."""
         with paused_gc():
             fresh = not any(ns.workloads for ns in self._ns.values())
-            records: list[Record] = [*snapshot.nodes, *snapshot.namespaces, *snapshot.services]
-            if not fresh:
-                records.extend(snapshot.pods)
-            for record in records:
-                self.apply(record)
+            for node in snapshot.nodes:
+                self._apply_node(node)
+            for namespace in snapshot.namespaces:
+                self._ns_of(namespace.name).labels = namespace.labels
+            for svc in snapshot.services:
+                self._apply_service(svc)
             if fresh:
                 self._count_bulk(snapshot.pods)
+            else:
+                for pod in snapshot.pods:
+                    self._apply_pod(pod)
+            workloads: list[Controller] = []
+            ns_name: str | None = None
             for ctrl in snapshot.controllers:
-                ns = self._ns_of(ctrl.namespace)
+                if ctrl.namespace != ns_name:  # (a snapshot's controllers come namespace by namespace)
+                    ns_name = ctrl.namespace
+                    ns = self._ns_of(ns_name)
                 ns.controllers.setdefault(ctrl.kind, {})[ctrl.name] = ctrl
                 if ctrl.kind == "ReplicaSet":
                     ns.replicasets_by_owner = None
-            self._add_workloads([ctrl for ctrl in snapshot.controllers if is_workload(ctrl)])
+                if is_workload(ctrl):
+                    workloads.append(ctrl)
+            self._add_workloads(workloads)
         if self.shadow is not None:
             self.shadow.load(snapshot)
 

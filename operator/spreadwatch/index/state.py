@@ -49,11 +49,9 @@ class Workload:
     plan: SpreadPlan | None = None  # PodTopologySpread (v1.29): the scoring constraints
     multi: bool = False  # v1.29: the constraints count pods with different selectors
     compared: tuple[SpreadReport, SpreadReport, SpreadReport] | None = None  # (own, other, with comparison)
-
-    @property
-    def counting(self) -> bool:
-        """Whether pods can count for this workload at all."""
-        return not self.skip and not self.error and self.selector is not None and not self.selector.empty
+    #: whether pods can count for this workload at all: no skip reason, no error, a non-empty selector (set with
+    #: them, by :meth:`~spreadwatch.index.workloads.WorkloadTracking._prepare`; read on every pod event)
+    counting: bool = False
 
 
 @dataclass(slots=True)

@@ -9,6 +9,7 @@ can affect: O(W) selector checks, plus O(G) recount per workload whose selector 
 from __future__ import annotations
 
 from collections.abc import Iterable, Mapping
+from functools import partial
 
 from spreadwatch.errors import SelectorError
 from spreadwatch.index.counting import PodCounting
@@ -49,7 +50,12 @@ def _anchor_of(sel: Selector) -> tuple[tuple[str, str], ...] | None:
 def anchors(selector: SpreadSelector | None) -> tuple[tuple[str, str], ...] | None:
     """Index keys for a selector: any label set it matches has one of them. None: cannot be anchored.
     O(requirements)."""
-    if selector is None or selector.empty:
+    if selector is None:
+        return ()
+    if selector.mode is SelectorMode.OWNER_MERGED and len(selector.selectors) == 1:  # v1.28, v1.29: one selector
+        sel = selector.selectors[0]
+        return () if sel.empty else _anchor_of(sel)
+    if selector.empty:
         return ()
     if selector.mode is SelectorMode.ANY_OF:
         keys: list[tuple[str, str]] = []
@@ -88,7 +94,7 @@ def _service_candidates(ns: NamespaceState, labels: Mapping[str, str]) -> list[S
     """The Services indexed under one of ``labels`` (plus those selecting every pod), in the namespace's
     order: the only ones that can select a pod with these labels. O(labels + those Services)."""
     by_label = ns.services_by_label
-    hits = [names for names in map(by_label.get, labels.items()) if names]
+    hits = list(filter(None, map(by_label.get, labels.items())))
     everything = by_label.get(_SELECTS_ALL)
     if everything:
         hits.append(everything)
@@ -160,7 +166,8 @@ class WorkloadTracking(PodCounting):
             _unindex_service(ns, old)
         if svc.selector is not None:
             ns.services_by_label.setdefault(_service_anchor(svc.selector), set()).add(svc.name)
-        self._refresh_matching(ns, old.selector if old else None, svc.selector)
+        if ns.workloads:  # (none yet while a snapshot loads)
+            self._refresh_matching(ns, old.selector if old else None, svc.selector)
 
     def _drop_service(self, ns: NamespaceState, name: str) -> None:
         """Forget a Service (a DELETED event) and refresh the workloads it selected. O(W)."""
@@ -278,6 +285,7 @@ class WorkloadTracking(PodCounting):
         keys: list[WorkloadKey] = []
         for name, members in by_ns.items():
             ns = self._ns_of(name)
+            first = not ns.workloads  # counted in one pass over the groups, without building their index
             added: list[Workload] = []
             fresh: set[tuple[str, str]] = set()
             for ctrl in members:
@@ -291,12 +299,16 @@ class WorkloadTracking(PodCounting):
                 fresh.update(self._file_anchors(ns, key, w))
                 added.append(w)
                 keys.append(key)
-            if fresh:  # one pass over the namespace's groups for all the new anchors
-                self._index_groups(ns, fresh)
-            for w in added:
-                self._recount(ns, w)
+            if first:
+                self._count_first(ns, added)
+            else:
+                if fresh:  # one pass over the namespace's groups for all the new anchors
+                    self._index_groups(ns, fresh)
+                for w in added:
+                    self._recount(ns, w)
             self._invalidate_groups(ns)
-        self._removed.difference_update(keys)
+        if self._removed:
+            self._removed.difference_update(keys)
         self._dirty.update(keys)
 
     def _drop_workload(self, ns: NamespaceState, key: WorkloadKey) -> None:
@@ -309,18 +321,18 @@ class WorkloadTracking(PodCounting):
         self._removed.add(key)
 
     def _prepare(self, w: Workload, ns: NamespaceState | None = None) -> None:
-        """Compute the workload's next pod, skip reason, error and spreading selector (``ns``: the workload's
-        namespace state, when the caller has it). O(ReplicaSets of a Deployment + the pod's Services)."""
+        """Compute the workload's next pod, skip reason, error, spreading selector and whether it counts pods
+        (``ns``: the workload's namespace state, when the caller has it). O(ReplicaSets of a Deployment + the
+        pod's Services)."""
         ctrl = w.ctrl
         if ns is None:
             ns = self._ns_of(ctrl.namespace)
         replicasets = self._replicasets_of(ns, ctrl.name) if ctrl.kind == "Deployment" else ()
         pod, rs = representative_pod(ctrl, replicasets)
         w.pod = pod
-        sig_key = self._template(w).constraint_key
-        w.sig = self._sig_ids.setdefault(sig_key, len(self._sig_ids))
-        real = ns.controllers.get("ReplicaSet", {})
-        w.standin = rs if rs is not None and rs.name not in real else None
+        sig_ids = self._sig_ids
+        w.sig = sig_ids.setdefault(pod.template.constraint_key, len(sig_ids))  # (the pod's is ``_template(w)``)
+        w.standin = rs if rs is not None and rs.name not in ns.controllers.get("ReplicaSet", {}) else None
         w.error = ""
         if ctrl.selector_error:
             w.error = f"InvalidSelector: {ctrl.selector_error}"
@@ -329,18 +341,23 @@ class WorkloadTracking(PodCounting):
         profile = self.profile
         if profile.pod_topology_spread:
             self._prepare_topology(w, pod, ns)
-            return
-        w.skip = skip_reason(pod, profile)
-        if w.error or w.skip:
-            w.selector, w.selector_text = None, ""
         else:
-            w.selector = selector = self._spread_selector(ns, pod)
-            w.selector_text = str(selector)
+            w.skip = skip_reason(pod, profile)
+            if w.error or w.skip:
+                w.selector, w.selector_text = None, ""
+            elif profile.mode is SelectorMode.OWNER_MERGED:  # v1.28: the one merged selector, and its text
+                merged = self._default_selector(ns, pod)
+                w.selector = _new_tuple(SpreadSelector, (SelectorMode.OWNER_MERGED, (merged,)))
+                w.selector_text = str(merged)
+            else:
+                w.selector = self._spread_selector(ns, pod)
+                w.selector_text = str(w.selector)
+        selector = w.selector
+        w.counting = not w.skip and not w.error and selector is not None and not selector.empty
 
     def _spread_selector(self, ns: NamespaceState, pod: Pod) -> SpreadSelector:
-        """``build_spread_selector`` of the profile; v1.28's mode from the index's structures directly."""
-        if self.profile.mode is SelectorMode.OWNER_MERGED:
-            return _new_tuple(SpreadSelector, (SelectorMode.OWNER_MERGED, (self._default_selector(ns, pod),)))
+        """``build_spread_selector`` of the profile, for the modes other than v1.28's (whose one merged selector
+        :meth:`_default_selector` builds from the index's structures directly)."""
         return build_spread_selector(pod, self._lookup_for(ns, pod.labels), self.profile)
 
     def _merged_selector(self, ns: NamespaceState, pod: Pod) -> Selector:
@@ -355,7 +372,7 @@ class WorkloadTracking(PodCounting):
         if w.error:
             return
         try:
-            plan = plan_with(pod, self.profile, lambda: self._merged_selector(ns, pod))
+            plan = plan_with(pod, self.profile, partial(self._merged_selector, ns, pod))
         except SelectorError as err:
             w.error = f"InvalidSelector: {err}"
             return
