@@ -109,8 +109,8 @@ def command_line(make_target: str, script: str, argv: Sequence[str] | None) -> s
 
 def speed_probe() -> float:
     """The machine's speed now: CPU seconds of a fixed pure-Python loop (3,000,000 dict updates; lower is
-    faster). The same code on the same machine took 0.68 s to 1.20 s within minutes on 2026-11-23 (a noisy
-    host): read every absolute figure next to the probe taken before it. O(1), about a second."""
+    faster). The same code took 0.68 s to 1.20 s within minutes on one host on 2026-11-23, and 0.28 s on
+    another that evening: read every absolute figure next to the probe taken before it. O(1), about a second."""
     start = time.process_time()
     counts: dict[int, int] = {}
     get = counts.get

@@ -52,10 +52,12 @@ def _probe_lines(info: RunInfo) -> list[str]:
     if not info.speed_probes:
         return []
     probes = "; ".join(f"{when} {seconds:.2f} s" for when, seconds in info.speed_probes)
+    seconds = [s for _, s in info.speed_probes]
     return [
         "* **Machine speed probe** (CPU seconds of one fixed pure-Python loop, `bench_env.speed_probe`; lower is "
-        "faster; the same loop took 0.68 s to 1.20 s on this machine within minutes on 2026-11-23, so read "
-        f"absolute figures next to the probe taken before them): {probes}."
+        f"faster; {min(seconds):.2f} s to {max(seconds):.2f} s in this run, and it has varied more than 2× between "
+        "runs on this shared host, so read absolute figures next to the probe taken before them): "
+        f"{probes}."
     ]
 
 

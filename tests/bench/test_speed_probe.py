@@ -24,6 +24,7 @@ def test_the_header_lists_every_probe_in_order() -> None:
     render_doc = load_bench("render_doc")
     (line,) = render_doc._probe_lines(_info(start=0.7, end=1.25))
     assert line.startswith("* **Machine speed probe**") and line.endswith("start 0.70 s; end 1.25 s.")
+    assert "0.70 s to 1.25 s in this run" in line  # the run's own range, not a figure of another run
     assert render_doc._probe_lines(_info()) == []  # a run without probes (bench/pts.py): no line
 
 
