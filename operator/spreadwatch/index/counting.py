@@ -207,15 +207,9 @@ class PodCounting(CandidateSets):
                 found = by_value.get(value) if value is not None else None
                 if found is None:
                     continue
-                nodes = group.nodes
                 for counts, matches in found:
-                    if matches is not None and not matches(labels):
-                        continue
-                    if not counts:  # (``_add_nodes``, inlined: this runs once per matching group)
-                        counts.update(nodes)
-                    else:
-                        for node, c in nodes.items():
-                            counts[node] = counts.get(node, 0) + c
+                    if matches is None or matches(labels):
+                        _add_nodes(counts, group.nodes)
 
     @staticmethod
     def _invalidate_groups(ns: NamespaceState) -> None:

@@ -50,12 +50,7 @@ def _anchor_of(sel: Selector) -> tuple[tuple[str, str], ...] | None:
 def anchors(selector: SpreadSelector | None) -> tuple[tuple[str, str], ...] | None:
     """Index keys for a selector: any label set it matches has one of them. None: cannot be anchored.
     O(requirements)."""
-    if selector is None:
-        return ()
-    if selector.mode is SelectorMode.OWNER_MERGED and len(selector.selectors) == 1:  # v1.28, v1.29: one selector
-        sel = selector.selectors[0]
-        return () if sel.empty else _anchor_of(sel)
-    if selector.empty:
+    if selector is None or selector.empty:
         return ()
     if selector.mode is SelectorMode.ANY_OF:
         keys: list[tuple[str, str]] = []

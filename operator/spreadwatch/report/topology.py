@@ -20,7 +20,7 @@ top_n) when the zone-level part is new (always, when a zone holds several groups
 from __future__ import annotations
 
 from bisect import bisect_right
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from operator import itemgetter
 from typing import Final, NamedTuple, cast
 
@@ -62,6 +62,12 @@ def _clamp(score: int) -> int:
     return max(0, min(MAX_NODE_SCORE, score))
 
 
+def _empty_entries(groups: CandidateGroups, g: int, score: int, names: Iterable[str]) -> list[_Entry]:
+    """The pool entries of group ``g``'s empty candidates ``names``, all scoring ``score``. O(names)."""
+    zn, rg = groups.places[g]
+    return [(-score, n, _new_tuple(NodeEntry, (n, zn, rg, 0, score))) for n in names]
+
+
 def _busiest(pods: Mapping[str, int]) -> tuple[str, int]:
     """The node with the most pods (the last name among equals) and its count; ("", 0) without any. Every count
     is at least 1, so when the most is 1 (a workload spread one pod a node, the usual case) it is the last name,
@@ -92,11 +98,10 @@ def _best_empty(
     """The best ``top_n`` pool entries of each group's first ``top_n`` empty candidates, sorted. O(groups ×
     top_n × log + busy names among them)."""
     out: list[_Entry] = []
-    names_of, places = groups.names, groups.places
+    names_of = groups.names
     for g, score in empties:
-        zn, rg = places[g]
         first = _first_empty(names_of[g], busy, top_n) if busy else names_of[g][: max(top_n, 0)]
-        out.extend([(-score, n, _new_tuple(NodeEntry, (n, zn, rg, 0, score))) for n in first])
+        out.extend(_empty_entries(groups, g, score, first))
     out.sort()
     return out[: max(top_n, 0)]  # only the best top_n of them can be among a report's top_n
 
@@ -114,12 +119,11 @@ def _shared_best_empty(
         if keep and len(memo) >= _SHARED_LIMIT:
             memo.clear()
         out: list[_Entry] = []
-        names_of, places = groups.names, groups.places
+        names_of = groups.names
         for g, score in empties:  # a group's first entries per score: shared by every empties holding them
             part = memo.get((None, g, score, top_n))
             if part is None:
-                zn, rg = places[g]
-                part = [(-score, n, _new_tuple(NodeEntry, (n, zn, rg, 0, score))) for n in names_of[g][: max(top_n, 0)]]
+                part = _empty_entries(groups, g, score, names_of[g][: max(top_n, 0)])
                 if keep:
                     memo[(None, g, score, top_n)] = part
             out.extend(cast("list[_Entry]", part))
@@ -144,7 +148,6 @@ def _empty_scores(
     empty_score: dict[ZoneKey | None, int] = {}
     empties: list[tuple[int, int]] = []
     exceptions: list[_Entry] = []
-    places = groups.places
     for zone, members in groups.by_zone.items():
         if len(members) == 1:  # the usual case: one group, its score is the zone's
             g = members[0]
@@ -169,9 +172,7 @@ def _empty_scores(
         for score, _, g in entries:
             empties.append((g, score))
             if score != zone_score:  # every empty node of the group is listed
-                zn, rg = places[g]
-                free = [n for n in names_of[g] if n not in busy]
-                exceptions.extend([(-score, n, _new_tuple(NodeEntry, (n, zn, rg, 0, score))) for n in free])
+                exceptions.extend(_empty_entries(groups, g, score, [n for n in names_of[g] if n not in busy]))
     return empty_score, empties, exceptions
 
 
