@@ -44,7 +44,7 @@ IMAGE = "registry.invalid/spreadwatch/pause:1.0"
 SCHEDULER_CONFIGS = REPO_ROOT / "hack" / "scheduler" / "config"
 AGREEMENT_FILE = REPO_ROOT / "build" / "scheduler-default-profile.json"
 POOL = "spreadwatch.io/pool"
-ROUNDS = int(os.environ.get("SPREADWATCH_E2E_SCHEDULER_ROUNDS", "5"))
+ROUNDS = int(os.environ.get("SPREADWATCH_E2E_SCHEDULER_ROUNDS", "8"))
 
 
 @dataclass
@@ -105,6 +105,13 @@ def _template(labels: dict[str, str], **spec: Any) -> dict[str, Any]:
             "spec": {"containers": [container], "terminationGracePeriodSeconds": 0, **spec}}  # fmt: skip
 
 
+def _pod(name: str, namespace: str, labels: dict[str, str], node: str, **spec: Any) -> dict[str, Any]:
+    """A pod bound by hand (spec.nodeName): no scheduler involved."""
+    template = _template(labels, nodeName=node, **spec)
+    return {"apiVersion": "v1", "kind": "Pod", "spec": template["spec"],
+            "metadata": {"name": name, "namespace": namespace, "labels": labels}}  # fmt: skip
+
+
 def _workloads(namespace: str, own_constraints: bool, resources: dict[str, Any] | None = None) -> list[dict[str, Any]]:
     """Every workload at 0 replicas, the Services, and the pods pinned by hand (see the module docstring)."""
     extra = {"resources": resources} if resources else {}
@@ -145,8 +152,7 @@ def _pinned(namespace: str, nodes: dict[str, str]) -> list[dict[str, Any]]:
     nodeTaintsPolicy Honor), two on b1 (bad spread the scheduler has to work around)."""
     where = {"own-pin-gpu": nodes["gpu"], "own-pin-tainted": nodes["tainted"], "own-pin-b1-0": nodes["b1"],
              "own-pin-b1-1": nodes["b1"]}  # fmt: skip
-    return [{"apiVersion": "v1", "kind": "Pod", "metadata": {"name": name, "namespace": namespace},
-             **_template({"app": "own"}, nodeName=node)} for name, node in where.items()]  # fmt: skip
+    return [_pod(name, namespace, {"app": "own"}, node) for name, node in where.items()]
 
 
 STEPS = (("Deployment", "web", "app=web"), ("ReplicationController", "web-legacy", "app=web-legacy"),
@@ -220,9 +226,8 @@ def test_default_profile_agreement(cluster: Cluster) -> None:
     report's best set is measured and written to build/scheduler-default-profile.json."""
     filler = create_namespace(cluster.api)
     try:
-        pins = [{"apiVersion": "v1", "kind": "Pod", "metadata": {"name": f"filler-{i}", "namespace": filler},
-                 **_template({"app": "filler"}, nodeName=cluster.nodes[role],
-                             resources={"requests": {"cpu": "2", "memory": "8Gi"}})}
+        pins = [_pod(f"filler-{i}", filler, {"app": "filler"}, cluster.nodes[role],
+                     resources={"requests": {"cpu": "2", "memory": "8Gi"}})
                 for i, role in enumerate(("a1", "b1", "c1"))]  # fmt: skip
         apply_objects(cluster.cp, pins)
         requests = {"requests": {"cpu": "250m", "memory": "512Mi"}}
