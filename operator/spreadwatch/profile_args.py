@@ -15,9 +15,10 @@ import os
 from spreadwatch.errors import InputError
 from spreadwatch.scoring import Profile, get_profile
 from spreadwatch.scoring.schedconfig import DEFAULT_SCHEDULER_NAME, default_constraints_from_config
+from spreadwatch.scoring.score_weights import ScoreWeights, score_weights
 from spreadwatch.snapshot import read_documents
 
-__all__ = ["add_scheduler_config_args", "load_profile", "resolve_profile"]
+__all__ = ["add_scheduler_config_args", "load_profile", "load_score_weights", "resolve_profile"]
 
 
 def add_scheduler_config_args(p: argparse.ArgumentParser) -> None:
@@ -49,6 +50,17 @@ def load_profile(name: str, scheduler_config: str | None, scheduler_name: str = 
     if not profile.pod_topology_spread:
         return profile
     return dataclasses.replace(profile, default_constraints=defaults)
+
+
+def load_score_weights(profile: Profile, scheduler_config: str | None,
+                       scheduler_name: str = DEFAULT_SCHEDULER_NAME) -> ScoreWeights:  # fmt: skip
+    """The score plugins and weights of the scheduler profile (``--scheduler-config``, else the default one)."""
+    if not scheduler_config:
+        return score_weights(profile)
+    docs = read_documents([scheduler_config])
+    if len(docs) != 1:
+        raise InputError(f"{scheduler_config}: expected one KubeSchedulerConfiguration, found {len(docs)} documents")
+    return score_weights(profile, docs[0], scheduler_config, scheduler_name or DEFAULT_SCHEDULER_NAME)
 
 
 def resolve_profile(args: argparse.Namespace, name: str | None = None) -> Profile:
