@@ -243,7 +243,8 @@ def test_default_profile_agreement(cluster: Cluster) -> None:
     in_best = sum(p.in_best_set for p in placements)
     misses = [{"pod": p.pod, "chosen": p.node, "chosenSpreadScore": p.derived[p.node],
                "bestNodes": p.report["bestNodes"], "bestScore": p.report["bestScore"],
-               "otherPlugins": {k: v[p.node] for k, v in sorted(p.logged.items()) if k != "PodTopologySpread"}}
+               "logged": {n: {k: v[n] for k, v in sorted(p.logged.items())}
+                          for n in sorted({p.node, *p.report["bestNodes"]})}}
               for p in placements if not p.in_best_set]  # fmt: skip
     AGREEMENT_FILE.parent.mkdir(exist_ok=True)
     AGREEMENT_FILE.write_text(json.dumps({
