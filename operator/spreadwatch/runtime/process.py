@@ -26,7 +26,6 @@ deletes reports of workloads that do not exist, may run — once every informer 
 from __future__ import annotations
 
 import asyncio
-import contextlib
 import logging
 import shutil
 import time
@@ -232,9 +231,11 @@ class Runtime:
         self._loaded()
 
     def _loaded(self) -> None:
-        """The index holds the initial state: the writer may resync."""
+        """The index holds the initial state: the writer may resync, the collector freezes what was loaded."""
         self.writer.ready = True
         self.writer.wake()
+        if self._stop is not None:
+            self._tasks.append(self.gc_policy.start(self._stop))
 
     async def serve_probes(self) -> None:
         """Bind the probe and metrics servers (first: a busy port or an unusable certificate fails before
@@ -278,15 +279,16 @@ class Runtime:
             self._tasks.append(asyncio.create_task(self._await_listed(), name="spreadwatch initial lists"))
         else:
             self._loaded()
-        self._tasks.append(self.gc_policy.start(self._stop))
         self._tasks.append(asyncio.create_task(self.writer.run(self._stop), name="spreadwatch report writer"))
 
     async def stop(self) -> None:
         if self._stop is not None:
             self._stop.set()
-        for task in self._tasks:
-            with contextlib.suppress(asyncio.CancelledError, asyncio.TimeoutError):
-                await asyncio.wait_for(task, 10)
+        if self._tasks:  # each ends at the stop flag; what has not within 10 s (a long list) is cancelled
+            _, late = await asyncio.wait(self._tasks, timeout=10)
+            for task in late:
+                task.cancel()
+            await asyncio.gather(*self._tasks, return_exceptions=True)
         self._tasks.clear()
         await self.server.stop()
         if self.metrics_server is not None:
