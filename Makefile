@@ -15,6 +15,7 @@ include hack/scheduler/scheduler.mk
 include bench/bench.mk
 include bench/pts.mk
 include bench/soak.mk
+include bench/envelope.mk
 include hack/prometheus.mk
 include hack/load.mk
 include hack/image.mk
