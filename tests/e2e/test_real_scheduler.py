@@ -214,10 +214,13 @@ def test_v129_pod_topology_spread_list_defaults(cluster: Cluster) -> None:
 
 
 def test_v128_selector_spread(cluster: Cluster) -> None:
-    """kube-scheduler v1.28.15, SelectorSpread the only score (v1beta3): profile v1.28 exactly."""
-    _, placements = _run_placements(cluster, "v1.28", "v1.28-spread-only.yaml", load_profile("v1.28", None), False)
-    assert len(placements) == 3 * ROUNDS
+    """kube-scheduler v1.28.15, SelectorSpread the only score (v1beta3): profile v1.28 exactly. The pods with
+    their own constraints are skipped by both: every node scores 0."""
+    _, placements = _run_placements(cluster, "v1.28", "v1.28-spread-only.yaml", load_profile("v1.28", None), True)
+    assert len(placements) == 4 * ROUNDS
     _check_exact(placements, "SelectorSpread", 1)
+    skipped = [p for p in placements if p.workload == "own"]
+    assert skipped and all(p.report["skipped"] and set(p.logged["SelectorSpread"].values()) == {0} for p in skipped)
 
 
 def test_default_profile_agreement(cluster: Cluster) -> None:
