@@ -162,13 +162,14 @@ STEPS = (("Deployment", "web", "app=web"), ("ReplicationController", "web-legacy
 def _run_placements(cluster: Cluster, version: str, config: str, profile: Profile, own: bool,
                     resources: dict[str, Any] | None = None) -> tuple[str, list[Placement]]:  # fmt: skip
     devcluster = load_devcluster()
-    log = SchedulerLog(devcluster.start_scheduler(cluster.cp.dir, version, SCHEDULER_CONFIGS / config,
-                                                  die_with_parent=True))  # fmt: skip
     namespace = create_namespace(cluster.api)
     try:
+        # Everything exists before the scheduler starts: its first listing already holds the pinned pods.
         apply_objects(cluster.cp, _workloads(namespace, own, resources))
         if own:
             apply_objects(cluster.cp, _pinned(namespace, cluster.nodes))
+        log = SchedulerLog(devcluster.start_scheduler(cluster.cp.dir, version, SCHEDULER_CONFIGS / config,
+                                                      die_with_parent=True))  # fmt: skip
         steps = [s for s in STEPS if own or s[1] != "own"]
         placements = [place_one(cluster.cp, cluster.api, log, profile, namespace, kind, name, selector, cluster.tmp)
                       for _ in range(ROUNDS) for kind, name, selector in steps]  # fmt: skip
