@@ -1,12 +1,12 @@
 """The operator runtime (kopf): watch events → spread index → debounced, rate-limited SpreadReport writes.
 
 Inside, each layer imports only those below it (import-linter): ``process`` → ``probes``, ``metricsauth``,
-``servingcert``, ``relist``, ``writer`` → ``events``, ``store``, ``scheduler`` → ``status``, ``ratelimit``,
+``servingcert``, ``relist``, ``writer`` → ``events``, ``store``, ``debounce`` → ``status``, ``ratelimit``,
 ``apierrors``, ``logs``, ``gcpolicy``.
 
 * :mod:`~spreadwatch.runtime.events` — raw watch events into the index (kopf-free; tests feed it dicts);
 * :mod:`~spreadwatch.runtime.writer` — the report writer's loop: leader gating, resync, writes in flight;
-* :mod:`~spreadwatch.runtime.scheduler` — when to write: dirty workloads, debounce, oldest change first;
+* :mod:`~spreadwatch.runtime.debounce` — when to write: dirty workloads, debounce, oldest change first;
 * :mod:`~spreadwatch.runtime.store` — how to write: the write protocol and the stored reports;
 * :mod:`~spreadwatch.runtime.apierrors` — failed API requests by HTTP status;
 * :mod:`~spreadwatch.runtime.relist` — reconciling the index after a watch gap;
