@@ -147,8 +147,8 @@ def _strip(obj: dict[str, Any]) -> dict[str, Any]:
             if k not in ("uid", "resourceVersion", "creationTimestamp", "deletionTimestamp", "generation")}  # fmt: skip
     out = {**obj, "metadata": meta}
     out.pop("status", None)
-    if obj["kind"] == "Service":
-        out["spec"] = {k: v for k, v in obj["spec"].items() if k not in ("clusterIP", "clusterIPs")}
+    if obj["kind"] == "Service":  # headless: 10,000 Services need no IP (SelectorSpread reads the selector only)
+        out["spec"] = {**{k: v for k, v in obj["spec"].items() if k != "clusterIPs"}, "clusterIP": "None"}
     return out
 
 
