@@ -123,7 +123,10 @@ def _area(title: str, measures: Sequence[Mapping[str, Any]], found: Mapping[str,
         ]
     scales = sorted({s for _, (e, _) in entries for s in e["results"]}, key=float)
     baselines = sorted({r["baseline"]["commit"] for _, (_, r) in entries if r.get("baseline")})
+    pods = {s: _value(found.get("cluster", (None, None))[0], s, "pods") for s in scales}
+    growth = len(scales) > 1 and all(isinstance(p, int | float) and p > 0 for p in pods.values())
     head = ["figure", *(f"scale {s}" for s in scales), *(f"{b} (baseline)" for b in baselines), "target"]
+    head += ["k"] if growth else []
     lines = [f"## {title}", "", "| " + " | ".join(head) + " |", "|---|" + "---:|" * (len(head) - 2) + "---|"]
     notes: list[str] = []
     for m, (entry, result) in entries:
@@ -137,6 +140,9 @@ def _area(title: str, measures: Sequence[Mapping[str, Any]], found: Mapping[str,
                 here = base_entry if base.get("commit") == b else None
                 row.append(fmt(_value(here, _largest(here), f["key"]), unit) if here else "")
             row.append(_target_text(f["target"], unit) if f.get("target") else "")
+            if growth:
+                row.append(_exponent(_value(entry, scales[0], f["key"]), _value(entry, scales[-1], f["key"]),
+                                     pods[scales[0]], pods[scales[-1]]))  # fmt: skip
             lines.append("| " + " | ".join(row) + " |")
         for s, r in entry["results"].items():
             if "error" in r:
@@ -145,10 +151,22 @@ def _area(title: str, measures: Sequence[Mapping[str, Any]], found: Mapping[str,
             notes += [f"* baseline {base['commit']}: `{m['id']}` at scale {s} failed: {r['error']}"
                       for s, r in base_entry["results"].items() if "error" in r]  # fmt: skip
     lines += ["", *notes, *([""] if notes else [])]
+    if growth:
+        lines += [
+            f"k: the figure grows as pods^k from scale {scales[0]} to {scales[-1]} (k ≈ 1 linear, ≈ 0 constant).",
+            "",
+        ]
     for m, (entry, _) in entries:
         if m.get("series"):
             lines += _series(m, entry)
     return lines
+
+
+def _exponent(small: Any, large: Any, pods_small: float, pods_large: float) -> str:
+    """k with large / small = (pods_large / pods_small)^k, 2 decimals; empty when either is not positive."""
+    if not all(isinstance(v, int | float) and v > 0 for v in (small, large)) or pods_large == pods_small:
+        return ""
+    return f"{math.log(large / small) / math.log(pods_large / pods_small):.2f}"
 
 
 def _series(measure: Mapping[str, Any], entry: Mapping[str, Any]) -> list[str]:

@@ -172,3 +172,16 @@ def test_the_stored_results_render_with_the_real_declarative_file(tmp_path: Path
     text = out.read_text()
     areas = {m.get("area") for m in run.load_spec()["measure"]}
     assert all(f"\n## {area}\n" in text for area in areas)
+
+
+@pytest.mark.parametrize(
+    ("small", "large", "k"),
+    [
+        pytest.param(1.0, 10.0, "1.00", id="10x pods, 10x figure: k=1"),
+        pytest.param(2.0, 2.0, "0.00", id="constant: k=0"),
+        pytest.param(1.0, 100.0, "2.00", id="100x figure: k=2"),
+        pytest.param(0.0, 1.0, "", id="zero: none"),
+    ],
+)
+def test_growth_exponent_against_pods(small: float, large: float, k: str) -> None:
+    assert render._exponent(small, large, 1000, 10000) == k
