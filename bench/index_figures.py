@@ -4,7 +4,8 @@ Each ``measure``-style function takes the scale (and its parameters from bench/f
 ``{figure key: number}``; bench/run.py records them. ``profile`` names the scoring profile (v1.28
 SelectorSpread, v1.29 PodTopologySpread), so one function serves both. Costs: a cold computation O(pods +
 workloads × candidate nodes); a replay O(events × dirty workloads per event × candidate nodes); memory one
-fresh interpreter per repeat; a scrape O(series).
+fresh interpreter per repeat; a scrape O(series). Imports that only one measure needs are made inside it, so
+a baseline (``--baseline REV``) whose older package lacks them can still run the others.
 """
 
 from __future__ import annotations
@@ -24,11 +25,9 @@ from bench.timing import MIB, GCMeter, median, percentile, rss_bytes, vm_hwm_byt
 
 from bench import naive, synth
 from spreadwatch.index import SpreadIndex
-from spreadwatch.metrics import MetricsOptions, freeze, registry_for
-from spreadwatch.metrics import render as render_metrics
 from spreadwatch.model import parse_object, parse_pod
 from spreadwatch.report import ReportOptions
-from spreadwatch.scoring import Profile, get_profile, representative_pod, score_pod, zone_key
+from spreadwatch.scoring import Profile, get_profile, representative_pod, zone_key
 from spreadwatch.snapshot import Snapshot
 
 __all__ = ["cold", "events", "fresh_index", "memory", "memory_child", "metrics", "sizes"]
@@ -92,6 +91,8 @@ def _cordon(snapshot: Snapshot, profile: Profile) -> tuple[float, int]:
 def _exact(snapshot: Snapshot, profile: Profile, sample: int, seed: int = 3) -> int:
     """Workloads (of a random ``sample``) whose report's derived scores equal ``score_pod``'s; raises on a
     difference. Error reports are left out. O(sample × pods)."""
+    from spreadwatch.scoring import score_pod  # noqa: PLC0415 - (a baseline's older package may lack it)
+
     index = fresh_index(snapshot, profile)
     nodes = sorted(snapshot.nodes, key=lambda n: n.name)
     zones = {n.name: zone_key(n.labels, profile) for n in nodes}
@@ -254,6 +255,9 @@ def memory(*, scale: float, quick: bool = False, profile: str = "v1.28", repeats
 
 
 def _scrape(index: SpreadIndex, mode: str, repeats: int) -> dict[str, float]:
+    from spreadwatch.metrics import MetricsOptions, freeze, registry_for  # noqa: PLC0415 - (see the module doc)
+    from spreadwatch.metrics import render as render_metrics  # noqa: PLC0415
+
     registry = registry_for(index, MetricsOptions(node_series=mode))  # type: ignore[arg-type]
     freezes, renders, oms, body = [], [], [], b""
     for _ in range(repeats):
