@@ -12,6 +12,7 @@ export SPREADWATCH_CACHE ?= $(HOME)/.cache/spreadwatch
 
 include hack/controlplane/controlplane.mk
 include bench/bench.mk
+include bench/envelope.mk
 include hack/prometheus.mk
 include hack/load.mk
 include hack/image.mk

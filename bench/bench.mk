@@ -23,17 +23,18 @@ BENCH_RUN = cd $(BENCH_ROOT) && BENCH_COMMAND="make $@$(if $(FIGURES), FIGURES=$
 
 .PHONY: bench bench-quick bench-list bench-render bench-metrics bench-pts bench-soak bench-soak-index bench-soak-cluster
 
-# what a selection needs built first: the Go plugin for go-plugin, the control plane for soak-cluster
+# what a selection needs built first: the Go plugin for go-plugin, the control plane for soak-cluster, envelope
 _BENCH_ALL = $(if $(FIGURES),,all)
 _BENCH_NEEDS = $(if $(or $(_BENCH_ALL),$(findstring go-plugin,$(FIGURES))),oracle) \
-	$(if $(or $(_BENCH_ALL),$(findstring soak-cluster,$(FIGURES))),dev-cluster-tools)
+	$(if $(or $(_BENCH_ALL),$(findstring soak-cluster,$(FIGURES)),$(findstring envelope,$(FIGURES))),dev-cluster-tools)
 
 bench: setup $(_BENCH_NEEDS)  ## benchmarks from bench/figures.toml (FIGURES=ids, QUICK=1, BASELINE=rev); writes docs/benchmarks.md
 	$(BENCH_RUN) $(if $(FIGURES),--figures $(FIGURES)) $(if $(QUICK),, \
 		--set soak-index.minutes=$(SOAK_MINUTES) --set soak-cluster.minutes=$(SOAK_CLUSTER_MINUTES))
 
 bench-quick: setup  ## benchmark smoke run of the non-soak measures (tiny scales), no doc written
-	$(BENCH_RUN) --quick --figures $$($(PY) -m bench.run --list | awk '$$1 !~ /^soak-/ {printf "%s%s", s, $$1; s=","}')
+	$(BENCH_RUN) --quick --figures $$(cd $(BENCH_ROOT) && $(PY) -m bench.run --list | \
+		awk -F'\t' '$$3 == "default" && $$1 !~ /^soak-/ {printf "%s%s", s, $$1; s=","}')
 
 bench-list: setup  ## the measures of bench/figures.toml and their figure keys
 	@cd $(BENCH_ROOT) && $(PY) -m bench.run --list

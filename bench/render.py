@@ -18,7 +18,7 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
-from bench.run import FIGURES, RESULTS, ROOT, load_spec, parse_target
+from bench.run import FIGURES, RESULTS, ROOT, load_spec, lookup, parse_target
 
 __all__ = ["DOC", "fmt", "latest", "render", "status", "write"]
 
@@ -57,9 +57,11 @@ def _target_text(target: str, unit: str) -> str:
 
 
 def latest(results_dir: Path = RESULTS) -> dict[str, tuple[dict[str, Any], dict[str, Any]]]:
-    """Per measure id: (its newest entry, the file's whole result) over every ``*.json`` in ``results_dir``."""
+    """Per measure id: (its newest entry, the file's whole result) over every ``*.json`` in ``results_dir``
+    that bench/run.py wrote (other JSON files there are left alone)."""
     out: dict[str, tuple[dict[str, Any], dict[str, Any]]] = {}
-    files = [json.loads(p.read_text()) | {"file": p.name} for p in sorted(results_dir.glob("*.json"))]
+    loaded = [json.loads(p.read_text()) | {"file": p.name} for p in sorted(results_dir.glob("*.json"))]
+    files = [r for r in loaded if isinstance(r.get("run"), dict) and isinstance(r.get("measures"), dict)]
     for result in sorted(files, key=lambda r: r["run"]["date"]):
         for mid, entry in result["measures"].items():
             out[mid] = (entry, result)
@@ -69,7 +71,7 @@ def latest(results_dir: Path = RESULTS) -> dict[str, tuple[dict[str, Any], dict[
 def _value(entry: Mapping[str, Any] | None, scale: str, key: str) -> Any:
     if entry is None:
         return None
-    return entry["results"].get(scale, {}).get("values", {}).get(key)
+    return lookup(entry["results"].get(scale, {}).get("values", {}), key)
 
 
 def _largest(entry: Mapping[str, Any]) -> str:

@@ -7,8 +7,9 @@
     python -m bench.run --set soak-index.minutes=60 --figures soak-index
 
 Per scale (ascending; one synthetic cluster per scale, bench/inputs.py), each selected measure's function is
-called as ``function(scale=S, quick=Q, **params)`` and must return a mapping of figure keys to numbers (a
-``series`` key may hold a list of row mappings); a measure that raises is recorded with its error and the
+called as ``function(scale=S, quick=Q, **params)`` (``quick`` only if it takes it) and must return a mapping of
+figure keys to numbers (nested mappings are read with dotted keys; a ``series`` key may hold a list of row
+mappings); a measure that raises is recorded with its error and the
 run goes on. A speed probe (CPU seconds of a fixed loop) is taken before each call, so absolute figures can
 be read against the machine's speed at that moment.
 
@@ -27,6 +28,7 @@ from __future__ import annotations
 import argparse
 import datetime as dt
 import importlib
+import inspect
 import json
 import os
 import platform
@@ -46,7 +48,7 @@ if __package__ in (None, ""):  # (run as a script: bench/run.py)
 
 from bench.timing import log  # noqa: E402
 
-__all__ = ["FIGURES", "RESULTS", "SpecError", "load_spec", "main", "run", "select"]
+__all__ = ["FIGURES", "RESULTS", "SpecError", "load_spec", "lookup", "main", "run", "select"]
 
 FIGURES = ROOT / "bench" / "figures.toml"
 RESULTS = ROOT / "bench" / "results"
@@ -112,6 +114,24 @@ def _function(name: str) -> Callable[..., Mapping[str, Any]]:
     return fn
 
 
+def _takes_quick(fn: Callable[..., Any]) -> bool:
+    """Whether ``fn`` accepts ``quick=`` (a named parameter or ``**kwargs``)."""
+    params = inspect.signature(fn).parameters.values()
+    return any(p.name == "quick" or p.kind is inspect.Parameter.VAR_KEYWORD for p in params)
+
+
+def lookup(values: Mapping[str, Any], key: str) -> Any:
+    """``values[key]``, where a dotted key walks nested mappings (``churn.burst.p99_s``); None when absent."""
+    if key in values:
+        return values[key]
+    node: Any = values
+    for part in key.split("."):
+        if not isinstance(node, Mapping) or part not in node:
+            return None
+        node = node[part]
+    return node
+
+
 def speed_probe() -> float:
     """The machine's speed now: CPU seconds of a fixed pure-Python loop (3,000,000 dict updates; lower is
     faster). It has varied more than 2× between hours on a shared host. O(1), about a second."""
@@ -160,7 +180,8 @@ def _call(measure: Mapping[str, Any], scale: float, quick: bool, params: Mapping
     probe = speed_probe()
     start = time.perf_counter()
     try:
-        values = dict(_function(measure["function"])(scale=scale, quick=quick, **params))
+        fn = _function(measure["function"])
+        values = dict(fn(scale=scale, **({"quick": quick} if _takes_quick(fn) else {}), **params))
     except Exception as err:  # a measure's failure is a result, not the end of the run
         log(f"{measure['id']} at scale {scale:g} failed: {type(err).__name__}: {err}")
         return {"error": f"{type(err).__name__}: {err}", "probe_s": probe}
@@ -275,9 +296,10 @@ def main(argv: Sequence[str] | None = None) -> int:
     except (SpecError, ValueError) as err:
         print(f"bench: {err}", file=sys.stderr)
         return 2
-    if args.list:
-        for m in measures:
-            print(f"{m['id']:14} {m['function']:36} {', '.join(f['key'] for f in m.get('figure', []))}")
+    if args.list:  # id, function, whether `make bench` runs it by default, the figure keys (tab-separated)
+        for m in spec.get("measure", []):
+            keys = ", ".join(f["key"] for f in m.get("figure", []))
+            print("\t".join([m["id"], m["function"], "default" if m.get("default", True) else "named", keys]))
         return 0
     # (children of measures, and a baseline's child runner, import bench.* from this checkout)
     os.environ["PYTHONPATH"] = os.pathsep.join(p for p in (os.environ.get("PYTHONPATH", ""), str(ROOT)) if p)

@@ -91,6 +91,7 @@ def doc(tmp_path: Path) -> str:
     (results / "bench.json").write_text(
         json.dumps(_result("2026-02-01 00:00 UTC", {"speed": speed, "other": other}, base))
     )
+    (results / "foreign.json").write_text(json.dumps({"scale": 1.0, "load": {"seconds": 3}}))  # not the runner's
     spec = tmp_path / "figures.toml"
     spec.write_text(SPEC)
     out = tmp_path / "benchmarks.md"

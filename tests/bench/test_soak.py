@@ -43,7 +43,6 @@ def test_a_short_soak_samples_every_series_and_keeps_reports_in_the_stand_in() -
     assert summary["p99_us_overall"] >= summary["p50_us_overall"] > 0
 
 
-
 def test_the_measure_returns_every_figure_its_entry_names_and_the_series() -> None:
     (entry,) = run.select(run.load_spec(), ["soak-index"])
     values = soak.measure(scale=0.005, minutes=0.03, rate=300)

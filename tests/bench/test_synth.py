@@ -24,7 +24,6 @@ GA_ZONE = "topology.kubernetes.io/zone"
 BETA_ZONE = "failure-domain.beta.kubernetes.io/zone"
 
 
-
 synth = load_bench("synth")
 
 
