@@ -95,37 +95,20 @@ class StandInSink:
         wanted = set(namespaces)
         return [orjson.loads(v) for (ns, _), v in self.reports.items() if not wanted or ns in wanted]
 
-    def _object(self, namespace: str, name: str, workload: Mapping[str, str]) -> dict[str, Any]:
-        return {
-            "metadata": {
-                "namespace": namespace,
-                "name": name,
-                "uid": f"uid-{namespace}-{name}",
-                "resourceVersion": "1",
-            },
-            "spec": {"workloadRef": dict(workload)},
-        }
-
-    async def create(self, namespace: str, name: str, workload: Mapping[str, str]) -> dict[str, Any]:
-        self.calls["create"] += 1
-        obj = self._object(namespace, name, workload)
-        self.reports[(namespace, name)] = orjson.dumps(obj)
-        return obj
-
-    async def set_owner(self, namespace: str, name: str, workload: Mapping[str, str]) -> dict[str, Any]:
-        self.calls["owner"] += 1
-        old = orjson.loads(self.reports.get((namespace, name), b"{}"))
-        obj = self._object(namespace, name, workload)
-        if "status" in old:
-            obj["status"] = old["status"]
-        self.reports[(namespace, name)] = orjson.dumps(obj)
-        return obj
-
-    async def replace_status(self, namespace: str, name: str, status: Mapping[str, Any]) -> dict[str, Any]:
-        self.calls["status"] += 1
-        old = self.reports.get((namespace, name))
-        obj: dict[str, Any] = orjson.loads(old) if old else self._object(namespace, name, {})
-        obj["status"] = status
+    async def apply(
+        self,
+        namespace: str,
+        name: str,
+        labels: Mapping[str, str],
+        annotations: Mapping[str, str],
+        workload: Mapping[str, str],
+        status: Mapping[str, Any],
+    ) -> dict[str, Any]:
+        """One server-side apply of the whole report, kept as the API server would return it."""
+        self.calls["apply"] += 1
+        meta = {"namespace": namespace, "name": name, "uid": f"uid-{namespace}-{name}", "resourceVersion": "1",
+                "labels": dict(labels), "annotations": dict(annotations)}  # fmt: skip
+        obj = {"metadata": meta, "spec": {"workloadRef": dict(workload)}, "status": dict(status)}
         self.reports[(namespace, name)] = orjson.dumps(obj)
         return obj
 
