@@ -95,21 +95,26 @@ def _reference(ref: str, spec: Mapping[str, Any], found: Mapping[str, Any], scal
 
 def _headline(spec: Mapping[str, Any], found: Mapping[str, Any]) -> list[str]:
     lines = [
-        "| figure | value | at scale | target | status | nearest outside reference | what it means |",
-        "|---|---:|---:|---|---|---|---|",
+        "| figure | value | CPU time | at scale | target | status (CPU) | nearest outside reference | what it means |",
+        "|---|---:|---:|---:|---|---|---|---|",
     ]
     for m in spec["measure"]:
         entry = found.get(m["id"], (None, None))[0]
         for f in (f for f in m.get("figure", []) if f.get("headline")):
+            unit, target = f.get("unit", ""), f.get("target")
+            goal = _target_text(target, unit) if target else "–"
             if entry is None:
-                lines.append(f"| {f['name']} | not measured | | {f.get('target', '')} | – | | {f.get('meaning', '')} |")
+                lines.append(f"| {f['name']} | not measured | | | {goal} | – | | {f.get('meaning', '')} |")
                 continue
             scale = _largest(entry)
-            value, unit = _value(entry, scale, f["key"]), f.get("unit", "")
-            target = f.get("target")
+            value = _value(entry, scale, f["key"])
+            cpu = _value(entry, scale, f["cpu"]) if f.get("cpu") else None
+            verdict = status(value, target) if target else "–"
+            if target and cpu is not None:
+                verdict += f" ({status(cpu, target)})"
             ref = _reference(f["reference"], spec, found, scale) if f.get("reference") else ""
-            cells = [f["name"], fmt(value, unit), scale, _target_text(target, unit) if target else "–",
-                     status(value, target) if target else "–", ref, f.get("meaning", "")]  # fmt: skip
+            cells = [f["name"], fmt(value, unit), fmt(cpu, unit) if f.get("cpu") else "", scale, goal, verdict, ref,
+                     f.get("meaning", "")]  # fmt: skip
             lines.append("| " + " | ".join(cells) + " |")
     return lines
 

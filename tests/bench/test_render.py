@@ -31,6 +31,7 @@ about = "times the thing"
   unit = "s"
   target = "<= 1"
   headline = true
+  cpu = "cpu"
   reference = "other.t"
   meaning = "how long the thing takes"
   [[measure.figure]]
@@ -105,10 +106,19 @@ def _table(doc: str, heading: str) -> list[list[str]]:
     return [[c.strip() for c in row.strip("|").split("|")] for row in rows[1:]]
 
 
-def test_the_headline_table_judges_each_target_at_the_largest_scale(doc: str) -> None:
+def test_the_headline_table_judges_each_target_at_the_largest_scale_on_wall_and_cpu_time(doc: str) -> None:
     assert _table(doc, "Headline figures") == [
-        ["time of the thing", "1.5 s", "1", "≤ 1 s", "**MISS**", "the other thing: 30 s", "how long the thing takes"],
-        ["share", "75 %", "1", "≥ 50 %", "PASS", "", ""],
+        [
+            "time of the thing",
+            "1.5 s",
+            "0.8 s",
+            "1",
+            "≤ 1 s",
+            "**MISS** (PASS)",
+            "the other thing: 30 s",
+            "how long the thing takes",
+        ],
+        ["share", "75 %", "", "1", "≥ 50 %", "PASS", "", ""],
     ]
 
 
