@@ -274,7 +274,7 @@ def run_cluster_soak(minutes: float, sample_seconds: float, workloads: int, base
                 proc = subprocess.Popen(cmd, stdout=out, stderr=subprocess.STDOUT, env=env)
             _wait(lambda: _statusz(port)["ready"] and _statusz(port)["leader"], 300, "the operator to be ready")
             core, custom = client.CoreV1Api(api), client.CustomObjectsApi(api)
-            _wait(lambda: _statusz(port)["pending"] == 0 and _statusz(port)["writer"]["apiWrites"] > workloads, 600,
+            _wait(lambda: _statusz(port)["pending"] == 0 and _statusz(port)["writer"]["apiWrites"] >= workloads, 600,
                   "the first reports")  # fmt: skip
             churn = _Churn(core, [f"w{i}" for i in range(workloads)], nodes, threads, keep, time.monotonic())
             probe = _Probe(core, custom, nodes[0])
