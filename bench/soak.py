@@ -95,6 +95,13 @@ class StandInSink:
         wanted = set(namespaces)
         return [orjson.loads(v) for (ns, _), v in self.reports.items() if not wanted or ns in wanted]
 
+    def _object(self, namespace: str, name: str, workload: Mapping[str, str]) -> dict[str, Any]:
+        return {
+            "metadata": {"namespace": namespace, "name": name, "uid": f"uid-{namespace}-{name}",
+                         "resourceVersion": "1"},
+            "spec": {"workloadRef": dict(workload)},
+        }
+
     async def apply(
         self,
         namespace: str,
@@ -104,11 +111,11 @@ class StandInSink:
         workload: Mapping[str, str],
         status: Mapping[str, Any],
     ) -> dict[str, Any]:
-        """One server-side apply of the whole report, kept as the API server would return it."""
+        """A server-side apply of the whole report (created or replaced), as the API server stores it."""
         self.calls["apply"] += 1
-        meta = {"namespace": namespace, "name": name, "uid": f"uid-{namespace}-{name}", "resourceVersion": "1",
-                "labels": dict(labels), "annotations": dict(annotations)}  # fmt: skip
-        obj = {"metadata": meta, "spec": {"workloadRef": dict(workload)}, "status": dict(status)}
+        obj = self._object(namespace, name, workload)
+        obj["metadata"].update(labels=dict(labels), annotations=dict(annotations))
+        obj["status"] = status
         self.reports[(namespace, name)] = orjson.dumps(obj)
         return obj
 
