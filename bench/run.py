@@ -156,7 +156,7 @@ def environment(command: str) -> dict[str, Any]:
 
     try:
         commit = _git("rev-parse", "--short", "HEAD")
-        dirty = bool(_git("status", "--porcelain", "operator", "bench"))
+        dirty = bool(_git("status", "--porcelain", "operator", "bench", ":!bench/results"))
     except (OSError, subprocess.CalledProcessError):
         commit, dirty = "?", False
     cpu = next((line.split(":", 1)[1].strip() for line in Path("/proc/cpuinfo").read_text().splitlines()
