@@ -2,12 +2,13 @@
 
 :func:`cluster` returns the :class:`Cluster` of a scale, built on first use and kept until another scale is
 asked for (the runner measures scale by scale, so each scale's cluster is generated once per run). Dumps are
-written lazily into a temporary directory removed with the cluster. Costs: generation O(objects); a dump
-O(objects) time and its size on disk.
+written lazily into a temporary directory removed with the cluster (or at the interpreter's exit). Costs:
+generation O(objects); a dump O(objects) time and its size on disk.
 """
 
 from __future__ import annotations
 
+import atexit
 import gc
 import re
 import shutil
@@ -35,6 +36,7 @@ class Cluster:
         self.scale, self.seed = scale, seed
         self.objects: list[dict[str, Any]] = synth.generate(scale, seed)
         self._dir = Path(tempfile.mkdtemp(prefix=f"spreadwatch-bench-{scale}-"))
+        atexit.register(self.close)
         self._dumps: dict[str, Path] = {}
         self._streams: dict[int, list[Event]] = {}
 
@@ -66,8 +68,9 @@ class Cluster:
         return self._dir / name
 
     def close(self) -> None:
-        """Remove the dumps and scratch files."""
+        """Remove the dumps and scratch files (idempotent)."""
         shutil.rmtree(self._dir, ignore_errors=True)
+        atexit.unregister(self.close)
 
 
 _current: Cluster | None = None
