@@ -82,7 +82,8 @@ spreadwatch_workload_zone_pods{{{DB_LABELS},zone="z-b",region="r1"}} 1
 # TYPE spreadwatch_workload_zone_candidate_nodes gauge
 spreadwatch_workload_zone_candidate_nodes{{{DB_LABELS},zone="z-a",region="r1"}} 2
 spreadwatch_workload_zone_candidate_nodes{{{DB_LABELS},zone="z-b",region="r1"}} 1
-# HELP spreadwatch_workload_zone_score Zone component of the SelectorSpread score before weighting, truncated.
+# HELP spreadwatch_workload_zone_score The zone's input to the score: SelectorSpread profiles, the zone component \
+before weighting, truncated (0-100); v1.29, the zone's matching-pod count (unbounded).
 # TYPE spreadwatch_workload_zone_score gauge
 spreadwatch_workload_zone_score{{{DB_LABELS},zone="z-a",region="r1"}} 0
 spreadwatch_workload_zone_score{{{DB_LABELS},zone="z-b",region="r1"}} 50

@@ -141,7 +141,8 @@ FAMILIES: Final = (
     FamilySpec(
         "spreadwatch_workload_zone_score",
         "gauge",
-        "Zone component of the SelectorSpread score before weighting, truncated.",
+        "The zone's input to the score: SelectorSpread profiles, the zone component before weighting, "
+        "truncated (0-100); v1.29, the zone's matching-pod count (unbounded).",
         _Z,
     ),
     FamilySpec(
