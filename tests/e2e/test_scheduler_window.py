@@ -185,7 +185,7 @@ def test_window_model_against_the_real_scheduler(cluster: Cluster, tmp_path: Pat
         expected += odds.best_node
         variance += odds.best_node * (1.0 - odds.best_node)
         zone_expected += odds.best_zone
-        record = parse_object(api.sanitize_for_serialization(pod))
+        record = parse_object({**api.sanitize_for_serialization(pod), "apiVersion": "v1", "kind": "Pod"})
         assert isinstance(record, Pod)
         pods.append(record)
         index.apply(record)
