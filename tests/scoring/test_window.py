@@ -146,8 +146,8 @@ def test_sample_starts_exact_or_stratified() -> None:
 
 
 def _cluster(seed: int, profile: str) -> list[dict[str, Any]]:
-    """A small random cluster: zones (beta or GA labels, some zoneless), taints, cordons, and workloads whose
-    pods sit on random nodes (some piled up)."""
+    """A small random cluster: zones (beta or GA labels, some zoneless), racks (some nodes without), taints,
+    cordons, and workloads whose pods sit on random nodes (some piled up); w2 has its own constraints."""
     r = random.Random(seed)
     key = GA_ZONE if profile == "v1.29" else BETA_ZONE
     n = r.randint(6, 14)
@@ -156,17 +156,28 @@ def _cluster(seed: int, profile: str) -> list[dict[str, Any]]:
         zone = r.choice([None, "z1", "z2", "z2", "z3"])
         taints = [{"key": "gpu", "value": "1", "effect": "NoSchedule"}] if r.random() < 0.1 else None
         labels = {"kubernetes.io/hostname": f"n{i:02d}"}
+        if r.random() < 0.8:
+            labels["rack"] = r.choice(["r1", "r2"])
         objects.append(node(f"n{i:02d}", zone, key=key, labels=labels, taints=taints, unschedulable=r.random() < 0.1))
     for w in range(3):
         labels = {"app": f"w{w}"}
-        objects.append(controller("ReplicaSet", f"w{w}", {"matchLabels": labels}, labels, namespace="a"))
+        spec: dict[str, Any] = {}
+        if w == 2:  # its own constraints: nodes missing a key are ignored (v1.29), a custom key (rack)
+            spec["topologySpreadConstraints"] = [
+                {"maxSkew": r.randint(1, 3), "topologyKey": key, "whenUnsatisfiable": "ScheduleAnyway",
+                 "labelSelector": {"matchLabels": labels}}
+                for key in (GA_ZONE, "rack", "kubernetes.io/hostname")
+            ]  # fmt: skip
+        objects.append(
+            controller("ReplicaSet", f"w{w}", {"matchLabels": labels}, labels, namespace="a", template_spec=spec)
+        )
         for p in range(r.randint(0, 12)):
             objects.append(pod(f"w{w}-{p}", labels, f"n{r.randrange(n):02d}", namespace="a"))
     return objects
 
 
 @pytest.mark.parametrize("profile", ["v1.28", "v1.29"])
-@pytest.mark.parametrize("seed", range(12))
+@pytest.mark.parametrize("seed", range(16))
 def test_window_best_nodes_equal_the_reference_scorer_on_the_window(seed: int, profile: str) -> None:
     """For every start and window size, the model's window-local best nodes are exactly the best nodes the
     reference scorer (spreadwatch score --nodes WINDOW) finds on the window the scheduler would score."""
