@@ -122,17 +122,24 @@ def _replicaset(namespace: str) -> dict[str, Any]:
             "spec": {"replicas": 0, "selector": {"matchLabels": labels}, "template": template}}  # fmt: skip
 
 
-def _scale_up(api: client.ApiClient, namespace: str, replicas: int) -> client.V1Pod:
+def _pods(core: client.CoreV1Api, namespace: str) -> list[dict[str, Any]]:
+    """The namespace's pods as plain JSON objects (the client's model classes are slow to build by the
+    hundred, on every poll)."""
+    items: list[dict[str, Any]] = json.loads(core.list_namespaced_pod(namespace, _preload_content=False).data)["items"]
+    return items
+
+
+def _scale_up(api: client.ApiClient, namespace: str, replicas: int) -> dict[str, Any]:
     """Scale the ReplicaSet to ``replicas`` and wait until the scheduler has bound its new pod."""
     core, apps = client.CoreV1Api(api), client.AppsV1Api(api)
-    known = {p.metadata.name for p in core.list_namespaced_pod(namespace).items}
+    known = {p["metadata"]["name"] for p in _pods(core, namespace)}
     apps.patch_namespaced_replica_set_scale("web", namespace, {"spec": {"replicas": replicas}})
 
-    def bound() -> client.V1Pod | None:
-        fresh = [p for p in core.list_namespaced_pod(namespace).items if p.metadata.name not in known]
-        return fresh[0] if fresh and fresh[0].spec.node_name else None
+    def bound() -> dict[str, Any] | None:
+        fresh = [p for p in _pods(core, namespace) if p["metadata"]["name"] not in known]
+        return fresh[0] if fresh and fresh[0]["spec"].get("nodeName") else None
 
-    found: client.V1Pod = wait_for(bound, timeout=60, interval=0.05, message=f"replica {replicas} to be bound")
+    found: dict[str, Any] = wait_for(bound, timeout=60, interval=0.05, message=f"replica {replicas} to be bound")
     return found
 
 
@@ -173,8 +180,8 @@ def test_window_model_against_the_real_scheduler(cluster: Cluster, tmp_path: Pat
         best = {n for n, s in scores.items() if s == report.best_score}
         best_zones = {n.split("-")[1] for n in best}
         pod = _scale_up(api, namespace, step)
-        chosen = pod.spec.node_name
-        logged = _logged(cluster.log, f"{namespace}/{pod.metadata.name}", step)
+        chosen = pod["spec"]["nodeName"]
+        logged = _logged(cluster.log, f"{namespace}/{pod['metadata']['name']}", step)
         assert len(logged) == model.size, f"step {step}: the scheduler scored {len(logged)} nodes"
         window = sorted(logged)
         mine = score_pod(next_pod, nodes, [*snapshot.pods, *pods], index, profile, node_names=window)
@@ -185,7 +192,7 @@ def test_window_model_against_the_real_scheduler(cluster: Cluster, tmp_path: Pat
         expected += odds.best_node
         variance += odds.best_node * (1.0 - odds.best_node)
         zone_expected += odds.best_zone
-        record = parse_object({**api.sanitize_for_serialization(pod), "apiVersion": "v1", "kind": "Pod"})
+        record = parse_object({**pod, "apiVersion": "v1", "kind": "Pod"})
         assert isinstance(record, Pod)
         pods.append(record)
         index.apply(record)
