@@ -728,6 +728,8 @@ def stop_scheduler(state_dir: Path, grace: float = 15.0) -> None:
 
 def _cmd_up(args: argparse.Namespace) -> int:
     bin_dir = Path(args.bin_dir) if args.bin_dir else None
+    if args.scheduler_config and args.scheduler in (None, "none"):
+        raise ClusterError("--scheduler-config needs --scheduler v1.36 or v1.28")
     if args.scheduler_config and not Path(args.scheduler_config).is_file():
         raise ClusterError(f"--scheduler-config {args.scheduler_config}: no such file")
     cluster = up(Path(args.dir), bin_dir, args.ports, args.timeout, args.build)

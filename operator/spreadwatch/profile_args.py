@@ -20,9 +20,10 @@ from spreadwatch.scoring.schedconfig import (
     default_constraints_from_config,
     score_percentage_from_config,
 )
+from spreadwatch.scoring.score_weights import ScoreWeights, score_weights
 from spreadwatch.snapshot import read_documents
 
-__all__ = ["add_scheduler_config_args", "load_profile", "resolve_profile"]
+__all__ = ["add_scheduler_config_args", "load_profile", "load_score_weights", "resolve_profile"]
 
 
 def add_scheduler_config_args(p: argparse.ArgumentParser) -> None:
@@ -56,6 +57,17 @@ def load_profile(name: str, scheduler_config: str | None, scheduler_name: str = 
     if not profile.pod_topology_spread:
         return dataclasses.replace(profile, score_percentage=percentage)
     return dataclasses.replace(profile, default_constraints=defaults, score_percentage=percentage)
+
+
+def load_score_weights(profile: Profile, scheduler_config: str | None,
+                       scheduler_name: str = DEFAULT_SCHEDULER_NAME) -> ScoreWeights:  # fmt: skip
+    """The score plugins and weights of the scheduler profile (``--scheduler-config``, else the default one)."""
+    if not scheduler_config:
+        return score_weights(profile)
+    docs = read_documents([scheduler_config])
+    if len(docs) != 1:
+        raise InputError(f"{scheduler_config}: expected one KubeSchedulerConfiguration, found {len(docs)} documents")
+    return score_weights(profile, docs[0], scheduler_config, scheduler_name or DEFAULT_SCHEDULER_NAME)
 
 
 def resolve_profile(args: argparse.Namespace, name: str | None = None) -> Profile:

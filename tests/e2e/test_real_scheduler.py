@@ -44,7 +44,7 @@ IMAGE = "registry.invalid/spreadwatch/pause:1.0"
 SCHEDULER_CONFIGS = REPO_ROOT / "hack" / "scheduler" / "config"
 AGREEMENT_FILE = REPO_ROOT / "build" / "scheduler-default-profile.json"
 POOL = "spreadwatch.io/pool"
-ROUNDS = int(os.environ.get("SPREADWATCH_E2E_SCHEDULER_ROUNDS", "5"))
+ROUNDS = int(os.environ.get("SPREADWATCH_E2E_SCHEDULER_ROUNDS", "8"))
 
 
 @dataclass
@@ -105,6 +105,13 @@ def _template(labels: dict[str, str], **spec: Any) -> dict[str, Any]:
             "spec": {"containers": [container], "terminationGracePeriodSeconds": 0, **spec}}  # fmt: skip
 
 
+def _pod(name: str, namespace: str, labels: dict[str, str], node: str, **spec: Any) -> dict[str, Any]:
+    """A pod bound by hand (spec.nodeName): no scheduler involved."""
+    template = _template(labels, nodeName=node, **spec)
+    return {"apiVersion": "v1", "kind": "Pod", "spec": template["spec"],
+            "metadata": {"name": name, "namespace": namespace, "labels": labels}}  # fmt: skip
+
+
 def _workloads(namespace: str, own_constraints: bool, resources: dict[str, Any] | None = None) -> list[dict[str, Any]]:
     """Every workload at 0 replicas, the Services, and the pods pinned by hand (see the module docstring)."""
     extra = {"resources": resources} if resources else {}
@@ -145,8 +152,7 @@ def _pinned(namespace: str, nodes: dict[str, str]) -> list[dict[str, Any]]:
     nodeTaintsPolicy Honor), two on b1 (bad spread the scheduler has to work around)."""
     where = {"own-pin-gpu": nodes["gpu"], "own-pin-tainted": nodes["tainted"], "own-pin-b1-0": nodes["b1"],
              "own-pin-b1-1": nodes["b1"]}  # fmt: skip
-    return [{"apiVersion": "v1", "kind": "Pod", "metadata": {"name": name, "namespace": namespace},
-             **_template({"app": "own"}, nodeName=node)} for name, node in where.items()]  # fmt: skip
+    return [_pod(name, namespace, {"app": "own"}, node) for name, node in where.items()]
 
 
 STEPS = (("Deployment", "web", "app=web"), ("ReplicationController", "web-legacy", "app=web-legacy"),
@@ -156,13 +162,14 @@ STEPS = (("Deployment", "web", "app=web"), ("ReplicationController", "web-legacy
 def _run_placements(cluster: Cluster, version: str, config: str, profile: Profile, own: bool,
                     resources: dict[str, Any] | None = None) -> tuple[str, list[Placement]]:  # fmt: skip
     devcluster = load_devcluster()
-    log = SchedulerLog(devcluster.start_scheduler(cluster.cp.dir, version, SCHEDULER_CONFIGS / config,
-                                                  die_with_parent=True))  # fmt: skip
     namespace = create_namespace(cluster.api)
     try:
+        # Everything exists before the scheduler starts: its first listing already holds the pinned pods.
         apply_objects(cluster.cp, _workloads(namespace, own, resources))
         if own:
             apply_objects(cluster.cp, _pinned(namespace, cluster.nodes))
+        log = SchedulerLog(devcluster.start_scheduler(cluster.cp.dir, version, SCHEDULER_CONFIGS / config,
+                                                      die_with_parent=True))  # fmt: skip
         steps = [s for s in STEPS if own or s[1] != "own"]
         placements = [place_one(cluster.cp, cluster.api, log, profile, namespace, kind, name, selector, cluster.tmp)
                       for _ in range(ROUNDS) for kind, name, selector in steps]  # fmt: skip
@@ -208,10 +215,13 @@ def test_v129_pod_topology_spread_list_defaults(cluster: Cluster) -> None:
 
 
 def test_v128_selector_spread(cluster: Cluster) -> None:
-    """kube-scheduler v1.28.15, SelectorSpread the only score (v1beta3): profile v1.28 exactly."""
-    _, placements = _run_placements(cluster, "v1.28", "v1.28-spread-only.yaml", load_profile("v1.28", None), False)
-    assert len(placements) == 3 * ROUNDS
+    """kube-scheduler v1.28.15, SelectorSpread the only score (v1beta3): profile v1.28 exactly. The pods with
+    their own constraints are skipped by both: every node scores 0."""
+    _, placements = _run_placements(cluster, "v1.28", "v1.28-spread-only.yaml", load_profile("v1.28", None), True)
+    assert len(placements) == 4 * ROUNDS
     _check_exact(placements, "SelectorSpread", 1)
+    skipped = [p for p in placements if p.workload == "own"]
+    assert skipped and all(p.report["skipped"] and set(p.logged["SelectorSpread"].values()) == {0} for p in skipped)
 
 
 def test_default_profile_agreement(cluster: Cluster) -> None:
@@ -220,9 +230,8 @@ def test_default_profile_agreement(cluster: Cluster) -> None:
     report's best set is measured and written to build/scheduler-default-profile.json."""
     filler = create_namespace(cluster.api)
     try:
-        pins = [{"apiVersion": "v1", "kind": "Pod", "metadata": {"name": f"filler-{i}", "namespace": filler},
-                 **_template({"app": "filler"}, nodeName=cluster.nodes[role],
-                             resources={"requests": {"cpu": "2", "memory": "8Gi"}})}
+        pins = [_pod(f"filler-{i}", filler, {"app": "filler"}, cluster.nodes[role],
+                     resources={"requests": {"cpu": "2", "memory": "8Gi"}})
                 for i, role in enumerate(("a1", "b1", "c1"))]  # fmt: skip
         apply_objects(cluster.cp, pins)
         requests = {"requests": {"cpu": "250m", "memory": "512Mi"}}
@@ -238,7 +247,8 @@ def test_default_profile_agreement(cluster: Cluster) -> None:
     in_best = sum(p.in_best_set for p in placements)
     misses = [{"pod": p.pod, "chosen": p.node, "chosenSpreadScore": p.derived[p.node],
                "bestNodes": p.report["bestNodes"], "bestScore": p.report["bestScore"],
-               "otherPlugins": {k: v[p.node] for k, v in sorted(p.logged.items()) if k != "PodTopologySpread"}}
+               "logged": {n: {k: v[n] for k, v in sorted(p.logged.items())}
+                          for n in sorted({p.node, *p.report["bestNodes"]})}}
               for p in placements if not p.in_best_set]  # fmt: skip
     AGREEMENT_FILE.parent.mkdir(exist_ok=True)
     AGREEMENT_FILE.write_text(json.dumps({

@@ -167,7 +167,7 @@ def _write_window(exp: WorkloadExplanation, out: TextIO) -> None:
     how = "exact, every window start" if odds.exact else "sampled window starts"
     out.write(
         f"Next pod:    on a best node with probability {odds.best_node:.3f}, in a best node's zone "
-        f"{odds.best_zone:.3f} ({how}; scores are window-local, docs/scoring.md §10)\n"
+        f"{odds.best_zone:.3f} ({how}; scores are window-local, docs/scoring.md §11)\n"
     )
 
 

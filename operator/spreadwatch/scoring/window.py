@@ -7,7 +7,7 @@ round robin (:func:`scheduler_order`) — so each pod is scored on a *window* of
 are window-local: SelectorSpread's maxima and zone sums, and PodTopologySpread's domains, weights and min/max,
 are taken over the window's nodes only (PodTopologySpread still counts the pods of every node in a domain).
 
-The model (docs/scoring.md §10): the window is the first ``k`` candidates, in :func:`scheduler_order`,
+The model (docs/scoring.md §11): the window is the first ``k`` candidates, in :func:`scheduler_order`,
 at or after a start position uniformly random over all ``n`` nodes (cyclic); the scheduler picks uniformly
 among the window's best nodes. :class:`WindowModel` holds one workload's candidates as *classes* — each
 candidate with matching pods alone, the empty candidates of each group (zone, or zone and topology
@@ -54,7 +54,7 @@ _ADAPTIVE_BASE: Final = 50  # the adaptive percentage is 50 − nodes/125
 _NODES_PER_POINT: Final = 125
 #: Window starts sampled per report (``--window-samples``; every start when the cluster has no more nodes):
 #: none by default, as each costs ~30 µs per workload (+4.5 s per 16 for 10,000 workloads on 5,000 nodes,
-#: docs/scoring.md §10); ``explain`` always computes them
+#: docs/scoring.md §11); ``explain`` always computes them
 DEFAULT_WINDOW_SAMPLES: Final = 0
 _WINDOW_MEMO: Final = 4096  # windows memoised per layout
 _TREE_PROFILE: Final = PROFILES["v1.28"]  # GetZoneKey since v1.17: beta labels win, GA ones else
