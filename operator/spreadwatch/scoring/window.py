@@ -53,7 +53,7 @@ MIN_FEASIBLE_PERCENTAGE: Final = 5  # minFeasibleNodesPercentageToFind: the adap
 _ADAPTIVE_BASE: Final = 50  # the adaptive percentage is 50 − nodes/125
 _NODES_PER_POINT: Final = 125
 #: Window starts sampled per report (``--window-samples``; every start when the cluster has no more nodes):
-#: none by default, as each costs ~30 µs per workload (+4.5 s per 16 for 10,000 workloads on 5,000 nodes,
+#: none by default, as each costs 30-70 µs per workload (+5-9 s per 16 for 10,000 workloads on 5,000 nodes,
 #: docs/scoring.md §11); ``explain`` always computes them
 DEFAULT_WINDOW_SAMPLES: Final = 0
 _WINDOW_MEMO: Final = 4096  # windows memoised per layout
