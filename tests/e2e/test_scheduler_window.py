@@ -1,16 +1,18 @@
 """The scheduler's window against the real kube-scheduler: 300 nodes, so it scores 144 per pod.
 
 A control plane of its own with 300 nodes in zones a/b/c (120/100/80, names in zone order, created before
-the scheduler starts so that it meets them in name order, as the model assumes) and kube-scheduler v1.28.15
-with SelectorSpread as the only score (weight 1; adaptive percentageOfNodesToScore: 50 − 300/125 = 48 % →
-144 nodes), ``--vmodule=schedule_one=10`` so that it logs every scored node. A ReplicaSet is scaled up one
-replica at a time, PLACEMENTS times. Before each step spreadwatch's index (loaded once from a dump, then fed
-each bound pod) gives the all-node best nodes and the window model's exact probability that the next pod lands
-on one of them. After it:
+the scheduler starts so that it meets them in name order, as the model assumes) and kube-scheduler with
+spreading as the only score (adaptive percentageOfNodesToScore: 50 − 300/125 = 48 % → 144 nodes),
+``--vmodule=schedule_one=10`` so that it logs every scored node: v1.28.15 with SelectorSpread (weight 1,
+profile v1.28; its window-local zone sums re-rank nodes, so the model's probabilities are well below 1) and
+v1.36.4 with PodTopologySpread (weight 2, profile v1.29; window-local weights and min/max). A ReplicaSet is
+scaled up one replica at a time, PLACEMENTS (v1.28) or PLACEMENTS/2 (v1.36) times. Before each step
+spreadwatch's index (loaded once from a dump, then fed each bound pod) gives the all-node best nodes and the
+window model's exact probability that the next pod lands on one of them. After it:
 
 * the scheduler scored exactly ``nodesScored`` nodes (its window, read from its log);
-* spreadwatch's reference scorer on that window (``score --nodes WINDOW``) gives exactly the logged scores,
-  and the chosen node is one of the window's best;
+* spreadwatch's reference scorer on that window (``score --nodes WINDOW``) gives exactly the logged scores
+  (÷ the weight), and the chosen node is one of the window's best;
 * at the end, the number of placements on an all-node best node lies in the model's 95 % interval (the sum of
   the per-step probabilities ± 1.96 standard deviations of that sum of Bernoulli trials); the figures are
   written to build/scheduler-window.json.
@@ -46,11 +48,10 @@ pytestmark = pytest.mark.e2e
 
 ZONES = {"a": 120, "b": 100, "c": 80}
 PLACEMENTS = int(os.environ.get("SPREADWATCH_E2E_WINDOW_PLACEMENTS", "200"))
-CONFIG = REPO_ROOT / "hack" / "scheduler" / "config" / "v1.28-spread-only.yaml"
+CONFIGS = REPO_ROOT / "hack" / "scheduler" / "config"
 RESULT_FILE = REPO_ROOT / "build" / "scheduler-window.json"
 KINDS = "nodes,namespaces,pods,services,rc,rs,sts,deploy"
 IMAGE = "registry.invalid/spreadwatch/pause:1.0"
-PLUGIN = "SelectorSpread"
 _SCORE_LINE = re.compile(
     r'"Plugin scored node for pod" pod="(?P<pod>[^"]+)" plugin="(?P<plugin>[^"]+)" node="(?P<node>[^"]+)" '
     r"score=(?P<score>-?\d+)"
@@ -58,10 +59,11 @@ _SCORE_LINE = re.compile(
 
 
 class _Log:
-    """kube-scheduler's log, read on from where the last read stopped: pod → node → logged plugin score."""
+    """kube-scheduler's log, read on from where the last read stopped: pod → node → logged score of ``plugin``."""
 
-    def __init__(self, path: Path) -> None:
+    def __init__(self, path: Path, plugin: str) -> None:
         self.path = path
+        self.plugin = plugin
         self.offset = 0
         self.scores: dict[str, dict[str, int]] = {}
 
@@ -72,7 +74,7 @@ class _Log:
         end = chunk.rfind(b"\n") + 1  # complete lines only
         self.offset += end
         for match in _SCORE_LINE.finditer(chunk[:end].decode(errors="replace")):
-            if match["plugin"] == PLUGIN:
+            if match["plugin"] == self.plugin:
                 self.scores.setdefault(match["pod"], {})[match["node"]] = int(match["score"])
         return self.scores.get(pod)
 
@@ -81,7 +83,6 @@ class _Log:
 class Cluster:
     cp: ControlPlane
     api: client.ApiClient
-    log: _Log
 
 
 @pytest.fixture(scope="module")
@@ -93,7 +94,8 @@ def cluster(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Cluster]:
     try:
         if not env_bin:
             devcluster.ensure_tools(bin_dir)
-        devcluster.ensure_scheduler(bin_dir, "v1.28")
+        for version in devcluster.SCHEDULER_VERSIONS:
+            devcluster.ensure_scheduler(bin_dir, version)
         started = devcluster.up(state_dir, bin_dir=bin_dir, ports="auto", die_with_parent=True)
     except devcluster.ClusterError as err:
         devcluster.down(state_dir, keep_logs=True)
@@ -106,8 +108,7 @@ def cluster(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Cluster]:
     with ThreadPoolExecutor(4) as pool:
         list(pool.map(lambda nz: create_node(api, nz[0], zone=f"zone-{nz[1]}", region="r1"), names))
     try:
-        log = _Log(devcluster.start_scheduler(state_dir, "v1.28", CONFIG, die_with_parent=True))
-        yield Cluster(cp, api, log)
+        yield Cluster(cp, api)
     finally:
         devcluster.stop_scheduler(state_dir)
         api.close()
@@ -150,14 +151,25 @@ def _logged(log: _Log, pod: str, step: int) -> dict[str, int]:
     return found
 
 
-def test_window_model_against_the_real_scheduler(cluster: Cluster, tmp_path: Path) -> None:
+@pytest.mark.parametrize(
+    ("version", "profile_name", "plugin", "weight", "placements"),
+    [
+        pytest.param("v1.28", "v1.28", "SelectorSpread", 1, PLACEMENTS, id="v1.28.15 SelectorSpread"),
+        pytest.param("v1.36", "v1.29", "PodTopologySpread", 2, PLACEMENTS // 2, id="v1.36.4 PodTopologySpread"),
+    ],
+)
+def test_window_model_against_the_real_scheduler(
+    cluster: Cluster, tmp_path: Path, version: str, profile_name: str, plugin: str, weight: int, placements: int
+) -> None:
     cp, api = cluster.cp, cluster.api
+    config = CONFIGS / f"{version}-spread-only.yaml"
+    log = _Log(load_devcluster().start_scheduler(cp.dir, version, config, die_with_parent=True), plugin)
     namespace = create_namespace(api)
     cp.kubectl("apply", "-f", "-", input=json.dumps(_replicaset(namespace)))
     dump = tmp_path / "dump.json"
     dump.write_text(cp.kubectl("get", KINDS, "-A", "-o", "json", timeout=120).stdout)
     snapshot = load_snapshot([dump])
-    profile = load_profile("v1.28", str(CONFIG))
+    profile = load_profile(profile_name, str(config))
     index = SpreadIndex(profile, ReportOptions(max_nodes=1000))
     index.load(snapshot)
     key = WorkloadKey(namespace, "ReplicaSet", "web")
@@ -169,11 +181,11 @@ def test_window_model_against_the_real_scheduler(cluster: Cluster, tmp_path: Pat
     pods: list[Pod] = []
     on_best, expected, variance = 0, 0.0, 0.0
     zone_hits, zone_expected = 0, 0.0
-    for step in range(1, PLACEMENTS + 1):
+    for step in range(1, placements + 1):
         report = index.report_for(key)
         model = index.window_model(key)
         assert report is not None and model is not None
-        assert report.nodes_scored == model.size == 144
+        assert report.nodes_scored == model.size == 144, (report.nodes_scored, model.size)
         odds = model.odds(samples=len(nodes))
         assert odds.exact and odds.best_node is not None and odds.best_zone is not None
         scores = candidate_scores(index, report)
@@ -181,11 +193,11 @@ def test_window_model_against_the_real_scheduler(cluster: Cluster, tmp_path: Pat
         best_zones = {n.split("-")[1] for n in best}
         pod = _scale_up(api, namespace, step)
         chosen = pod["spec"]["nodeName"]
-        logged = _logged(cluster.log, f"{namespace}/{pod['metadata']['name']}", step)
+        logged = _logged(log, f"{namespace}/{pod['metadata']['name']}", step)
         assert len(logged) == model.size, f"step {step}: the scheduler scored {len(logged)} nodes"
         window = sorted(logged)
         mine = score_pod(next_pod, nodes, [*snapshot.pods, *pods], index, profile, node_names=window)
-        assert dict(mine.scores) == logged, f"step {step}: window scores differ"
+        assert {n: s * weight for n, s in mine.scores.items()} == logged, f"step {step}: window scores differ"
         assert logged[chosen] == max(logged.values()), f"step {step}: {chosen} is not a best node of its window"
         on_best += chosen in best
         zone_hits += chosen.split("-")[1] in best_zones
@@ -198,10 +210,13 @@ def test_window_model_against_the_real_scheduler(cluster: Cluster, tmp_path: Pat
         index.apply(record)
     half = 1.96 * math.sqrt(variance)
     RESULT_FILE.parent.mkdir(exist_ok=True)
-    RESULT_FILE.write_text(json.dumps({
-        "placements": PLACEMENTS, "nodesScored": 144, "onBestNode": on_best, "expectedOnBestNode": round(expected, 2),
+    results = json.loads(RESULT_FILE.read_text()) if RESULT_FILE.exists() else {}
+    results[f"{version} {plugin}"] = {
+        "placements": placements, "nodesScored": 144, "onBestNode": on_best, "expectedOnBestNode": round(expected, 2),
         "interval95": [round(expected - half, 2), round(expected + half, 2)], "inBestZone": zone_hits,
-        "expectedInBestZone": round(zone_expected, 2)}, indent=2) + "\n")  # fmt: skip
+        "expectedInBestZone": round(zone_expected, 2)}  # fmt: skip
+    RESULT_FILE.write_text(json.dumps(results, indent=2) + "\n")
+    load_devcluster().stop_scheduler(cp.dir)
     assert abs(on_best - expected) <= half, (
-        f"{on_best} of {PLACEMENTS} placements on a best node; the model expects {expected:.1f} ± {half:.1f}"
+        f"{on_best} of {placements} placements on a best node; the model expects {expected:.1f} ± {half:.1f}"
     )
