@@ -13,15 +13,11 @@ export SPREADWATCH_CACHE ?= $(HOME)/.cache/spreadwatch
 include hack/controlplane/controlplane.mk
 include hack/scheduler/scheduler.mk
 include bench/bench.mk
-include bench/pts.mk
-include bench/soak.mk
 include bench/envelope.mk
 include hack/prometheus.mk
 include hack/load.mk
 include hack/image.mk
 include hack/prometheus-operator-crds.mk
-
-bench: setup oracle
 
 help:  ## list targets
 	@grep -hE '^[a-zA-Z_-]+:.*## ' $(MAKEFILE_LIST) | sed -E 's/:.*## /\t/' | sort

@@ -1,40 +1,25 @@
-"""Incremental figures of ``make bench``: a deterministic stream of pod events, each timed from
-``apply``/``remove`` through ``take_dirty()`` and the rebuild of every dirty report.
+"""The pod event stream of the benchmarks: a deterministic mix of pod changes and the loop that times it.
 
 The mix (also bench/soak.py's): 20 % add, 15 % move node, 15 % relabel, 15 % phase change, 15 %
-deletionTimestamp, 20 % delete. Records are prebuilt (parsing is measured separately). Each repeat replays
-the stream on a freshly loaded index with the GC enabled, as in the operator. Cost: O(events × dirty
-workloads per event × candidate nodes).
+deletionTimestamp, 20 % delete, so the pod count stays level. Records are prebuilt (parsing is measured
+separately). Costs: building O(events + pods); a replay O(events × dirty workloads per event × candidate nodes).
 """
 
 from __future__ import annotations
 
 import dataclasses
-import gc
 import random
 import time
 from collections.abc import Sequence
 from typing import Any
 
 import msgspec
-from bench_results import FrozenGcStream, IncrementalResult, TypeStats
-from measure_cold import fresh_index
-from measure_util import GCMeter, median, percentile
 
 from spreadwatch.index import SpreadIndex
 from spreadwatch.model import Pod, intern_labels
-from spreadwatch.scoring import Profile
 from spreadwatch.snapshot import Snapshot
 
-__all__ = [
-    "EVENT_TYPES",
-    "EVENT_WEIGHTS",
-    "Event",
-    "StreamRun",
-    "make_event_stream",
-    "measure_incremental",
-    "run_stream",
-]
+__all__ = ["EVENT_TYPES", "EVENT_WEIGHTS", "Event", "StreamRun", "make_event_stream", "run_stream"]
 
 Event = tuple[Any, ...]  # ("apply", Pod, type) | ("remove", namespace, name, type)
 EVENT_TYPES = ("add", "move", "relabel", "phase", "deleting", "delete")
@@ -152,106 +137,3 @@ def run_stream(index: SpreadIndex, stream: Sequence[Event]) -> StreamRun:
         cpus.append(c1 - c0)
         dirty_counts.append(len(dirty))
     return StreamRun(times, cpus, dirty_counts, time.perf_counter() - start, time.process_time() - cpu_start)
-
-
-def _one_replay(snapshot: Snapshot, profile: Profile, stream: Sequence[Event]) -> tuple[StreamRun, GCMeter]:
-    index = fresh_index(snapshot, profile)
-    gc.collect()
-    with GCMeter() as meter:
-        run = run_stream(index, stream)
-    return run, meter
-
-
-def _replay_stats(run: StreamRun, meter: GCMeter) -> dict[str, float]:
-    s, cs = sorted(run.wall_ns), sorted(run.cpu_ns)
-    n = len(s)
-    return {
-        "p50_us": percentile(s, 50) / 1e3,
-        "p99_us": percentile(s, 99) / 1e3,
-        "p999_us": percentile(s, 99.9) / 1e3,
-        "max_us": s[-1] / 1e3,
-        "mean_us": sum(s) / n / 1e3,
-        "events_per_s": n / run.wall_s,
-        "dirty_mean": sum(run.dirty) / n,
-        "gc_s": meter.seconds,
-        "gc_share": meter.seconds / run.wall_s,
-        "gen2_collections": meter.collections[2],
-        "cpu_p50_us": percentile(cs, 50) / 1e3,
-        "cpu_p99_us": percentile(cs, 99) / 1e3,
-        "cpu_events_per_s": n / run.cpu_s,
-        "cpu_share": run.cpu_s / run.wall_s,
-    }
-
-
-def _frozen_gc(snapshot: Snapshot, profile: Profile, stream: Sequence[Event]) -> FrozenGcStream:
-    """What-if: one replay with ``gc.freeze()`` after the load (the loaded objects leave the generations)."""
-    index = fresh_index(snapshot, profile)
-    gc.collect()
-    gc.freeze()
-    try:
-        run = run_stream(index, stream)
-    finally:
-        gc.unfreeze()
-    del index
-    gc.collect()
-    s = sorted(run.wall_ns)
-    return FrozenGcStream(
-        p50_us=percentile(s, 50) / 1e3,
-        p99_us=percentile(s, 99) / 1e3,
-        max_us=s[-1] / 1e3,
-        events_per_s=len(stream) / run.wall_s,
-        cpu_p99_us=percentile(sorted(run.cpu_ns), 99) / 1e3,
-        cpu_events_per_s=len(stream) / run.cpu_s,
-    )
-
-
-def _by_type(stream: Sequence[Event], runs: Sequence[StreamRun]) -> dict[str, TypeStats]:
-    wall: dict[str, list[int]] = {t: [] for t in EVENT_TYPES}
-    cpu: dict[str, list[int]] = {t: [] for t in EVENT_TYPES}
-    for run in runs:
-        for ev, t, c in zip(stream, run.wall_ns, run.cpu_ns, strict=True):
-            wall[ev[-1]].append(t)
-            cpu[ev[-1]].append(c)
-    return {
-        t: TypeStats(
-            n=len(v) // len(runs),
-            p50_us=percentile(sorted(v), 50) / 1e3,
-            p99_us=percentile(sorted(v), 99) / 1e3,
-            cpu_p99_us=percentile(sorted(cpu[t]), 99) / 1e3,
-        )
-        for t, v in wall.items()
-        if v
-    }
-
-
-def measure_incremental(
-    snapshot: Snapshot, profile: Profile, stream: Sequence[Event], repeats: int, what_if: bool = True
-) -> IncrementalResult:
-    """Medians over ``repeats`` replays of ``stream`` (and with ``what_if`` one replay with the GC frozen)."""
-    replays = [_one_replay(snapshot, profile, stream) for _ in range(repeats)]
-    stats = [_replay_stats(run, meter) for run, meter in replays]
-    mid = {k: median([s[k] for s in stats]) for k in stats[0]}
-    by_type = _by_type(stream, [run for run, _ in replays])
-    del replays
-    return IncrementalResult(
-        events=len(stream),
-        repeats=repeats,
-        p50_us=mid["p50_us"],
-        p99_us=mid["p99_us"],
-        p999_us=mid["p999_us"],
-        max_us=mid["max_us"],
-        mean_us=mid["mean_us"],
-        events_per_s=mid["events_per_s"],
-        dirty_mean=mid["dirty_mean"],
-        gc_s=mid["gc_s"],
-        gc_share=mid["gc_share"],
-        gen2_collections=mid["gen2_collections"],
-        cpu_p50_us=mid["cpu_p50_us"],
-        cpu_p99_us=mid["cpu_p99_us"],
-        cpu_events_per_s=mid["cpu_events_per_s"],
-        cpu_share=mid["cpu_share"],
-        runs_p99_us=[s["p99_us"] for s in stats],
-        runs_events_per_s=[s["events_per_s"] for s in stats],
-        by_type=by_type,
-        gc_frozen=_frozen_gc(snapshot, profile, stream) if what_if else None,
-    )

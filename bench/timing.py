@@ -1,4 +1,4 @@
-"""What every measurement of bench/ shares: medians, percentiles, CPU-and-wall timing, the GC meter, RSS readers.
+"""What every measure of bench/ shares: medians, percentiles, CPU-and-wall timing, the GC meter, RSS readers.
 
 Pure helpers (no spreadwatch import); every call O(1) except where a sequence is named (O(its length)).
 """
@@ -15,9 +15,8 @@ import time
 from collections.abc import Callable, Sequence
 from typing import Any
 
-from bench_results import CpuWall
-
 __all__ = [
+    "MIB",
     "GCMeter",
     "children_cpu",
     "log",
@@ -25,9 +24,10 @@ __all__ = [
     "median_cpu_wall",
     "percentile",
     "rss_bytes",
-    "timed_cpu_wall",
     "vm_hwm_bytes",
 ]
+
+MIB = 2**20
 
 
 def median(xs: Sequence[float]) -> float:
@@ -50,8 +50,7 @@ def rss_bytes() -> int:
 
 
 def vm_hwm_bytes() -> int:
-    """Peak RSS of this process's address space (VmHWM), in bytes. Unlike ``ru_maxrss`` it is not inherited
-    from the parent across vfork/exec (Linux carries the parent's high-water mark into the child's ru_maxrss)."""
+    """Peak RSS of this process (VmHWM), in bytes; unlike ``ru_maxrss`` not inherited from the parent."""
     with open("/proc/self/status") as f:
         for line in f:
             if line.startswith("VmHWM:"):
@@ -94,25 +93,17 @@ class GCMeter:
         gc.callbacks.remove(self)
 
 
-def timed_cpu_wall(fn: Callable[[], Any], gc_on: bool = True) -> CpuWall:
-    """Process CPU and wall seconds of one call of ``fn`` (after a full collection); the result is dropped
-    before returning, so it is not kept alive into the next measurement."""
+def _timed(fn: Callable[[], Any]) -> tuple[float, float]:
+    """(wall s, process CPU s) of one call of ``fn`` after a full collection; the result is dropped first."""
     gc.collect()
-    was = gc.isenabled()
-    if not gc_on:
-        gc.disable()
-    try:
-        c, t = time.process_time(), time.perf_counter()
-        result = fn()
-        cpu, wall = time.process_time() - c, time.perf_counter() - t
-    finally:
-        if was:
-            gc.enable()
+    c, t = time.process_time(), time.perf_counter()
+    result = fn()
+    wall, cpu = time.perf_counter() - t, time.process_time() - c
     del result
-    return CpuWall(cpu_s=cpu, wall_s=wall)
+    return wall, cpu
 
 
-def median_cpu_wall(fn: Callable[[], Any], repeats: int, gc_on: bool = True) -> CpuWall:
-    """Median CPU and median wall seconds of ``repeats`` calls of ``fn``."""
-    runs = [timed_cpu_wall(fn, gc_on) for _ in range(repeats)]
-    return CpuWall(cpu_s=median([r.cpu_s for r in runs]), wall_s=median([r.wall_s for r in runs]))
+def median_cpu_wall(fn: Callable[[], Any], repeats: int) -> tuple[float, float]:
+    """(median wall s, median process CPU s) of ``repeats`` calls of ``fn``, GC enabled."""
+    runs = [_timed(fn) for _ in range(max(1, repeats))]
+    return median([r[0] for r in runs]), median([r[1] for r in runs])

@@ -1,12 +1,16 @@
-"""What ``make bench`` compares spreadwatch's index against, score for score:
+"""Outside references: the naive seed algorithm and the real kube-scheduler plugin, score for score.
 
-* the naive seed algorithm (bench/naive.py) on a sample of workloads, extrapolated linearly;
-* the real kube-scheduler v1.28 plugin (tests/oracle, through its own client ``oracle_client``): every
-  workload's representative next pod as ``incoming``, in chunks; the summed ``elapsedNs`` (PreScore + Score +
-  NormalizeScore, no filters, no JSON).
+* :func:`naive`: bench/naive.py (for each workload: the representative pod, filters, the selector, then each
+  candidate node's matching pods counted), O(workloads × nodes × pods per node); on every workload up to
+  ``full_max`` workloads, else on a random ``sample`` extrapolated linearly;
+* :func:`go_plugin`: tests/oracle's binary (kube-scheduler v1.28 SelectorSpread, NodeUnschedulable,
+  TaintToleration, NodeAffinity), every workload's representative next pod as ``incoming``, in chunks that keep
+  each answer below ~2 M node scores; ``elapsedNs`` (PreScore + Score + NormalizeScore, no filters, no JSON)
+  summed.
 
-Both check that the scores derived from the index's reports are identical. Costs: naive O(sampled workloads ×
-bound pods); oracle O(workloads × candidate nodes) in Go plus O(chunks × cluster size) of JSON.
+Both check the scores derived from spreadwatch's reports for equality, and give the speed-up of the cold
+full computation (measured here too) over them. Costs: naive as above; the plugin O(workloads × candidate
+nodes) in Go plus O(chunks × cluster size) of JSON.
 """
 
 from __future__ import annotations
@@ -21,18 +25,19 @@ from pathlib import Path
 from types import ModuleType
 from typing import Any
 
-import naive
 import orjson
-from bench_results import NaiveResult, OracleResult
-from measure_util import log, median
+from bench.index_figures import fresh_index
+from bench.inputs import cluster
+from bench.timing import log
 
+from bench import naive as naive_algorithm
 from spreadwatch.index import SpreadIndex
 from spreadwatch.model import Controller
-from spreadwatch.report import SpreadReport
-from spreadwatch.scoring import Profile, representative_pod, zone_key
+from spreadwatch.report import ReportOptions, SpreadReport
+from spreadwatch.scoring import Profile, get_profile, representative_pod, zone_key
 from spreadwatch.snapshot import Snapshot
 
-__all__ = ["incoming_pods", "measure_naive", "measure_oracle", "oracle_binary", "oracle_cluster"]
+__all__ = ["go_plugin", "naive"]
 
 _ORACLE_DIR = Path(__file__).resolve().parent.parent / "tests" / "oracle"
 
@@ -44,16 +49,7 @@ def _oracle_client() -> ModuleType:
     return importlib.import_module("oracle_client")
 
 
-def oracle_binary() -> str | None:
-    """Path of the spreadwatch-oracle binary (built or reused by tests/oracle/build.sh), or None."""
-    try:
-        return str(_oracle_client().build())
-    except Exception as err:  # missing Go, build failure
-        log(f"oracle unavailable: {err}")
-        return None
-
-
-def derived_scores(
+def _derived_scores(
     report: SpreadReport, nodes: dict[str, Any], profile: Profile, names: Sequence[str]
 ) -> dict[str, int]:
     """Each named candidate's final score as derived from the report (O(names))."""
@@ -62,11 +58,11 @@ def derived_scores(
 
 def _naive_once(
     snapshot: Snapshot, profile: Profile, chosen: Sequence[Controller]
-) -> tuple[naive.NaiveScorer, float, float, float]:
+) -> tuple[naive_algorithm.NaiveScorer, float, float, float]:
     """(scorer, NodeInfo build s, wall s per workload, CPU s per workload) of one naive pass over ``chosen``."""
     gc.collect()
     t0 = time.perf_counter()
-    scorer = naive.NaiveScorer(snapshot, profile)
+    scorer = naive_algorithm.NaiveScorer(snapshot, profile)
     t1 = time.perf_counter()
     c1 = time.process_time()
     for ctrl in chosen:
@@ -75,45 +71,46 @@ def _naive_once(
     return scorer, t1 - t0, (t2 - t1) / len(chosen), (time.process_time() - c1) / len(chosen)
 
 
-def measure_naive(
-    snapshot: Snapshot,
-    profile: Profile,
-    index: SpreadIndex,
-    sample: int,
-    repeats: int,
-    seed: int = 11,
-    check: int = 20,
-) -> NaiveResult:
-    """Time the naive algorithm on ``sample`` random workloads (all when there are fewer) and extrapolate;
-    check ``check`` of them against the index's reports (outside the timing)."""
-    workloads = naive.workloads_of(snapshot)
-    chosen = workloads if len(workloads) <= sample else random.Random(seed).sample(workloads, sample)
-    runs = [_naive_once(snapshot, profile, chosen) for _ in range(repeats)]
-    scorer = runs[-1][0]
-    build, per_workload = median([r[1] for r in runs]), median([r[2] for r in runs])
-    cpu_per_workload = median([r[3] for r in runs])
-    nodes = {n.name: n for n in snapshot.nodes}
-    checked = mismatches = 0
+def _cold_s(snapshot: Snapshot, profile: Profile) -> float:
+    """Seconds of one cold computation (load + reports), for the speed-ups."""
+    gc.collect()
+    t0 = time.perf_counter()
+    index = SpreadIndex(profile, ReportOptions())
+    index.load(snapshot)
+    index.reports()
+    return time.perf_counter() - t0
+
+
+def naive(
+    *, scale: float, quick: bool = False, sample: int = 100, full_max: int = 1000, check: int = 20, seed: int = 11
+) -> dict[str, Any]:
+    """The naive seed algorithm on all workloads (or a sample, extrapolated), checked against the reports."""
+    c, profile = cluster(scale), get_profile("v1.28")
+    snapshot = c.snapshot
+    index = fresh_index(snapshot, profile)
+    workloads = naive_algorithm.workloads_of(snapshot)
+    n = len(workloads) if len(workloads) <= full_max and not quick else min(sample, 20 if quick else sample)
+    chosen = workloads if len(workloads) <= n else random.Random(seed).sample(workloads, n)
+    scorer, build_s, per_workload_s, _ = _naive_once(snapshot, profile, chosen)
+    nodes = {node.name: node for node in snapshot.nodes}
+    checked = same = 0
     for ctrl in chosen[:check]:
         expect = scorer.scores(ctrl)
         report = index.report_for(ctrl.key)
         if expect is None or report is None:
             continue
         checked += 1
-        if derived_scores(report, nodes, profile, list(expect)) != expect or report.candidate_nodes != len(expect):
-            mismatches += 1
-    return NaiveResult(
-        workloads=len(workloads),
-        sampled=len(chosen),
-        extrapolated=len(chosen) < len(workloads),
-        nodeinfo_build_s=build,
-        per_workload_ms=per_workload * 1e3,
-        total_s=build + per_workload * len(workloads),
-        cpu_total_s=build + cpu_per_workload * len(workloads),
-        repeats=repeats,
-        checked=checked,
-        mismatches=mismatches,
-    )
+        derived = _derived_scores(report, nodes, profile, list(expect))
+        same += derived == expect and report.candidate_nodes == len(expect)
+    total = build_s + per_workload_s * len(workloads)
+    return {
+        "naive_s": total,
+        "naive_per_workload_ms": per_workload_s * 1e3,
+        "naive_sampled": len(chosen),
+        "naive_speedup": total / _cold_s(snapshot, profile),
+        "naive_checked": checked,
+        "naive_identical": same,
+    }
 
 
 def _slim_pod(o: dict[str, Any]) -> dict[str, Any]:
@@ -130,14 +127,14 @@ def _slim_pod(o: dict[str, Any]) -> dict[str, Any]:
     }
 
 
-def oracle_cluster(objects: Sequence[dict[str, Any]]) -> dict[str, list[dict[str, Any]]]:
+def _oracle_cluster(objects: Sequence[dict[str, Any]]) -> dict[str, list[dict[str, Any]]]:
     """The oracle's cluster form (``oracle_client.cluster_from_objects``), pods slimmed for transport."""
     cluster: dict[str, list[dict[str, Any]]] = _oracle_client().cluster_from_objects(objects)
     cluster["pods"] = [_slim_pod(p) for p in cluster["pods"]]
     return cluster
 
 
-def incoming_pods(
+def _incoming_pods(
     objects: Sequence[dict[str, Any]], snapshot: Snapshot, workloads: Sequence[Controller]
 ) -> list[dict[str, Any]]:
     """Each workload's representative next pod as a Pod object: labels and controller ownerReference from
@@ -183,57 +180,48 @@ class _Checker:
         self.checked += 1
         names = result["candidates"]
         same = (
-            derived_scores(report, self.nodes, self.profile, names) == result["scores"]
+            _derived_scores(report, self.nodes, self.profile, names) == result["scores"]
             and report.candidate_nodes == len(names)
             and report.skipped == result["skipped"]
         )
         self.mismatches += not same
 
 
-def measure_oracle(
-    objects: Sequence[dict[str, Any]],
-    snapshot: Snapshot,
-    profile: Profile,
-    index: SpreadIndex,
-    binary: str,
-    sample: int | None,
-    chunk: int,
-    seed: int = 13,
-    check: int = 50,
-) -> OracleResult:
-    """Run the real plugin once per workload (or per sampled workload) over the same cluster, ``chunk``
-    incoming pods per request; the cluster is encoded once and re-sent with every chunk."""
+def go_plugin(
+    *, scale: float, quick: bool = False, sample: int = 0, budget: int = 2_000_000, check: int = 50
+) -> dict[str, Any]:
+    """The real plugin once per workload (or per sampled workload, ``sample`` > 0), chunks of at most
+    ``budget`` node scores; the cluster is encoded once and re-sent with every chunk."""
     client = _oracle_client()
-    workloads = naive.workloads_of(snapshot)
-    chosen = workloads if sample is None or len(workloads) <= sample else random.Random(seed).sample(workloads, sample)
-    incoming = incoming_pods(objects, snapshot, chosen)
-    cluster_bytes = orjson.dumps(oracle_cluster(objects))
+    binary = str(client.build())
+    c, profile = cluster(scale), get_profile("v1.28")
+    snapshot, objects = c.snapshot, c.objects
+    index = fresh_index(snapshot, profile)
+    workloads = naive_algorithm.workloads_of(snapshot)
+    sample = 20 if quick else sample
+    chosen = workloads if not sample or len(workloads) <= sample else random.Random(13).sample(workloads, sample)
+    chunk = max(10, min(1000, budget // max(1, len(snapshot.nodes))))
+    incoming = _incoming_pods(objects, snapshot, chosen)
+    cluster_bytes = orjson.dumps(_oracle_cluster(objects))
     checker = _Checker(snapshot, profile, index, check)
-    elapsed_ns = requests = 0
-    wall0 = time.perf_counter()
+    elapsed_ns = 0
+    log(f"scale {scale}: Go plugin, {len(chosen)} workloads in chunks of {chunk}")
     with client.Oracle(binary) as oracle:
         for start in range(0, len(incoming), chunk):
             line = b'{"cluster":' + cluster_bytes + b',"incoming":' + orjson.dumps(incoming[start : start + chunk])
             answer = orjson.loads(oracle.request_bytes(line + b"}"))
             if "error" in answer:
                 raise RuntimeError(f"oracle error: {answer['error']}")
-            requests += 1
             elapsed_ns += int(answer["elapsedNs"])
             for ctrl, result in zip(chosen[start : start + chunk], answer["results"], strict=True):
                 checker.check(ctrl, result)
             del answer, line
-    plugin_s = elapsed_ns / 1e9
-    return OracleResult(
-        workloads=len(workloads),
-        sampled=len(chosen),
-        extrapolated=len(chosen) < len(workloads),
-        requests=requests,
-        chunk=chunk,
-        plugin_s_measured=plugin_s,
-        plugin_s=plugin_s * len(workloads) / len(chosen),
-        per_workload_ms=plugin_s / len(chosen) * 1e3,
-        wall_s=time.perf_counter() - wall0,
-        cluster_mib=len(cluster_bytes) / 2**20,
-        checked=checker.checked,
-        mismatches=checker.mismatches,
-    )
+    plugin_s = elapsed_ns / 1e9 * len(workloads) / len(chosen)
+    return {
+        "plugin_s": plugin_s,
+        "plugin_per_workload_ms": elapsed_ns / 1e6 / len(chosen),
+        "plugin_sampled": len(chosen),
+        "plugin_speedup": plugin_s / _cold_s(snapshot, profile),
+        "plugin_checked": checker.checked,
+        "plugin_identical": checker.checked - checker.mismatches,
+    }
