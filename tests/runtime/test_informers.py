@@ -101,7 +101,7 @@ def test_list_then_watch_events_bookmarks_and_resumed_watches() -> None:
         "lists": 1,
         "watches": 3,
         "events": 4,  # bookmarks excluded
-        "stale_removed": 0,
+        "staleRemoved": 0,
         "failures": 0,
         "undecodable": 0,
     }
