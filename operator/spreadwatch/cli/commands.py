@@ -12,7 +12,7 @@ from typing import TextIO
 from spreadwatch.analysis import WorkloadFilter, analyze_index, explain_workload, score_objects
 from spreadwatch.cli.compare import write_explain_comparison
 from spreadwatch.cli.options import metrics_options, report_options, snapshot_of
-from spreadwatch.cli.output import write_json
+from spreadwatch.cli.output import write_json, write_notes
 from spreadwatch.cli.render import (
     score_document,
     write_explain_health,
@@ -37,7 +37,10 @@ def cmd_score(args: argparse.Namespace, out: TextIO) -> int:
     if pods[0].get("kind") != "Pod":
         raise InputError(f"{args.pod}: expected a Pod, found {object_ref(pods[0])}")
     nodes = [n.strip() for n in args.nodes.split(",") if n.strip()] if args.nodes else None
-    result = score_objects(read_documents(args.cluster), pods[0], profile=resolve_profile(args), nodes=nodes)
+    notes: list[str] = []
+    cluster = read_documents(args.cluster, notes)
+    write_notes(notes)
+    result = score_objects(cluster, pods[0], profile=resolve_profile(args), nodes=nodes)
     if args.output == "json":
         write_json(score_document(result), out)
     else:
