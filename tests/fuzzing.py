@@ -456,6 +456,7 @@ class Fuzzer:
         kind = objects[target].get("kind") if target >= 0 else None
         if not failures and eligible and kind in WORKLOAD_KINDS and command == "analyze":
             failures += self.others_unchanged(argv, target, fmt, objects[target])
+            desc += " [others compared]"
         return desc, failures
 
     def check(self, argv: list[str]) -> list[str]:

@@ -5,6 +5,7 @@ points raise only spreadwatch's errors for any bytes; and the fuzzer itself runs
 from __future__ import annotations
 
 import contextlib
+import copy
 import io
 import json
 import os
@@ -21,7 +22,7 @@ import yaml
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from fuzzing import base_objects
+from fuzzing import SCHEDULER_CONFIG, base_objects
 from spreadwatch.cli import main
 from spreadwatch.cli.output import write_json
 from spreadwatch.decode import Converter, Unparsed, decode_items, decode_json, decode_page
@@ -393,3 +394,43 @@ def test_the_fuzzer_finds_no_traceback_hang_or_changed_neighbour(tmp_path: Path)
     cases = [ln for ln in lines if ln.startswith(("ok ", "FAIL "))]
     failures = "\n".join(ln for ln in lines if not ln.startswith("ok "))
     assert proc.returncode == 0 and len(cases) == FUZZ_CASES and not failures, failures[-4000:]
+
+
+@pytest.mark.parametrize(
+    ("value", "message"),
+    [
+        pytest.param(2**80, "maxSkew: an integer of 81 bits (at most 64)", id="maxSkew 2**80"),
+        pytest.param("DEEP", "nested deeper than 64 levels", id="maxSkew nested 500 deep"),
+    ],
+)
+def test_a_scheduler_config_beyond_its_bounds_is_refused(tmp_path: Path, value: Any, message: str) -> None:
+    config = copy.deepcopy(SCHEDULER_CONFIG)
+    config["profiles"][0]["pluginConfig"][0]["args"]["defaultConstraints"][0]["maxSkew"] = value
+    text = yaml.safe_dump(config).replace("DEEP", "[" * 500 + "]" * 500)
+    path = tmp_path / "config.yaml"
+    path.write_text(text)
+    cluster = str(TESTS.parent / "examples" / "cluster.yaml")
+    err = one_error_line(*run("analyze", "--profile", "v1.29", "--scheduler-config", str(path), "--cluster", cluster))
+    assert f"{path}: profiles[0].pluginConfig[0].args.defaultConstraints[0].maxSkew" in err and message in err
+
+
+def test_a_directory_names_its_hostile_file_and_counts_as_one_input(
+    tmp_path: Path, cluster: list[dict[str, Any]]
+) -> None:
+    (tmp_path / "m").mkdir()
+    (tmp_path / "m" / "a-cluster.json").write_bytes(dump(cluster))
+    (tmp_path / "m" / "b-configmaps.yaml").write_text("kind: ConfigMap\nmetadata: {name: c}\n")
+    code, _, err = run("analyze", "--cluster", str(tmp_path / "m"))
+    assert (code, err) == (
+        0,
+        f"spreadwatch: note: {tmp_path / 'm'}: skipped 1 object of kinds spreadwatch does not read: ConfigMap ×1\n",
+    )
+    (tmp_path / "m" / "c-broken.json").write_bytes(
+        b'{"kind": "List", "items": [{"kind": "Pod", "metadata": {"name": "\xff"}}]}'
+    )
+    err = one_error_line(*run("analyze", "--cluster", str(tmp_path / "m")))
+    assert f"{tmp_path / 'm' / 'c-broken.json'}: malformed JSON: a string is not valid UTF-8" in err
+    (tmp_path / "m" / "c-broken.json").unlink()
+    (tmp_path / "m" / "a-cluster.json").unlink()
+    err = one_error_line(*run("analyze", "--cluster", str(tmp_path / "m")))
+    assert f"{tmp_path / 'm'}: nothing spreadwatch reads" in err and "ConfigMap ×1" in err
