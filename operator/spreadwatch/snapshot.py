@@ -51,7 +51,16 @@ from spreadwatch.model import (
     parse_object,
 )
 
-__all__ = ["Snapshot", "iter_documents", "iter_records", "load_snapshot", "paused_gc", "read_documents"]
+__all__ = [
+    "MAX_ALIAS_EXPANSION",
+    "MAX_YAML_DEPTH",
+    "Snapshot",
+    "iter_documents",
+    "iter_records",
+    "load_snapshot",
+    "paused_gc",
+    "read_documents",
+]
 
 _SUFFIXES = (".yaml", ".yml", ".json")
 
@@ -83,6 +92,7 @@ _READ_KINDS: Final = frozenset({"Pod", "Node", "Service", "Namespace", *WORKLOAD
 MAX_ALIAS_EXPANSION: Final = 100_000
 MAX_YAML_DEPTH: Final = 1_000  # (libyaml's own limit for nesting written out)
 _SHOWN_KINDS: Final = 5  # kinds named in a note; the rest are counted
+_END: Final = object()  # (an exhausted iterator)
 
 
 @dataclass(slots=True)
@@ -141,9 +151,6 @@ def _flatten(doc: Any, source: str) -> Iterator[Mapping[str, Any]]:
             stack.append(iter(items or ()))
             continue
         yield item
-
-
-_END: Final = object()
 
 
 def _yaml_nodes(node: Any) -> list[Any]:

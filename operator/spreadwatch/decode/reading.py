@@ -26,8 +26,17 @@ from spreadwatch.model import Record
 
 __all__ = ["DecodeError", "Decoded", "Unparsed", "decode_items", "decode_json", "decode_json_chunks", "decode_page"]
 
-#: What a document nested deeper than the decoders go is refused with.
-TOO_DEEP: Final = "nested too deeply (the JSON decoders stop at about 1,000 levels)"
+_TOO_DEEP: Final = "nested too deeply (the JSON decoders stop at about 1,000 levels)"
+_REFUSALS: Final = (msgspec.DecodeError, UnicodeDecodeError, RecursionError)
+
+
+def _refusal(err: BaseException) -> DecodeError:
+    """The DecodeError of a decoder's refusal of the bytes (one of ``_REFUSALS``)."""
+    if isinstance(err, UnicodeDecodeError):
+        return DecodeError(f"a string is not valid UTF-8 ({err.reason})")
+    if isinstance(err, RecursionError):
+        return DecodeError(_TOO_DEEP)
+    return DecodeError(str(err))
 
 
 def _decoded(decoder: msgspec.json.Decoder[Any], data: Any) -> Any:
@@ -37,12 +46,8 @@ def _decoded(decoder: msgspec.json.Decoder[Any], data: Any) -> Any:
         return decoder.decode(data)
     except msgspec.ValidationError:
         raise
-    except msgspec.DecodeError as err:
-        raise DecodeError(str(err)) from None
-    except UnicodeDecodeError as err:
-        raise DecodeError(f"a string is not valid UTF-8 ({err.reason})") from None
-    except RecursionError:
-        raise DecodeError(TOO_DEEP) from None
+    except _REFUSALS as err:
+        raise _refusal(err) from None
 
 
 _CHUNK: Final = 4096  # items of a typed document converted (then freed) at a time, between progress calls
@@ -89,12 +94,8 @@ def _convert(
     checked, in the first pass) that is not UTF-8 or not JSON is DecodeError too. O(kept fields)."""
     try:
         return converter.convert(items, kinds, api_version)
-    except UnicodeDecodeError as err:
-        raise DecodeError(f"a string is not valid UTF-8 ({err.reason})") from None
-    except msgspec.DecodeError as err:
-        raise DecodeError(str(err)) from None
-    except RecursionError:
-        raise DecodeError(TOO_DEEP) from None
+    except _REFUSALS as err:
+        raise _refusal(err) from None
 
 
 def _one(raw: msgspec.Raw, kind: str, api_version: str, converter: Converter) -> Decoded:
