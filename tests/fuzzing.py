@@ -5,8 +5,9 @@ seed and index): a valid dump (``examples/cluster.yaml``'s objects, as JSON or Y
 a wrongly typed value or a missing field at a random path, a huge or hostile value, deep nesting, broken
 owner references, an invalid selector or topology spread constraint — or the whole file made hostile (bytes
 flipped or cut, invalid UTF-8, deep nesting, odd List kinds, billion-laughs and self-referring YAML aliases).
-It is run in-process through one of ``analyze``, ``explain``, ``score``, ``compare``, ``simulate``,
-``summary`` or ``analyze --scheduler-config`` (the scheduler configuration mutated instead), and checked:
+It is run in-process through one of ``analyze``, ``explain``, ``score``, ``compare``, ``simulate`` (``--add``,
+``--remove``), ``rebalance``, ``summary`` or ``analyze --scheduler-config`` (the scheduler configuration
+mutated instead), and checked:
 
 * the exit code is 0 or 2 and nothing escapes ``main`` (no traceback);
 * exit 2: nothing on stdout, one line on stderr (``spreadwatch: error: ...``); exit 0: only
@@ -205,6 +206,11 @@ _TARGETED: list[tuple[str, Any]] = [
 
 def mutate_object(rng: random.Random, obj: dict[str, Any]) -> tuple[str, bool]:
     """Mutate ``obj`` in place; returns (what was done, whether the "others unchanged" property applies)."""
+    meta = obj.get("metadata")
+    if rng.random() < 0.08 and isinstance(meta, dict) and isinstance(meta.get("name"), str):
+        suffix = rng.choice(["²", "٣", "9" * rng.choice([10, 11, 5_000]), "2147483648", "-1", "007", ""])
+        meta["name"] = f"{meta['name'].rpartition('-')[0] or meta['name']}-{suffix}"
+        return "hostile name suffix (an ordinal)", False
     if rng.random() < 0.45:
         field, make = rng.choice(_TARGETED)
         keys = field.split(".")
@@ -349,16 +355,29 @@ def _insert(rng: random.Random, data: bytes, chunk: bytes) -> bytes:
     return data[:at] + chunk + data[at:]
 
 
-COMMANDS = ("analyze", "explain", "score", "compare", "simulate", "summary", "scheduler-config")
+COMMANDS = (
+    "analyze",
+    "explain",
+    "score",
+    "compare",
+    "simulate",
+    "simulate-remove",
+    "rebalance",
+    "summary",
+    "scheduler-config",
+)
+WORKLOADS = ("deployment/shop/checkout", "statefulset/data/postgres", "replicationcontroller/data/legacy-api")
 
 
-def argv_for(command: str, cluster: str, pod: str, config: str) -> list[str]:
+def argv_for(command: str, cluster: str, pod: str, config: str, workload: str) -> list[str]:
     return {
         "analyze": ["analyze", "-o", "json", "--cluster", cluster],
         "explain": ["explain", "--cluster", cluster, "deployment/shop/checkout"],
         "score": ["score", "--cluster", cluster, "--pod", pod, "-o", "json"],
         "compare": ["compare", "--cluster", cluster, "-o", "json"],
-        "simulate": ["simulate", "--cluster", cluster, "deployment/shop/checkout", "--add", "3"],
+        "simulate": ["simulate", "--cluster", cluster, workload, "--add", "3"],
+        "simulate-remove": ["simulate", "--cluster", cluster, workload, "--remove", "2"],
+        "rebalance": ["rebalance", "--cluster", cluster, workload],
         "summary": ["summary", "--cluster", cluster],
         "scheduler-config": [
             "analyze",
@@ -439,7 +458,8 @@ class Fuzzer:
             config = self._write(f"config.{fmt}", data)
             cluster = self._write("cluster.yaml", render(objects, "yaml", rng))
         elif roll < 0.6:
-            target = rng.randrange(len(objects))
+            workloads = [i for i, o in enumerate(objects) if o.get("kind") in WORKLOAD_KINDS]
+            target = rng.choice(workloads) if rng.random() < 0.5 else rng.randrange(len(objects))
             what, eligible = mutate_object(rng, objects[target])
             what = f"{objects[target].get('kind')} #{target}: {what}"
             cluster = self._write(f"cluster.{fmt}", render(objects, fmt, rng))
@@ -450,12 +470,14 @@ class Fuzzer:
             pod_obj = yaml.safe_load(POD.read_text())
             what += f"; pod: {mutate_object(rng, pod_obj)[0]}"
             pod = self._write(f"pod.{fmt}", render([pod_obj], fmt, rng).replace(b"kind: List", b"kind: List"))
-        argv = argv_for(command, cluster, pod, config)
+        argv = argv_for(command, cluster, pod, config, rng.choice(WORKLOADS))
         desc = f"case {self.seed}/{index}: {command} {fmt} {what}"
         failures = self.check(argv)
         kind = objects[target].get("kind") if target >= 0 else None
-        if not failures and eligible and kind in WORKLOAD_KINDS and command == "analyze":
-            failures += self.others_unchanged(argv, target, fmt, objects[target])
+        if not failures and eligible and kind in WORKLOAD_KINDS:
+            failures += self.others_unchanged(
+                argv_for("analyze", cluster, pod, config, ""), target, fmt, objects[target]
+            )
             desc += " [others compared]"
         return desc, failures
 
