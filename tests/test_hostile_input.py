@@ -25,7 +25,15 @@ from hypothesis import strategies as st
 from fuzzing import SCHEDULER_CONFIG, base_objects
 from spreadwatch.cli import main
 from spreadwatch.cli.output import write_json
-from spreadwatch.decode import Converter, Unparsed, decode_items, decode_json, decode_page
+from spreadwatch.decode import (
+    Converter,
+    Unparsed,
+    decode_event,
+    decode_items,
+    decode_json,
+    decode_page,
+    list_resource_version,
+)
 from spreadwatch.errors import InputError, ObjectError
 from spreadwatch.model import parse_object, revision_number
 
@@ -325,6 +333,7 @@ def _page(objects: list[dict[str, Any]]) -> bytes:
 
 
 _PAGE = _page([o for o in base_objects() if o["kind"] == "Pod"])
+_EVENT = orjson.dumps({"type": "MODIFIED", "object": next(o for o in base_objects() if o["kind"] == "Pod")})
 
 
 @st.composite
@@ -332,7 +341,7 @@ def _hostile_bytes(draw: st.DrawFn) -> bytes:
     """A valid page with bytes replaced, cut or inserted, or any bytes at all."""
     if draw(st.booleans()):
         return draw(st.binary(max_size=300))
-    data = bytearray(_PAGE)
+    data = bytearray(draw(st.sampled_from([_PAGE, _EVENT])))
     for _ in range(draw(st.integers(1, 4))):
         at = draw(st.integers(0, len(data)))
         chunk = draw(st.sampled_from([b"\xff", b"\xed\xa0\x80", b"\xc0\xaf", b"[" * 1_500, b"9" * 30, b"", b"{", b'"']))
@@ -343,12 +352,14 @@ def _hostile_bytes(draw: st.DrawFn) -> bytes:
 @settings(max_examples=int(os.environ.get("HX", "300")), deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(_hostile_bytes(), st.sampled_from(["Pod", "Node", "ReplicaSet", "ConfigMap", ""]))
 def test_decode_entry_points_raise_only_spreadwatch_errors_for_any_bytes(data: bytes, kind: str) -> None:
-    """What the operator's watch path calls per object or page: only InputError (DecodeError) from the
-    decoder, only ObjectError from ``parse_object`` of what it leaves."""
+    """What the operator's list and watch paths call per page, event or object: only InputError (DecodeError)
+    from the decoder, only ObjectError from ``parse_object`` of what it leaves."""
     calls = [
         lambda: list(decode_json(data)),
         lambda: list(decode_items([msgspec.Raw(data)], kind, "v1", Converter())),
         lambda: list(decode_page(data, kind or "Pod", "v1", Converter())[0]),
+        lambda: [decode_event(data, kind or "Pod", "v1", Converter()).item],
+        lambda: [list_resource_version(data)],
     ]
     for call in calls:
         try:

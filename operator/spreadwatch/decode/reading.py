@@ -24,19 +24,31 @@ from spreadwatch.decode.convert import Converter
 from spreadwatch.errors import DecodeError
 from spreadwatch.model import Record
 
-__all__ = ["DecodeError", "Decoded", "Unparsed", "decode_items", "decode_json", "decode_json_chunks", "decode_page"]
+__all__ = [
+    "REFUSALS",
+    "DecodeError",
+    "Decoded",
+    "Unparsed",
+    "decode_items",
+    "decode_json",
+    "decode_json_chunks",
+    "decode_page",
+    "refusal",
+]
 
 _TOO_DEEP: Final = "nested too deeply (the JSON decoders stop at about 1,000 levels)"
-_REFUSALS: Final = (msgspec.DecodeError, UnicodeDecodeError, RecursionError)
+#: What msgspec's decoders raise for bytes they refuse: its own errors (ValidationError among them), a string
+#: that is not UTF-8, nesting beyond the recursion limit. :func:`refusal` words each as a DecodeError.
+REFUSALS: Final = (msgspec.DecodeError, UnicodeDecodeError, RecursionError)
 
 
-def _refusal(err: BaseException) -> DecodeError:
-    """The DecodeError of a decoder's refusal of the bytes (one of ``_REFUSALS``)."""
+def refusal(err: BaseException, what: str = "") -> DecodeError:
+    """The DecodeError (one line, ``what`` before it) of a decoder's refusal of the bytes (one of REFUSALS)."""
     if isinstance(err, UnicodeDecodeError):
-        return DecodeError(f"a string is not valid UTF-8 ({err.reason})")
-    if isinstance(err, RecursionError):
-        return DecodeError(_TOO_DEEP)
-    return DecodeError(str(err))
+        reason = f"a string is not valid UTF-8 ({err.reason})"
+    else:
+        reason = _TOO_DEEP if isinstance(err, RecursionError) else str(err)
+    return DecodeError(f"{what}{reason}")
 
 
 def _decoded(decoder: msgspec.json.Decoder[Any], data: Any) -> Any:
@@ -46,8 +58,8 @@ def _decoded(decoder: msgspec.json.Decoder[Any], data: Any) -> Any:
         return decoder.decode(data)
     except msgspec.ValidationError:
         raise
-    except _REFUSALS as err:
-        raise _refusal(err) from None
+    except REFUSALS as err:
+        raise refusal(err) from None
 
 
 _CHUNK: Final = 4096  # items of a typed document converted (then freed) at a time, between progress calls
@@ -94,8 +106,8 @@ def _convert(
     checked, in the first pass) that is not UTF-8 or not JSON is DecodeError too. O(kept fields)."""
     try:
         return converter.convert(items, kinds, api_version)
-    except _REFUSALS as err:
-        raise _refusal(err) from None
+    except REFUSALS as err:
+        raise refusal(err) from None
 
 
 def _one(raw: msgspec.Raw, kind: str, api_version: str, converter: Converter) -> Decoded:
@@ -107,7 +119,7 @@ def _one(raw: msgspec.Raw, kind: str, api_version: str, converter: Converter) ->
             if decoder is None:  # (a kind not read: the listing never asks for one)
                 return _unparsed(raw, kind, api_version)
             obj: Any = _decoded(decoder, raw)
-            if obj.kind is not msgspec.UNSET:
+            if obj.kind is not msgspec.UNSET and obj.kind != kind:  # (a watch event's object names its kind)
                 return _unparsed(raw, kind, api_version)
             item_kind = kind
         else:  # a file's item names its kind
