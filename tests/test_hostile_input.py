@@ -445,3 +445,21 @@ def test_a_directory_names_its_hostile_file_and_counts_as_one_input(
     (tmp_path / "m" / "a-cluster.json").unlink()
     err = one_error_line(*run("analyze", "--cluster", str(tmp_path / "m")))
     assert f"{tmp_path / 'm'}: nothing spreadwatch reads" in err and "ConfigMap ×1" in err
+
+
+def test_score_names_the_file_of_a_malformed_object(tmp_path: Path, cluster: list[dict[str, Any]]) -> None:
+    pod = yaml.safe_load((TESTS.parent / "examples" / "pod.yaml").read_text())
+    pod["spec"] = {"topologySpreadConstraints": [{"maxSkew": 2**40}]}
+    pod_file = tmp_path / "pod.yaml"
+    pod_file.write_text(yaml.safe_dump(pod))
+    good = str(TESTS.parent / "examples" / "pod.yaml")
+    err = one_error_line(
+        *run("score", "--cluster", str(TESTS.parent / "examples" / "cluster.yaml"), "--pod", str(pod_file))
+    )
+    field = "spec.topologySpreadConstraints[0].maxSkew"
+    assert f"{pod_file}: Pod shop/checkout-next: {field}: expected an integer of at most 32 bits" in err
+    _web(cluster)["spec"]["replicas"] = "three"
+    path = tmp_path / "cluster.json"
+    path.write_bytes(dump(cluster))
+    err = one_error_line(*run("score", "--cluster", str(path), "--pod", good))
+    assert f"{path}: Deployment shop/web: spec.replicas: expected an integer, got string" in err

@@ -259,22 +259,10 @@ def _path_objects(raw: str | Path) -> Iterator[Mapping[str, Any]]:
             yield from _flatten(doc, str(file))
 
 
-def iter_documents(paths: Iterable[str | Path], notes: list[str] | None = None) -> Iterator[Mapping[str, Any]]:
-    """Yield every Kubernetes object in the given files/directories ("-" reads stdin).
-
-    With ``notes``, each path's objects are counted as :func:`load_snapshot` counts them: a path whose
-    objects are all of kinds not read raises SnapshotError, one with some gets a note appended.
-    """
+def iter_documents(paths: Iterable[str | Path]) -> Iterator[Mapping[str, Any]]:
+    """Yield every Kubernetes object in the given files/directories ("-" reads stdin)."""
     for raw in paths:
-        if notes is None:
-            yield from _path_objects(raw)
-            continue
-        tally = _Tally("<stdin>" if str(raw) == "-" else str(raw))
-        for obj in _path_objects(raw):
-            tally.count(obj, obj if obj.get("kind") in _READ_KINDS else None)
-            yield obj
-        if note := tally.note():
-            notes.append(note)
+        yield from _path_objects(raw)
 
 
 def _record_chunks(chunks: Iterator[list[Decoded]], source: str, tally: _Tally) -> Iterator[list[Record | None]]:
@@ -376,10 +364,10 @@ def iter_records(paths: Iterable[str | Path], notes: list[str] | None = None) ->
         yield from chunk
 
 
-def read_documents(paths: Iterable[str | Path], notes: list[str] | None = None) -> list[Mapping[str, Any]]:
+def read_documents(paths: Iterable[str | Path]) -> list[Mapping[str, Any]]:
     """All objects of :func:`iter_documents` as a list."""
     with paused_gc():
-        return list(iter_documents(paths, notes))
+        return list(iter_documents(paths))
 
 
 @dataclass(slots=True)

@@ -9,10 +9,10 @@ from __future__ import annotations
 import argparse
 from typing import TextIO
 
-from spreadwatch.analysis import WorkloadFilter, analyze_index, explain_workload, score_objects
+from spreadwatch.analysis import WorkloadFilter, analyze_index, explain_workload
 from spreadwatch.cli.compare import write_explain_comparison
 from spreadwatch.cli.options import metrics_options, report_options, snapshot_of
-from spreadwatch.cli.output import write_json, write_notes
+from spreadwatch.cli.output import write_json
 from spreadwatch.cli.render import (
     score_document,
     write_explain_health,
@@ -20,9 +20,10 @@ from spreadwatch.cli.render import (
     write_reports,
     write_score_table,
 )
-from spreadwatch.errors import InputError
-from spreadwatch.model import object_ref
+from spreadwatch.errors import InputError, ObjectError
+from spreadwatch.model import object_ref, parse_pod
 from spreadwatch.profile_args import resolve_profile
+from spreadwatch.scoring import score_pod
 from spreadwatch.selectors import parse_selector
 from spreadwatch.snapshot import paused_gc, read_documents
 
@@ -30,17 +31,19 @@ __all__ = ["cmd_analyze", "cmd_explain", "cmd_score"]
 
 
 def cmd_score(args: argparse.Namespace, out: TextIO) -> int:
-    """Score the ``--pod`` on every candidate node of the ``--cluster``."""
+    """Score the ``--pod`` on every candidate node of the ``--cluster`` (read as ``analyze`` reads it)."""
     pods = read_documents([args.pod])
     if len(pods) != 1:
         raise InputError(f"{args.pod}: expected exactly one Pod, found {len(pods)} objects")
     if pods[0].get("kind") != "Pod":
         raise InputError(f"{args.pod}: expected a Pod, found {object_ref(pods[0])}")
+    try:
+        pod = parse_pod(pods[0])
+    except ObjectError as err:  # (named with its file, as the snapshot's objects are)
+        raise ObjectError(f"{args.pod}: {err.ref}", err.path, err.problem) from None
     nodes = [n.strip() for n in args.nodes.split(",") if n.strip()] if args.nodes else None
-    notes: list[str] = []
-    cluster = read_documents(args.cluster, notes)
-    write_notes(notes)
-    result = score_objects(cluster, pods[0], profile=resolve_profile(args), nodes=nodes)
+    snapshot = snapshot_of(args)
+    result = score_pod(pod, snapshot.nodes, snapshot.pods, snapshot, resolve_profile(args), nodes)
     if args.output == "json":
         write_json(score_document(result), out)
     else:
