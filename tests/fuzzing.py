@@ -236,6 +236,26 @@ def mutate_object(rng: random.Random, obj: dict[str, Any]) -> tuple[str, bool]:
     return f"replace {'.'.join(map(str, path))}", eligible
 
 
+_NUMBERS = ("1", "-1", "9" * 19, "9" * 20, "9" * 5_000, "0" * 5_000 + "7", "²", "٣", "+5", "")
+
+
+def mutate_pair(rng: random.Random, objects: list[dict[str, Any]]) -> str:
+    """Two objects that meet: every node labelled ``k`` with a hostile number, one workload requiring
+    ``k Gt|Lt`` another (node affinity compares them as Go's int64)."""
+    value = rng.choice(_NUMBERS)
+    for obj in objects:
+        if obj.get("kind") == "Node":
+            obj["metadata"].setdefault("labels", {})["k"] = value
+    workload = rng.choice([o for o in objects if o.get("kind") in WORKLOAD_KINDS])
+    spec = workload["spec"]["template"].setdefault("spec", {})
+    operator, bound = rng.choice(["Gt", "Lt"]), rng.choice(_NUMBERS)
+    term = {"matchExpressions": [{"key": "k", "operator": operator, "values": [bound]}]}
+    spec["affinity"] = {
+        "nodeAffinity": {"requiredDuringSchedulingIgnoredDuringExecution": {"nodeSelectorTerms": [term]}}
+    }
+    return f"nodes k={value[:8]}..., {workload['metadata']['name']} requires k {operator} {bound[:8]}..."
+
+
 def render(objects: list[dict[str, Any]], fmt: str, rng: random.Random) -> bytes:
     """A dump of ``objects``: a JSON List, or YAML (one List, or one document per object)."""
     deep: dict[str, Deep] = {}
@@ -457,6 +477,9 @@ class Fuzzer:
                 what += f", {how}"
             config = self._write(f"config.{fmt}", data)
             cluster = self._write("cluster.yaml", render(objects, "yaml", rng))
+        elif roll < 0.08:
+            what = mutate_pair(rng, objects)
+            cluster = self._write(f"cluster.{fmt}", render(objects, fmt, rng))
         elif roll < 0.6:
             workloads = [i for i, o in enumerate(objects) if o.get("kind") in WORKLOAD_KINDS]
             target = rng.choice(workloads) if rng.random() < 0.5 else rng.randrange(len(objects))

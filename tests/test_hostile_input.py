@@ -36,6 +36,7 @@ from spreadwatch.decode import (
 )
 from spreadwatch.errors import InputError, ObjectError
 from spreadwatch.model import parse_object, revision_number
+from spreadwatch.selectors import Operator, Requirement
 
 TESTS = Path(__file__).resolve().parent
 #: Cases of the fuzzer run here (``make fuzz`` runs 10,000); a case silent for CASE_TIMEOUT seconds is a hang.
@@ -463,3 +464,17 @@ def test_score_names_the_file_of_a_malformed_object(tmp_path: Path, cluster: lis
     path.write_bytes(dump(cluster))
     err = one_error_line(*run("score", "--cluster", str(path), "--pod", good))
     assert f"{path}: Deployment shop/web: spec.replicas: expected an integer, got string" in err
+
+
+@pytest.mark.parametrize(
+    ("label", "bound", "matches"),
+    [
+        pytest.param("0" * 5_000 + "7", "5", True, id="7 with 5,000 leading zeros > 5"),
+        pytest.param("9" * 5_000, "5", False, id="5,000 nines: out of int64, no match"),
+        pytest.param("6", "9" * 5_000, False, id="bound of 5,000 nines: no match"),
+        pytest.param("9223372036854775807", "9223372036854775806", True, id="int64 max > max - 1"),
+        pytest.param("²", "1", False, id="a Unicode digit is no number"),
+    ],
+)
+def test_gt_compares_as_go_int64_for_any_length(label: str, bound: str, matches: bool) -> None:
+    assert Requirement("k", Operator.GREATER_THAN, (bound,)).matches({"k": label}) is matches
