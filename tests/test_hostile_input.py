@@ -478,3 +478,29 @@ def test_score_names_the_file_of_a_malformed_object(tmp_path: Path, cluster: lis
 )
 def test_gt_compares_as_go_int64_for_any_length(label: str, bound: str, matches: bool) -> None:
     assert Requirement("k", Operator.GREATER_THAN, (bound,)).matches({"k": label}) is matches
+
+
+def test_compare_of_a_workload_whose_target_profile_reports_error(
+    tmp_path: Path, cluster: list[dict[str, Any]]
+) -> None:
+    """Found by ``make fuzz``: an invalid constraint selector makes the v1.29 report Error (no scores)."""
+    web = _web(cluster)
+    web["spec"]["template"]["spec"]["topologySpreadConstraints"] = [
+        {
+            "maxSkew": 1,
+            "topologyKey": "kubernetes.io/hostname",
+            "whenUnsatisfiable": "ScheduleAnyway",
+            "labelSelector": {"matchExpressions": [{"key": "a", "operator": "Gt", "values": ["²"]}]},
+        }
+    ]
+    for obj in cluster:  # (its ReplicaSet's template is what the next pod is made of)
+        if obj["kind"] == "ReplicaSet" and obj["metadata"]["name"].startswith("web-"):
+            obj["spec"]["template"]["spec"]["topologySpreadConstraints"] = web["spec"]["template"]["spec"][
+                "topologySpreadConstraints"
+            ]
+    path = tmp_path / "dump.json"
+    path.write_bytes(dump(cluster))
+    code, out, err = run("compare", "-o", "json", "--cluster", str(path))
+    assert (code, err) == (0, "")
+    row = next(w for w in json.loads(out)["workloads"] if w["workload"]["name"] == "web")
+    assert row["to"]["bestNodes"] == [] and row["bestNodesOverlap"] is False
