@@ -492,7 +492,7 @@ class Fuzzer:
         if command == "score" and rng.random() < 0.3:
             pod_obj = yaml.safe_load(POD.read_text())
             what += f"; pod: {mutate_object(rng, pod_obj)[0]}"
-            pod = self._write(f"pod.{fmt}", render([pod_obj], fmt, rng).replace(b"kind: List", b"kind: List"))
+            pod = self._write(f"pod.{fmt}", render([pod_obj], fmt, rng))
         argv = argv_for(command, cluster, pod, config, rng.choice(WORKLOADS))
         desc = f"case {self.seed}/{index}: {command} {fmt} {what}"
         failures = self.check(argv)
