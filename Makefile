@@ -57,7 +57,7 @@ test: setup lint typecheck layers oracle dev-cluster-tools controlplane-gen-chec
 	$(PY) -m pytest -q
 
 FUZZ_CASES ?= 10000
-fuzz: setup  ## the input fuzzer's long run: FUZZ_CASES (10,000) cases of tests/fuzzing.py (make test runs 400)
+fuzz: setup  ## the input fuzzer's long run: FUZZ_CASES (10,000) cases of tests/fuzzing.py (make test runs 300)
 	SPREADWATCH_FUZZ_CASES=$(FUZZ_CASES) $(PY) -m pytest -q -p no:cacheprovider tests/test_hostile_input.py -k fuzzer
 
 test-e2e: setup dev-cluster-tools prometheus-tools image  ## end-to-end tests against a real local control plane

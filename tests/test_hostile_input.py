@@ -40,7 +40,7 @@ from spreadwatch.selectors import Operator, Requirement
 
 TESTS = Path(__file__).resolve().parent
 #: Cases of the fuzzer run here (``make fuzz`` runs 10,000); a case silent for CASE_TIMEOUT seconds is a hang.
-FUZZ_CASES = int(os.environ.get("SPREADWATCH_FUZZ_CASES", "400"))
+FUZZ_CASES = int(os.environ.get("SPREADWATCH_FUZZ_CASES", "300"))
 CASE_TIMEOUT = 60.0
 
 
