@@ -1,8 +1,9 @@
 """CLI options that shape the scoring profile: ``--scheduler-config`` and ``--scheduler-name``.
 
-``--scheduler-config FILE`` reads a ``KubeSchedulerConfiguration`` (kubescheduler.config.k8s.io/v1) and
-replaces PodTopologySpread's default constraints (profile ``v1.29``) with those of the profile named by
-``--scheduler-name`` (default ``default-scheduler``); SelectorSpread profiles ignore it. An unreadable or
+``--scheduler-config FILE`` reads a ``KubeSchedulerConfiguration`` (kubescheduler.config.k8s.io/v1 or v1beta3)
+and replaces PodTopologySpread's default constraints (profile ``v1.29``; SelectorSpread profiles ignore them)
+with those of the profile named by ``--scheduler-name`` (default ``default-scheduler``), and takes its
+``percentageOfNodesToScore`` (every profile: the scheduler's window, scoring/window.py). An unreadable or
 invalid file is one line on stderr, exit 2, and so is one nested deeper than :data:`MAX_CONFIG_DEPTH` levels
 or holding an integer beyond 64 bits (refused before it is interpreted). O(size of the file).
 """
@@ -17,10 +18,15 @@ from typing import Any, Final
 
 from spreadwatch.errors import InputError
 from spreadwatch.scoring import Profile, get_profile
-from spreadwatch.scoring.schedconfig import DEFAULT_SCHEDULER_NAME, default_constraints_from_config
+from spreadwatch.scoring.schedconfig import (
+    DEFAULT_SCHEDULER_NAME,
+    default_constraints_from_config,
+    score_percentage_from_config,
+)
+from spreadwatch.scoring.score_weights import ScoreWeights, score_weights
 from spreadwatch.snapshot import read_documents
 
-__all__ = ["MAX_CONFIG_DEPTH", "add_scheduler_config_args", "load_profile", "resolve_profile"]
+__all__ = ["MAX_CONFIG_DEPTH", "add_scheduler_config_args", "load_profile", "load_score_weights", "resolve_profile"]
 
 #: A KubeSchedulerConfiguration nests about 8 levels; one nested deeper than this is refused.
 MAX_CONFIG_DEPTH: Final = 64
@@ -45,18 +51,35 @@ def add_scheduler_config_args(p: argparse.ArgumentParser) -> None:
 
 
 def load_profile(name: str, scheduler_config: str | None, scheduler_name: str = DEFAULT_SCHEDULER_NAME) -> Profile:
-    """Profile ``name`` with the PodTopologySpread defaults of ``scheduler_config`` (when given)."""
+    """Profile ``name`` with the ``percentageOfNodesToScore`` and (v1.29) the PodTopologySpread defaults of
+    ``scheduler_config`` (when given)."""
     profile = get_profile(name)
     if not scheduler_config:
         return profile
-    docs = read_documents([scheduler_config])
-    if len(docs) != 1:
-        raise InputError(f"{scheduler_config}: expected one KubeSchedulerConfiguration, found {len(docs)} documents")
-    _check_bounds(docs[0], scheduler_config)
-    defaults = default_constraints_from_config(docs[0], scheduler_config, scheduler_name)
+    config = _config_document(scheduler_config)
+    defaults = default_constraints_from_config(config, scheduler_config, scheduler_name)
+    percentage = score_percentage_from_config(config, scheduler_config, scheduler_name)
     if not profile.pod_topology_spread:
-        return profile
-    return dataclasses.replace(profile, default_constraints=defaults)
+        return dataclasses.replace(profile, score_percentage=percentage)
+    return dataclasses.replace(profile, default_constraints=defaults, score_percentage=percentage)
+
+
+def load_score_weights(profile: Profile, scheduler_config: str | None,
+                       scheduler_name: str = DEFAULT_SCHEDULER_NAME) -> ScoreWeights:  # fmt: skip
+    """The score plugins and weights of the scheduler profile (``--scheduler-config``, else the default one)."""
+    if not scheduler_config:
+        return score_weights(profile)
+    config = _config_document(scheduler_config)
+    return score_weights(profile, config, scheduler_config, scheduler_name or DEFAULT_SCHEDULER_NAME)
+
+
+def _config_document(source: str) -> Mapping[str, Any]:
+    """The one document of a scheduler configuration file, its bounds checked (:func:`_check_bounds`)."""
+    docs = read_documents([source])
+    if len(docs) != 1:
+        raise InputError(f"{source}: expected one KubeSchedulerConfiguration, found {len(docs)} documents")
+    _check_bounds(docs[0], source)
+    return docs[0]
 
 
 def _check_bounds(doc: Any, source: str) -> None:
