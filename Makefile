@@ -8,7 +8,7 @@ PY := $(VENV)/bin/python
 STAMP := $(VENV)/.installed
 export SPREADWATCH_CACHE ?= $(HOME)/.cache/spreadwatch
 
-.PHONY: help setup test test-unit test-e2e lint typecheck layers oracle demo demo-down demo-offline clean chart-lint
+.PHONY: help setup test test-unit test-e2e lint typecheck layers oracle demo demo-down demo-offline clean chart-lint fuzz
 
 include hack/controlplane/controlplane.mk
 include hack/scheduler/scheduler.mk
@@ -52,6 +52,10 @@ test-unit: setup lint typecheck layers  ## everything except end-to-end and orac
 
 test: setup lint typecheck layers oracle dev-cluster-tools scheduler-tools controlplane-gen-check prometheus-tools chart-lint image  ## every test: lint, types, layers, unit, oracle, end-to-end
 	$(PY) -m pytest -q
+
+FUZZ_CASES ?= 10000
+fuzz: setup  ## the input fuzzer's long run: FUZZ_CASES (10,000) cases of tests/fuzzing.py (make test runs 300)
+	SPREADWATCH_FUZZ_CASES=$(FUZZ_CASES) $(PY) -m pytest -q -p no:cacheprovider tests/test_hostile_input.py -k fuzzer
 
 test-e2e: setup dev-cluster-tools scheduler-tools prometheus-tools image  ## end-to-end tests against a real local control plane
 	$(PY) -m pytest -q -m e2e
