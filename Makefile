@@ -18,6 +18,7 @@ include hack/prometheus.mk
 include hack/load.mk
 include hack/image.mk
 include hack/prometheus-operator-crds.mk
+include hack/node/node.mk
 
 bench: setup oracle
 
@@ -52,10 +53,10 @@ oracle: ## build (or reuse) the differential oracles: kube-scheduler v1.28 Selec
 test-unit: setup lint typecheck layers  ## everything except end-to-end and oracle tests
 	$(PY) -m pytest -q -m "not e2e and not oracle and not prometheus"
 
-test: setup lint typecheck layers oracle dev-cluster-tools controlplane-gen-check prometheus-tools chart-lint image  ## every test: lint, types, layers, unit, oracle, end-to-end
+test: setup lint typecheck layers oracle dev-cluster-tools controlplane-gen-check prometheus-tools chart-lint image node-tools  ## every test: lint, types, layers, unit, oracle, end-to-end
 	$(PY) -m pytest -q
 
-test-e2e: setup dev-cluster-tools prometheus-tools image  ## end-to-end tests against a real local control plane
+test-e2e: setup dev-cluster-tools prometheus-tools image node-tools  ## end-to-end tests against a real local control plane
 	$(PY) -m pytest -q -m e2e
 
 demo: setup dev-cluster  ## the main job: local control plane, CRD, demo workloads, the operator, its reports

@@ -4,7 +4,7 @@
 Used by `make dev-cluster` / `make dev-cluster-down` and by the pytest fixtures in
 tests/e2e, so both start the cluster through the same code.  Stdlib only.
 
-    python3 hack/devcluster.py up     [--dir DIR] [--ports auto|fixed] [--bin-dir DIR] [--build]
+    python3 hack/devcluster.py up     [--dir DIR] [--ports auto|fixed] [--bin-dir DIR] [--build] [--node]
     python3 hack/devcluster.py down   [--dir DIR] [--keep-logs]
     python3 hack/devcluster.py status [--dir DIR]
     python3 hack/devcluster.py env    [--dir DIR]      # eval "$(python3 hack/devcluster.py env)"
@@ -19,7 +19,8 @@ DIR defaults to .dev-cluster in the repository root.  Layout of DIR:
     state.json    pids and ports of the running processes
 
 There is no kubelet, scheduler or kube-proxy: Node objects are created through the API
-and pods stay Pending unless their status is patched.
+and pods stay Pending unless their status is patched.  `up --node` adds one real node
+(containerd, kubelet, kube-proxy: hack/node/localnode.py) in DIR/node; `down` removes it too.
 """
 
 from __future__ import annotations
@@ -28,6 +29,7 @@ import argparse
 import base64
 import contextlib
 import ctypes
+import importlib.util
 import json
 import os
 import shutil
@@ -42,6 +44,7 @@ import urllib.request
 from collections.abc import Callable
 from dataclasses import asdict, dataclass
 from pathlib import Path
+from types import ModuleType
 from typing import Literal
 
 REPO_ROOT = Path(__file__).resolve().parent.parent
@@ -311,6 +314,8 @@ def _apiserver_args(cluster: Cluster) -> list[str]:
         f"--service-cluster-ip-range={SERVICE_CIDR}",
         # The advertise address is loopback, which an Endpoints object may not contain.
         "--endpoint-reconciler-type=none",
+        # A real node (hack/node) is reached at its InternalIP: its name resolves nowhere.
+        "--kubelet-preferred-address-types=InternalIP,Hostname,InternalDNS,ExternalDNS,ExternalIP",
         f"--disable-admission-plugins={','.join(DISABLED_ADMISSION)}",
         "--allow-privileged=true", "--profiling=false", f"--cert-dir={pki}",
         # Aggregation-layer front proxy: components that delegate authentication (the
@@ -594,6 +599,8 @@ def down(state_dir: Path = DEFAULT_DIR, keep_logs: bool = False, keep_bin: bool 
     except ClusterError as err:
         _log(f"{err}; removing state without stopping processes")
         cluster = None
+    if (state_dir / "node" / "node.json").exists():
+        load_localnode().down(state_dir / "node")
     if cluster is not None:
         _stop_processes(cluster)
     if not state_dir.exists():
@@ -609,6 +616,32 @@ def down(state_dir: Path = DEFAULT_DIR, keep_logs: bool = False, keep_bin: bool 
     _log(f"removed state in {state_dir}" + (f" (logs kept in {state_dir / 'logs'})" if keep_logs else ""))
 
 
+# --------------------------------------------------------------------------- a real node
+
+
+def load_localnode() -> ModuleType:
+    """hack/node/localnode.py (containerd + kubelet + kube-proxy), imported once as module ``localnode``."""
+    if "localnode" not in sys.modules:
+        spec = importlib.util.spec_from_file_location("localnode", REPO_ROOT / "hack" / "node" / "localnode.py")
+        if spec is None or spec.loader is None:
+            raise ClusterError("cannot load hack/node/localnode.py")
+        module = importlib.util.module_from_spec(spec)
+        sys.modules["localnode"] = module
+        spec.loader.exec_module(module)
+    return sys.modules["localnode"]
+
+
+def up_node(cluster: Cluster, die_with_parent: bool = False) -> Path:
+    """Build (or reuse) the node's tools and start the node in DIR/node; returns that dir."""
+    localnode = load_localnode()
+    try:
+        localnode.ensure_tools(cluster.bin_dir)
+        localnode.up(cluster, cluster.dir / "node", die_with_parent=die_with_parent)
+    except localnode.NodeError as err:
+        raise ClusterError(f"node: {err}") from None
+    return cluster.dir / "node"
+
+
 # --------------------------------------------------------------------------- CLI
 
 
@@ -616,6 +649,10 @@ def _cmd_up(args: argparse.Namespace) -> int:
     bin_dir = Path(args.bin_dir) if args.bin_dir else None
     cluster = up(Path(args.dir), bin_dir, args.ports, args.timeout, args.build)
     print(f"server:     {cluster.server}\nkubeconfig: {cluster.kubeconfig}\nlogs:       {cluster.log_dir}")
+    if args.node:
+        node_dir = up_node(cluster)
+        print(f"node:       {load_localnode().NAME} ({node_dir}; crictl: "
+              f"{cluster.bin_dir / 'crictl'} --runtime-endpoint unix://{node_dir / 'containerd' / 'containerd.sock'})")
     return 0
 
 
@@ -666,6 +703,8 @@ def main(argv: list[str] | None = None) -> int:
     p_up.add_argument("--bin-dir", help="directory with the binaries (default: DIR/bin)")
     p_up.add_argument("--build", action="store_true", help="run hack/controlplane/build.sh first")
     p_up.add_argument("--timeout", type=float, default=180.0, help="seconds to wait per component")
+    p_up.add_argument("--node", action="store_true",
+                      help="also start a real node (containerd, kubelet, kube-proxy; hack/node/localnode.py)")
     p_up.set_defaults(func=_cmd_up)
     p_down = add("down", "stop the control plane and delete its state")
     p_down.add_argument("--keep-logs", action="store_true", help="keep DIR/logs")
