@@ -29,6 +29,7 @@ anonymous requests (AlwaysAllow): it listens only on the node IP, inside this ma
 
 from __future__ import annotations
 
+import argparse
 import contextlib
 import ctypes
 import fcntl
@@ -258,13 +259,16 @@ def check_prerequisites(bin_dir: Path) -> None:
         raise NodeError(f"{', '.join(missing)} missing in {bin_dir}: run hack/node/build.sh {bin_dir}")
     if os.geteuid() != 0:
         raise NodeError("a node needs root (network namespaces, mounts, cgroups)")
-    filesystems = Path("/proc/filesystems").read_text().split()
-    if "overlay" not in filesystems:
+    if "overlay" not in _filesystems():
         _run(["modprobe", "overlay"], check=False)
-        if "overlay" not in Path("/proc/filesystems").read_text().split():
+        if "overlay" not in _filesystems():
             raise NodeError("the kernel has no overlayfs (containerd's overlayfs snapshotter needs it)")
     if not (CGROUP_ROOT / "memory" / "memory.limit_in_bytes").exists() and "memory" not in _cgroup2_controllers():
         raise NodeError("no cgroup memory controller mounted (neither /sys/fs/cgroup/memory nor cgroup v2 memory)")
+
+
+def _filesystems() -> list[str]:
+    return Path("/proc/filesystems").read_text().split()
 
 
 def _cgroup2_controllers() -> list[str]:
@@ -623,19 +627,18 @@ def down(node_dir: Path) -> None:
 
 
 def _stop(node: Node, name: str, grace: float = 15.0) -> None:
+    """SIGTERM to the component's process group (socat's per-connection children too), SIGKILL after `grace` s."""
     pid = node.pids.get(name)
     if pid is None or not _alive(pid):
         return
-    with contextlib.suppress(ProcessLookupError):
-        os.kill(pid, signal.SIGTERM)
-    deadline = time.monotonic() + grace
-    while _alive(pid) and time.monotonic() < deadline:
-        time.sleep(0.1)
-    if _alive(pid):
+    for sig in (signal.SIGTERM, signal.SIGKILL):
         with contextlib.suppress(ProcessLookupError):
-            os.kill(pid, signal.SIGKILL)
-        while _alive(pid):
+            os.killpg(pid, sig)
+        deadline = time.monotonic() + grace
+        while _alive(pid) and time.monotonic() < deadline:
             time.sleep(0.1)
+        if not _alive(pid):
+            break
     with contextlib.suppress(ChildProcessError):
         os.waitpid(pid, os.WNOHANG)
 
@@ -731,3 +734,59 @@ def _remove_log_symlinks(node: Node) -> None:
             if link.is_symlink() and str(node.dir) in os.readlink(link):
                 link.unlink()
 
+
+
+# --------------------------------------------------------------------------- CLI (by hand; `up` is devcluster's)
+
+
+def bind_pending(node: Node, namespace: str) -> list[str]:
+    """Bind every unscheduled pod of `namespace` to this node (pods/binding, as kube-scheduler would); their
+    names. For a cluster without a scheduler. O(pods)."""
+    listing = json.loads(node.kubectl("get", "pods", "-n", namespace, "-o", "json"))
+    bound = []
+    for pod in listing["items"]:
+        if pod["spec"].get("nodeName") or pod["metadata"].get("deletionTimestamp"):
+            continue
+        name = pod["metadata"]["name"]
+        binding = {"apiVersion": "v1", "kind": "Binding", "metadata": {"name": name, "namespace": namespace},
+                   "target": {"apiVersion": "v1", "kind": "Node", "name": NAME}}
+        node.kubectl("create", "-f", "-", input_text=json.dumps(binding))
+        bound.append(name)
+    return bound
+
+
+def main(argv: list[str] | None = None) -> int:
+
+
+    parser = argparse.ArgumentParser(description="The local cluster's real node (started by devcluster up --node).")
+    parser.add_argument("--dir", default=str(HERE.parent.parent / ".dev-cluster" / "node"), help="node dir")
+    sub = parser.add_subparsers(dest="command", required=True)
+    sub.add_parser("status", help="where the node runs and how to reach it")
+    image = sub.add_parser("import-image", help="import an OCI archive under the name a pod asks for")
+    image.add_argument("archive", type=Path)
+    image.add_argument("--ref", help="the name (default: the archive's, normalized)")
+    bind = sub.add_parser("bind", help="bind a namespace's unscheduled pods to the node (no kube-scheduler)")
+    bind.add_argument("namespace")
+    args = parser.parse_args(argv)
+    try:
+        node = load(Path(args.dir))
+        if node is None:
+            raise NodeError(f"no node in {args.dir} (hack/devcluster.py up --node)")
+        if args.command == "import-image":
+            print(node.import_image(args.archive, args.ref))
+        elif args.command == "bind":
+            print("\n".join(bind_pending(node, args.namespace)) or "no unscheduled pods")
+        else:
+            running = {c: _alive(node.pids.get(c, -1)) for c in (*_COMPONENTS, "apiserver-forwarder")}
+            print(f"node {NAME}: IP {node.node_ip}, pods {node.pod_cidr}, netns {node.netns}, "
+                  f"cgroups /{node.cgroup_name}\n" + "\n".join(f"{c:20} {'running' if r else 'NOT running'}"
+                                                             for c, r in running.items()))
+            print(f"crictl: {node.bin_dir / 'crictl'} --runtime-endpoint unix://{node.socket}\nlogs: {node.log_dir}")
+    except NodeError as err:
+        print(f"localnode: error: {err}", file=sys.stderr)
+        return 1
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
