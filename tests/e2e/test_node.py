@@ -207,6 +207,15 @@ def report(api: client.ApiClient, namespace: str, name: str) -> dict[str, Any] |
     return obj if obj.get("status", {}).get("pods") == 2 else None
 
 
+def report_events(api: client.ApiClient, namespace: str) -> dict[str, int]:
+    """{report name: Event count} of the Events about SpreadReports in the namespace."""
+    counts: dict[str, int] = {}
+    for event in client.CoreV1Api(api).list_namespaced_event(namespace).items:
+        if event.involved_object.kind == "SpreadReport":
+            counts[event.involved_object.name] = counts.get(event.involved_object.name, 0) + (event.count or 1)
+    return counts
+
+
 def metrics_reader_token(api: client.ApiClient, chart: ChartInstall, account: str) -> str:
     """A token of a new ServiceAccount bound to the chart's metrics-reader ClusterRole (what Prometheus runs as)."""
     [role] = [o["metadata"]["name"] for o in chart.objects
@@ -327,6 +336,8 @@ def test_helm_install_runs_the_pod_on_the_node(
         web = wait_for(lambda: report(kube_api, chart.namespace, "web"), timeout=START,
                        message="the SpreadReport of web")  # fmt: skip
         assert web["status"]["health"] == "SinglePointOfFailure"
+        wait_for(lambda: report_events(kube_api, chart.namespace).get("deployment-web"), timeout=START,
+                 message="the Event about deployment-web")  # fmt: skip
 
         # --- the real Prometheus scrapes the pod IP through the Service, as the ServiceMonitor says
         token_file = tmp_path / "prometheus-token"
@@ -356,6 +367,8 @@ def test_helm_install_runs_the_pod_on_the_node(
         prometheus = None
 
         # --- helm upgrade: a new pod template; the new pod is Ready while standby, then takes the Lease
+        version = web["metadata"]["resourceVersion"]
+        events = report_events(kube_api, chart.namespace)
         upgrade = tmp_path / "upgrade.yaml"
         upgrade.write_text(yaml.safe_dump({**on_node, "podAnnotations": {"e2e/rollout": "2"}}))
         control_plane.helm("upgrade", chart.release, str(CHART), "--namespace", chart.namespace,
@@ -372,6 +385,10 @@ def test_helm_install_runs_the_pod_on_the_node(
         make_workload(kube_api, chart.namespace, fake_nodes, "db")
         wait_for(lambda: report(kube_api, chart.namespace, "db"), timeout=START,
                  message="the SpreadReport of db (written by B)")  # fmt: skip
+        # nothing lost or written twice in the hand-over: A's report untouched by B, no second Event
+        assert report(kube_api, chart.namespace, "web")["metadata"]["resourceVersion"] == version
+        now = report_events(kube_api, chart.namespace)
+        assert {n: now.get(n) for n in events} == events
 
         # --- helm uninstall: the kubelet stops the pod; nothing of it is left in containerd
         control_plane.helm("uninstall", chart.release, "--namespace", chart.namespace, "--wait", "--timeout", "5m",
