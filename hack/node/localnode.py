@@ -692,7 +692,8 @@ def _kill_shims(node: Node) -> None:
     for proc in Path("/proc").iterdir():
         if proc.name.isdigit():
             with contextlib.suppress(OSError):
-                if str(node.dir) in proc.joinpath("cmdline").read_bytes().decode(errors="replace"):
+                argv = proc.joinpath("cmdline").read_bytes().decode(errors="replace").split("\0")
+                if "containerd-shim" in argv[0] and str(node.socket) in argv:
                     os.kill(int(proc.name), signal.SIGKILL)
 
 

@@ -30,7 +30,7 @@ _LOG_DIR_KEY = pytest.StashKey[str]()
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 # helper modules with asserts (and chart_rbac, a plugin of test_chart): rewritten before the first import
-pytest.register_assert_rewrite("chart_rbac", "oci_pod", "operator_helpers")
+pytest.register_assert_rewrite("chart_rbac", "operator_helpers")
 from kube_helpers import ControlPlane, create_namespace, delete_namespace, delete_node  # noqa: E402
 from kube_helpers import service_account_token as _service_account_token  # noqa: E402
 from operator_helpers import apply_crd, create_zone_nodes  # noqa: E402
