@@ -163,6 +163,10 @@ class Node:
     def _image_names(self) -> list[str]:
         return [line.split()[0] for line in self.ctr("images", "list", "--quiet").splitlines() if line.strip()]
 
+    def run_in_netns(self, *cmd: str, timeout: float = 120) -> str:
+        """Run a command in the node's network namespace (where Service IPs work: kube-proxy's rules); stdout."""
+        return _run(["nsenter", f"--net=/run/netns/{self.netns}", "--", *cmd], timeout=timeout)
+
     def kubectl(self, *args: str, input_text: str | None = None, check: bool = True) -> str:
         return _run([str(self.bin_dir / "kubectl"), "--kubeconfig", str(self.admin_kubeconfig), *args],
                     input_text=input_text, check=check)

@@ -30,7 +30,7 @@ node-apt:
 			$$SUDO systemctl disable --now containerd >/dev/null 2>&1 || true; fi; \
 	fi
 
-node-tools: node-apt dev-cluster-tools  ## containerd & co. (apt) + kubelet, kube-proxy, crictl, pause image (cached build)
+node-tools: node-apt  ## containerd & co. (apt) + kubelet, kube-proxy, crictl, pause image (cached build)
 	bash hack/node/build.sh $(DEV_CLUSTER_DIR)/bin
 
 dev-cluster-node: node-tools  ## the dev cluster plus a real node (containerd, kubelet, kube-proxy)

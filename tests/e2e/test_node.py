@@ -26,8 +26,12 @@ from __future__ import annotations
 import json
 import os
 import signal
+import ssl
+import subprocess
 import sys
 import threading
+import urllib.error
+import urllib.request
 from collections.abc import Iterator, Mapping
 from pathlib import Path
 from typing import Any
@@ -63,6 +67,10 @@ ARCHIVE = ROOT / "build" / "spreadwatch.oci.tar"
 GROUP, VERSION, PLURAL = "spreadwatch.io", "v1alpha1", "spreadreports"
 START = 300.0  # a pod's start on a loaded 2-core machine: sandbox, Python imports, initial listing, probes
 MEMORY_UNITS = {"Ki": 2**10, "Mi": 2**20, "Gi": 2**30}
+# GET argv[1] with the bearer token in the file argv[2] (HTTPS unverified); prints the status code
+FETCH_STATUS = """import ssl, sys, urllib.request
+req = urllib.request.Request(sys.argv[1], headers={"Authorization": "Bearer " + open(sys.argv[2]).read()})
+print(urllib.request.urlopen(req, timeout=30, context=ssl._create_unverified_context()).status)"""
 
 
 # --------------------------------------------------------------------------- fixtures
@@ -207,6 +215,16 @@ def report(api: client.ApiClient, namespace: str, name: str) -> dict[str, Any] |
     return obj if obj.get("status", {}).get("pods") == 2 else None
 
 
+def fetch(url: str, bearer: str) -> tuple[int, str]:
+    """GET with a bearer token → (status, body); HTTPS unverified (the operator's self-signed certificate)."""
+    request = urllib.request.Request(url, headers={"Authorization": f"Bearer {bearer}"})
+    try:
+        with urllib.request.urlopen(request, timeout=30, context=ssl._create_unverified_context()) as resp:
+            return resp.status, resp.read().decode()
+    except urllib.error.HTTPError as err:
+        return err.code, err.read().decode()
+
+
 def report_events(api: client.ApiClient, namespace: str) -> dict[str, int]:
     """{report name: Event count} of the Events about SpreadReports in the namespace."""
     counts: dict[str, int] = {}
@@ -238,13 +256,13 @@ def service_monitor(cp: ControlPlane, chart: ChartInstall, tmp: Path, values: Ma
     return monitor
 
 
-def scrape_config(cp: ControlPlane, monitor: Mapping[str, Any], token_file: Path) -> dict[str, Any]:
-    """What prometheus-operator generates for the ServiceMonitor's first endpoint: Kubernetes SD of the
-    Services it selects (role endpoints, its namespaces), kept by the Service labels and the port name, with
-    the endpoint's scheme, path, interval, TLS settings; its bearerTokenFile is Prometheus's own ServiceAccount
-    token, here a file with a token of such an account."""
+def scrape_config(monitor: Mapping[str, Any], token_file: Path, sd_file: Path) -> dict[str, Any]:
+    """What prometheus-operator generates for the ServiceMonitor's first endpoint: targets of the Services it
+    selects, kept by the Service labels and the port name, scraped with the endpoint's scheme, path and TLS
+    settings; its bearerTokenFile is Prometheus's own ServiceAccount token, here a file with a token of such an
+    account. Debian's prometheus is built without Kubernetes service discovery, so the targets come from a file
+    (`endpoint_targets` writes it from the EndpointSlices, with the labels that discovery would set)."""
     [endpoint] = monitor["spec"]["endpoints"]
-    pki = Path(cp.ca_file).parent
     keep = [{"source_labels": [f"__meta_kubernetes_service_label_{_label(k)}"], "regex": v, "action": "keep"}
             for k, v in monitor["spec"]["selector"]["matchLabels"].items()]  # fmt: skip
     keep.append({"source_labels": ["__meta_kubernetes_endpoint_port_name"], "regex": endpoint["port"],
@@ -257,13 +275,30 @@ def scrape_config(cp: ControlPlane, monitor: Mapping[str, Any], token_file: Path
         "bearer_token_file": str(token_file),
         "tls_config": {"insecure_skip_verify": bool(tls.get("insecureSkipVerify", False)),
                        **({"server_name": tls["serverName"]} if "serverName" in tls else {})},
-        "kubernetes_sd_configs": [{
-            "role": "endpoints", "api_server": cp.server,
-            "namespaces": {"names": monitor["spec"]["namespaceSelector"].get("matchNames", [])},
-            "tls_config": {"ca_file": str(cp.ca_file), "cert_file": str(pki / "admin.crt"),
-                           "key_file": str(pki / "admin.key")}}],
+        "file_sd_configs": [{"files": [str(sd_file)], "refresh_interval": "2s"}],
         "relabel_configs": keep,
     }  # fmt: skip
+
+
+def endpoint_targets(api: client.ApiClient, namespace: str, sd_file: Path) -> None:
+    """Every ready endpoint address:port of every Service in the namespace, labelled as Prometheus's Kubernetes
+    service discovery (role endpointslice) labels them, written as a file_sd target list."""
+    core, discovery = client.CoreV1Api(api), client.DiscoveryV1Api(api)
+    groups = []
+    for service in core.list_namespaced_service(namespace).items:
+        labels = {f"__meta_kubernetes_service_label_{_label(k)}": v for k, v in (service.metadata.labels or {}).items()}
+        slices = discovery.list_namespaced_endpoint_slice(
+            namespace, label_selector=f"kubernetes.io/service-name={service.metadata.name}").items
+        for endpoint_slice in slices:
+            for port in endpoint_slice.ports or []:
+                for endpoint in endpoint_slice.endpoints or []:
+                    if endpoint.conditions.ready:
+                        groups += [{"targets": [f"{address}:{port.port}"], "labels": {
+                            **labels, "__meta_kubernetes_namespace": namespace,
+                            "__meta_kubernetes_service_name": service.metadata.name,
+                            "__meta_kubernetes_endpoint_port_name": port.name or ""}}
+                            for address in endpoint.addresses]  # fmt: skip
+    sd_file.write_text(json.dumps(groups))
 
 
 def _label(name: str) -> str:
@@ -339,12 +374,21 @@ def test_helm_install_runs_the_pod_on_the_node(
         wait_for(lambda: report_events(kube_api, chart.namespace).get("deployment-web"), timeout=START,
                  message="the Event about deployment-web")  # fmt: skip
 
-        # --- the real Prometheus scrapes the pod IP through the Service, as the ServiceMonitor says
+        # --- /metrics at the pod IP (HTTPS, a metrics-reader token) passes promtool
         token_file = tmp_path / "prometheus-token"
         token_file.write_text(metrics_reader_token(kube_api, chart, "prometheus"))
+        [port] = [p.container_port for p in container.ports if p.name == "metrics"]
+        code, body = fetch(f"https://{a.status.pod_ip}:{port}/metrics", token_file.read_text())
+        assert code == 200 and "spreadwatch_workload_pods" in body, body[:500]
+        checked = subprocess.run([require_binary("promtool"), "check", "metrics"], input=body, capture_output=True,
+                                 text=True, timeout=180, check=False)  # fmt: skip
+        assert checked.returncode == 0, checked.stdout + checked.stderr
+
+        # --- the real Prometheus scrapes the pod IP through the Service, as the ServiceMonitor says
         monitor = service_monitor(control_plane, chart, tmp_path, on_node)
-        config = {"global": {"scrape_interval": "2s"}, "scrape_configs": [scrape_config(control_plane, monitor,
-                                                                                          token_file)]}
+        sd_file = tmp_path / "targets.json"
+        endpoint_targets(kube_api, chart.namespace, sd_file)
+        config = {"global": {"scrape_interval": "2s"}, "scrape_configs": [scrape_config(monitor, token_file, sd_file)]}
         (tmp_path / "prometheus").mkdir()
         prometheus = Prometheus(require_binary("prometheus"), tmp_path / "prometheus", config)
         prometheus.wait_ready()
@@ -363,6 +407,13 @@ def test_helm_install_runs_the_pod_on_the_node(
         series = wait_for(lambda: prom.query('spreadwatch_workload_pods{workload="web"}'), timeout=START,
                           message="spreadwatch_workload_pods of web in Prometheus")  # fmt: skip
         assert series[0]["metric"]["namespace"] == chart.namespace, series
+        # ... and the Service's ClusterIP answers in the node's network (kube-proxy's rules) with the same token
+        [service] = [o for o in chart.objects if o["kind"] == "Service"]
+        cluster_ip = client.CoreV1Api(kube_api).read_namespaced_service(service["metadata"]["name"],
+                                                                         chart.namespace).spec.cluster_ip
+        url = f"https://{cluster_ip}:{service['spec']['ports'][0]['port']}/metrics"
+        status = real_node.run_in_netns(sys.executable, "-c", FETCH_STATUS, url, str(token_file))
+        assert status.strip() == "200", status
         prometheus.stop()
         prometheus = None
 
