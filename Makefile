@@ -14,6 +14,7 @@ include hack/controlplane/controlplane.mk
 include bench/bench.mk
 include bench/pts.mk
 include bench/soak.mk
+include bench/envelope.mk
 include hack/prometheus.mk
 include hack/load.mk
 include hack/image.mk

@@ -68,6 +68,21 @@ DISABLED_CONTROLLERS = (
     "persistentvolume-attach-detach-controller",
     "ttl-controller",
 )
+#: What ``up(workload_controllers=False)`` also turns off: a load harness creates every workload, ReplicaSet and
+#: bound pod itself, so nothing may add, scale, delete or mirror them (benchmarks at the envelope).
+WORKLOAD_CONTROLLERS = (
+    "deployment-controller",
+    "replicaset-controller",
+    "statefulset-controller",
+    "replicationcontroller-controller",
+    "garbage-collector-controller",
+    "endpoints-controller",
+    "endpointslice-controller",
+    "endpointslice-mirroring-controller",
+    "disruption-controller",
+    "pod-garbage-collector-controller",
+    "resourceclaim-controller",
+)
 # TaintNodesByCondition would taint every new Node not-ready (no kubelet ever clears it).
 DISABLED_ADMISSION = ("TaintNodesByCondition",)
 PortMode = Literal["auto", "fixed"]
@@ -329,7 +344,7 @@ def _apiserver_args(cluster: Cluster) -> list[str]:
     ]
 
 
-def _controller_manager_args(cluster: Cluster) -> list[str]:
+def _controller_manager_args(cluster: Cluster, workload_controllers: bool = True) -> list[str]:
     pki, kcfg = cluster.pki_dir, str(cluster.dir / "controller-manager.kubeconfig")
     return [
         str(cluster.bin_dir / "kube-controller-manager"),
@@ -340,7 +355,9 @@ def _controller_manager_args(cluster: Cluster) -> list[str]:
         # Each controller acts as its own kube-system ServiceAccount with its bootstrap RBAC role
         # (as in kubeadm clusters); the shared system:kube-controller-manager identity lacks them.
         "--use-service-account-credentials=true",
-        "--controllers=*," + ",".join(f"-{c}" for c in DISABLED_CONTROLLERS),
+        "--controllers=*," + ",".join(
+            f"-{c}" for c in (*DISABLED_CONTROLLERS, *(() if workload_controllers else WORKLOAD_CONTROLLERS))
+        ),
         f"--service-account-private-key-file={pki / 'sa.key'}",
         f"--root-ca-file={pki / 'ca.crt'}",
         f"--cluster-signing-cert-file={pki / 'ca.crt'}", f"--cluster-signing-key-file={pki / 'ca.key'}",
@@ -477,8 +494,12 @@ def is_ready(cluster: Cluster) -> bool:
 
 
 def up(state_dir: Path = DEFAULT_DIR, bin_dir: Path | None = None, ports: PortMode = "fixed",
-       timeout: float = 180.0, build: bool = False, die_with_parent: bool = False) -> Cluster:
+       timeout: float = 180.0, build: bool = False, die_with_parent: bool = False,
+       workload_controllers: bool = True) -> Cluster:
     """Start the control plane in state_dir, or reuse the one already running there.
+
+    workload_controllers=False: kube-controller-manager runs without the controllers that act on workloads,
+    pods and Services (WORKLOAD_CONTROLLERS), for load harnesses that create all of them themselves.
 
     die_with_parent: the processes are stopped when the calling process dies (pytest);
     the CLI leaves them running in the background.
@@ -500,7 +521,7 @@ def up(state_dir: Path = DEFAULT_DIR, bin_dir: Path | None = None, ports: PortMo
     state_dir.mkdir(parents=True, exist_ok=True)
     cluster = Cluster(state_dir, bin_dir, choose_ports(ports), {})
     try:
-        _bring_up(cluster, timeout, die_with_parent)
+        _bring_up(cluster, timeout, die_with_parent, workload_controllers)
     except BaseException:
         _stop_processes(cluster)
         raise
@@ -508,7 +529,7 @@ def up(state_dir: Path = DEFAULT_DIR, bin_dir: Path | None = None, ports: PortMo
     return cluster
 
 
-def _bring_up(cluster: Cluster, timeout: float, die_with_parent: bool) -> None:
+def _bring_up(cluster: Cluster, timeout: float, die_with_parent: bool, workload_controllers: bool = True) -> None:
     start = time.monotonic()
     create_pki(cluster.pki_dir)
     write_kubeconfig(cluster.dir / "controller-manager.kubeconfig", cluster.server, cluster.pki_dir,
@@ -520,7 +541,7 @@ def _bring_up(cluster: Cluster, timeout: float, die_with_parent: bool) -> None:
     _wait(cluster, "etcd", "etcd /health", _probe(etcd_health, None, '"health":"true"'), timeout)
 
     _start_apiserver(cluster, timeout, die_with_parent)
-    _start_controller_manager(cluster, timeout, die_with_parent)
+    _start_controller_manager(cluster, timeout, die_with_parent, workload_controllers)
     ctx = _ssl_context(cluster)
     # The serviceaccount controller creates default/default: pods can be created from then on.
     sa_url = f"{cluster.server}/api/v1/namespaces/default/serviceaccounts/default"
@@ -537,8 +558,10 @@ def _start_apiserver(cluster: Cluster, timeout: float, die_with_parent: bool) ->
           _probe(f"{cluster.server}/readyz", _ssl_context(cluster), "ok"), timeout)
 
 
-def _start_controller_manager(cluster: Cluster, timeout: float, die_with_parent: bool) -> None:
-    _start(cluster, "kube-controller-manager", _controller_manager_args(cluster), die_with_parent)
+def _start_controller_manager(cluster: Cluster, timeout: float, die_with_parent: bool,
+                              workload_controllers: bool = True) -> None:
+    _start(cluster, "kube-controller-manager", _controller_manager_args(cluster, workload_controllers),
+           die_with_parent)
     kcm_health = f"https://{LOOPBACK}:{cluster.ports.controller_manager}/healthz"
     _wait(cluster, "kube-controller-manager", "kube-controller-manager /healthz",
           _probe(kcm_health, _ssl_context(cluster, verify=False), "ok"), timeout)

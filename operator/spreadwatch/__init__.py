@@ -12,7 +12,7 @@ prometheus_client code. Inside it: ``report`` holds the report type (``spread_re
 ``model`` the records (``records``), their parsers (``parse``), shared label maps (``interning``) and
 ``WorkloadKey`` (``keys``), layered parse → records → keys | interning.
 
-``runtime`` is the operator's runtime (kopf watches, the report writer, probes and ``/metrics``); inside it,
+``runtime`` is the operator's runtime (its informers, the report writer, probes and ``/metrics``); inside it,
 ``process`` → probes, metricsauth, servingcert, relist, writer → events, store, scheduler → status,
 ratelimit, apierrors, logs. ``kube`` is the API client, the only package that imports the kubernetes
 library.

@@ -122,8 +122,8 @@ class OperatorConfig:
     compare_profile: str = ""  # --compare-profile: a second profile every report is compared with ("": off)
     report: ReportOptions = field(default_factory=ReportOptions)
     debounce: float = 1.0  # seconds a workload must be quiet before its report is written
-    max_writes_per_second: float = 20.0
-    write_burst: int = 20
+    max_writes_per_second: float = 100.0  # docs/operator.md "Rate limit": the API Priority and Fairness arithmetic
+    write_burst: int = 200
     resync_period: float = 300.0
     port: int = 8081  # plain-HTTP probes: /healthz, /readyz, /statusz
     host: str = "0.0.0.0"  # probes come from the kubelet, outside the pod

@@ -6,7 +6,7 @@
   the order a snapshot is best loaded (nodes and namespaces first);
 * :data:`SPREAD_REPORTS` — the SpreadReport custom resource spreadwatch writes (``crds/``).
 
-:mod:`spreadwatch.kube` sends the requests; the operator's router and re-list reconciler only need this table.
+:mod:`spreadwatch.kube` sends the requests; the operator's router and informers only need this table.
 """
 
 from __future__ import annotations

@@ -24,8 +24,7 @@ CORE_WATCHED = ["pods", "services", "replicationcontrollers"]
 APPS_WATCHED = ["replicasets", "statefulsets", "deployments"]
 REPORT_RULES = [
     {"apiGroups": ["spreadwatch.io"], "resources": ["spreadreports"],
-     "verbs": ["get", "list", "create", "patch", "delete"]},
-    {"apiGroups": ["spreadwatch.io"], "resources": ["spreadreports/status"], "verbs": ["patch"]},
+     "verbs": ["list", "create", "patch", "delete"]},
     {"apiGroups": [""], "resources": ["events"], "verbs": ["create"]},
 ]  # fmt: skip
 STANDARD_LABELS = ("app.kubernetes.io/name", "app.kubernetes.io/instance", "app.kubernetes.io/version",
@@ -33,7 +32,7 @@ STANDARD_LABELS = ("app.kubernetes.io/name", "app.kubernetes.io/instance", "app.
                    "helm.sh/chart")  # fmt: skip
 METRICS_READER = f"{FULLNAME}-metrics-reader"
 AUTH_DELEGATOR = f"{FULLNAME}-auth-delegator"
-ALLOWED_RESOURCES = {*CORE_WATCHED, *APPS_WATCHED, "nodes", "namespaces", "spreadreports", "spreadreports/status",
+ALLOWED_RESOURCES = {*CORE_WATCHED, *APPS_WATCHED, "nodes", "namespaces", "spreadreports",
                      "events", "leases"}  # fmt: skip
 
 

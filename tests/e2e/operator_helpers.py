@@ -145,9 +145,9 @@ def create_zone_nodes(api: client.ApiClient) -> list[str]:
 
 
 def replace_report_status(cp: ControlPlane, namespace: str, name: str, status: dict[str, Any]) -> dict[str, Any]:
-    """Write ``status`` to SpreadReport ``name`` (the status subresource: server-side validation against the
-    structural schema) and return the report as stored."""
-    cp.kubectl("patch", "spreadreport", name, "-n", namespace, "--subresource=status", "--type=merge",
+    """Write ``status`` to SpreadReport ``name`` (server-side validation against the structural schema; the
+    CRD has no status subresource: the operator applies whole reports) and return the report as stored."""
+    cp.kubectl("patch", "spreadreport", name, "-n", namespace, "--type=merge",
                "-p", json.dumps({"status": status}))  # fmt: skip
     stored: dict[str, Any] = json.loads(cp.kubectl("get", "spr", name, "-n", namespace, "-o", "json").stdout)
     return stored

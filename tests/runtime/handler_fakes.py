@@ -20,6 +20,8 @@ from spreadwatch.errors import KubeApiError
 from spreadwatch.index import SpreadIndex
 from spreadwatch.runtime.events import EventRouter
 from spreadwatch.runtime.ratelimit import TokenBucket
+from spreadwatch.runtime.status import content_digest
+from spreadwatch.runtime.store import DIGEST_ANNOTATION
 from spreadwatch.runtime.writer import ReportWriter
 from spreadwatch.scoring import get_profile
 
@@ -97,10 +99,11 @@ class FakeReportApi:
     def put(
         self, namespace: str, name: str, workload: Mapping[str, str], status: Mapping[str, Any] | None = None
     ) -> None:
-        """Pre-existing report (as a previous leader or a user left it)."""
+        """Pre-existing report, as a previous leader left it (its status digest annotated)."""
         obj = self._new(namespace, name, workload)
         if status is not None:
             obj["status"] = copy.deepcopy(dict(status))
+            obj["metadata"]["annotations"] = {DIGEST_ANNOTATION: content_digest(status).hex()}
         self.objects[(namespace, name)] = obj
 
     def _maybe_fail(self, verb: str, namespace: str, name: str) -> None:
@@ -132,29 +135,28 @@ class FakeReportApi:
         wanted = set(namespaces)
         return [copy.deepcopy(o) for (ns, _), o in sorted(self.objects.items()) if not wanted or ns in wanted]
 
-    async def create(self, namespace: str, name: str, workload: Mapping[str, str]) -> dict[str, Any]:
-        self._maybe_fail("create", namespace, name)
-        if (namespace, name) not in self.objects:
-            self.objects[(namespace, name)] = self._new(namespace, name, workload)
-        return copy.deepcopy(self.objects[(namespace, name)])
-
-    async def set_owner(self, namespace: str, name: str, workload: Mapping[str, str]) -> dict[str, Any]:
-        self._maybe_fail("set_owner", namespace, name)
-        obj = self.objects.get((namespace, name))
-        if obj is None:
-            raise KubeApiError("not found", 404)
-        obj["spec"]["workloadRef"] = dict(workload)
-        obj["metadata"]["ownerReferences"] = [{"uid": workload.get("uid", "")}]
-        return copy.deepcopy(obj)
-
-    async def replace_status(self, namespace: str, name: str, status: Mapping[str, Any]) -> dict[str, Any]:
-        self._maybe_fail("replace_status", namespace, name)
+    async def apply(
+        self,
+        namespace: str,
+        name: str,
+        labels: Mapping[str, str],
+        annotations: Mapping[str, str],
+        workload: Mapping[str, str],
+        status: Mapping[str, Any],
+    ) -> dict[str, Any]:
+        """Server-side apply of a whole report: created when missing, else its fields replaced."""
+        self._maybe_fail("apply", namespace, name)
         self.calls[-1].body = copy.deepcopy(dict(status))
         obj = self.objects.get((namespace, name))
         if obj is None:
-            raise KubeApiError("not found", 404)
+            obj = self.objects[(namespace, name)] = self._new(namespace, name, workload)
+        meta = obj["metadata"]
+        meta["labels"] = {"app.kubernetes.io/managed-by": "spreadwatch", **labels}
+        meta["annotations"] = {**meta.get("annotations", {}), **annotations}
+        meta["ownerReferences"] = [{"uid": workload.get("uid", "")}] if workload.get("uid") else []
+        meta["resourceVersion"] = str(next(self._rv))
+        obj["spec"] = {"workloadRef": dict(workload)}
         obj["status"] = copy.deepcopy(dict(status))
-        obj["metadata"]["resourceVersion"] = str(next(self._rv))
         return copy.deepcopy(obj)
 
     async def delete(self, namespace: str, name: str) -> bool:

@@ -153,10 +153,7 @@ app.kubernetes.io/part-of: spreadwatch
 {{- define "spreadwatch.reportRules" }}
 - apiGroups: ["spreadwatch.io"]
   resources: ["spreadreports"]
-  verbs: ["get", "list", "create", "patch", "delete"]
-- apiGroups: ["spreadwatch.io"]
-  resources: ["spreadreports/status"]
-  verbs: ["patch"]
+  verbs: ["list", "create", "patch", "delete"]
 - apiGroups: [""]
   resources: ["events"]
   verbs: ["create"]

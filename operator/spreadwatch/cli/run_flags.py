@@ -83,10 +83,10 @@ def _add_writes(p: argparse.ArgumentParser) -> None:
     """How SpreadReports are written: debounce, rate limit, resync."""
     debounce = "a workload must be quiet this long before its report is written (default 1; env SPREADWATCH_DEBOUNCE)"
     add_number_arg(p, "--debounce", seconds, "DEBOUNCE", 1.0, debounce, "SECONDS")
-    rate = "global API write rate limit (default 20; env SPREADWATCH_MAX_WRITES_PER_SECOND)"
-    add_number_arg(p, "--max-writes-per-second", positive_seconds, "MAX_WRITES_PER_SECOND", 20.0, rate)
-    burst = "writes allowed in a burst above the rate (default 20; env SPREADWATCH_WRITE_BURST)"
-    add_number_arg(p, "--write-burst", whole_number, "WRITE_BURST", 20, burst)
+    rate = "global API write rate limit (default 100; env SPREADWATCH_MAX_WRITES_PER_SECOND)"
+    add_number_arg(p, "--max-writes-per-second", positive_seconds, "MAX_WRITES_PER_SECOND", 100.0, rate)
+    burst = "writes allowed in a burst above the rate (default 200; env SPREADWATCH_WRITE_BURST)"
+    add_number_arg(p, "--write-burst", whole_number, "WRITE_BURST", 200, burst)
     resync = "list SpreadReports, delete orphans, rewrite missing ones (default 300; 0: only at start; "
     resync += "env SPREADWATCH_RESYNC_PERIOD)"
     add_number_arg(p, "--resync-period", seconds, "RESYNC_PERIOD", 300.0, resync, "SECONDS")

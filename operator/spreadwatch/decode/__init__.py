@@ -51,14 +51,18 @@ from spreadwatch.decode.reading import (
     decode_json_chunks,
     decode_page,
 )
+from spreadwatch.decode.watch import WatchEvent, decode_event, list_resource_version
 
 __all__ = [
     "Converter",
     "DecodeError",
     "Decoded",
     "Unparsed",
+    "WatchEvent",
+    "decode_event",
     "decode_items",
     "decode_json",
     "decode_json_chunks",
     "decode_page",
+    "list_resource_version",
 ]

@@ -8,6 +8,8 @@ What it does, and nothing else — the operator is read-only to users' objects:
   409 Conflict, connection errors), one-line :class:`~spreadwatch.errors.KubeApiError`\\ s, worker threads;
 * :mod:`~spreadwatch.kube.listing` — reading the cluster page by page, as dicts or decoded straight into
   records (the resources are :mod:`spreadwatch.resources`' table);
+* :mod:`~spreadwatch.kube.watching` — the operator's list + watch of one resource, pages and watch lines
+  decoded straight into records;
 * :mod:`~spreadwatch.kube.reports` — the SpreadReport client (create, status, owner, delete) and Events about
   reports: the only writes besides the Lease;
 * :mod:`~spreadwatch.kube.lease` — leader election on a coordination.k8s.io/v1 Lease;
@@ -20,21 +22,24 @@ from __future__ import annotations
 
 from spreadwatch.kube.config import connection_params, context_namespace, load_api_client, load_configuration
 from spreadwatch.kube.lease import LeaseElector
-from spreadwatch.kube.listing import iter_cluster_records, list_object_keys
+from spreadwatch.kube.listing import iter_cluster_records
 from spreadwatch.kube.reports import AsyncReportClient, ReportClient
 from spreadwatch.kube.retry import RetryPolicy, run_sync
 from spreadwatch.kube.reviews import ReviewedUser, review_access, review_token
+from spreadwatch.kube.watching import ApiWatchSource, WatchStream, list_pages
 
 __all__ = [
+    "ApiWatchSource",
     "AsyncReportClient",
     "LeaseElector",
     "ReportClient",
     "RetryPolicy",
     "ReviewedUser",
+    "WatchStream",
     "connection_params",
     "context_namespace",
     "iter_cluster_records",
-    "list_object_keys",
+    "list_pages",
     "load_api_client",
     "load_configuration",
     "review_access",

@@ -42,9 +42,15 @@ def load_configuration(kubeconfig: str | None = None, context: str | None = None
     return cfg
 
 
-def load_api_client(kubeconfig: str | None = None, context: str | None = None) -> client.ApiClient:
-    """An API client for :func:`load_configuration`'s credentials. Raises InputError (one line)."""
-    return client.ApiClient(load_configuration(kubeconfig, context))
+def load_api_client(
+    kubeconfig: str | None = None, context: str | None = None, pool_size: int | None = None
+) -> client.ApiClient:
+    """An API client for :func:`load_configuration`'s credentials, keeping up to ``pool_size`` connections
+    open (default: the client's, 5 per CPU; the operator's long watches hold one each). Raises InputError."""
+    cfg = load_configuration(kubeconfig, context)
+    if pool_size is not None:
+        cfg.connection_pool_maxsize = pool_size
+    return client.ApiClient(cfg)
 
 
 def context_namespace(kubeconfig: str | None = None, context: str | None = None) -> str:

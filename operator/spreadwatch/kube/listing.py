@@ -6,7 +6,6 @@
   the big lists: the operator's initial listing);
 * :func:`iter_cluster_records`: every resource a snapshot holds
   (:data:`~spreadwatch.resources.CLUSTER_RESOURCES`), live ``analyze`` and the operator's start;
-* :func:`list_object_keys`: ``(namespace, name)`` of every object of one resource (the re-list reconciler).
 
 Pages of 500 items; an expired continue token (410 Gone) restarts the list; every page request retries
 (:func:`~spreadwatch.kube.retry.call_with_retries`). Costs: one request per page, O(page bytes) to parse it.
@@ -25,11 +24,12 @@ from spreadwatch.decode import Converter, Decoded, decode_page
 from spreadwatch.kube.retry import CONNECTION_ERRORS, REQUEST_TIMEOUT, api_error, call_with_retries
 from spreadwatch.resources import CLUSTER_RESOURCES, ApiResource
 
-__all__ = ["iter_cluster_records", "iter_objects", "iter_records", "list_object_keys"]
+__all__ = ["PAGE_SIZE", "iter_cluster_records", "iter_objects", "iter_records", "pages"]
 
 T = TypeVar("T")
 
-_PAGE: Final = 500
+#: Items per list page.
+PAGE_SIZE: Final = 500
 
 #: Metadata-only lists (``PartialObjectMetadataList``): names without specs, about 10x smaller for pods.
 _METADATA_ONLY: Final = "application/json;as=PartialObjectMetadataList;g=meta.k8s.io;v=v1,application/json"
@@ -52,12 +52,12 @@ def _get_bytes(
     return data
 
 
-def _pages(
+def pages(
     api: client.ApiClient,
     resource: ApiResource,
     namespace: str | None,
     load: Callable[[bytes], tuple[Iterable[T], str]],
-    page_size: int = _PAGE,
+    page_size: int = PAGE_SIZE,
     label_selector: str = "",
     accept: str = "application/json",
 ) -> Iterator[T]:
@@ -89,7 +89,7 @@ def iter_objects(
     api: client.ApiClient,
     resource: ApiResource,
     namespace: str | None = None,
-    page_size: int = _PAGE,
+    page_size: int = PAGE_SIZE,
     label_selector: str = "",
     metadata_only: bool = False,
 ) -> Iterator[dict[str, Any]]:
@@ -107,7 +107,7 @@ def iter_objects(
         return items, (page.get("metadata") or {}).get("continue") or ""
 
     accept = _METADATA_ONLY if metadata_only else "application/json"
-    return _pages(api, resource, namespace, load, page_size, label_selector, accept)
+    return pages(api, resource, namespace, load, page_size, label_selector, accept)
 
 
 def iter_records(
@@ -119,7 +119,7 @@ def iter_records(
     apiVersion filled in) for ``parse_object``, which words its error. O(page bytes) in C per page.
     """
     conv = converter or Converter()
-    return _pages(api, resource, namespace, lambda data: decode_page(data, resource.kind, resource.api_version, conv))
+    return pages(api, resource, namespace, lambda data: decode_page(data, resource.kind, resource.api_version, conv))
 
 
 def iter_cluster_records(
@@ -134,23 +134,3 @@ def iter_cluster_records(
         for scope in scopes:
             for item in iter_records(api, resource, scope, converter):
                 yield resource, item
-
-
-def list_object_keys(
-    api: client.ApiClient, resource: ApiResource, namespaces: Iterable[str] = ()
-) -> set[tuple[str, str]]:
-    """``(namespace, name)`` of every object of one resource (namespace "" for cluster-scoped kinds).
-
-    A metadata-only list, page by page: O(objects) names in memory, no specs.
-    """
-    wanted = list(namespaces) if resource.namespaced else []
-    scopes: list[str | None] = [*wanted] if wanted else [None]
-    keys: set[tuple[str, str]] = set()
-    for scope in scopes:
-        for item in iter_objects(api, resource, scope, metadata_only=True):
-            meta = item.get("metadata") or {}
-            name = meta.get("name")
-            if isinstance(name, str):
-                ns = meta.get("namespace") if resource.namespaced else ""
-                keys.add((ns if isinstance(ns, str) and ns else ("default" if resource.namespaced else ""), name))
-    return keys

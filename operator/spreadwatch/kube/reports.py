@@ -1,9 +1,10 @@
 """The SpreadReport client: the operator's only writes (SpreadReports and core/v1 Events about them).
 
-* :class:`ReportClient` (blocking): list the managed reports, create (ownerReference to the workload with
-  ``controller: false, blockOwnerDeletion: false``), replace the status through the status subresource, fix
-  the owner, delete; post an Event about a report whose health changed. One request per call plus retries
-  (:class:`~spreadwatch.kube.retry.RetryPolicy`); listing is one request per page of 500 reports;
+* :class:`ReportClient` (blocking): list the managed reports (slimmed per page to what the writer keeps),
+  apply a whole report in one request (server-side apply: created or updated, with its ownerReference to the
+  workload with ``controller: false, blockOwnerDeletion: false``), delete; post an Event about a report whose
+  health changed. One request per call plus retries (:class:`~spreadwatch.kube.retry.RetryPolicy`); listing
+  is one request per page of 500 reports;
 * :class:`AsyncReportClient`: the same for the event loop (a worker thread per call); client errors become
   :class:`~spreadwatch.errors.KubeApiError`.
 """
@@ -31,13 +32,16 @@ from spreadwatch.kube.retry import (
 from spreadwatch.resources import SPREAD_REPORTS
 from spreadwatch.timestamps import rfc3339
 
-__all__ = ["MANAGED_BY", "AsyncReportClient", "ReportClient"]
+__all__ = ["FIELD_MANAGER", "MANAGED_BY", "AsyncReportClient", "ReportClient"]
 
 T = TypeVar("T")
 
 #: The label on everything spreadwatch writes.
 MANAGED_BY: Final = {"app.kubernetes.io/managed-by": "spreadwatch"}
+#: The server-side apply field manager of every report write.
+FIELD_MANAGER: Final = "spreadwatch"
 _MANAGED_SELECTOR: Final = ",".join(f"{k}={v}" for k, v in MANAGED_BY.items())
+_KEPT_STATUS: Final = ("health", "bestNodes", "bestNodeCount", "conditions")
 _GROUP, _VERSION, _PLURAL = SPREAD_REPORTS.group, SPREAD_REPORTS.version, SPREAD_REPORTS.plural
 
 
@@ -94,7 +98,7 @@ class ReportClient:
         wanted: list[str | None] = [*namespaces] or [None]
         out: list[dict[str, Any]] = []
         for ns in wanted:
-            out.extend(iter_objects(self.api, SPREAD_REPORTS, ns, label_selector=_MANAGED_SELECTOR))
+            out.extend(map(_slim, iter_objects(self.api, SPREAD_REPORTS, ns, label_selector=_MANAGED_SELECTOR)))
         return out
 
     # writing
@@ -116,60 +120,36 @@ class ReportClient:
             }
         ]
 
-    def create(self, namespace: str, name: str, workload: Mapping[str, str]) -> dict[str, Any]:
-        """Create the report (spec.workloadRef, ownerReference); an existing one is returned as is."""
+    def apply(self, namespace: str, name: str, labels: Mapping[str, str], annotations: Mapping[str, str],
+              workload: Mapping[str, str], status: Mapping[str, Any]) -> dict[str, Any]:
+        """Create or update the whole report in one request: server-side apply (field manager
+        ``spreadwatch``, forced) of its labels (``MANAGED_BY`` plus ``labels``), ``annotations``,
+        ownerReference, ``spec.workloadRef`` and ``status`` (the CRD has no status subresource, so one apply
+        sets them all). Returns the report as stored."""
         body = {
             "apiVersion": SPREAD_REPORTS.api_version,
             "kind": SPREAD_REPORTS.kind,
             "metadata": {
                 "name": name,
                 "namespace": namespace,
-                "labels": dict(MANAGED_BY),
+                "labels": {**MANAGED_BY, **labels},
+                "annotations": dict(annotations),
                 "ownerReferences": self.owner_references(workload),
             },
             "spec": {"workloadRef": dict(workload)},
+            "status": dict(status),
         }
-        try:
-            created: dict[str, Any] = self._call(
-                "create", self.custom.create_namespaced_custom_object, _GROUP, _VERSION, namespace, _PLURAL, body
-            )
-            return created
-        except ApiException as err:
-            if err.status == 409:
-                found: dict[str, Any] = self._call(
-                    "get", self.custom.get_namespaced_custom_object, _GROUP, _VERSION, namespace, _PLURAL, name
-                )
-                return found
-            raise
+        applied: dict[str, Any] = self._call("apply", self._apply, f"{SPREAD_REPORTS.path(namespace)}/{name}", body)
+        return applied
 
-    def set_owner(self, namespace: str, name: str, workload: Mapping[str, str]) -> dict[str, Any]:
-        """Point an existing report at a (re-created) workload: spec.workloadRef and ownerReferences."""
-        patch = {
-            "metadata": {"labels": dict(MANAGED_BY), "ownerReferences": self.owner_references(workload)},
-            "spec": {"workloadRef": dict(workload)},
-        }
-        patched: dict[str, Any] = self._call(
-            "patch", self.custom.patch_namespaced_custom_object, _GROUP, _VERSION, namespace, _PLURAL, name, patch
-        )
-        return patched
-
-    def replace_status(self, namespace: str, name: str, status: Mapping[str, Any]) -> dict[str, Any]:
-        """Replace the whole status through the status subresource (a JSON patch ``add /status``: no
-        resourceVersion needed, and keys that disappeared are removed, unlike a merge patch)."""
-        ops = [{"op": "add", "path": "/status", "value": dict(status)}]
-        path = f"{SPREAD_REPORTS.path(namespace)}/{name}/status"
-        patched: dict[str, Any] = self._call("patch_status", self._json_patch, path, ops)
-        return patched
-
-    def _json_patch(
-        self, path: str, ops: list[dict[str, Any]], _request_timeout: Any = REQUEST_TIMEOUT
-    ) -> dict[str, Any]:
-        # The generated client only sends merge patches for custom objects.
+    def _apply(self, path: str, body: dict[str, Any], _request_timeout: Any = REQUEST_TIMEOUT) -> dict[str, Any]:
+        # The generated client has no server-side apply for custom objects.
         response = self.api.call_api(
             path,
             "PATCH",
-            body=ops,
-            header_params={"Content-Type": "application/json-patch+json", "Accept": "application/json"},
+            query_params=[("fieldManager", FIELD_MANAGER), ("force", "true")],
+            body=orjson.dumps(body),
+            header_params={"Content-Type": "application/apply-patch+yaml", "Accept": "application/json"},
             auth_settings=["BearerToken"],
             _preload_content=False,
             _return_http_data_only=True,
@@ -225,6 +205,15 @@ class ReportClient:
         self._call("event", self.core.create_namespaced_event, namespace, body)
 
 
+def _slim(report: dict[str, Any]) -> dict[str, Any]:
+    """What the writer keeps of a listed report: metadata, ``spec`` and the status' health, best nodes and
+    conditions (not the per-node tables: a page of 500 reports is released before the next is read). O(1)."""
+    status = report.get("status")
+    if isinstance(status, dict):
+        report["status"] = {k: status[k] for k in _KEPT_STATUS if k in status}
+    return report
+
+
 class AsyncReportClient:
     """:class:`ReportClient` for the event loop: each call runs in a worker thread; client errors become
     :class:`~spreadwatch.errors.KubeApiError` (with the HTTP status, if any). The writer's ``ReportSink``."""
@@ -241,15 +230,11 @@ class AsyncReportClient:
     async def list_reports(self, namespaces: Iterable[str] = ()) -> list[dict[str, Any]]:
         return await self._run("list SpreadReports", self.sync.list_reports, tuple(namespaces))
 
-    async def create(self, namespace: str, name: str, workload: Mapping[str, str]) -> dict[str, Any]:
-        return await self._run(f"create SpreadReport {namespace}/{name}", self.sync.create, namespace, name, workload)
-
-    async def set_owner(self, namespace: str, name: str, workload: Mapping[str, str]) -> dict[str, Any]:
-        return await self._run(f"patch SpreadReport {namespace}/{name}", self.sync.set_owner, namespace, name, workload)
-
-    async def replace_status(self, namespace: str, name: str, status: Mapping[str, Any]) -> dict[str, Any]:
+    async def apply(self, namespace: str, name: str, labels: Mapping[str, str], annotations: Mapping[str, str],
+                    workload: Mapping[str, str], status: Mapping[str, Any]) -> dict[str, Any]:
         return await self._run(
-            f"write SpreadReport {namespace}/{name} status", self.sync.replace_status, namespace, name, status
+            f"apply SpreadReport {namespace}/{name}",
+            self.sync.apply, namespace, name, labels, annotations, workload, status,
         )
 
     async def delete(self, namespace: str, name: str) -> bool:

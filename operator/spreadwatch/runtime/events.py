@@ -13,8 +13,10 @@ services, namespaces, deployments, replicasets, statefulsets and replicationcont
   re-evaluate its workloads;
 * then the writer is woken (it debounces).
 
-:meth:`EventRouter.handle_record` does the same for a record the initial listing decoded straight from the
-API's pages (no dict, no second parse).
+:meth:`EventRouter.handle_decoded` does the same for what the informers (``runtime/watches.py``) decoded
+straight from the API's list pages and watch lines (a record: no dict, no second parse; an
+:class:`~spreadwatch.decode.Unparsed` item: through :meth:`EventRouter.handle`), and
+:meth:`EventRouter.handle_deleted` for a ``DELETED`` event or an object a re-list no longer shows.
 
 The router never touches the API and never mutates the event's body.
 """
@@ -27,6 +29,7 @@ from dataclasses import dataclass, field
 from typing import Any, Final
 
 from spreadwatch.config import Scope
+from spreadwatch.decode import Decoded, Unparsed
 from spreadwatch.errors import ObjectError
 from spreadwatch.index import SpreadIndex
 from spreadwatch.model import Record, parse_object
@@ -78,8 +81,6 @@ class EventRouter:
         self.scope = scope
         self.wake = wake
         self.namespace_changed = namespace_changed
-        #: Called with (kind, event type, namespace, name) for every in-scope event (the re-list reconciler).
-        self.observe: Callable[[str, object, str, str], None] | None = None
         self.stats = RouterStats()
         self._broken: dict[tuple[str, str, str], str] = {}  # (kind, ns, name) -> problem, logged once
 
@@ -115,13 +116,38 @@ class EventRouter:
             self._delete(watched, namespace, name)
         else:
             self._apply(watched, body, namespace, name)
-        if self.observe is not None:
-            self.observe(watched.kind, event_type, namespace, name)
+        self.wake()
+
+    def handle_decoded(self, kind: str, item: Decoded) -> None:
+        """An object of the watched ``kind`` as the informers decoded it: a record, an :class:`Unparsed` item
+        (parsed and, if broken, worded by :meth:`handle`) or None (not read). O(1) + apply."""
+        if isinstance(item, Unparsed):
+            self.handle({"type": None, "object": item.value}, kind)
+        elif item is not None:
+            self.handle_record(kind, item)
+
+    def handle_deleted(self, kind: str, namespace: str, name: str) -> None:
+        """A ``DELETED`` event of an object of the watched ``kind`` (or one a re-list no longer shows). O(1) +
+        remove."""
+        self.stats.events += 1
+        watched = WATCHED_BY_KIND.get(kind)
+        if watched is None:
+            self.stats.ignored += 1
+            return
+        self.stats.by_kind[kind] = self.stats.by_kind.get(kind, 0) + 1
+        if watched.namespaced:
+            namespace = namespace or "default"
+            if not self.scope.namespace_watched(namespace):
+                self.stats.ignored += 1
+                return
+        else:
+            namespace = ""
+        self._delete(watched, namespace, name)
         self.wake()
 
     def handle_record(self, kind: str, record: Record) -> None:
-        """What :meth:`handle` does with a type-None event of an object of the watched ``kind``, for its record
-        decoded straight from a list page (``kube.iter_cluster_records``: the initial listing). O(1) + apply."""
+        """What :meth:`handle` does with an ADDED/MODIFIED event of an object of the watched ``kind``, for its
+        record decoded straight from the API's bytes. O(1) + apply."""
         self.stats.events += 1
         watched = WATCHED_BY_KIND.get(kind)
         if watched is None:
@@ -133,8 +159,6 @@ class EventRouter:
             self.stats.ignored += 1
             return
         self._apply_record(watched, record, namespace, record.name)
-        if self.observe is not None:
-            self.observe(kind, None, namespace, record.name)
         self.wake()
 
     def _apply(self, watched: Watched, body: Mapping[str, Any], namespace: str, name: str) -> None:

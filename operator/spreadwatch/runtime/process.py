@@ -1,10 +1,14 @@
-"""The operator process: kopf watches → :class:`EventRouter` → index → :class:`ReportWriter` → API.
+"""The operator process: informers (``runtime/watches.py``) → :class:`EventRouter` → index →
+:class:`ReportWriter` → API.
 
-kopf is used for watching only (list + watch with reconnects, per-object serialization, login). It must
-never write to users' objects, so:
+The watches are spreadwatch's own (one list + watch loop per resource, the API's bytes decoded straight
+into slim records): kopf's watch streams keep a dict and per-object worker state for every object, which
+at 150,000 pods costs gigabytes and blocks the event loop for seconds while a list is parsed. kopf stays the
+operator framework: the process lifecycle (signals, startup/cleanup handlers, its loop), login and
+settings. It must never write to users' objects, so:
 
-* only ``@kopf.on.event`` handlers are registered (no on.create/update/resume/delete, timers or daemons,
-  which keep progress/diff-base annotations or finalizers on the handled objects);
+* no resource handlers at all (no on.event/create/update/resume/delete, timers or daemons, which keep
+  progress/diff-base annotations or finalizers on the handled objects): kopf watches nothing;
 * ``settings.posting.enabled = False`` (no Events about handler errors on users' objects);
 * ``settings.persistence.finalizer`` is a name nobody uses: kopf removes *its* finalizer from objects that
   carry it when no handler needs it, and the default name is shared by every kopf operator;
@@ -15,52 +19,45 @@ never write to users' objects, so:
   writes only, so standbys keep their index warm;
 * ``settings.scanning.disabled = True``: no CRD/namespace observation (every watched kind is built in).
 
-At startup (a kopf startup handler, which runs before any watch starts) the whole cluster state is listed
-once and loaded into the index, so the first resync (which deletes reports of workloads that do not exist)
-never runs against a half-filled index. kopf's own initial listing then re-applies the same objects
-(idempotent).
+At startup (a kopf startup handler) the informers start; the writer is ready — and its first resync, which
+deletes reports of workloads that do not exist, may run — once every informer has applied its first list.
 """
 
 from __future__ import annotations
 
 import asyncio
-import contextlib
 import logging
 import shutil
 import time
-from collections.abc import Callable, Mapping
-from typing import Any, cast
+from typing import Any, Final, cast
 
 import kopf
 from prometheus_client import ProcessCollector
 
 from spreadwatch import __version__
 from spreadwatch.config import OperatorConfig
-from spreadwatch.decode import Unparsed
-from spreadwatch.errors import InputError, SpreadwatchError
+from spreadwatch.errors import InputError
 from spreadwatch.index import SpreadIndex
 from spreadwatch.kube import (
+    ApiWatchSource,
     AsyncReportClient,
     LeaseElector,
     ReportClient,
     connection_params,
-    iter_cluster_records,
-    list_object_keys,
     load_api_client,
     load_configuration,
-    run_sync,
 )
 from spreadwatch.metrics import OperatorState, registry_for
 from spreadwatch.model import interned_label_maps
 from spreadwatch.profile_args import load_profile
 from spreadwatch.runtime.apierrors import ApiErrors
-from spreadwatch.runtime.events import WATCHED, EventRouter, Watched
+from spreadwatch.runtime.events import WATCHED, EventRouter
 from spreadwatch.runtime.gcpolicy import GcPolicy
 from spreadwatch.runtime.metricsauth import AccessReviews, KubeAccessReviews, MetricsAuth
 from spreadwatch.runtime.probes import MetricsServer, ProbeServer
-from spreadwatch.runtime.relist import KeyLister, RelistReconciler
 from spreadwatch.runtime.servingcert import ServingCert, keep_reloading, serving_cert
 from spreadwatch.runtime.store import ReportSink
+from spreadwatch.runtime.watches import ResourceWatch, WatchSource
 from spreadwatch.runtime.writer import ReportWriter
 
 __all__ = ["Runtime", "build_registry", "operator_settings", "run_operator"]
@@ -69,15 +66,15 @@ log = logging.getLogger("spreadwatch.operator")
 
 
 class Runtime:
-    """Everything one operator process holds: config, index, router, writer, elector, probe and metrics
-    servers. ``sink``/``list_keys`` replace the API for reports and re-lists, ``reviews`` for the metrics
-    authorization (tests)."""
+    """Everything one operator process holds: config, index, router, informers, writer, elector, probe and
+    metrics servers. ``sink``/``source`` replace the API for reports and for lists/watches, ``reviews`` for
+    the metrics authorization (tests)."""
 
     def __init__(
         self,
         config: OperatorConfig,
         sink: ReportSink | None = None,
-        list_keys: KeyLister | None = None,
+        source: WatchSource | None = None,
         reviews: AccessReviews | None = None,
     ) -> None:
         self.config = config
@@ -113,11 +110,15 @@ class Runtime:
         self.router = EventRouter(
             self.index, self.scope, wake=self.writer.wake, namespace_changed=self.writer.namespace_changed
         )
-        if list_keys is None and self.api is not None:
-            list_keys = self._list_keys
-        self.reconciler = RelistReconciler(self.index, list_keys, self.writer) if list_keys is not None else None
-        if self.reconciler is not None:
-            self.router.observe = self.reconciler.observe
+        if source is None and self.api is not None:
+            source = ApiWatchSource(self.api)
+        self.watches = [
+            ResourceWatch(resource, namespace, self.router, source)
+            for resource in WATCHED
+            for namespace in (
+                [None] if not resource.namespaced or config.clusterwide else list(config.namespaces)
+            )
+        ] if source is not None else []
         self.metrics = registry_for(self.index, config.metrics, operator=self, scope=self.scope)
         ProcessCollector(registry=self.metrics)
         self.server = ProbeServer(config.host, config.port, self.alive, self.ready, self.state)
@@ -164,16 +165,7 @@ class Runtime:
                 "ignored": self.router.stats.ignored,
                 "broken": self.router.stats.broken,
             },
-            "relist": (
-                {
-                    "reconciles": self.reconciler.stats.reconciles,
-                    "removed": self.reconciler.stats.removed,
-                    "failures": self.reconciler.stats.failures,
-                    "pending": self.reconciler.pending,
-                }
-                if self.reconciler is not None
-                else None
-            ),
+            "watches": {w.name: w.stats.as_dict() for w in self.watches},
             "metricsAuth": (
                 {**self.metrics_auth.stats.as_dict(), "cached": len(self.metrics_auth.cache)}
                 if self.metrics_auth is not None
@@ -224,37 +216,26 @@ class Runtime:
 
     # --- lifecycle ----------------------------------------------------------------------------------------
 
-    async def load_initial_state(self) -> int:
-        """List the cluster once and feed it to the index (retrying until it works). Returns objects."""
-        delay = 1.0
-        while True:
-            try:
-                # decoded straight from the raw pages into records (msgspec): no dict per object
-                objects = await run_sync(lambda: list(iter_cluster_records(self.api, self.config.namespaces)))
-                break
-            except (SpreadwatchError, OSError) as err:
-                log.warning("initial listing failed (retrying in %.0fs): %s", delay, err)
-                await asyncio.sleep(delay)
-                delay = min(30.0, delay * 2)
-        for i, (resource, item) in enumerate(objects):
-            if isinstance(item, Unparsed):  # what the typed decoder left: parsed (and its error worded) as ever
-                self.router.handle({"type": None, "object": item.value}, resource.kind)
-            elif item is not None:
-                self.router.handle_record(resource.kind, item)
-            if i % 2000 == 1999:
-                await asyncio.sleep(0)
+    async def _await_listed(self) -> None:
+        """Wait until every informer has applied its first list, then let the writer start."""
+        started = time.monotonic()
+        await asyncio.gather(*(w.listed.wait() for w in self.watches))
+        sizes = self.index.sizes()
+        log.info(
+            "listed the cluster in %.1fs: %d nodes, %d pods, %d workloads",
+            time.monotonic() - started,
+            sizes.nodes,
+            sizes.pods,
+            sizes.workloads,
+        )
         self._loaded()
-        return len(objects)
 
     def _loaded(self) -> None:
-        """The index holds the initial state: the writer may resync, later type-None events are re-lists."""
+        """The index holds the initial state: the writer may resync, the collector freezes what was loaded."""
         self.writer.ready = True
-        if self.reconciler is not None:
-            self.reconciler.armed = True
         self.writer.wake()
-
-    async def _list_keys(self, watched: Watched) -> set[tuple[str, str]]:
-        return await run_sync(lambda: list_object_keys(self.api, watched, self.config.namespaces))
+        if self._stop is not None:
+            self._tasks.append(self.gc_policy.start(self._stop))
 
     async def serve_probes(self) -> None:
         """Bind the probe and metrics servers (first: a busy port or an unusable certificate fails before
@@ -283,8 +264,8 @@ class Runtime:
             await self.server.stop()
             raise InputError(f"cannot serve metrics on {cfg.host}:{cfg.metrics_port}: {err.strerror or err}") from None
 
-    async def start(self, load: bool = True) -> None:
-        """Start the probe server, the elector and the writer (after loading the cluster state)."""
+    async def start(self) -> None:
+        """Start the probe server, the elector, the informers and the writer (ready after the first lists)."""
         self._stop = asyncio.Event()
         await self.serve_probes()
         if self.serving_cert is not None and not self.serving_cert.self_signed:
@@ -292,33 +273,22 @@ class Runtime:
             self._tasks.append(asyncio.create_task(reloading, name="spreadwatch metrics certificate reload"))
         if self.elector is not None:
             self._tasks.append(asyncio.create_task(self.elector.run(self._stop), name="spreadwatch leader election"))
-        if load:
-            started = time.monotonic()
-            count = await self.load_initial_state()
-            sizes = self.index.sizes()
-            log.info(
-                "loaded %d objects in %.1fs: %d nodes, %d pods, %d workloads",
-                count,
-                time.monotonic() - started,
-                sizes.nodes,
-                sizes.pods,
-                sizes.workloads,
-            )
+        for watch in self.watches:
+            self._tasks.append(asyncio.create_task(watch.run(self._stop), name=f"spreadwatch watch {watch.name}"))
+        if self.watches:
+            self._tasks.append(asyncio.create_task(self._await_listed(), name="spreadwatch initial lists"))
         else:
             self._loaded()
-        self._tasks.append(self.gc_policy.start(self._stop))
         self._tasks.append(asyncio.create_task(self.writer.run(self._stop), name="spreadwatch report writer"))
-        if self.reconciler is not None:
-            self._tasks.append(
-                asyncio.create_task(self.reconciler.run(self._stop), name="spreadwatch re-list reconciler")
-            )
 
     async def stop(self) -> None:
         if self._stop is not None:
             self._stop.set()
-        for task in self._tasks:
-            with contextlib.suppress(asyncio.CancelledError, asyncio.TimeoutError):
-                await asyncio.wait_for(task, 10)
+        if self._tasks:  # each ends at the stop flag; what has not within 10 s (a long list) is cancelled
+            _, late = await asyncio.wait(self._tasks, timeout=10)
+            for task in late:
+                task.cancel()
+            await asyncio.gather(*self._tasks, return_exceptions=True)
         self._tasks.clear()
         await self.server.stop()
         if self.metrics_server is not None:
@@ -327,7 +297,7 @@ class Runtime:
             shutil.rmtree(self.serving_cert.cert_dir, ignore_errors=True)
         stats = self.writer.stats
         log.info(
-            "stopped: %d API writes (%d creates, %d status, %d deletes, %d events), %d unchanged skipped",
+            "stopped: %d API writes (%d created, %d updated, %d deleted, %d events), %d unchanged skipped",
             stats.api_writes,
             stats.creates,
             stats.status_writes,
@@ -339,8 +309,13 @@ class Runtime:
             self.api.close()
 
 
+#: Connections kept open: one per long watch (8 kinds, more in namespaced mode) plus the writer's writes in
+#: flight, the Lease and the token reviews.
+_POOL_SIZE: Final = 64
+
+
 def _api_client(config: OperatorConfig) -> Any:
-    return load_api_client(config.kubeconfig, config.context)
+    return load_api_client(config.kubeconfig, config.context, pool_size=_POOL_SIZE)
 
 
 # --- kopf -------------------------------------------------------------------------------------------------
@@ -358,27 +333,14 @@ def operator_settings(config: OperatorConfig) -> kopf.OperatorSettings:
     settings.persistence.diffbase_storage = kopf.AnnotationsDiffBaseStorage(
         prefix="kopf.spreadwatch.io", key="last-handled-configuration"
     )
-    settings.watching.server_timeout = 300  # re-establish every watch now and then
-    settings.watching.client_timeout = 330
-    settings.watching.connect_timeout = 10
     settings.networking.request_timeout = 60
     settings.networking.connect_timeout = 10
-    settings.queueing.idle_timeout = 1.0  # per-object workers end soon after their last event
     return settings
 
 
-def _event_handler(runtime: Runtime, watched: Watched) -> Callable[..., Any]:
-    kind = watched.kind
-
-    async def handler(event: Mapping[str, Any], **_: Any) -> None:
-        runtime.router.handle(event, kind)
-
-    handler.__name__ = handler.__qualname__ = f"on_{watched.plural}"
-    return handler
-
-
-def build_registry(runtime: Runtime, load: bool = True) -> kopf.OperatorRegistry:
-    """A private kopf registry: login, startup/cleanup, and one ``on.event`` handler per watched kind."""
+def build_registry(runtime: Runtime) -> kopf.OperatorRegistry:
+    """A private kopf registry: login, startup and cleanup only (kopf watches nothing: see the module
+    docstring)."""
     registry = kopf.OperatorRegistry()
     config = runtime.config
 
@@ -388,16 +350,12 @@ def build_registry(runtime: Runtime, load: bool = True) -> kopf.OperatorRegistry
 
     @kopf.on.startup(registry=registry, errors=kopf.ErrorsMode.PERMANENT)
     async def startup(**_: Any) -> None:
-        await runtime.start(load=load)
+        await runtime.start()
 
     @kopf.on.cleanup(registry=registry)
     async def cleanup(**_: Any) -> None:
         await runtime.stop()
 
-    for watched in WATCHED:
-        kopf.on.event(group=watched.group, version=watched.version, plural=watched.plural, registry=registry)(
-            _event_handler(runtime, watched)
-        )
     return registry
 
 

@@ -37,6 +37,11 @@ class TokenBucket:
         self._tokens = min(float(self.burst), self._tokens + (now - self._stamp) * self.rate)
         self._stamp = now
 
+    def available(self, within: float = 0.0) -> int:
+        """Tokens that can be handed out now plus those refilled within ``within`` seconds. O(1)."""
+        self._refill()
+        return int(min(float(self.burst), self._tokens) + within * self.rate)
+
     def try_acquire(self) -> bool:
         self._refill()
         if self._tokens >= 1.0 - 1e-9:  # tolerance: refills are sums of float products

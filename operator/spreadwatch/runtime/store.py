@@ -5,10 +5,11 @@ in the operator, a fake in tests). It remembers, per workload, what this replica
 :class:`StoredReport` (a small frozen record: name, status digest, condition, health, owner, uid), and:
 
 * :meth:`ReportStore.write` — builds the status (:mod:`spreadwatch.runtime.status`) and, unless its digest
-  equals the stored one (no write without a change): creates the report if needed (ownerReference to the
-  workload; an existing one, e.g. a previous leader's, is adopted with its transition time), patches the
-  owner when the workload's uid changed, replaces the status, and posts an Event when the health changed. A
-  report deleted behind our back (404) is created again, once;
+  equals the stored one and the owner is the same workload (no write without a change), applies the whole
+  report in **one request** (server-side apply: created if missing, else updated; the digest goes into the
+  ``spreadwatch.io/status-digest`` annotation and the health into the ``spreadwatch.io/health`` label, so a
+  restarted operator knows what each report holds from a slim listing), and posts an Event when the health
+  of a report that had one changed (a verdict transition; never for a new report);
 * :meth:`ReportStore.delete` — deletes a workload's report;
 * :meth:`ReportStore.list` — lists the SpreadReports and returns them as :class:`StoredReport` records (the
   resync), :meth:`ReportStore.adopt` makes such a list what the store knows, :meth:`ReportStore.delete_stored`
@@ -24,11 +25,11 @@ from __future__ import annotations
 
 import logging
 import time
-from collections.abc import Callable, Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
-from typing import Any, Protocol
+from typing import Any, Final, Protocol
 
-from spreadwatch.errors import KubeApiError, SpreadwatchError
+from spreadwatch.errors import SpreadwatchError
 from spreadwatch.jsonform import json_form
 from spreadwatch.metrics.histogram import DurationHistogram
 from spreadwatch.model import WORKLOAD_KINDS, WorkloadKey
@@ -37,7 +38,23 @@ from spreadwatch.report import Health, SpreadReport
 from spreadwatch.runtime.ratelimit import TokenBucket
 from spreadwatch.runtime.status import build_status, content_digest, find_condition, workload_ref
 
-__all__ = ["ReportSink", "ReportStore", "StoredReport", "WriterStats", "stored_report"]
+__all__ = [
+    "DIGEST_ANNOTATION",
+    "HEALTH_LABEL",
+    "ReportSink",
+    "ReportStore",
+    "StoredReport",
+    "WriterStats",
+    "material_key",
+    "report_material",
+    "stored_report",
+]
+
+#: The annotation holding the digest of a report's status (``content_digest``, hex): a restarted operator
+#: skips a report whose computed status has the same digest, without reading the status itself.
+DIGEST_ANNOTATION: Final = "spreadwatch.io/status-digest"
+#: The label holding a report's health (``kubectl get spreadreports -l spreadwatch.io/health=Imbalanced``).
+HEALTH_LABEL: Final = "spreadwatch.io/health"
 
 log = logging.getLogger("spreadwatch.writer")
 
@@ -49,11 +66,15 @@ class ReportSink(Protocol):
 
     async def list_reports(self, namespaces: Iterable[str] = ()) -> list[dict[str, Any]]: ...
 
-    async def create(self, namespace: str, name: str, workload: Mapping[str, str]) -> dict[str, Any]: ...
-
-    async def set_owner(self, namespace: str, name: str, workload: Mapping[str, str]) -> dict[str, Any]: ...
-
-    async def replace_status(self, namespace: str, name: str, status: Mapping[str, Any]) -> dict[str, Any]: ...
+    async def apply(
+        self,
+        namespace: str,
+        name: str,
+        labels: Mapping[str, str],
+        annotations: Mapping[str, str],
+        workload: Mapping[str, str],
+        status: Mapping[str, Any],
+    ) -> dict[str, Any]: ...
 
     async def delete(self, namespace: str, name: str) -> bool: ...
 
@@ -64,9 +85,8 @@ class ReportSink(Protocol):
 class WriterStats:
     """Counters since start (the metrics module reads them at scrape time)."""
 
-    creates: int = 0
-    status_writes: int = 0
-    owner_patches: int = 0
+    creates: int = 0  # reports applied that this replica did not know (new, or deleted behind its back)
+    status_writes: int = 0  # known reports applied with a changed status or owner
     deletes: int = 0
     events: int = 0
     skipped_unchanged: int = 0
@@ -82,12 +102,12 @@ class WriterStats:
 
     @property
     def api_writes(self) -> int:
-        return self.creates + self.status_writes + self.owner_patches + self.deletes + self.events
+        return self.creates + self.status_writes + self.deletes + self.events
 
     @property
     def writes_by_result(self) -> dict[str, int]:
-        """spreadwatch_report_writes_total: reports created, statuses written (a new report's first one
-        too), writes skipped as unchanged, reports deleted, failed attempts (retried with backoff)."""
+        """spreadwatch_report_writes_total: reports created, reports updated, writes skipped as unchanged,
+        reports deleted, failed attempts (retried with backoff). Every create or update is one request."""
         return {
             "created": self.creates,
             "updated": self.status_writes,
@@ -103,7 +123,7 @@ class WriterStats:
 _WRITER_STATS_FORM = json_form(
     WriterStats,
     (
-        *("creates", "status_writes", "owner_patches", "deletes", "events", "api_writes", "skipped_unchanged"),
+        *("creates", "status_writes", "deletes", "events", "api_writes", "skipped_unchanged"),
         *("skipped_excluded", "failures", "resyncs", "cycles"),
     ),
 )
@@ -115,9 +135,10 @@ class StoredReport:
 
     workload: WorkloadKey
     name: str  # the SpreadReport's name, in the workload's namespace
-    digest: bytes | None = None  # content_digest of its status (None: no status yet)
+    digest: bytes | None = None  # content_digest of its status (its digest annotation; None: unknown)
     condition: Mapping[str, Any] | None = None  # its Balanced condition (keeps lastTransitionTime)
     health: str = ""  # its status.health ("": no status yet)
+    material: int = 0  # material_key of its health and best nodes (0: unknown)
     owner_uid: str = ""  # the workload uid it points to (spec.workloadRef, else its ownerReference)
     uid: str = ""  # the report's own metadata.uid and resourceVersion (what an Event refers to)
     resource_version: str = ""
@@ -178,15 +199,40 @@ def stored_report(obj: Mapping[str, Any]) -> StoredReport | None:
         if parsed is None:
             return None
         kind, workload = parsed
-    status = obj.get("status")
-    status = status if isinstance(status, Mapping) and status else None
+    status = _mapping(obj.get("status"))
+    health = _text(status.get("health"))
+    best = status.get("bestNodes")
+    count = status.get("bestNodeCount")
     return StoredReport(
         WorkloadKey(namespace, kind, workload),
         name,
-        content_digest(status) if status else None,
+        _digest_of(obj),
         find_condition(status),
-        _text(status.get("health")) if status else "",
+        health,
+        material_key(health, best if isinstance(best, list) else (), count if isinstance(count, int) else -1),
     ).with_object(obj)
+
+
+def _digest_of(obj: Mapping[str, Any]) -> bytes | None:
+    """The status digest a report's annotation names (None: absent or malformed)."""
+    text = _mapping(_mapping(obj.get("metadata")).get("annotations")).get(DIGEST_ANNOTATION)
+    if not isinstance(text, str):
+        return None
+    try:
+        return bytes.fromhex(text)
+    except ValueError:
+        return None
+
+
+def material_key(health: str, best_nodes: Sequence[str], best_node_count: int) -> int:
+    """What makes a report change *material* (written first when the budget is short): its health and its
+    best nodes. Equal keys: only counts or scores changed. O(best nodes listed)."""
+    return hash((health, tuple(best_nodes), best_node_count)) or 1
+
+
+def report_material(report: SpreadReport) -> int:
+    """:func:`material_key` of a computed report."""
+    return material_key(report.health.value, report.best_nodes, report.best_node_count)
 
 
 @dataclass(eq=False)
@@ -210,79 +256,52 @@ class ReportStore:
 
     # --- writes ---------------------------------------------------------------------------------------------
 
+    def is_material(self, key: WorkloadKey, report: SpreadReport) -> bool:
+        """Writing ``report`` would change what users act on: a new report, another health or other best
+        nodes (not only counts or scores). O(best nodes listed)."""
+        known = self._known.get(key)
+        return known is None or known.material != report_material(report)
+
     async def write(self, key: WorkloadKey, report: SpreadReport, generation: int) -> None:
         """Bring ``key``'s report to ``report`` (computed from the workload's ``generation``): nothing when
-        unchanged, else create / owner patch / status replace / Event as needed. Raises on API failure."""
+        unchanged, else one server-side apply (and an Event when a known health changed). Raises on API
+        failure."""
         known = self._known.get(key)
         status = build_status(report, generation, known.condition if known else None, self.wall())
         digest = content_digest(status)
         if known is not None and known.digest == digest and known.owner_uid == report.workload.uid:
             self.stats.skipped_unchanged += 1
             return
-        await self._write(key, report, status, digest, known)
-
-    async def _write(
-        self,
-        key: WorkloadKey,
-        report: SpreadReport,
-        status: dict[str, Any],
-        digest: bytes,
-        known: StoredReport | None,
-        retry_missing: bool = True,
-    ) -> None:
-        namespace = key.namespace
-        name = report_name(key.kind, key.name)
-        workload = workload_ref(report)
-        try:
-            if known is None:
-                await self.bucket.acquire()
-                obj = await self.sink.create(namespace, name, workload)
-                self.stats.creates += 1
-                adopted = stored_report(obj)
-                known = StoredReport(key, name).with_object(obj)
-                if adopted is not None and adopted.digest is not None:
-                    # The report existed already (a previous leader wrote it): keep its transition time,
-                    # and skip the status write when it already says the same.
-                    known = replace(known, digest=adopted.digest, condition=adopted.condition, health=adopted.health)
-                    status = build_status(
-                        report, status["observedGeneration"], known.condition, status["lastUpdateTime"]
-                    )
-                    digest = content_digest(status)
-                self._known[key] = known
-            if known.owner_uid != workload["uid"]:
-                await self.bucket.acquire()
-                obj = await self.sink.set_owner(namespace, name, workload)
-                self.stats.owner_patches += 1
-                known = self._known[key] = known.with_object(obj)
-            if known.digest == digest:
-                self.stats.skipped_unchanged += 1
-                return
-            await self.bucket.acquire()
-            obj = await self.sink.replace_status(namespace, name, status)
-        except KubeApiError as err:
-            if err.status != 404 or not retry_missing:
-                raise
-            # Deleted behind our back (garbage collector, a user): create it again, once, now.
-            self._known.pop(key, None)
-            await self._write(key, report, status, digest, None, retry_missing=False)
-            return
-        self.stats.status_writes += 1
-        self.stats.last_write = self.clock()
-        previous = known.health
-        known = self._known[key] = replace(
-            known.with_object(obj), digest=digest, condition=status["conditions"][0], health=report.health.value
+        name = known.name if known is not None else report_name(key.kind, key.name)
+        await self.bucket.acquire()
+        obj = await self.sink.apply(
+            key.namespace,
+            name,
+            {HEALTH_LABEL: report.health.value},
+            {DIGEST_ANNOTATION: digest.hex()},
+            workload_ref(report),
+            status,
         )
+        if known is None:
+            self.stats.creates += 1
+        else:
+            self.stats.status_writes += 1
+        self.stats.last_write = self.clock()
+        previous = known.health if known is not None else ""
+        self._known[key] = StoredReport(
+            key, name, digest, status["conditions"][0], report.health.value, report_material(report)
+        ).with_object(obj)
         log.info(
             "report %s/%s: %s, %d pods, best score %d",
-            namespace,
+            key.namespace,
             name,
             report.health.value,
             report.pods,
             report.best_score,
             extra={"workload": str(key), "report": name, "health": report.health.value},
         )
-        if previous != known.health and (previous or known.health != Health.BALANCED.value):
-            await self._event(known, previous, report)
+        if previous and previous != report.health.value:
+            await self._event(self._known[key], previous, report)
 
     async def _event(self, known: StoredReport, previous: str, report: SpreadReport) -> None:
         if not self.events:

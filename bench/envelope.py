@@ -1,0 +1,740 @@
+"""The operator at the envelope on a real API server, as the chart runs it (``make bench-envelope``).
+
+    .venv/bin/python bench/envelope.py --scale 1.0 --out build/envelope.json      # ~15 min load, ~10 GiB
+    .venv/bin/python bench/envelope.py --scale 0.02 --churn-seconds 20 --burst 10  # the e2e test's size
+
+1. A private control plane (hack/devcluster.py: free ports, a temp dir, kube-controller-manager without the
+   workload controllers, so nothing but this harness adds, scales or deletes pods), the CRD, and a cluster
+   shaped like ``bench/synth.py`` at ``--scale`` (1.0: 5,000 nodes, 1,000 namespaces, 10,000 workloads with
+   their Services, ~150,000 bound pods) created through the API by ``--threads`` threads, ownerReferences
+   pointing at the owners' real uids.
+2. The expected reports: a :class:`SpreadIndex` loaded from the live listing (``kube.iter_cluster_records``,
+   what ``spreadwatch analyze`` reads) with the operator's profile and report settings.
+3. ``spreadwatch run`` with exactly the args and environment of the chart's Deployment rendered from its
+   default values (``helm template``; only the ports, the bind address and the kubeconfig differ), sampled
+   every second: ``/healthz`` and ``/readyz`` with the kubelet's 1 s timeout, RSS and CPU from /proc;
+   ``/metrics`` every 10 s with a bearer token, 10 s timeout. A watch on SpreadReports compares each
+   report's content (the status without conditions and timestamps) with the expected one.
+4. Churn, each change applied to the harness's index too, so the expected report of every workload it
+   touches is known: ``--churn-rate`` pod events/s for ``--churn-seconds`` as rollouts in 20 workloads
+   (delete a pod, create one on another node), the same rate scattered over every workload, then a burst of
+   ``--burst`` Deployments scaled +2. Latency of a change = the time until the report shows a state at or
+   after it.
+5. At the end ``--sample`` reports are compared with ``spreadwatch analyze`` of a ``kubectl get -o json``
+   dump, and the operator is stopped (SIGTERM, then SIGKILL).
+
+The result (JSON) holds every figure ``docs/benchmarks.md`` shows for the envelope; ``tests/e2e/
+test_envelope.py`` runs the same harness small and asserts behaviour only.
+"""
+
+from __future__ import annotations
+
+import argparse
+import contextlib
+import importlib.util
+import json
+import os
+import random
+import signal
+import socket
+import ssl
+import subprocess
+import sys
+import tempfile
+import threading
+import time
+import urllib.error
+import urllib.request
+from collections.abc import Callable, Sequence
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass, field
+from pathlib import Path
+from types import ModuleType
+from typing import Any
+
+import orjson
+import yaml
+
+HERE = Path(__file__).resolve().parent
+ROOT = HERE.parent
+sys.path.insert(0, str(HERE))
+
+import synth  # noqa: E402
+from kubernetes import client  # noqa: E402
+from kubernetes import config as kube_config  # noqa: E402
+from kubernetes.client.exceptions import ApiException  # noqa: E402
+
+from spreadwatch.cli import build_parser  # noqa: E402
+from spreadwatch.cli.run_config import operator_config  # noqa: E402
+from spreadwatch.index import SpreadIndex  # noqa: E402
+from spreadwatch.kube import iter_cluster_records  # noqa: E402
+from spreadwatch.model import WorkloadKey, parse_object  # noqa: E402
+from spreadwatch.profile_args import load_profile  # noqa: E402
+from spreadwatch.resources import CLUSTER_RESOURCES  # noqa: E402
+from spreadwatch.snapshot import Snapshot  # noqa: E402
+
+__all__ = ["main", "measure"]
+
+CRD = ROOT / "crds" / "spreadreports.spreadwatch.io.yaml"
+CHART = ROOT / "charts" / "spreadwatch"
+RELEASE, RELEASE_NS = "spreadwatch", "spreadwatch"
+_PATHS = {r.kind: r for r in CLUSTER_RESOURCES}
+_STATUS_EXTRA = frozenset({"conditions", "observedGeneration", "lastUpdateTime"})
+_PHASES = (("Service", "Deployment", "StatefulSet", "ReplicationController"), ("ReplicaSet",), ("Pod",))
+
+
+def _devcluster() -> ModuleType:
+    spec = importlib.util.spec_from_file_location("devcluster", ROOT / "hack" / "devcluster.py")
+    if spec is None or spec.loader is None:
+        raise RuntimeError("cannot load hack/devcluster.py")
+    module = importlib.util.module_from_spec(spec)
+    sys.modules["devcluster"] = module
+    spec.loader.exec_module(module)
+    return module
+
+
+def _free_port() -> int:
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return int(sock.getsockname()[1])
+
+
+def _content(status: dict[str, Any]) -> bytes:
+    """A report's content: its status without conditions, observedGeneration and lastUpdateTime."""
+    return orjson.dumps({k: v for k, v in status.items() if k not in _STATUS_EXTRA}, option=orjson.OPT_SORT_KEYS)
+
+
+# --------------------------------------------------------------------------------------------- the chart
+
+
+def chart_command(helm: Path, kubeconfig: str, port: int, metrics_port: int) -> tuple[list[str], dict[str, str]]:
+    """``spreadwatch run`` with the args and env of the chart's Deployment (default values), for a local
+    process: the probe/metrics ports, the bind address and the kubeconfig replaced."""
+    rendered = subprocess.run(
+        [str(helm), "template", RELEASE, str(CHART), "--namespace", RELEASE_NS],
+        check=True, capture_output=True, text=True,
+    ).stdout  # fmt: skip
+    deployment = next(d for d in yaml.safe_load_all(rendered) if d and d.get("kind") == "Deployment")
+    container = deployment["spec"]["template"]["spec"]["containers"][0]
+    args = [a for a in container["args"] if not a.startswith(("--port=", "--metrics-port=", "--bind-address="))]
+    args += [f"--port={port}", f"--metrics-port={metrics_port}", "--bind-address=127.0.0.1"]
+    args.append(f"--kubeconfig={kubeconfig}")
+    env = {"POD_NAME": "spreadwatch-envelope-0", "POD_NAMESPACE": RELEASE_NS}
+    for item in container.get("env") or []:
+        if "value" in item:
+            env[item["name"]] = str(item["value"])
+    limits = container.get("resources", {}).get("limits", {})
+    env["_MEMORY_LIMIT"] = str(limits.get("memory", ""))
+    return [str(ROOT / ".venv" / "bin" / "spreadwatch"), *container.get("command", ["run"])[1:], *args], env
+
+
+def _mib(quantity: str) -> float:
+    units = {"Ki": 1 / 1024, "Mi": 1.0, "Gi": 1024.0}
+    for suffix, factor in units.items():
+        if quantity.endswith(suffix):
+            return float(quantity[: -len(suffix)]) * factor
+    return float(quantity) / (1 << 20) if quantity else 0.0
+
+
+# ------------------------------------------------------------------------------------------------ load
+
+
+def _strip(obj: dict[str, Any]) -> dict[str, Any]:
+    meta = {k: v for k, v in obj["metadata"].items()
+            if k not in ("uid", "resourceVersion", "creationTimestamp", "deletionTimestamp", "generation")}  # fmt: skip
+    out = {**obj, "metadata": meta}
+    out.pop("status", None)
+    if obj["kind"] == "Service":
+        out["spec"] = {k: v for k, v in obj["spec"].items() if k not in ("clusterIP", "clusterIPs")}
+    return out
+
+
+class Loader:
+    """Creates objects through the API (raw JSON requests, ``threads`` at once); owners' real uids replace
+    the synthetic ones in ownerReferences. ``created`` receives each server answer (pods: the index)."""
+
+    def __init__(self, api: client.ApiClient, threads: int) -> None:
+        self.api = api
+        self.pool = ThreadPoolExecutor(threads)
+        self.uids: dict[tuple[str, str, str], str] = {}
+        self.requests = 0
+
+    def close(self) -> None:
+        self.pool.shutdown(wait=True)
+
+    def create(self, obj: dict[str, Any]) -> dict[str, Any]:
+        kind, meta = obj["kind"], obj["metadata"]
+        namespace = meta.get("namespace")
+        refs = meta.get("ownerReferences") or []
+        for ref in refs:
+            ref["uid"] = self.uids.get((namespace or "", ref["kind"], ref["name"]), ref["uid"])
+        resource = _PATHS[kind]
+        body = orjson.dumps(_strip(obj))
+        for attempt in range(8):
+            try:
+                response = self.api.call_api(
+                    resource.path(namespace if resource.namespaced else None), "POST", body=body,
+                    header_params={"Content-Type": "application/json", "Accept": "application/json"},
+                    auth_settings=["BearerToken"], _preload_content=False, _return_http_data_only=True,
+                    _request_timeout=(10, 120),
+                )  # fmt: skip
+                break
+            except ApiException as err:
+                if err.status == 409:
+                    response = None
+                    break
+                if err.status not in (429, 500, 503, 504) or attempt == 7:
+                    raise
+                time.sleep(0.2 * 2**attempt)
+        self.requests += 1
+        created: dict[str, Any] = orjson.loads(response.data) if response is not None else obj
+        self.uids[(namespace or "", kind, meta["name"])] = created["metadata"].get("uid", "")
+        return created
+
+    def create_all(self, objs: Sequence[dict[str, Any]]) -> list[dict[str, Any]]:
+        return list(self.pool.map(self.create, objs))
+
+
+def load_cluster(loader: Loader, scale: float, seed: int) -> dict[str, int]:
+    """Create the synthetic cluster; returns counts by kind. Objects are generated namespace by namespace
+    (``synth.iter_objects``), each namespace's in dependency order (workloads, their ReplicaSets, pods)."""
+    counts: dict[str, int] = {}
+    batch: list[dict[str, Any]] = []
+    namespace: str | None = None
+
+    def flush() -> None:
+        for phase in _PHASES:
+            loader.create_all([o for o in batch if o["kind"] in phase])
+        for obj in batch:
+            counts[obj["kind"]] = counts.get(obj["kind"], 0) + 1
+        batch.clear()
+
+    cluster_scoped: list[dict[str, Any]] = []
+    for obj in synth.iter_objects(scale, seed):
+        if obj["kind"] in ("Node", "Namespace"):
+            cluster_scoped.append(obj)
+            if len(cluster_scoped) >= 500:
+                loader.create_all(cluster_scoped)
+                for o in cluster_scoped:
+                    counts[o["kind"]] = counts.get(o["kind"], 0) + 1
+                cluster_scoped.clear()
+            continue
+        if cluster_scoped:
+            loader.create_all(cluster_scoped)
+            for o in cluster_scoped:
+                counts[o["kind"]] = counts.get(o["kind"], 0) + 1
+            cluster_scoped.clear()
+        ns = obj["metadata"].get("namespace")
+        if ns != namespace and batch:
+            flush()
+        namespace = ns
+        batch.append(obj)
+    if batch:
+        flush()
+    return counts
+
+
+# ------------------------------------------------------------------------------------------ expectation
+
+
+@dataclass
+class Expectation:
+    """What each workload's report must show, and the changes not yet seen in it (thread-safe)."""
+
+    index: SpreadIndex
+    expected: dict[WorkloadKey, bytes] = field(default_factory=dict)
+    correct_at: dict[WorkloadKey, float] = field(default_factory=dict)  # first time the report was right
+    pending: dict[WorkloadKey, list[tuple[float, bytes]]] = field(default_factory=dict)
+    latencies: list[float] = field(default_factory=list)
+    lock: threading.Lock = field(default_factory=threading.Lock)
+
+    def fill(self) -> None:
+        """Expected contents of every workload (after the load)."""
+        self.index.take_dirty()
+        for report in self.index.reports():
+            w = report.workload
+            self.expected[WorkloadKey(w.namespace, w.kind, w.name)] = _content(_status_dict(report))
+
+    def changed(self, at: float) -> None:
+        """The harness changed the cluster at ``at`` (already applied to the index)."""
+        dirty, removed = self.index.take_dirty()
+        with self.lock:
+            for key in dirty:
+                report = self.index.report_for(key)
+                if report is None:
+                    continue
+                content = _content(_status_dict(report))
+                if content != self.expected.get(key):
+                    self.expected[key] = content
+                    self.pending.setdefault(key, []).append((at, content))
+            for key in removed:
+                self.expected.pop(key, None)
+
+    def observed(self, key: WorkloadKey, status: dict[str, Any], at: float) -> None:
+        content = _content(status)
+        with self.lock:
+            if content == self.expected.get(key):
+                self.correct_at.setdefault(key, at)
+            waiting = self.pending.get(key)
+            if not waiting:
+                return
+            matched = max((i for i, (_, c) in enumerate(waiting) if c == content), default=None)
+            if matched is None:
+                return
+            self.latencies.extend(at - t for t, _ in waiting[: matched + 1])
+            del waiting[: matched + 1]
+
+    def all_correct(self) -> bool:
+        with self.lock:
+            return all(k in self.correct_at for k in self.expected)
+
+    def unresolved(self) -> int:
+        with self.lock:
+            return sum(len(v) for v in self.pending.values())
+
+
+def _status_dict(report: Any) -> dict[str, Any]:
+    return dict(report.to_dict())
+
+
+def _key_of(report: dict[str, Any]) -> WorkloadKey | None:
+    ref = (report.get("spec") or {}).get("workloadRef") or {}
+    if not ref.get("kind") or not ref.get("name"):
+        return None
+    return WorkloadKey(report["metadata"]["namespace"], ref["kind"], ref["name"])
+
+
+def watch_reports(api: client.ApiClient, expectation: Expectation, stop: threading.Event,
+                  writes: dict[str, int]) -> None:
+    """Watch SpreadReports (from the current list) and tell the expectation what each shows."""
+    path = "/apis/spreadwatch.io/v1alpha1/spreadreports"
+    version = ""
+    while not stop.is_set():
+        try:
+            if not version:
+                listed = orjson.loads(api.call_api(path, "GET", auth_settings=["BearerToken"], _preload_content=False,
+                                                   _return_http_data_only=True).data)
+                now = time.monotonic()
+                for item in listed.get("items") or []:
+                    key = _key_of(item)
+                    if key is not None:
+                        expectation.observed(key, item.get("status") or {}, now)
+                version = listed["metadata"]["resourceVersion"]
+            response = api.call_api(path, "GET", query_params=[("watch", "1"), ("resourceVersion", version),
+                                                               ("timeoutSeconds", "60")],
+                                    auth_settings=["BearerToken"], _preload_content=False,
+                                    _return_http_data_only=True, _request_timeout=(10, 90))  # fmt: skip
+            for line in response:
+                if stop.is_set():
+                    break
+                event = orjson.loads(line)
+                obj = event.get("object") or {}
+                if event.get("type") == "ERROR":
+                    version = ""
+                    break
+                version = obj.get("metadata", {}).get("resourceVersion", version)
+                writes[event.get("type", "")] = writes.get(event.get("type", ""), 0) + 1
+                key = _key_of(obj)
+                if key is not None and event.get("type") in ("ADDED", "MODIFIED"):
+                    expectation.observed(key, obj.get("status") or {}, time.monotonic())
+        except (ApiException, OSError, ValueError):
+            if not stop.is_set():
+                time.sleep(1)
+                version = ""
+
+
+# -------------------------------------------------------------------------------------------- sampling
+
+
+@dataclass
+class Samples:
+    rss_mib: list[tuple[float, float]] = field(default_factory=list)
+    probe_ms: dict[str, list[float]] = field(default_factory=lambda: {"healthz": [], "readyz": []})
+    probe_failures: dict[str, int] = field(default_factory=lambda: {"healthz": 0, "readyz": 0})
+    liveness_failures_in_a_row: int = 0
+    restarts_a_kubelet_would_make: int = 0
+    scrape_s: list[float] = field(default_factory=list)
+    scrape_failures: int = 0
+    ready_at: float | None = None
+    cpu_s: float = 0.0
+    peak_rss_mib: float = 0.0
+
+
+def _get(url: str, timeout: float, token: str = "", context: ssl.SSLContext | None = None) -> tuple[int, float]:
+    started = time.monotonic()
+    request = urllib.request.Request(url, headers={"Authorization": f"Bearer {token}"} if token else {})
+    try:
+        with urllib.request.urlopen(request, timeout=timeout, context=context) as response:
+            response.read()
+            code = int(response.status)
+    except urllib.error.HTTPError as err:
+        code = err.code
+    except (OSError, TimeoutError):
+        code = 0
+    return code, time.monotonic() - started
+
+
+def _proc(pid: int) -> tuple[float, float, float]:
+    """(RSS MiB, peak RSS MiB, CPU seconds) of a process."""
+    status = Path(f"/proc/{pid}/status").read_text()
+    fields = {line.split(":")[0]: line.split()[1] for line in status.splitlines() if line.startswith("Vm")}
+    stat = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+    cpu = (int(stat[11]) + int(stat[12])) / os.sysconf("SC_CLK_TCK")
+    return int(fields["VmRSS"]) / 1024, int(fields["VmHWM"]) / 1024, cpu
+
+
+def sample(pid: int, port: int, metrics_port: int, token: str, samples: Samples, stop: threading.Event,
+           started: float) -> None:
+    """Probes every second (1 s timeout; 3 liveness failures in a row = one kubelet restart), /metrics every
+    10 s (10 s timeout), RSS and CPU every second."""
+    insecure = ssl.create_default_context()
+    insecure.check_hostname = False
+    insecure.verify_mode = ssl.CERT_NONE
+    tick = 0
+    while not stop.wait(1.0):
+        with contextlib.suppress(OSError):
+            rss, peak, cpu = _proc(pid)
+            samples.rss_mib.append((time.monotonic() - started, rss))
+            samples.peak_rss_mib, samples.cpu_s = peak, cpu
+        for path in ("healthz", "readyz"):
+            code, took = _get(f"http://127.0.0.1:{port}/{path}", 1.0)
+            samples.probe_ms[path].append(took * 1000)
+            if path == "readyz" and code == 200 and samples.ready_at is None:
+                samples.ready_at = time.monotonic() - started
+            if path == "readyz" and samples.ready_at is None:
+                continue  # not ready yet: the kubelet's readiness probe waits too
+            if code != 200:
+                samples.probe_failures[path] += 1
+            if path == "healthz":
+                samples.liveness_failures_in_a_row = samples.liveness_failures_in_a_row + 1 if code != 200 else 0
+                if samples.liveness_failures_in_a_row == 3:
+                    samples.restarts_a_kubelet_would_make += 1
+        tick += 1
+        if tick % 10 == 0:
+            code, took = _get(f"https://127.0.0.1:{metrics_port}/metrics", 10.0, token, insecure)
+            samples.scrape_s.append(took)
+            if code != 200:
+                samples.scrape_failures += 1
+
+
+# ----------------------------------------------------------------------------------------------- churn
+
+
+class Churn:
+    """Pod changes through the API, each applied to the harness's index and expectation at once."""
+
+    def __init__(self, api: client.ApiClient, loader: Loader, expectation: Expectation, seed: int) -> None:
+        self.core = client.CoreV1Api(api)
+        self.loader = loader
+        self.expectation = expectation
+        self.random = random.Random(seed)
+        self.events = 0
+        nodes = expectation.index
+        self.nodes = sorted(n for _, n in nodes.object_keys("Node"))
+        self.pods: dict[tuple[str, str], list[dict[str, Any]]] = {}
+
+    def _pods_of(self, namespace: str, app: str) -> list[dict[str, Any]]:
+        key = (namespace, app)
+        if key not in self.pods:
+            listed = self.core.list_namespaced_pod(namespace, label_selector=f"app={app}", _preload_content=False)
+            self.pods[key] = [p for p in orjson.loads(listed.data)["items"] if p["spec"].get("nodeName")]
+        return self.pods[key]
+
+    def _apply(self, obj: dict[str, Any] | None, removed: tuple[str, str] | None) -> None:
+        index = self.expectation.index
+        if removed is not None:
+            index.remove("Pod", *removed)
+        if obj is not None:
+            obj.setdefault("kind", "Pod")
+            obj.setdefault("apiVersion", "v1")
+            record = parse_object(obj)
+            if record is not None:
+                index.apply(record)
+        self.expectation.changed(time.monotonic())
+        self.events += 1
+
+    def replace_pod(self, namespace: str, app: str) -> None:
+        """A rollout step: one of the workload's bound pods deleted, a copy created on another node."""
+        pods = self._pods_of(namespace, app)
+        if not pods:
+            return
+        old = pods.pop(self.random.randrange(len(pods)))
+        self.core.delete_namespaced_pod(old["metadata"]["name"], namespace, grace_period_seconds=0,
+                                        _preload_content=False)  # fmt: skip
+        self._apply(None, (namespace, old["metadata"]["name"]))
+        new = {
+            "apiVersion": "v1", "kind": "Pod",
+            "metadata": {"name": f"{app}-churn-{self.events:07d}", "namespace": namespace,
+                         "labels": old["metadata"].get("labels") or {},
+                         "ownerReferences": old["metadata"].get("ownerReferences") or []},
+            "spec": {**old["spec"], "nodeName": self.random.choice(self.nodes)},
+        }  # fmt: skip
+        created = self.loader.create(new)
+        pods.append(created)
+        self._apply(created, None)
+
+    def run(self, workloads: Sequence[tuple[str, str]], rate: float, seconds: float) -> None:
+        """``rate`` pod events/s (each replacement is two) for ``seconds`` over ``workloads``."""
+        deadline = time.monotonic() + seconds
+        step = 2.0 / rate
+        next_at = time.monotonic()
+        while time.monotonic() < deadline:
+            namespace, app = self.random.choice(workloads)
+            with contextlib.suppress(ApiException):
+                self.replace_pod(namespace, app)
+            next_at += step
+            pause = next_at - time.monotonic()
+            if pause > 0:
+                time.sleep(pause)
+
+
+def _percentile(values: Sequence[float], q: float) -> float:
+    if not values:
+        return 0.0
+    ordered = sorted(values)
+    return ordered[min(len(ordered) - 1, round(q * (len(ordered) - 1)))]
+
+
+def _latency(values: Sequence[float]) -> dict[str, float]:
+    return {"count": len(values), "p50_s": _percentile(values, 0.5), "p99_s": _percentile(values, 0.99),
+            "max_s": max(values, default=0.0)}  # fmt: skip
+
+
+def _wait(predicate: Callable[[], bool], timeout: float, what: str) -> float:
+    started = time.monotonic()
+    while not predicate():
+        if time.monotonic() - started > timeout:
+            raise TimeoutError(f"{what}: not within {timeout:.0f}s")
+        time.sleep(0.5)
+    return time.monotonic() - started
+
+
+def _stop(proc: subprocess.Popen[bytes], grace: float = 60.0) -> int:
+    if proc.poll() is None:
+        proc.send_signal(signal.SIGTERM)
+        try:
+            return proc.wait(grace)
+        except subprocess.TimeoutExpired:
+            proc.kill()
+    return proc.wait()
+
+
+# --------------------------------------------------------------------------------------------- measure
+
+
+def measure(scale: float = 1.0, seed: int = 1, threads: int = 16, churn_rate: float = 100.0,
+            churn_seconds: float = 300.0, burst: int = 200, sample: int = 20,
+            report_timeout: float = 1800.0, log: Callable[[str], None] = print) -> dict[str, Any]:
+    """Run the whole envelope benchmark (see the module docstring); returns the figures."""
+    devcluster = _devcluster()
+    result: dict[str, Any] = {"scale": scale, "seed": seed}
+    with tempfile.TemporaryDirectory(prefix="spreadwatch-envelope-") as tmp:
+        state = Path(tmp)
+        bin_dir = state / "bin"
+        devcluster.ensure_tools(bin_dir)
+        cluster = devcluster.up(state, bin_dir=bin_dir, ports="auto", die_with_parent=True,
+                                workload_controllers=False)  # fmt: skip
+        proc: subprocess.Popen[bytes] | None = None
+        stop = threading.Event()
+        try:
+            kubeconfig = str(cluster.kubeconfig)
+            kubectl = [str(bin_dir / "kubectl"), f"--kubeconfig={kubeconfig}"]
+            subprocess.run([*kubectl, "apply", "-f", str(CRD)], check=True, capture_output=True)
+            subprocess.run([*kubectl, "create", "namespace", RELEASE_NS], check=True, capture_output=True)
+            api = kube_config.new_client_from_config(config_file=kubeconfig)
+            api.configuration.connection_pool_maxsize = threads + 8
+            loader = Loader(api, threads)
+            started = time.monotonic()
+            counts = load_cluster(loader, scale, seed)
+            result["load"] = {"seconds": round(time.monotonic() - started, 1), "objects": counts,
+                              "requests_per_s": round(loader.requests / (time.monotonic() - started), 1)}  # fmt: skip
+            log(f"loaded {sum(counts.values()):,} objects in {result['load']['seconds']:.0f}s: {counts}")
+
+            port, metrics_port = _free_port(), _free_port()
+            command, env = chart_command(bin_dir / "helm", kubeconfig, port, metrics_port)
+            limit_mib = _mib(env.pop("_MEMORY_LIMIT"))
+            config = operator_config(build_parser().parse_args(command[1:]))
+            index = SpreadIndex(load_profile(config.profile, config.scheduler_config, config.scheduler_name),
+                                config.report)  # fmt: skip
+            index.load(Snapshot.from_decoded(item for _, item in iter_cluster_records(api)))
+            expectation = Expectation(index)
+            expectation.fill()
+            result["workloads"] = len(expectation.expected)
+            token = subprocess.run([*kubectl, "create", "token", "default", "-n", "default"], check=True,
+                                   capture_output=True, text=True).stdout.strip()  # fmt: skip
+            subprocess.run([*kubectl, "create", "clusterrolebinding", "envelope-metrics",
+                            "--clusterrole=cluster-admin", "--serviceaccount=default:default"],
+                           check=True, capture_output=True)  # fmt: skip
+
+            writes: dict[str, int] = {}
+            watcher = threading.Thread(target=watch_reports, args=(api, expectation, stop, writes), daemon=True)
+            watcher.start()
+            log_path = state / "operator.log"
+            with open(log_path, "wb") as out:
+                proc = subprocess.Popen(command, stdout=out, stderr=subprocess.STDOUT, env={**os.environ, **env})
+            started = time.monotonic()
+            samples = Samples()
+            sampler = threading.Thread(
+                target=sample, args=(proc.pid, port, metrics_port, token, samples, stop, started), daemon=True
+            )
+            sampler.start()
+            all_correct = _wait(expectation.all_correct, report_timeout, "every workload's report correct")
+            result["every_report_correct_s"] = round(all_correct, 1)
+            result["ready_s"] = samples.ready_at
+            result["rss_at_ready_mib"] = _rss_at(samples, samples.ready_at)
+            log(f"ready after {samples.ready_at}s; every report correct after {all_correct:.0f}s")
+
+            churn = Churn(api, loader, expectation, seed)
+            keys = sorted(expectation.expected)
+            apps = sorted({(k.namespace, k.name) for k in keys})  # (synth: every workload's pods have app=<name>)
+            rollouts = random.Random(seed).sample(apps, min(20, len(apps)))
+            phases: dict[str, Any] = {}
+            for name, targets in (("rollouts", rollouts), ("scattered", apps)):
+                expectation.latencies.clear()
+                churn.run(targets, churn_rate, churn_seconds)
+                settle = _wait(lambda: expectation.unresolved() == 0, 120 + churn_seconds, f"{name} reported")
+                phases[name] = {**_latency(expectation.latencies), "settled_after_s": round(settle, 1),
+                                "oldest_pending_s": _oldest_pending(metrics_port, token)}  # fmt: skip
+                log(f"{name}: {phases[name]}")
+            expectation.latencies.clear()
+            deployments = [k for k in keys if k.kind == "Deployment"][:burst]
+            _scale_deployments(api, loader, churn, index, deployments)
+            _wait(lambda: expectation.unresolved() == 0, 600, "burst reported")
+            phases["burst"] = _latency(expectation.latencies)
+            log(f"burst: {phases['burst']}")
+            result["churn"] = phases
+            rss_now = _proc(proc.pid)[0]
+            result["rss_after_churn_mib"] = round(rss_now, 1)
+            result["sampled_exact"] = _compare_sample(kubectl, command, state, keys, sample)
+            stop.set()
+            sampler.join(15)
+            result.update({
+                "memory_limit_mib": limit_mib,
+                "peak_rss_mib": round(samples.peak_rss_mib, 1),
+                "cpu_s": round(samples.cpu_s, 1),
+                "probe_failures": samples.probe_failures,
+                "probe_p99_ms": {k: round(_percentile(v, 0.99), 1) for k, v in samples.probe_ms.items()},
+                "probe_max_ms": {k: round(max(v, default=0.0), 1) for k, v in samples.probe_ms.items()},
+                "restarts_a_kubelet_would_make": samples.restarts_a_kubelet_would_make,
+                "scrapes": len(samples.scrape_s), "scrape_failures": samples.scrape_failures,
+                "scrape_max_s": round(max(samples.scrape_s, default=0.0), 2),
+                "report_events": writes,
+                "api_writes": _api_writes(port),
+            })  # fmt: skip
+        finally:
+            stop.set()
+            if proc is not None:
+                result["operator_exit"] = _stop(proc)
+            devcluster.down(state, keep_logs=False)
+    return result
+
+
+def _rss_at(samples: Samples, at: float | None) -> float | None:
+    if at is None:
+        return None
+    return next((round(r, 1) for t, r in samples.rss_mib if t >= at), None)
+
+
+def _oldest_pending(metrics_port: int, token: str) -> float | None:
+    insecure = ssl.create_default_context()
+    insecure.check_hostname = False
+    insecure.verify_mode = ssl.CERT_NONE
+    request = urllib.request.Request(f"https://127.0.0.1:{metrics_port}/metrics",
+                                     headers={"Authorization": f"Bearer {token}"})  # fmt: skip
+    with contextlib.suppress(OSError), urllib.request.urlopen(request, timeout=10, context=insecure) as r:
+        for line in r.read().decode().splitlines():
+            if line.startswith("spreadwatch_oldest_pending_seconds "):
+                return float(line.split()[1])
+    return None
+
+
+def _api_writes(port: int) -> dict[str, Any]:
+    with contextlib.suppress(OSError, ValueError), urllib.request.urlopen(f"http://127.0.0.1:{port}/statusz",
+                                                                           timeout=10) as r:  # fmt: skip
+        state = json.loads(r.read())
+        return {"writer": state.get("writer"), "apiRequests": state.get("apiRequests")}
+    return {}
+
+
+def _scale_deployments(api: client.ApiClient, loader: Loader, churn: Churn, index: SpreadIndex,
+                       deployments: Sequence[WorkloadKey]) -> None:
+    """+2 replicas for each Deployment: two more pods of its newest ReplicaSet's, and its replicas."""
+    apps = client.AppsV1Api(api)
+    for key in deployments:
+        with contextlib.suppress(ApiException):
+            deployment = apps.read_namespaced_deployment(key.name, key.namespace, _preload_content=False)
+            replicas = orjson.loads(deployment.data)["spec"].get("replicas", 1) + 2
+            patched = apps.patch_namespaced_deployment(key.name, key.namespace, {"spec": {"replicas": replicas}},
+                                                       _preload_content=False)  # fmt: skip
+            obj = orjson.loads(patched.data)
+            obj.setdefault("kind", "Deployment")
+            obj.setdefault("apiVersion", "apps/v1")
+            record = parse_object(obj)
+            if record is not None:
+                index.apply(record)
+            pods = churn._pods_of(key.namespace, key.name)
+            for _ in range(2):
+                if not pods:
+                    break
+                template = pods[-1]
+                new = {"apiVersion": "v1", "kind": "Pod",
+                       "metadata": {"name": f"{key.name}-burst-{churn.events:07d}", "namespace": key.namespace,
+                                    "labels": template["metadata"].get("labels") or {},
+                                    "ownerReferences": template["metadata"].get("ownerReferences") or []},
+                       "spec": {**template["spec"], "nodeName": churn.random.choice(churn.nodes)}}  # fmt: skip
+                created = loader.create(new)
+                pods.append(created)
+                churn._apply(created, None)
+
+
+def _compare_sample(kubectl: list[str], command: list[str], state: Path, keys: Sequence[WorkloadKey],
+                    sample: int) -> dict[str, int]:
+    """``sample`` reports compared with ``spreadwatch analyze`` of a ``kubectl get -o json`` dump."""
+    dump = state / "dump.json"
+    kinds = "nodes,namespaces,pods,services,replicationcontrollers,replicasets,statefulsets,deployments"
+    with open(dump, "wb") as out:
+        subprocess.run([*kubectl, "get", kinds, "-A", "-o", "json"], check=True, stdout=out)
+    report_flags = ("--profile=", "--top-nodes=", "--max-report-nodes=", "--max-node-skew=", "--max-zone-skew=",
+                    "--spof-min-pods=")  # fmt: skip
+    flags = [a for a in command if a.startswith(report_flags)]
+    analyzed = subprocess.run([command[0], "analyze", "--cluster", str(dump), "-o", "json", *flags],
+                              check=True, capture_output=True).stdout  # fmt: skip
+    offline = {(r["workload"]["namespace"], r["workload"]["kind"], r["workload"]["name"]): r
+               for r in orjson.loads(analyzed)["reports"]}  # fmt: skip
+    chosen = random.Random(7).sample(list(keys), min(sample, len(keys)))
+    reports = orjson.loads(subprocess.run([*kubectl, "get", "spreadreports", "-A", "-o", "json"], check=True,
+                                          capture_output=True).stdout)["items"]  # fmt: skip
+    live = {(r["metadata"]["namespace"], r["spec"]["workloadRef"]["kind"], r["spec"]["workloadRef"]["name"]): r
+            for r in reports}  # fmt: skip
+    same = 0
+    for key in chosen:
+        ident = (key.namespace, key.kind, key.name)
+        if ident in live and ident in offline and _content(live[ident]["status"]) == _content(offline[ident]):
+            same += 1
+    return {"compared": len(chosen), "identical": same}
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--scale", type=float, default=1.0)
+    parser.add_argument("--seed", type=int, default=1)
+    parser.add_argument("--threads", type=int, default=16)
+    parser.add_argument("--churn-rate", type=float, default=100.0, help="pod events per second")
+    parser.add_argument("--churn-seconds", type=float, default=300.0)
+    parser.add_argument("--burst", type=int, default=200, help="Deployments scaled +2 at once")
+    parser.add_argument("--sample", type=int, default=20)
+    parser.add_argument("--out", default="-", help="JSON result file (default: stdout)")
+    args = parser.parse_args(argv)
+    result = measure(args.scale, args.seed, args.threads, args.churn_rate, args.churn_seconds, args.burst,
+                     args.sample, log=lambda line: print(line, file=sys.stderr, flush=True))  # fmt: skip
+    text = json.dumps(result, indent=2, sort_keys=True)
+    if args.out == "-":
+        print(text)
+    else:
+        Path(args.out).parent.mkdir(parents=True, exist_ok=True)
+        Path(args.out).write_text(text + "\n")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

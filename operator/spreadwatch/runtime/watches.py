@@ -1,0 +1,302 @@
+"""The operator's informers: one list + watch loop per watched resource, records straight into the router.
+
+Each :class:`ResourceWatch` (one per resource, per watched namespace for namespaced kinds in namespaced
+mode) loops:
+
+1. **list** (the first time, and after ``410 Gone``): the list's pages, decoded in a worker thread straight
+   into records (:func:`spreadwatch.kube.list_pages`), are applied page by page in the event loop; after a
+   *re*-list, every record of that resource (and namespace) the index holds but the listing lacks is removed
+   — it was deleted while no watch ran, and no ``DELETED`` event will ever say so;
+2. **watch** from the list's resourceVersion (bookmarks on; the server ends a watch after
+   ``kube.WATCH_TIMEOUT`` seconds and the loop watches again from the last version seen): each event line
+   is decoded in the worker thread (:func:`spreadwatch.decode.decode_event`) and applied in the loop;
+3. on any other failure: back-off (1 s doubling to 30 s, reset by a watch the server ended), then the
+   watch is resumed from the last version (or listed again when that is gone).
+
+No per-object framework state and no dict per event: the only transient is one page or one batch of
+decoded events (the worker thread pauses while ``_MAX_BUFFERED`` events wait for the loop). The loop applies
+at most ``_CHUNK`` records between awaits, so probes and ``/metrics`` stay answered during the initial list
+of 150,000 pods. A line that cannot be decoded is logged (once per resource and reason) and skipped.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import dataclasses
+import logging
+import threading
+import time
+from collections import deque
+from collections.abc import AsyncGenerator, Callable, Iterable, Iterator, Sequence
+from dataclasses import dataclass, field
+from typing import Final, Generic, Protocol, TypeVar, cast
+
+from spreadwatch.decode import Decoded, DecodeError, Unparsed, WatchEvent
+from spreadwatch.errors import KubeApiError, SpreadwatchError
+from spreadwatch.resources import ApiResource
+from spreadwatch.runtime.events import EventRouter
+
+__all__ = ["ResourceWatch", "WatchSource", "WatchStats"]
+
+log = logging.getLogger("spreadwatch.watch")
+
+T = TypeVar("T")
+
+_CHUNK: Final = 500  # records applied between two awaits (about 5 ms of work)
+_MAX_BUFFERED: Final = 20_000  # decoded events waiting for the loop before the worker thread pauses
+_MAX_BACKOFF: Final = 30.0
+_MAX_PROBLEMS: Final = 100  # distinct undecodable-line problems remembered (each logged once)
+_GONE: Final = 410
+
+
+class EventStream(Protocol):
+    """One open watch: iterating blocks for its events; ``close`` (any thread) ends it."""
+
+    def __iter__(self) -> Iterator[WatchEvent | DecodeError]: ...
+
+    def close(self) -> None: ...
+
+
+class WatchSource(Protocol):
+    """The API as the informers see it (blocking; called in worker threads): ``kube.list_pages`` and
+    ``kube.WatchStream`` in the operator, a fake in tests."""
+
+    def list(self, resource: ApiResource, namespace: str | None) -> Iterable[tuple[Sequence[Decoded], str]]: ...
+
+    def watch(self, resource: ApiResource, namespace: str | None, resource_version: str) -> EventStream: ...
+
+
+@dataclass(slots=True)
+class WatchStats:
+    """Counters of one resource's informer (the operator's /statusz)."""
+
+    lists: int = 0  # complete listings (the first, then one per 410 Gone)
+    watches: int = 0  # watch requests opened
+    events: int = 0  # watch events applied (bookmarks excluded)
+    stale_removed: int = 0  # records a re-list showed were deleted during a gap
+    failures: int = 0  # failed list/watch requests (retried with back-off)
+    undecodable: int = 0  # watch lines that were not events
+
+    def as_dict(self) -> dict[str, int]:
+        return dataclasses.asdict(self)
+
+
+class _Pump(Generic[T]):
+    """A blocking iterator run in a daemon thread, its items handed to the event loop in batches.
+
+    The thread appends to a deque and wakes the loop once per batch; it pauses while ``limit`` items wait.
+    O(1) per item on either side."""
+
+    _END: Final = object()
+
+    def __init__(self, produce: Callable[[], Iterable[T]], name: str, limit: int = _MAX_BUFFERED) -> None:
+        self._produce = produce
+        self._limit = limit
+        self._items: deque[object] = deque()
+        self._error: BaseException | None = None
+        self._loop = asyncio.get_running_loop()
+        self._ready = asyncio.Event()
+        self._signalled = False
+        self._stopped = threading.Event()
+        self._thread = threading.Thread(target=self._run, name=name, daemon=True)
+        self._thread.start()
+
+    def _signal(self) -> None:
+        if not self._signalled:
+            self._signalled = True
+            with contextlib.suppress(RuntimeError):  # the loop is closed: nobody is waiting any more
+                self._loop.call_soon_threadsafe(self._ready.set)
+
+    def _run(self) -> None:
+        try:
+            for item in self._produce():
+                if self._stopped.is_set():
+                    return
+                self._items.append(item)
+                self._signal()
+                while len(self._items) >= self._limit and not self._stopped.is_set():
+                    time.sleep(0.01)
+        except BaseException as err:  # handed to the loop, raised there
+            self._error = err
+        finally:
+            self._items.append(self._END)
+            self._signal()
+
+    def stop(self) -> None:
+        """Stop taking items (the producer ends at its next item; close its source to end it sooner)."""
+        self._stopped.set()
+
+    async def batches(self) -> AsyncGenerator[list[T], None]:
+        """The items in arrival order, as many at a time as are waiting. Raises the producer's error."""
+        while True:
+            await self._ready.wait()
+            self._ready.clear()
+            self._signalled = False
+            batch: list[T] = []
+            while self._items:
+                item = self._items.popleft()
+                if item is self._END:
+                    if batch:
+                        yield batch
+                    if self._error is not None:
+                        raise self._error
+                    return
+                batch.append(item)  # type: ignore[arg-type]
+            if batch:
+                yield batch
+
+
+def _identity(item: Decoded) -> tuple[str, str]:
+    """(namespace, name) of a listed item ("" for what the router cannot name)."""
+    if isinstance(item, Unparsed):
+        meta = item.value.get("metadata") if isinstance(item.value, dict) else None
+        if isinstance(meta, dict):
+            ns, name = meta.get("namespace"), meta.get("name")
+            return (ns if isinstance(ns, str) else ""), (name if isinstance(name, str) else "")
+        return "", ""
+    if item is None:
+        return "", ""
+    return getattr(item, "namespace", ""), item.name
+
+
+@dataclass(eq=False)
+class ResourceWatch:
+    """See the module docstring. ``namespace``: None for every namespace (or a cluster-scoped kind)."""
+
+    resource: ApiResource
+    namespace: str | None
+    router: EventRouter
+    source: WatchSource
+    stats: WatchStats = field(default_factory=WatchStats, init=False)
+    #: Set once the first listing is applied (the operator is ready when every informer's is).
+    listed: asyncio.Event = field(default_factory=asyncio.Event, init=False)
+    _version: str = field(default="", init=False, repr=False)  # "": list first
+    _stream: EventStream | None = field(default=None, init=False, repr=False)
+    _bad_lines: set[str] = field(default_factory=set, init=False, repr=False)
+
+    @property
+    def name(self) -> str:
+        where = f" in {self.namespace}" if self.namespace else ""
+        return f"{self.resource.plural}{where}"
+
+    async def run(self, stop: asyncio.Event) -> None:
+        """List, then watch, until ``stop`` is set (see the module docstring)."""
+        backoff = 1.0
+        stopping: asyncio.Future[object] = asyncio.ensure_future(stop.wait())
+        try:
+            while not stop.is_set():
+                try:
+                    if not self._version:
+                        await self._list()
+                    await self._watch(stopping)
+                    backoff = 1.0
+                    continue
+                except KubeApiError as err:
+                    if err.status == _GONE:
+                        log.info("%s: resourceVersion %s expired; listing again", self.name, self._version)
+                        self._version = ""
+                        continue
+                    failure = str(err)
+                except (SpreadwatchError, OSError) as err:
+                    failure = str(err)
+                self.stats.failures += 1
+                log.warning("%s: %s (retrying in %.0fs)", self.name, failure, backoff)
+                await asyncio.wait([stopping], timeout=backoff)
+                backoff = min(_MAX_BACKOFF, backoff * 2)
+        finally:
+            stopping.cancel()
+
+    async def _list(self) -> None:
+        """One complete listing applied page by page; after the first, what it lacks is removed."""
+        relist = self.listed.is_set()
+        seen: set[tuple[str, str]] = set()
+        version = ""
+        pump: _Pump[tuple[Sequence[Decoded], str]] = _Pump(
+            lambda: self.source.list(self.resource, self.namespace), f"list {self.name}", limit=4
+        )
+        try:
+            async for pages in pump.batches():
+                for items, listed_version in pages:
+                    if relist:
+                        seen.update(map(_identity, items))
+                    await self._apply_items(items)
+                    version = listed_version
+        finally:
+            pump.stop()
+        if relist:
+            self._remove_missing(seen)
+        self._version = version
+        self.stats.lists += 1
+        self.listed.set()
+
+    async def _apply_items(self, items: Sequence[Decoded]) -> None:
+        kind, router = self.resource.kind, self.router
+        for start in range(0, len(items), _CHUNK):
+            for item in items[start : start + _CHUNK]:
+                router.handle_decoded(kind, item)
+            await asyncio.sleep(0)
+
+    def _remove_missing(self, seen: set[tuple[str, str]]) -> None:
+        kind = self.resource.kind
+        held = self.router.index.object_keys(kind)
+        if self.namespace is not None:
+            held = {key for key in held if key[0] == self.namespace}
+        stale = held - seen
+        for namespace, name in sorted(stale):
+            self.router.handle_deleted(kind, namespace, name)
+        if stale:
+            self.stats.stale_removed += len(stale)
+            log.info("%s listed again: removed %d object(s) deleted while unwatched", self.name, len(stale))
+
+    async def _watch(self, stopping: asyncio.Future[object]) -> None:
+        """One watch request, until the server ends it or ``stop`` is set."""
+        stream = self.source.watch(self.resource, self.namespace, self._version)
+        pump: _Pump[WatchEvent | DecodeError] = _Pump(lambda: stream, f"watch {self.name}")
+        self.stats.watches += 1
+        batches = pump.batches()
+        try:
+            while True:
+                step: asyncio.Future[object] = asyncio.ensure_future(anext(batches))
+                await asyncio.wait([step, stopping], return_when=asyncio.FIRST_COMPLETED)
+                if not step.done():
+                    step.cancel()
+                    with contextlib.suppress(asyncio.CancelledError, StopAsyncIteration):
+                        await step
+                    return
+                try:
+                    batch = step.result()
+                except StopAsyncIteration:
+                    return
+                await self._apply_events(cast(list[WatchEvent | DecodeError], batch))
+        finally:
+            pump.stop()
+            stream.close()
+            await batches.aclose()
+
+    async def _apply_events(self, batch: list[WatchEvent | DecodeError]) -> None:
+        kind, router = self.resource.kind, self.router
+        for n, event in enumerate(batch, 1):
+            if isinstance(event, DecodeError):
+                self._undecodable(event)
+                continue
+            if event.resource_version:
+                self._version = event.resource_version
+            if event.type == "DELETED":
+                router.handle_deleted(kind, event.namespace, event.name)
+            elif event.type in ("ADDED", "MODIFIED"):
+                router.handle_decoded(kind, event.item)
+            else:
+                continue  # BOOKMARK: only its version
+            self.stats.events += 1
+            if n % _CHUNK == 0:
+                await asyncio.sleep(0)
+
+    def _undecodable(self, err: DecodeError) -> None:
+        self.stats.undecodable += 1
+        problem = str(err)[:200]
+        if problem not in self._bad_lines:
+            if len(self._bad_lines) >= _MAX_PROBLEMS:
+                self._bad_lines.clear()
+            self._bad_lines.add(problem)
+            log.warning("%s: skipping a watch line: %s", self.name, problem)

@@ -1,0 +1,68 @@
+"""The envelope harness (``make bench-envelope``) at a small scale: the operator as the chart runs it, on a real
+API server loaded with a synthetic cluster, under churn. Behaviour only, never timings: no probe failed,
+no restart a kubelet would have made, every workload got a correct report, every change reached its report,
+and the sampled reports equal ``spreadwatch analyze`` of a ``kubectl get -o json`` dump."""
+
+from __future__ import annotations
+
+import importlib.util
+import sys
+from pathlib import Path
+from types import ModuleType
+from typing import Any
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[2]
+
+pytestmark = pytest.mark.e2e
+
+
+def _envelope() -> ModuleType:
+    spec = importlib.util.spec_from_file_location("envelope", ROOT / "bench" / "envelope.py")
+    assert spec is not None
+    assert spec.loader is not None
+    module = importlib.util.module_from_spec(spec)
+    sys.modules["envelope"] = module
+    spec.loader.exec_module(module)
+    return module
+
+
+@pytest.fixture(scope="module")
+def result() -> dict[str, Any]:
+    envelope = _envelope()
+    figures: dict[str, Any] = envelope.measure(
+        scale=0.01, threads=8, churn_rate=20.0, churn_seconds=10.0, burst=5, sample=10, report_timeout=900.0,
+        log=lambda _line: None,
+    )
+    return figures
+
+
+def test_every_workload_gets_a_correct_report(result: dict[str, Any]) -> None:
+    assert result["workloads"] > 50
+    assert result["every_report_correct_s"] is not None
+    assert result["sampled_exact"] == {"compared": 10, "identical": 10}
+
+
+def test_probes_never_fail_and_no_restart(result: dict[str, Any]) -> None:
+    assert result["ready_s"] is not None
+    assert result["probe_failures"] == {"healthz": 0, "readyz": 0}
+    assert result["restarts_a_kubelet_would_make"] == 0
+    assert result["scrapes"] >= 1
+    assert result["scrape_failures"] == 0
+    assert result["operator_exit"] == 0
+
+
+def test_every_change_reaches_its_report(result: dict[str, Any]) -> None:
+    churn = result["churn"]
+    for phase in ("rollouts", "scattered", "burst"):
+        assert churn[phase]["count"] > 0, phase
+
+
+def test_one_write_per_report_and_events_only_on_transitions(result: dict[str, Any]) -> None:
+    writer = result["api_writes"]["writer"]
+    # the first write of each report is one request (server-side apply), never a create plus a status write
+    assert writer["creates"] == result["workloads"]
+    assert writer["apiWrites"] == writer["creates"] + writer["statusWrites"] + writer["deletes"] + writer["events"]
+    assert result["memory_limit_mib"] > 0
+    assert result["peak_rss_mib"] < result["memory_limit_mib"]
