@@ -79,6 +79,7 @@ CRD = ROOT / "crds" / "spreadreports.spreadwatch.io.yaml"
 CHART = ROOT / "charts" / "spreadwatch"
 RELEASE, RELEASE_NS = "spreadwatch", "spreadwatch"
 _PATHS = {r.kind: r for r in CLUSTER_RESOURCES}
+_ENTRYPOINT = ("spreadwatch", "run")  # the Dockerfile's ENTRYPOINT (tests/chart/test_dockerfile.py checks it)
 _STATUS_EXTRA = frozenset({"conditions", "observedGeneration", "lastUpdateTime"})
 _PHASES = (("Service", "Deployment", "StatefulSet", "ReplicationController"), ("ReplicaSet",), ("Pod",))
 
@@ -125,7 +126,8 @@ def chart_command(helm: Path, kubeconfig: str, port: int, metrics_port: int) -> 
             env[item["name"]] = str(item["value"])
     limits = container.get("resources", {}).get("limits", {})
     env["_MEMORY_LIMIT"] = str(limits.get("memory", ""))
-    return [str(ROOT / ".venv" / "bin" / "spreadwatch"), *container.get("command", ["run"])[1:], *args], env
+    entrypoint = container.get("command") or _ENTRYPOINT  # (the chart keeps the image's)
+    return [str(ROOT / ".venv" / "bin" / "spreadwatch"), *entrypoint[1:], *args], env
 
 
 def _mib(quantity: str) -> float:
@@ -158,6 +160,8 @@ class Loader:
         self.pool = ThreadPoolExecutor(threads)
         self.uids: dict[tuple[str, str, str], str] = {}
         self.requests = 0
+        token = api.configuration.api_key.get("authorization", "")
+        self._auth = {"Authorization": token} if token else {}
 
     def close(self) -> None:
         self.pool.shutdown(wait=True)
@@ -170,24 +174,19 @@ class Loader:
             ref["uid"] = self.uids.get((namespace or "", ref["kind"], ref["name"]), ref["uid"])
         resource = _PATHS[kind]
         body = orjson.dumps(_strip(obj))
+        url = self.api.configuration.host + resource.path(namespace if resource.namespaced else None)
+        headers = {"Content-Type": "application/json", "Accept": "application/json", **self._auth}
         for attempt in range(8):
-            try:
-                response = self.api.call_api(
-                    resource.path(namespace if resource.namespaced else None), "POST", body=body,
-                    header_params={"Content-Type": "application/json", "Accept": "application/json"},
-                    auth_settings=["BearerToken"], _preload_content=False, _return_http_data_only=True,
-                    _request_timeout=(10, 120),
-                )  # fmt: skip
+            response = self.api.rest_client.pool_manager.request("POST", url, body=body, headers=headers,
+                                                                 timeout=120.0)  # fmt: skip
+            if response.status < 300 or response.status == 409:
                 break
-            except ApiException as err:
-                if err.status == 409:
-                    response = None
-                    break
-                if err.status not in (429, 500, 503, 504) or attempt == 7:
-                    raise
-                time.sleep(0.2 * 2**attempt)
+            if response.status not in (429, 500, 503, 504) or attempt == 7:
+                raise RuntimeError(f"create {kind} {namespace}/{meta['name']}: HTTP {response.status}: "
+                                   f"{response.data[:300]!r}")  # fmt: skip
+            time.sleep(0.2 * 2**attempt)
         self.requests += 1
-        created: dict[str, Any] = orjson.loads(response.data) if response is not None else obj
+        created: dict[str, Any] = orjson.loads(response.data) if response.status < 300 else obj
         self.uids[(namespace or "", kind, meta["name"])] = created["metadata"].get("uid", "")
         return created
 

@@ -1,6 +1,6 @@
 """The project's SpreadReport CRD on a real API server: structural schema accepts real reports (validated
-server-side), a status write is validated against the schema, and `kubectl get spreadreports` shows the printer
-columns."""
+server-side), a status write is validated against the schema, and `kubectl get spreadreports` shows the
+printer columns."""
 
 from __future__ import annotations
 

@@ -26,7 +26,7 @@ def scrape_runtime(options: MetricsOptions) -> tuple[Runtime, dict[str, Scrape]]
     rt = Runtime(cfg, sink=api)
 
     async def main() -> dict[str, Scrape]:
-        await rt.start(load=False)
+        await rt.start()
         assert rt.metrics_server is not None
         assert rt.metrics_server.scheme == "http"
         base = f"http://127.0.0.1:{rt.metrics_server.bound_port}/metrics"

@@ -104,8 +104,8 @@ def test_the_writer_and_router_keep_the_counters() -> None:
     assert p.writer.oldest_pending_age == pytest.approx(0.4)  # stamped when the events arrived
     p.settle()
     stats = p.writer.stats
-    assert stats.writes_by_result["created"] == 1
-    assert stats.writes_by_result["updated"] == 1
+    assert stats.writes_by_result["created"] == 1  # one server-side apply per new report
+    assert stats.writes_by_result["updated"] == 0
     assert stats.compute.count == 1  # one rebuilt report
     assert stats.reconcile.count >= 1
     pods = sum(1 for e in web_cluster() if e["object"]["kind"] == "Pod")
@@ -113,11 +113,13 @@ def test_the_writer_and_router_keep_the_counters() -> None:
     # a status that did not change: no write, counted as unchanged, no new computation
     p.feed(ev("MODIFIED", deployment("web")))
     p.settle()
-    assert stats.writes_by_result["updated"] == 1
+    assert stats.writes_by_result["updated"] == 0
     assert stats.writes_by_result["unchanged"] >= 1
     assert stats.last_resync > 0  # the first step resynced (unix time)
-    p.api.fail_next["replace_status"] = [500]
+    p.api.fail_next["apply"] = [500]
     p.feed(ev("MODIFIED", deployment("web", replicas=5)))
     p.clock.advance(2)
     p.step()
     assert stats.writes_by_result["failed"] == 1
+    p.settle()  # the retry updates the known report
+    assert (stats.writes_by_result["created"], stats.writes_by_result["updated"]) == (1, 1)

@@ -1,7 +1,8 @@
 """Fakes for the operator pipeline tests: an in-memory SpreadReport API, a manual clock, raw watch events.
 
-No Kubernetes API and no kopf: the tests feed raw watch-event dicts (``{"type": ..., "object": {...}}``) to
-``EventRouter.handle`` — exactly what kopf's ``on.event`` wrappers pass — and drive ``ReportWriter.step``
+No Kubernetes API and no kopf: the tests feed watch-event dicts (``{"type": ..., "object": {...}}``) to
+``EventRouter.handle`` — the reference path the informers take for what their typed decoder leaves
+(tests/runtime/test_informers.py runs the informers themselves on bytes) — and drive ``ReportWriter.step``
 with a manual clock.
 """
 
@@ -34,7 +35,7 @@ def run(coro: Coroutine[Any, Any, T]) -> T:
 
 
 def ev(event_type: str | None, obj: Mapping[str, Any]) -> dict[str, Any]:
-    """A raw watch event as kopf hands it over (type None: kopf's initial listing)."""
+    """A watch event as a dict (type None: a listed object)."""
     return {"type": event_type, "object": obj}
 
 

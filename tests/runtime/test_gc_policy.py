@@ -99,7 +99,7 @@ def test_the_runtime_starts_the_policy_once_loaded_and_stops_it() -> None:
     before = gc.get_threshold()
 
     async def main() -> tuple[int, int, int]:
-        await rt.start(load=False)
+        await rt.start()
         for event in web_cluster():
             rt.router.handle(event)
         frozen = gc.get_freeze_count()

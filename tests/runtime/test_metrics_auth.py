@@ -180,7 +180,7 @@ def test_runtime_serves_metrics_over_https_to_authorized_tokens_only(tmp_path: P
     rt, reviews = _secure_runtime(str(tmp_path) if mounted else None)
 
     async def main() -> dict[str, object]:
-        await rt.start(load=False)
+        await rt.start()
         for event in web_cluster():
             rt.router.handle(event)
         assert rt.metrics_server is not None and rt.serving_cert is not None

@@ -1,4 +1,4 @@
-"""Pod watch events (raw event dicts, as kopf hands them over) move the reports' counts and scores."""
+"""Pod watch events (event dicts, as the router takes them) move the reports' counts and scores."""
 
 from __future__ import annotations
 
@@ -92,13 +92,13 @@ def test_a_burst_of_pod_events_for_one_workload_gives_one_status_write() -> None
     p = pipeline()
     p.feed(*web_cluster(pods_on=[]))
     p.settle()
-    before = len(p.api.writes("replace_status"))
+    before = len(p.api.writes("apply"))
     for i in range(200):
         p.feed(ev("ADDED", pod_of("web", i, NODES[i % len(NODES)])))
         p.clock.advance(0.001)
         p.step()  # the writer runs during the burst; the workload never goes quiet
     p.settle()
-    assert len(p.api.writes("replace_status")) - before == 1
+    assert len(p.api.writes("apply")) - before == 1
     assert p.report("shop", "deployment-web")["pods"] == 200
 
 

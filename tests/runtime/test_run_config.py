@@ -9,7 +9,6 @@ import pytest
 from spreadwatch.cli import build_parser, main, operator_config
 from spreadwatch.config import LabelRequirement, OperatorConfig, parse_label_requirement
 from spreadwatch.errors import InputError
-from spreadwatch.runtime.events import WATCHED
 
 
 def config_of(*argv: str) -> OperatorConfig:
@@ -28,7 +27,8 @@ def test_defaults(monkeypatch: pytest.MonkeyPatch) -> None:
     assert cfg.namespaces == ()
     assert cfg.clusterwide
     assert cfg.opt_out == LabelRequirement("spreadwatch.io/ignore", "true")
-    assert (cfg.profile, cfg.debounce, cfg.max_writes_per_second, cfg.resync_period) == ("v1.28", 1.0, 20.0, 300.0)
+    assert (cfg.profile, cfg.debounce, cfg.max_writes_per_second, cfg.resync_period) == ("v1.28", 1.0, 100.0, 300.0)
+    assert cfg.write_burst == 200
     assert (cfg.port, cfg.log_format, cfg.kubeconfig) == (8081, "text", None)
     assert (cfg.metrics_port, cfg.metrics_secure, cfg.metrics_cert_dir) == (8443, True, None)
     assert cfg.leader.enabled
@@ -156,8 +156,8 @@ def test_kopf_is_configured_read_only() -> None:
     assert settings.scanning.disabled is True
     assert settings.persistence.finalizer.startswith("spreadwatch.io/")
     registry = build_registry(Runtime(cfg, sink=FakeReportApi()))
-    # only watching (on.event) handlers for resources: nothing kopf would persist state for on objects
-    for attr in ("_changing", "_spawning", "_indexing", "_webhooks"):
+    # no resource handlers at all (the informers watch, not kopf): nothing kopf would keep state for on
+    # objects, and no per-object worker either
+    for attr in ("_watching", "_changing", "_spawning", "_indexing", "_webhooks"):
         assert not list(getattr(registry, attr).get_all_handlers()), attr
-    watched = {(h.selector.group, h.selector.plural) for h in registry._watching.get_all_handlers()}
-    assert watched == {(w.group, w.plural) for w in WATCHED}
+    assert len(list(registry._activities.get_all_handlers())) >= 2  # startup and cleanup (and login)

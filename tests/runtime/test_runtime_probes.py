@@ -28,7 +28,7 @@ def test_probes_statusz_route_hook_and_writer_loop() -> None:
     rt.server.add_route("GET", "/extra", extra)  # before the server starts
 
     async def main() -> dict[str, object]:
-        await rt.start(load=False)
+        await rt.start()
         base = f"http://127.0.0.1:{rt.server.bound_port}"
         for event in web_cluster():
             rt.router.handle(event)
@@ -56,7 +56,8 @@ def test_probes_statusz_route_hook_and_writer_loop() -> None:
     assert state["leader"] is True
     assert state["inFlight"] == 0  # the write is done
     assert state["index"]["pods"] == 3
-    assert state["writer"]["statusWrites"] == 1
+    assert (state["writer"]["creates"], state["writer"]["statusWrites"]) == (1, 0)  # one apply: the report
+    assert state["watches"] == {}  # no WatchSource: no informers, ready at once
     assert api.status("shop", "deployment-web")["pods"] == 3
 
 

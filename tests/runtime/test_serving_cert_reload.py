@@ -132,7 +132,7 @@ def test_the_operator_watches_a_mounted_certificate_only(tmp_path: Path, mounted
     rt = Runtime(cfg, sink=FakeReportApi(), reviews=FakeAccessReviews({}, frozenset()))
 
     async def main() -> list[str]:
-        await rt.start(load=False)
+        await rt.start()
         try:
             assert rt.serving_cert is not None
             names = [t.get_name() for t in rt._tasks]

@@ -15,6 +15,7 @@ from handler_fakes import deployment, ev, pipeline, pod_of, web_cluster
 from k8s_objects import controller
 from spreadwatch.report import Health, SpreadReport, error_report
 from spreadwatch.runtime.status import balanced_condition, build_status, content_digest, find_condition, rfc3339
+from spreadwatch.runtime.store import HEALTH_LABEL
 from spreadwatch.scoring import WorkloadRef
 
 CRD = Path(__file__).resolve().parents[2] / "crds" / "spreadreports.spreadwatch.io.yaml"
@@ -171,21 +172,54 @@ def test_event_on_health_change_only() -> None:
     assert [(e["type"], e["reason"]) for e in p.api.events][-1] == ("Normal", "Balanced")
 
 
-def test_first_report_with_a_problem_posts_an_event_and_events_can_be_disabled() -> None:
+def test_a_new_report_posts_no_event_even_with_a_problem_its_health_label_tells() -> None:
     p = pipeline()
     p.feed(*web_cluster(pods_on=["node-a1", "node-a1"]))
     p.settle()
-    assert [e["reason"] for e in p.api.events] == ["SinglePointOfFailure"]
+    assert p.report("shop", "deployment-web")["health"] == "SinglePointOfFailure"
+    assert p.api.events == []  # no transition: the verdict is in the report (and its label)
+    labels = p.api.objects[("shop", "deployment-web")]["metadata"]["labels"]
+    assert labels[HEALTH_LABEL] == "SinglePointOfFailure"
+    moved = [ev("DELETED", pod_of("web", 1, "node-a1")), ev("ADDED", pod_of("web", 1, "node-b1"))]
+    p.feed(*moved, ev("ADDED", pod_of("web", 2, "node-c1")))  # one pod per zone
+    p.settle()
+    assert [(e["type"], e["reason"]) for e in p.api.events] == [("Normal", "Balanced")]
+    assert "SinglePointOfFailure -> Balanced" in p.api.events[0]["message"]
+    assert p.api.objects[("shop", "deployment-web")]["metadata"]["labels"][HEALTH_LABEL] == "Balanced"
+
+
+def test_events_can_be_disabled() -> None:
     quiet = pipeline(events=False)
-    quiet.feed(*web_cluster(pods_on=["node-a1", "node-a1"]))
+    quiet.feed(*web_cluster(pods_on=["node-a1", "node-b1", "node-c1"]))
     quiet.settle()
+    quiet.feed(ev("ADDED", pod_of("web", 5, "node-a1")), ev("ADDED", pod_of("web", 6, "node-a1")))
+    quiet.settle()
+    assert quiet.report("shop", "deployment-web")["health"] == "Imbalanced"  # a transition, written
     assert quiet.api.events == []
+    assert quiet.writer.stats.events == 0
 
 
 def test_a_failed_event_does_not_fail_the_write() -> None:
     p = pipeline()
-    p.api.fail_next["event"] = [500]
-    p.feed(*web_cluster(pods_on=["node-a1", "node-a1"]))
+    p.feed(*web_cluster(pods_on=["node-a1", "node-b1", "node-c1"]))
     p.settle()
-    assert p.report("shop", "deployment-web")["health"] == "SinglePointOfFailure"
+    p.api.fail_next["event"] = [500]
+    p.feed(ev("ADDED", pod_of("web", 5, "node-a1")), ev("ADDED", pod_of("web", 6, "node-a1")))
+    p.settle()
+    assert [c.verb for c in p.api.calls][-1] == "event"  # the Event was tried (and failed)
+    assert p.api.events == []
+    assert p.report("shop", "deployment-web")["health"] == "Imbalanced"
     assert p.writer.stats.failures == 0
+    assert p.writer.pending == 0  # not retried: an Event is best effort
+
+
+def test_a_new_leader_posts_an_event_when_the_listed_health_changes() -> None:
+    workload = {"apiVersion": "apps/v1", "kind": "Deployment", "namespace": "shop", "name": "web", "uid": "uid-web"}
+    p = pipeline()
+    p.api.put("shop", "deployment-web", workload, {"health": "Balanced", "pods": 3})  # a previous leader's
+    p.api.put("shop", "deployment-api", {**workload, "name": "api", "uid": "uid-api"})  # no status: no health
+    p.feed(*web_cluster(pods_on=["node-a1", "node-a1"]), *web_cluster(name="api", pods_on=["node-b1", "node-b1"]))
+    p.settle()
+    assert p.report("shop", "deployment-api")["health"] == "SinglePointOfFailure"
+    assert [(e["report"], e["reason"]) for e in p.api.events] == [("deployment-web", "SinglePointOfFailure")]
+    assert "Balanced -> SinglePointOfFailure" in p.api.events[0]["message"]

@@ -13,6 +13,7 @@ from handler_fakes import (
 )
 
 from k8s_objects import GA_ZONE, controller, node, pod, service
+from spreadwatch.model import WorkloadKey
 
 
 def test_one_report_per_workload_named_kind_name() -> None:
@@ -65,11 +66,15 @@ def test_recreated_workload_gets_its_report_pointed_at_the_new_uid() -> None:
     assert p.api.objects[("shop", "deployment-web")]["spec"]["workloadRef"]["uid"] == "uid-web-2"
     assert p.report("shop", "deployment-web")["workload"]["uid"] == "uid-web-2"
 
-    # A uid change seen without a DELETED event (e.g. missed during a watch gap) patches the owner.
+    # A uid change seen without a DELETED event (e.g. missed during a watch gap): one apply repoints it.
+    writes = len(p.api.writes())
     p.feed(ev("MODIFIED", deployment("web", uid="uid-web-3")))
     p.settle()
-    assert [c.verb for c in p.api.writes()][-2:] == ["set_owner", "replace_status"]
-    assert p.api.objects[("shop", "deployment-web")]["spec"]["workloadRef"]["uid"] == "uid-web-3"
+    assert [c.verb for c in p.api.writes()[writes:]] == ["apply"]
+    obj = p.api.objects[("shop", "deployment-web")]
+    assert obj["spec"]["workloadRef"]["uid"] == "uid-web-3"
+    assert obj["metadata"]["ownerReferences"] == [{"uid": "uid-web-3"}]
+    assert p.writer.store.get(WorkloadKey("shop", "Deployment", "web")).owner_uid == "uid-web-3"  # type: ignore[union-attr]
 
 
 def test_observed_generation_follows_the_workload() -> None:

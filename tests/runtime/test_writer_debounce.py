@@ -4,6 +4,7 @@ resync (orphans, missing reports), retries — on a manual clock with a fake API
 from __future__ import annotations
 
 import asyncio
+from typing import Any
 
 import pytest
 from handler_fakes import Clock, deployment, ev, pipeline, pod_of, web_cluster
@@ -28,17 +29,17 @@ def test_debounce_is_per_workload() -> None:
     p = pipeline(debounce=1.0)
     p.feed(*web_cluster(name="web"), *web_cluster(name="api", pods_on=["node-a1"]))
     p.settle()
-    writes = len(p.api.writes("replace_status"))
+    writes = len(p.api.writes("apply"))
     # api keeps changing every 0.5 s; web changes once and goes quiet
     p.feed(ev("ADDED", pod_of("web", 8, "node-c2")))
     for i in range(6):
         p.feed(ev("ADDED", pod_of("api", 10 + i, "node-b2")))
         p.clock.advance(0.5)
         p.step()
-    names = [c.name for c in p.api.writes("replace_status")[writes:]]
+    names = [c.name for c in p.api.writes("apply")[writes:]]
     assert names == ["deployment-web"]
     p.settle()
-    names = [c.name for c in p.api.writes("replace_status")[writes:]]
+    names = [c.name for c in p.api.writes("apply")[writes:]]
     assert names == ["deployment-web", "deployment-api"]
 
 
@@ -46,12 +47,12 @@ def test_a_workload_that_never_goes_quiet_is_written_after_max_delay() -> None:
     p = pipeline(debounce=1.0)  # max delay: 10 x debounce
     p.feed(*web_cluster(pods_on=[]))
     p.settle()
-    first = len(p.api.writes("replace_status"))
+    first = len(p.api.writes("apply"))
     for i in range(60):  # a change every 0.5 s for 30 s
         p.feed(ev("ADDED", pod_of("web", i, "node-a1")))
         p.clock.advance(0.5)
         p.step()
-    churn_writes = len(p.api.writes("replace_status")) - first
+    churn_writes = len(p.api.writes("apply")) - first
     assert 2 <= churn_writes <= 4  # about one every 10 s, not one per change
 
 
@@ -85,7 +86,7 @@ def test_writes_are_rate_limited_globally() -> None:
     start = p.clock()
     p.settle()
     calls = p.api.writes()
-    assert len(calls) == 60  # create + status for each of the 30 workloads
+    assert len(calls) == 30  # one server-side apply for each of the 30 workloads
     elapsed = p.clock() - start - p.writer.debounce
     assert elapsed >= (len(calls) - 5) / 10.0 - 1e-6
     # over any 1 s window: at most rate + burst writes
@@ -115,6 +116,29 @@ def test_token_bucket_refills_at_the_rate_up_to_the_burst() -> None:
         TokenBucket(rate=0)
 
 
+@pytest.mark.parametrize(
+    ("taken", "after", "within", "available"),
+    [
+        pytest.param(0, 0.0, 0.0, 3, id="full: the burst of 3"),
+        pytest.param(0, 0.0, 1.0, 5, id="full, within 1 s: 3 + 1 x 2"),
+        pytest.param(3, 0.0, 0.0, 0, id="emptied: 0"),
+        pytest.param(3, 0.0, 0.5, 1, id="emptied, within 0.5 s: 0.5 x 2"),
+        pytest.param(3, 0.25, 0.0, 0, id="0.25 s later: half a token is none"),
+        pytest.param(3, 0.25, 0.25, 1, id="0.25 s later, within 0.25 s: 0.5 + 0.5"),
+        pytest.param(3, 100.0, 2.0, 7, id="100 s later: capped at 3, + 2 x 2"),
+    ],
+)
+def test_token_bucket_available(taken: int, after: float, within: float, available: int) -> None:
+    clock = Clock()
+    bucket = TokenBucket(rate=2.0, burst=3, clock=clock, sleep=clock.sleep)
+    assert all(bucket.try_acquire() for _ in range(taken))
+    clock.advance(after)
+    assert bucket.available(within) == available
+    assert bucket.available(within) == available  # asking takes nothing
+    now = bucket.available()
+    assert sum(bucket.try_acquire() for _ in range(10)) == now  # what try_acquire hands out at once
+
+
 def test_a_standby_writes_nothing_and_resyncs_when_it_becomes_leader() -> None:
     p = pipeline()
     p.leader = False
@@ -135,20 +159,21 @@ def test_leadership_lost_mid_cycle_stops_writing() -> None:
     p = pipeline(max_writes_per_second=1000.0, write_burst=1000)
     for i in range(10):
         p.feed(*web_cluster(name=f"app{i}", pods_on=["node-a1"]))
-    original = p.api.replace_status
+    original = p.api.apply
     count = 0
 
-    async def lose_after_three(namespace: str, name: str, status: object) -> dict[str, object]:
+    async def lose_after_three(namespace: str, name: str, *rest: Any) -> dict[str, Any]:
         nonlocal count
         count += 1
         if count == 3:
             p.leader = False
-        return await original(namespace, name, status)  # type: ignore[arg-type]
+        return await original(namespace, name, *rest)
 
-    p.api.replace_status = lose_after_three  # type: ignore[method-assign]
+    p.api.apply = lose_after_three  # type: ignore[method-assign]
     p.clock.advance(2)
     p.step()
     assert count == 3
+    assert len(p.api.names()) == 3
 
 
 def test_resync_recreates_reports_deleted_behind_the_operators_back() -> None:
@@ -190,7 +215,7 @@ def test_a_new_leader_adopts_existing_reports_without_rewriting_them() -> None:
 
 def test_failed_writes_are_retried_with_backoff() -> None:
     p = pipeline()
-    p.api.fail_next["replace_status"] = [500, 503]
+    p.api.fail_next["apply"] = [500, 503]
     p.feed(*web_cluster())
     p.clock.advance(1.1)
     p.step()
@@ -212,11 +237,14 @@ def test_report_missing_at_status_write_is_recreated() -> None:
     p = pipeline()
     p.feed(*web_cluster())
     p.settle()
+    writes = len(p.api.writes())
     del p.api.objects[("shop", "deployment-web")]  # the garbage collector or a user
     p.feed(ev("MODIFIED", deployment("web", replicas=4, generation=2)))
     p.settle()
     assert p.report("shop", "deployment-web")["replicas"] == 4
-    assert [c.verb for c in p.api.writes()][-3:] == ["replace_status", "create", "replace_status"]
+    # the apply creates it again: one request, no failed update first
+    assert [c.verb for c in p.api.writes()[writes:]] == ["apply"]
+    assert p.writer.stats.failures == 0
 
 
 def test_nothing_is_written_before_the_index_is_loaded() -> None:

@@ -17,7 +17,7 @@ from handler_fakes import FakeReportApi, Pipeline, deployment, ev, namespace_obj
 from spreadwatch.model import WorkloadKey
 from spreadwatch.runtime.scheduler import DebounceScheduler
 from spreadwatch.runtime.status import content_digest
-from spreadwatch.runtime.store import StoredReport, stored_report
+from spreadwatch.runtime.store import DIGEST_ANNOTATION, StoredReport, material_key, stored_report
 from spreadwatch.runtime.writer import MAX_WRITES_IN_FLIGHT
 
 
@@ -31,8 +31,8 @@ def _base(p: Pipeline) -> None:
 
 
 class GatedApi(FakeReportApi):
-    """FakeReportApi whose creates wait on a gate, counting how many are waiting at once (``started``: the
-    reports in the order their creates began)."""
+    """FakeReportApi whose applies wait on a gate, counting how many are waiting at once (``started``: the
+    reports in the order their applies began)."""
 
     def __init__(self) -> None:
         super().__init__()
@@ -41,13 +41,21 @@ class GatedApi(FakeReportApi):
         self.max_active = 0
         self.started: list[str] = []
 
-    async def create(self, namespace: str, name: str, workload: Mapping[str, str]) -> dict[str, Any]:
+    async def apply(
+        self,
+        namespace: str,
+        name: str,
+        labels: Mapping[str, str],
+        annotations: Mapping[str, str],
+        workload: Mapping[str, str],
+        status: Mapping[str, Any],
+    ) -> dict[str, Any]:
         self.started.append(name)
         self.active += 1
         self.max_active = max(self.max_active, self.active)
         try:
             await self.gate.wait()
-            return await super().create(namespace, name, workload)
+            return await super().apply(namespace, name, labels, annotations, workload, status)
         finally:
             self.active -= 1
 
@@ -76,12 +84,12 @@ def test_writes_in_flight_are_bounded(in_flight: int) -> None:
     assert waiting == during == min(in_flight, 10)
     assert api.max_active == min(in_flight, 10)
     assert p.writer.in_flight == 0
-    assert len(api.writes("create")) == len(api.writes("replace_status")) == 10  # every workload once
+    assert len(api.writes()) == len(api.writes("apply")) == 10  # every workload once, one request each
     assert p.writer.pending == 0
 
 
 def test_default_in_flight_bound() -> None:
-    assert pipeline().writer.max_in_flight == MAX_WRITES_IN_FLIGHT == 4
+    assert pipeline().writer.max_in_flight == MAX_WRITES_IN_FLIGHT > 1  # several writes wait on the API at once
 
 
 def test_due_workloads_are_written_oldest_change_first() -> None:
@@ -91,7 +99,7 @@ def test_due_workloads_are_written_oldest_change_first() -> None:
         p.feed(*_workload(name))
         p.clock.advance(0.2)
     p.settle()
-    assert [c.name for c in p.api.writes("create")] == ["deployment-charlie", "deployment-alpha", "deployment-bravo"]
+    assert [c.name for c in p.api.writes("apply")] == ["deployment-charlie", "deployment-alpha", "deployment-bravo"]
 
 
 def test_the_gated_start_order_is_oldest_first_too() -> None:
@@ -119,10 +127,10 @@ def test_the_gated_start_order_is_oldest_first_too() -> None:
 
 
 def test_a_long_backlog_does_not_hold_back_an_older_change_that_becomes_due_meanwhile() -> None:
-    # 1 write/s: each new workload costs 2 writes (create + status), so 20 of them take about 40 s. A cycle
-    # ends after about a second of writing and the next one takes the due list again, so "old" (changed
-    # first, but still changing when the backlog started) is written as soon as it goes quiet, not after
-    # the 20 younger ones.
+    # 1 write/s: each new workload costs 1 write (one apply), so 20 of them take about 20 s. A cycle ends
+    # after about a second of writing and the next one takes the due list again, so "old" (changed first,
+    # but still changing when the backlog started) is written as soon as it goes quiet, not after the 20
+    # younger ones.
     p = pipeline(max_writes_per_second=1.0, write_burst=1, events=False)
     p.writer.max_in_flight = 1
     _base(p)
@@ -133,11 +141,11 @@ def test_a_long_backlog_does_not_hold_back_an_older_change_that_becomes_due_mean
     p.clock.advance(1.4)
     p.feed(ev("MODIFIED", deployment("old", replicas=1, labels={"app": "old", "rev": "2"})))  # still changing
     p.clock.advance(0.1)
-    p.step()  # "old" is not quiet yet: this cycle writes young00 only
-    assert [c.name for c in p.api.writes("create")] == ["deployment-young00"]
+    p.step()  # "old" is not quiet yet: this cycle writes young00 (the burst) and young01 (1 s later)
+    assert [c.name for c in p.api.writes("apply")] == ["deployment-young00", "deployment-young01"]
     p.settle(max_steps=100)
-    created = [c.name for c in p.api.writes("create")]
-    assert created[:2] == ["deployment-young00", "deployment-old"]
+    created = [c.name for c in p.api.writes("apply")]
+    assert created[:3] == ["deployment-young00", "deployment-young01", "deployment-old"]
     assert len(created) == 21
 
 
@@ -186,37 +194,76 @@ def test_scheduler_coalesces_retries_with_backoff_and_queues_deletions() -> None
 # --- stored reports -----------------------------------------------------------------------------------------
 
 
-def _report_obj(name: str, spec: dict[str, Any] | None = None, status: dict[str, Any] | None = None) -> dict[str, Any]:
+def _report_obj(
+    name: str,
+    spec: dict[str, Any] | None = None,
+    status: dict[str, Any] | None = None,
+    annotations: dict[str, str] | None = None,
+) -> dict[str, Any]:
     obj: dict[str, Any] = {
         "metadata": {"namespace": "shop", "name": name, "uid": "u-1", "resourceVersion": "7"},
         "spec": spec or {},
     }
+    if annotations is not None:
+        obj["metadata"]["annotations"] = annotations
     if status is not None:
         obj["status"] = status
     return obj
 
 
+_BALANCED = {"health": "Balanced", "bestNodes": ["node-a1"], "bestNodeCount": 1, "conditions": [{"type": "Balanced"}]}
+_BALANCED_DIGEST = content_digest(_BALANCED)
+
+
 @pytest.mark.parametrize(
     ("obj", "expected"),
     [
-        (
+        pytest.param(
             _report_obj("deployment-web", {"workloadRef": {"kind": "Deployment", "name": "web", "uid": "w-1"}}),
-            StoredReport(WorkloadKey("shop", "Deployment", "web"), "deployment-web", None, None, "", "w-1", "u-1", "7"),
+            StoredReport(
+                WorkloadKey("shop", "Deployment", "web"),
+                "deployment-web",
+                None,
+                None,
+                "",
+                material_key("", (), -1),
+                "w-1",
+                "u-1",
+                "7",
+            ),
+            id="workloadRef, no status: no digest",
         ),
-        (  # no workloadRef: the name tells the workload
-            _report_obj("statefulset-db", status={"health": "Balanced", "conditions": [{"type": "Balanced"}]}),
+        pytest.param(  # no workloadRef: the name tells the workload; the digest is the annotation's
+            _report_obj("statefulset-db", status=_BALANCED, annotations={DIGEST_ANNOTATION: _BALANCED_DIGEST.hex()}),
             StoredReport(
                 WorkloadKey("shop", "StatefulSet", "db"),
                 "statefulset-db",
-                content_digest({"health": "Balanced", "conditions": [{"type": "Balanced"}]}),
+                _BALANCED_DIGEST,
                 {"type": "Balanced"},
                 "Balanced",
+                material_key("Balanced", ["node-a1"], 1),
                 "",
                 "u-1",
                 "7",
             ),
+            id="name, annotated digest",
         ),
-        (_report_obj("something-else"), None),  # not ours to attribute
+        pytest.param(  # a status without the annotation (or a malformed one): digest unknown, rewritten
+            _report_obj("statefulset-db", status=_BALANCED, annotations={DIGEST_ANNOTATION: "not hex"}),
+            StoredReport(
+                WorkloadKey("shop", "StatefulSet", "db"),
+                "statefulset-db",
+                None,
+                {"type": "Balanced"},
+                "Balanced",
+                material_key("Balanced", ["node-a1"], 1),
+                "",
+                "u-1",
+                "7",
+            ),
+            id="malformed digest annotation",
+        ),
+        pytest.param(_report_obj("something-else"), None, id="not ours to attribute"),
     ],
 )
 def test_stored_report_of_an_api_object(obj: dict[str, Any], expected: StoredReport | None) -> None:
@@ -225,3 +272,12 @@ def test_stored_report_of_an_api_object(obj: dict[str, Any], expected: StoredRep
     if got is not None:
         assert got.meta == {"namespace": "shop", "name": got.name, "uid": "u-1", "resourceVersion": "7"}
         assert got.canonical
+
+
+def test_the_material_key_is_health_and_best_nodes_only() -> None:
+    key = material_key("Balanced", ["node-a1", "node-b1"], 2)
+    assert key == material_key("Balanced", ("node-a1", "node-b1"), 2)  # a list or a tuple alike
+    assert key != material_key("Imbalanced", ["node-a1", "node-b1"], 2)
+    assert key != material_key("Balanced", ["node-a1"], 2)
+    assert key != material_key("Balanced", ["node-a1", "node-b1"], 3)
+    assert key != 0  # 0 means unknown

@@ -69,7 +69,7 @@ def _one(raw: msgspec.Raw, kind: str, api_version: str, converter: Converter) ->
             if decoder is None:  # (a kind not read: the listing never asks for one)
                 return _unparsed(raw, kind, api_version)
             obj: Any = decoder.decode(raw)
-            if obj.kind is not msgspec.UNSET:
+            if obj.kind is not msgspec.UNSET and obj.kind != kind:  # (a watch event's object names its kind)
                 return _unparsed(raw, kind, api_version)
             item_kind = kind
         else:  # a file's item names its kind

@@ -60,9 +60,12 @@ def pages(
     page_size: int = PAGE_SIZE,
     label_selector: str = "",
     accept: str = "application/json",
+    restart_expired: bool = True,
 ) -> Iterator[T]:
     """The items of every page of one list, as ``load(page bytes) -> (items, continue token)`` gives them.
-    Raises KubeApiError (one line) once the retries of a page run out."""
+    An expired continue token (410 Gone) starts the list over, or with ``restart_expired=False`` raises
+    (the caller then knows the pages it had are from an abandoned listing). Raises KubeApiError (one line)
+    once the retries of a page run out."""
     token = ""
     while True:
         query = [("limit", str(page_size))]
@@ -73,7 +76,7 @@ def pages(
         try:
             data = call_with_retries(_get_bytes, api, resource.path(namespace), query, accept)
         except ApiException as err:
-            if err.status == 410 and token:  # the continue token expired: start over
+            if err.status == 410 and token and restart_expired:  # the continue token expired: start over
                 token = ""
                 continue
             raise api_error(err, f"cannot list {resource.plural}") from None

@@ -148,7 +148,7 @@ class ReportClient:
             path,
             "PATCH",
             query_params=[("fieldManager", FIELD_MANAGER), ("force", "true")],
-            body=orjson.dumps(body),
+            body=body,  # (the client sends an apply patch as JSON, which is YAML)
             header_params={"Content-Type": "application/apply-patch+yaml", "Accept": "application/json"},
             auth_settings=["BearerToken"],
             _preload_content=False,
@@ -208,6 +208,9 @@ class ReportClient:
 def _slim(report: dict[str, Any]) -> dict[str, Any]:
     """What the writer keeps of a listed report: metadata, ``spec`` and the status' health, best nodes and
     conditions (not the per-node tables: a page of 500 reports is released before the next is read). O(1)."""
+    meta = report.get("metadata")
+    if isinstance(meta, dict):
+        meta.pop("managedFields", None)
     status = report.get("status")
     if isinstance(status, dict):
         report["status"] = {k: status[k] for k in _KEPT_STATUS if k in status}

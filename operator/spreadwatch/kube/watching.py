@@ -46,19 +46,19 @@ def list_pages(
     api: client.ApiClient, resource: ApiResource, namespace: str | None = None, page_size: int = PAGE_SIZE
 ) -> Iterator[tuple[Sequence[Decoded], str]]:
     """Each page of the list of ``resource`` (all namespaces when ``namespace`` is None) as (records, the
-    list's resourceVersion). An expired continue token restarts the list (its pages then come again: the
-    records are idempotent). Raises KubeApiError once a page's retries run out. O(page bytes) per page."""
+    list's resourceVersion). Raises KubeApiError once a page's retries run out, with ``status`` 410 when the
+    continue token expired (the caller lists again: what it saw of this listing is incomplete). O(page
+    bytes) per page."""
     converter = Converter()
     version = ""
 
     def load(data: bytes) -> tuple[list[tuple[Sequence[Decoded], str]], str]:
         nonlocal version
         records, token = decode_page(data, resource.kind, resource.api_version, converter)
-        if not version or not token:  # (the first page of each attempt names the list's version)
-            version = list_resource_version(data) or version
+        version = version or list_resource_version(data)  # (the first page names the list's version)
         return [(records, version)], token
 
-    return pages(api, resource, namespace, load, page_size)
+    return pages(api, resource, namespace, load, page_size, restart_expired=False)
 
 
 class WatchStream:

@@ -40,7 +40,7 @@ class TokenBucket:
     def available(self, within: float = 0.0) -> int:
         """Tokens that can be handed out now plus those refilled within ``within`` seconds. O(1)."""
         self._refill()
-        return int(min(float(self.burst), self._tokens) + within * self.rate)
+        return int(min(float(self.burst), self._tokens) + within * self.rate + 1e-9)  # (try_acquire's tolerance)
 
     def try_acquire(self) -> bool:
         self._refill()

@@ -307,7 +307,7 @@ class ReportStore:
         if not self.events:
             return
         event_type = "Warning" if known.health in _WARNING_HEALTH else "Normal"
-        change = f"{previous} -> {known.health}" if previous else known.health
+        change = f"{previous} -> {known.health}"
         message = f"{report.workload.kind} {report.workload.namespace}/{report.workload.name}: {change}"
         if report.reasons:
             message += ": " + "; ".join(report.reasons)

@@ -4,13 +4,15 @@ Each :class:`ResourceWatch` (one per resource, per watched namespace for namespa
 mode) loops:
 
 1. **list** (the first time, and after ``410 Gone``): the list's pages, decoded in a worker thread straight
-   into records (:func:`spreadwatch.kube.list_pages`), are applied page by page in the event loop; after a
-   *re*-list, every record of that resource (and namespace) the index holds but the listing lacks is removed
-   — it was deleted while no watch ran, and no ``DELETED`` event will ever say so;
+   into records (:func:`spreadwatch.kube.list_pages`), are applied page by page in the event loop; then
+   every record of that resource (and namespace) the index holds but the listing lacks is removed — it was
+   deleted while no watch ran (or during a listing abandoned for an expired continue token), and no
+   ``DELETED`` event will ever say so;
 2. **watch** from the list's resourceVersion (bookmarks on; the server ends a watch after
    ``kube.WATCH_TIMEOUT`` seconds and the loop watches again from the last version seen): each event line
    is decoded in the worker thread (:func:`spreadwatch.decode.decode_event`) and applied in the loop;
-3. on any other failure: back-off (1 s doubling to 30 s, reset by a watch the server ended), then the
+3. on any other failure (or a watch that ended within a second without an event): back-off (1 s doubling to
+   30 s, reset by a watch that lasted or delivered), then the
    watch is resumed from the last version (or listed again when that is gone).
 
 No per-object framework state and no dict per event: the only transient is one page or one batch of
@@ -46,6 +48,7 @@ T = TypeVar("T")
 _CHUNK: Final = 500  # records applied between two awaits (about 5 ms of work)
 _MAX_BUFFERED: Final = 20_000  # decoded events waiting for the loop before the worker thread pauses
 _MAX_BACKOFF: Final = 30.0
+_SHORT_WATCH: Final = 1.0  # seconds: a watch that ends sooner without an event counts as a failure (back-off)
 _MAX_PROBLEMS: Final = 100  # distinct undecodable-line problems remembered (each logged once)
 _GONE: Final = 410
 
@@ -189,9 +192,12 @@ class ResourceWatch:
                 try:
                     if not self._version:
                         await self._list()
+                    opened, events = time.monotonic(), self.stats.events
                     await self._watch(stopping)
-                    backoff = 1.0
-                    continue
+                    if stop.is_set() or self.stats.events > events or time.monotonic() - opened >= _SHORT_WATCH:
+                        backoff = 1.0
+                        continue
+                    failure = "the watch ended at once without an event"  # (a proxy closing it: no hot loop)
                 except KubeApiError as err:
                     if err.status == _GONE:
                         log.info("%s: resourceVersion %s expired; listing again", self.name, self._version)
@@ -208,8 +214,7 @@ class ResourceWatch:
             stopping.cancel()
 
     async def _list(self) -> None:
-        """One complete listing applied page by page; after the first, what it lacks is removed."""
-        relist = self.listed.is_set()
+        """One complete listing applied page by page; then what it lacks is removed. O(objects listed)."""
         seen: set[tuple[str, str]] = set()
         version = ""
         pump: _Pump[tuple[Sequence[Decoded], str]] = _Pump(
@@ -218,14 +223,12 @@ class ResourceWatch:
         try:
             async for pages in pump.batches():
                 for items, listed_version in pages:
-                    if relist:
-                        seen.update(map(_identity, items))
+                    seen.update(map(_identity, items))
                     await self._apply_items(items)
                     version = listed_version
         finally:
             pump.stop()
-        if relist:
-            self._remove_missing(seen)
+        self._remove_missing(seen)
         self._version = version
         self.stats.lists += 1
         self.listed.set()
