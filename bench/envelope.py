@@ -53,6 +53,7 @@ from types import ModuleType
 from typing import Any
 
 import orjson
+import urllib3
 import yaml
 
 HERE = Path(__file__).resolve().parent
@@ -146,8 +147,8 @@ def _strip(obj: dict[str, Any]) -> dict[str, Any]:
             if k not in ("uid", "resourceVersion", "creationTimestamp", "deletionTimestamp", "generation")}  # fmt: skip
     out = {**obj, "metadata": meta}
     out.pop("status", None)
-    if obj["kind"] == "Service":
-        out["spec"] = {k: v for k, v in obj["spec"].items() if k not in ("clusterIP", "clusterIPs")}
+    if obj["kind"] == "Service":  # headless: 10,000 Services need no IP (SelectorSpread reads the selector only)
+        out["spec"] = {**{k: v for k, v in obj["spec"].items() if k != "clusterIPs"}, "clusterIP": "None"}
     return out
 
 
@@ -244,6 +245,7 @@ class Expectation:
     expected: dict[WorkloadKey, bytes] = field(default_factory=dict)
     correct_at: dict[WorkloadKey, float] = field(default_factory=dict)  # first time the report was right
     pending: dict[WorkloadKey, list[tuple[float, bytes]]] = field(default_factory=dict)
+    shown: dict[WorkloadKey, bytes] = field(default_factory=dict)  # what each report showed last
     latencies: list[float] = field(default_factory=list)
     lock: threading.Lock = field(default_factory=threading.Lock)
 
@@ -263,15 +265,22 @@ class Expectation:
                 if report is None:
                     continue
                 content = _content(_status_dict(report))
-                if content != self.expected.get(key):
-                    self.expected[key] = content
-                    self.pending.setdefault(key, []).append((at, content))
+                if content == self.expected.get(key):
+                    continue
+                self.expected[key] = content
+                waiting = self.pending.setdefault(key, [])
+                if content == self.shown.get(key):  # back to what the report shows: nothing to write
+                    self.latencies.extend(at - t for t, _ in waiting)
+                    waiting.clear()
+                else:
+                    waiting.append((at, content))
             for key in removed:
                 self.expected.pop(key, None)
 
     def observed(self, key: WorkloadKey, status: dict[str, Any], at: float) -> None:
         content = _content(status)
         with self.lock:
+            self.shown[key] = content
             if content == self.expected.get(key):
                 self.correct_at.setdefault(key, at)
             waiting = self.pending.get(key)
@@ -290,6 +299,10 @@ class Expectation:
     def unresolved(self) -> int:
         with self.lock:
             return sum(len(v) for v in self.pending.values())
+
+    def unresolved_keys(self) -> list[WorkloadKey]:
+        with self.lock:
+            return sorted(k for k, v in self.pending.items() if v)
 
 
 def _status_dict(report: Any) -> dict[str, Any]:
@@ -336,7 +349,7 @@ def watch_reports(api: client.ApiClient, expectation: Expectation, stop: threadi
                 key = _key_of(obj)
                 if key is not None and event.get("type") in ("ADDED", "MODIFIED"):
                     expectation.observed(key, obj.get("status") or {}, time.monotonic())
-        except (ApiException, OSError, ValueError):
+        except (ApiException, OSError, ValueError, urllib3.exceptions.HTTPError):
             if not stop.is_set():
                 time.sleep(1)
                 version = ""
@@ -382,14 +395,15 @@ def _proc(pid: int) -> tuple[float, float, float]:
     return int(fields["VmRSS"]) / 1024, int(fields["VmHWM"]) / 1024, cpu
 
 
-def sample(pid: int, port: int, metrics_port: int, token: str, samples: Samples, stop: threading.Event,
-           started: float) -> None:
-    """Probes every second (1 s timeout; 3 liveness failures in a row = one kubelet restart), /metrics every
-    10 s (10 s timeout), RSS and CPU every second."""
+def sample_process(pid: int, port: int, metrics_port: int, token: str, samples: Samples, stop: threading.Event,
+                   started: float) -> None:
+    """Probes every second (1 s timeout; 3 liveness failures in a row = one kubelet restart; failures count
+    once the probe has answered 200), /metrics every 10 s (10 s timeout), RSS and CPU every second."""
     insecure = ssl.create_default_context()
     insecure.check_hostname = False
     insecure.verify_mode = ssl.CERT_NONE
     tick = 0
+    answered: set[str] = set()
     while not stop.wait(1.0):
         with contextlib.suppress(OSError):
             rss, peak, cpu = _proc(pid)
@@ -398,10 +412,12 @@ def sample(pid: int, port: int, metrics_port: int, token: str, samples: Samples,
         for path in ("healthz", "readyz"):
             code, took = _get(f"http://127.0.0.1:{port}/{path}", 1.0)
             samples.probe_ms[path].append(took * 1000)
-            if path == "readyz" and code == 200 and samples.ready_at is None:
-                samples.ready_at = time.monotonic() - started
-            if path == "readyz" and samples.ready_at is None:
-                continue  # not ready yet: the kubelet's readiness probe waits too
+            if code == 200:
+                answered.add(path)
+                if path == "readyz" and samples.ready_at is None:
+                    samples.ready_at = time.monotonic() - started
+            if path not in answered:
+                continue  # starting (the process binds its port; not ready yet): the kubelet waits too
             if code != 200:
                 samples.probe_failures[path] += 1
             if path == "healthz":
@@ -574,7 +590,7 @@ def measure(scale: float = 1.0, seed: int = 1, threads: int = 16, churn_rate: fl
             started = time.monotonic()
             samples = Samples()
             sampler = threading.Thread(
-                target=sample, args=(proc.pid, port, metrics_port, token, samples, stop, started), daemon=True
+                target=sample_process, args=(proc.pid, port, metrics_port, token, samples, stop, started), daemon=True
             )
             sampler.start()
             all_correct = _wait(expectation.all_correct, report_timeout, "every workload's report correct")
@@ -591,7 +607,11 @@ def measure(scale: float = 1.0, seed: int = 1, threads: int = 16, churn_rate: fl
             for name, targets in (("rollouts", rollouts), ("scattered", apps)):
                 expectation.latencies.clear()
                 churn.run(targets, churn_rate, churn_seconds)
-                settle = _wait(lambda: expectation.unresolved() == 0, 120 + churn_seconds, f"{name} reported")
+                try:
+                    settle = _wait(lambda: expectation.unresolved() == 0, 120 + churn_seconds, f"{name} reported")
+                except TimeoutError:
+                    log(f"{name}: changes never reported for {expectation.unresolved_keys()[:10]}")
+                    raise
                 phases[name] = {**_latency(expectation.latencies), "settled_after_s": round(settle, 1),
                                 "oldest_pending_s": _oldest_pending(metrics_port, token)}  # fmt: skip
                 log(f"{name}: {phases[name]}")

@@ -111,25 +111,19 @@ class StandInSink:
             "spec": {"workloadRef": dict(workload)},
         }
 
-    async def create(self, namespace: str, name: str, workload: Mapping[str, str]) -> dict[str, Any]:
-        self.calls["create"] += 1
+    async def apply(
+        self,
+        namespace: str,
+        name: str,
+        labels: Mapping[str, str],
+        annotations: Mapping[str, str],
+        workload: Mapping[str, str],
+        status: Mapping[str, Any],
+    ) -> dict[str, Any]:
+        """A server-side apply of the whole report (created or replaced), as the API server stores it."""
+        self.calls["apply"] += 1
         obj = self._object(namespace, name, workload)
-        self.reports[(namespace, name)] = orjson.dumps(obj)
-        return obj
-
-    async def set_owner(self, namespace: str, name: str, workload: Mapping[str, str]) -> dict[str, Any]:
-        self.calls["owner"] += 1
-        old = orjson.loads(self.reports.get((namespace, name), b"{}"))
-        obj = self._object(namespace, name, workload)
-        if "status" in old:
-            obj["status"] = old["status"]
-        self.reports[(namespace, name)] = orjson.dumps(obj)
-        return obj
-
-    async def replace_status(self, namespace: str, name: str, status: Mapping[str, Any]) -> dict[str, Any]:
-        self.calls["status"] += 1
-        old = self.reports.get((namespace, name))
-        obj: dict[str, Any] = orjson.loads(old) if old else self._object(namespace, name, {})
+        obj["metadata"].update(labels=dict(labels), annotations=dict(annotations))
         obj["status"] = status
         self.reports[(namespace, name)] = orjson.dumps(obj)
         return obj

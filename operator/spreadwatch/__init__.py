@@ -13,7 +13,7 @@ prometheus_client code. Inside it: ``report`` holds the report type (``spread_re
 ``WorkloadKey`` (``keys``), layered parse → records → keys | interning.
 
 ``runtime`` is the operator's runtime (its informers, the report writer, probes and ``/metrics``); inside it,
-``process`` → probes, metricsauth, servingcert, relist, writer → events, store, scheduler → status,
+``process`` → probes, metricsauth, servingcert, watches, writer → events, store, debounce → status,
 ratelimit, apierrors, logs. ``kube`` is the API client, the only package that imports the kubernetes
 library.
 """

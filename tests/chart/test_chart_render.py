@@ -221,7 +221,7 @@ def test_default_args_are_the_operator_defaults_plus_the_lease(helm: Helm, tmp_p
     assert str(config.opt_out) == "spreadwatch.io/ignore=true"
     assert (config.profile, config.debounce, config.port, config.host) == ("v1.28", 1.0, 8081, "0.0.0.0")
     assert (config.metrics_port, config.metrics_secure, config.metrics_cert_dir) == (8443, True, None)
-    assert (config.max_writes_per_second, config.write_burst, config.resync_period) == (20.0, 20, 300.0)
+    assert (config.max_writes_per_second, config.write_burst, config.resync_period) == (100.0, 200, 300.0)
     assert (config.log_format, config.log_level, config.events) == ("json", "INFO", True)
     assert config.leader.enabled
     assert (config.leader.lease_name, config.leader.lease_namespace) == (f"{FULLNAME}-leader", NAMESPACE)

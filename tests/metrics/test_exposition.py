@@ -11,8 +11,8 @@ from prometheus_client.openmetrics.exposition import generate_latest as generate
 from prometheus_client.openmetrics.parser import text_string_to_metric_families as parse_openmetrics
 from prometheus_client.parser import text_string_to_metric_families as parse_text
 
-from spreadwatch.metrics import HEALTH_STATES, MetricsOptions, WorkloadCollector, freeze, registry_for, render
-from spreadwatch.metrics.families import escape_label_value
+from spreadwatch.metrics import MetricsOptions, WorkloadCollector, freeze, registry_for, render
+from spreadwatch.metrics.families import HEALTH_STATES, escape_label_value
 from spreadwatch.model import WorkloadKey
 
 Sample = tuple[str, tuple[tuple[str, str], ...], float]

@@ -15,7 +15,7 @@ import pytest
 from handler_fakes import FakeReportApi, Pipeline, deployment, ev, namespace_obj, pipeline, run, web_cluster, zone_nodes
 
 from spreadwatch.model import WorkloadKey
-from spreadwatch.runtime.scheduler import DebounceScheduler
+from spreadwatch.runtime.debounce import Debouncer
 from spreadwatch.runtime.status import content_digest
 from spreadwatch.runtime.store import DIGEST_ANNOTATION, StoredReport, material_key, stored_report
 from spreadwatch.runtime.writer import MAX_WRITES_IN_FLIGHT
@@ -165,7 +165,7 @@ A, B, C = (WorkloadKey("shop", "Deployment", n) for n in ("a", "b", "c"))
     ],
 )
 def test_scheduler_due_order(changes: list[tuple[WorkloadKey, float]], now: float, expected: list[WorkloadKey]) -> None:
-    s = DebounceScheduler(debounce=1.0, max_delay=10.0)
+    s = Debouncer(debounce=1.0, max_delay=10.0)
     for key, at in changes:
         s.mark(key, at)
     assert s.due(now) == expected
@@ -173,7 +173,7 @@ def test_scheduler_due_order(changes: list[tuple[WorkloadKey, float]], now: floa
 
 
 def test_scheduler_coalesces_retries_with_backoff_and_queues_deletions() -> None:
-    s = DebounceScheduler(debounce=1.0, max_delay=10.0)
+    s = Debouncer(debounce=1.0, max_delay=10.0)
     s.collect([A, B], [], 0.0)
     s.collect([A], [C], 0.5)  # A again: one entry; C removed: a deletion
     assert len(s) == 3 and s.next_due(0.6) == 0.6  # a deletion is due at once

@@ -70,7 +70,7 @@ def test_the_first_resync_of_each_leadership_checks_every_workload() -> None:
     for name in ("web", "api", "db"):
         second.feed(*web_cluster(name=name))
     second.writer.collect()
-    second.writer.scheduler.clear()  # only what the resync queues
+    second.writer.debouncer.clear()  # only what the resync queues
     writes = len(first.api.writes())
     assert _resync(second) == 3  # every live workload, however its report looks
     second.settle()

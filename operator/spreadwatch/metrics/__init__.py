@@ -21,7 +21,7 @@ from spreadwatch.metrics.exposition import (
     render,
     wants_openmetrics,
 )
-from spreadwatch.metrics.families import FAMILIES, HEALTH_STATES, FamilySpec
+from spreadwatch.metrics.families import FAMILIES, FamilySpec
 from spreadwatch.metrics.histogram import DURATION_BUCKETS, DurationHistogram, HistogramSnapshot
 from spreadwatch.metrics.selfmetrics import (
     WRITE_RESULTS,
@@ -37,7 +37,6 @@ __all__ = [
     "CONTENT_TYPE_TEXT",
     "DURATION_BUCKETS",
     "FAMILIES",
-    "HEALTH_STATES",
     "NODE_SERIES_MODES",
     "WRITE_RESULTS",
     "BuildInfoCollector",

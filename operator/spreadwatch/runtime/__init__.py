@@ -1,15 +1,16 @@
-"""The operator runtime (kopf): watch events → spread index → debounced, rate-limited SpreadReport writes.
+"""The operator runtime: informers (list + watch) → spread index → debounced, rate-limited SpreadReport writes.
 
 Inside, each layer imports only those below it (import-linter): ``process`` → ``probes``, ``metricsauth``,
-``servingcert``, ``relist``, ``writer`` → ``events``, ``store``, ``scheduler`` → ``status``, ``ratelimit``,
+``servingcert``, ``watches``, ``writer`` → ``events``, ``store``, ``debounce`` → ``status``, ``ratelimit``,
 ``apierrors``, ``logs``, ``gcpolicy``.
 
-* :mod:`~spreadwatch.runtime.events` — raw watch events into the index (kopf-free; tests feed it dicts);
+* :mod:`~spreadwatch.runtime.watches` — the informers: one list + watch loop per resource, records straight
+  from the API's bytes;
+* :mod:`~spreadwatch.runtime.events` — what the informers decoded (and raw objects) into the index;
 * :mod:`~spreadwatch.runtime.writer` — the report writer's loop: leader gating, resync, writes in flight;
-* :mod:`~spreadwatch.runtime.scheduler` — when to write: dirty workloads, debounce, oldest change first;
+* :mod:`~spreadwatch.runtime.debounce` — when to write: dirty workloads, debounce, oldest change first;
 * :mod:`~spreadwatch.runtime.store` — how to write: the write protocol and the stored reports;
 * :mod:`~spreadwatch.runtime.apierrors` — failed API requests by HTTP status;
-* :mod:`~spreadwatch.runtime.relist` — reconciling the index after a watch gap;
 * :mod:`~spreadwatch.runtime.status` — the SpreadReport status (report + conditions), pure;
 * :mod:`~spreadwatch.runtime.ratelimit` — the global token bucket;
 * :mod:`~spreadwatch.runtime.probes` — the probe server (``/healthz``, ``/readyz``, ``/statusz``) and the

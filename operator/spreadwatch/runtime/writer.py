@@ -1,11 +1,11 @@
 """The report writer: turns index changes into SpreadReport writes, debounced, deduplicated, rate-limited.
 
-It joins two parts: *when* to write (:class:`~spreadwatch.runtime.scheduler.DebounceScheduler`: dirty
+It joins two parts: *when* to write (:class:`~spreadwatch.runtime.debounce.Debouncer`: dirty
 keys, due times, coalescing, oldest change first) and *how* (:class:`~spreadwatch.runtime.store.ReportStore`:
 the write protocol against the API and what the API holds). One asyncio task (:meth:`ReportWriter.run`)
 loops:
 
-1. ``index.take_dirty()`` → the scheduler (every event also does this at once, through :meth:`wake`, so a
+1. ``index.take_dirty()`` → the debouncer (every event also does this at once, through :meth:`wake`, so a
    workload's debounce starts at its event);
 2. every ``resync_period`` (and on becoming the leader): list the SpreadReports, delete those whose workload
    is gone, out of the :class:`~spreadwatch.config.Scope` or misnamed, keep the others as known, and mark
@@ -42,8 +42,8 @@ from spreadwatch.config import OperatorConfig, Scope
 from spreadwatch.errors import KubeApiError, SpreadwatchError
 from spreadwatch.index import SpreadIndex
 from spreadwatch.model import WorkloadKey
+from spreadwatch.runtime.debounce import Debouncer, Pending
 from spreadwatch.runtime.ratelimit import TokenBucket
-from spreadwatch.runtime.scheduler import DebounceScheduler, Pending
 from spreadwatch.runtime.status import rfc3339
 from spreadwatch.runtime.store import ReportSink, ReportStore, StoredReport, WriterStats
 
@@ -86,7 +86,7 @@ class ReportWriter:
         self.max_in_flight = max_in_flight
         self.stats = WriterStats()
         self._bucket = bucket or TokenBucket(config.max_writes_per_second, config.write_burst, clock=clock)
-        self.scheduler = DebounceScheduler(
+        self.debouncer = Debouncer(
             config.debounce, max_delay if max_delay is not None else max(1.0, 10 * config.debounce)
         )
         self.store = ReportStore(sink, self._bucket, self.stats, events=config.events, wall=wall, clock=clock)
@@ -99,8 +99,8 @@ class ReportWriter:
 
     @property
     def debounce(self) -> float:
-        """Seconds a workload must be quiet before its report is written (the scheduler's)."""
-        return self.scheduler.debounce
+        """Seconds a workload must be quiet before its report is written (the debouncer's)."""
+        return self.debouncer.debounce
 
     @property
     def bucket(self) -> TokenBucket:
@@ -129,27 +129,27 @@ class ReportWriter:
         now = self.clock()
         for key in self.index.workload_keys():
             if key.namespace == namespace:
-                self.scheduler.mark(key, now)
+                self.debouncer.mark(key, now)
         self._wake.set()
 
     def collect(self) -> None:
-        """Move the index's dirty/removed sets into the scheduler. O(keys)."""
+        """Move the index's dirty/removed sets into the debouncer. O(keys)."""
         dirty, removed = self.index.take_dirty()
         if dirty or removed:
-            self.scheduler.collect(dirty, removed, self.clock())
+            self.debouncer.collect(dirty, removed, self.clock())
 
     # --- state (tests, probes, metrics) ---------------------------------------------------------------------
 
     @property
     def pending(self) -> int:
         """Workloads with unwritten changes plus queued deletions."""
-        return len(self.scheduler)
+        return len(self.debouncer)
 
     @property
     def oldest_pending_age(self) -> float:
         """Seconds since the oldest pending workload's first unwritten change (0: none). A resync marks
         every workload as changed ``max_delay`` ago. O(pending)."""
-        return self.scheduler.oldest_age(self.clock())
+        return self.debouncer.oldest_age(self.clock())
 
     @property
     def in_flight(self) -> int:
@@ -174,7 +174,7 @@ class ReportWriter:
         self._was_leader = leader
         if not leader:
             # A standby keeps only the index warm; becoming the leader triggers a full resync.
-            self.scheduler.clear()
+            self.debouncer.clear()
             self._resynced = False
             return 0
         if not self.ready:
@@ -182,7 +182,7 @@ class ReportWriter:
         before = self.stats.api_writes
         if self.clock() >= self._next_resync:
             await self.resync()
-        for key in self.scheduler.take_deletions():
+        for key in self.debouncer.take_deletions():
             if not self.is_leader():
                 break
             try:
@@ -191,7 +191,7 @@ class ReportWriter:
                 # retried through the pending table: sync() deletes the report of a workload that is gone
                 now = self.clock()
                 self._failed(key, Pending(now, now), err)
-        due = self.scheduler.due(self.clock())
+        due = self.debouncer.due(self.clock())
         if len(due) > self._bucket.available(_CYCLE_BUDGET):
             due = await self._material_first(due)
         if due:
@@ -209,7 +209,7 @@ class ReportWriter:
                 return
             if n % _YIELD_EVERY == _YIELD_EVERY - 1:
                 await asyncio.sleep(0)
-            p = self.scheduler.take(key)
+            p = self.debouncer.take(key)
             if p is None:
                 continue  # removed meanwhile (a deletion is queued)
             started = time.perf_counter()
@@ -238,9 +238,9 @@ class ReportWriter:
         return material + other
 
     def _failed(self, key: WorkloadKey, p: Pending, err: BaseException) -> None:
-        """Retry a workload later, with exponential back-off (the scheduler's)."""
+        """Retry a workload later, with exponential back-off (the debouncer's)."""
         self.stats.failures += 1
-        backoff = self.scheduler.retry(key, p, self.clock())
+        backoff = self.debouncer.retry(key, p, self.clock())
         log.warning(
             "cannot update the report of %s (attempt %d, retry in %.0fs): %s",
             key,
@@ -258,7 +258,7 @@ class ReportWriter:
             except Exception:  # never let the writer die; the next cycle retries
                 log.exception("report writer cycle failed")
             now = self.clock()
-            due = self.scheduler.next_due(now)
+            due = self.debouncer.next_due(now)
             timeout = 1.0 if due is None else min(1.0, max(0.05, due - now))
             if self.ready and self.is_leader():
                 timeout = min(timeout, max(0.05, self._next_resync - now))
@@ -277,17 +277,17 @@ class ReportWriter:
 
     async def drain(self, timeout: float = 30.0) -> None:
         """Write everything pending now, ignoring the debounce and back-offs (tests; graceful shutdown)."""
-        scheduler = self.scheduler
-        saved, scheduler.debounce = scheduler.debounce, 0.0
+        debouncer = self.debouncer
+        saved, debouncer.debounce = debouncer.debounce, 0.0
         deadline = self.clock() + timeout
         try:
             self.collect()
-            while scheduler and self.clock() < deadline:
-                scheduler.clear_backoff()
+            while debouncer and self.clock() < deadline:
+                debouncer.clear_backoff()
                 await self.step()
                 self.collect()
         finally:
-            scheduler.debounce = saved
+            debouncer.debounce = saved
 
     # --- one workload ---------------------------------------------------------------------------------------
 
@@ -351,7 +351,7 @@ class ReportWriter:
             except (SpreadwatchError, OSError) as err:
                 self.stats.failures += 1
                 log.warning("resync: cannot delete report %s/%s: %s", stored.workload.namespace, stored.name, err)
-        self.scheduler.mark_stale(stale, self.clock())
+        self.debouncer.mark_stale(stale, self.clock())
         self._resynced = True
         log.info(
             "resync: %d reports listed, %d orphans deleted, %d of %d workloads to check",

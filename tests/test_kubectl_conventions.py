@@ -12,8 +12,8 @@ from typing import Any
 import pytest
 import yaml
 
-from spreadwatch import cli, plugin
-from spreadwatch.plugin import main
+from spreadwatch import cli, kubectl_plugin
+from spreadwatch.kubectl_plugin import main
 
 EXAMPLE = str(Path(__file__).resolve().parents[1] / "examples" / "cluster.yaml")
 HEALTH_ORDER = ["SinglePointOfFailure", "Imbalanced", "Error", "Skipped", "Balanced"]
@@ -172,7 +172,7 @@ def test_summary_is_the_default_command(kubeconfig: str) -> None:
 
 def test_compare_is_forwarded_when_the_build_has_it() -> None:
     code, out, err = run("compare", "--cluster", EXAMPLE, "--help")
-    if "compare" in plugin._available_commands():
+    if "compare" in kubectl_plugin._available_commands():
         assert code == 0 and "compare" in out
     else:
         assert (code, out) == (2, "")
@@ -202,7 +202,7 @@ def test_errors_are_one_line_exit_2(argv: list[str], message: str) -> None:
 def test_help_and_version() -> None:
     code, out, _ = run("--help")
     assert code == 0 and out.startswith("usage: kubectl spreadwatch")
-    for command in plugin.COMMANDS:
+    for command in kubectl_plugin.COMMANDS:
         assert f"\n  {command} " in out
     code, out, _ = run("--version")
     assert code == 0 and out.startswith("kubectl-spreadwatch ")

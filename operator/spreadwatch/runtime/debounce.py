@@ -1,10 +1,10 @@
 """When each workload's report is written: dirty keys, due times, coalescing and the order of writes (pure).
 
-:class:`DebounceScheduler` holds one *pending* entry per workload with unwritten changes, stamped with the
+:class:`Debouncer` holds one *pending* entry per workload with unwritten changes, stamped with the
 time of its first and of its latest change (coalescing: any number of changes make one entry), and a set of
 removed workloads whose reports are to be deleted. A pending workload is *due* once it has been quiet for
 ``debounce`` seconds, or ``max_delay`` after its first unwritten change even if it never goes quiet (no
-starvation under churn), and not before its retry back-off ends. :meth:`DebounceScheduler.due` lists the
+starvation under churn), and not before its retry back-off ends. :meth:`Debouncer.due` lists the
 due workloads **oldest change first**, so under a write budget of R writes a second the oldest pending
 change waits about (dirty workloads ÷ R) seconds, not longer.
 
@@ -18,7 +18,7 @@ from dataclasses import dataclass
 
 from spreadwatch.model import WorkloadKey
 
-__all__ = ["DebounceScheduler", "Pending"]
+__all__ = ["Debouncer", "Pending"]
 
 
 @dataclass(slots=True)
@@ -31,7 +31,7 @@ class Pending:
     not_before: float = 0.0  # retry back-off: not due before this time
 
 
-class DebounceScheduler:
+class Debouncer:
     """See the module docstring. ``debounce`` may be changed at any time (``drain`` sets it to 0)."""
 
     def __init__(self, debounce: float, max_delay: float) -> None:
