@@ -45,8 +45,8 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any, Protocol
 
-__all__ = ["NAME", "PAUSE_IMAGE", "TAINT", "Node", "NodeError", "check_prerequisites", "down", "ensure_tools",
-           "load", "normalize_image_ref", "up"]
+__all__ = ["NAME", "PAUSE_IMAGE", "TAINT", "Node", "NodeError", "bind_pending", "check_prerequisites", "down",
+           "ensure_tools", "leftovers", "load", "normalize_image_ref", "up"]
 
 HERE = Path(__file__).resolve().parent
 BUILD_SCRIPT = HERE / "build.sh"
@@ -72,8 +72,6 @@ class NodeError(Exception):
 class ClusterLike(Protocol):
     """What up() needs of a devcluster.Cluster."""
 
-    @property
-    def dir(self) -> Path: ...
     @property
     def bin_dir(self) -> Path: ...
     @property
@@ -168,6 +166,7 @@ class Node:
         return _run(["nsenter", f"--net=/run/netns/{self.netns}", "--", *cmd], timeout=timeout)
 
     def kubectl(self, *args: str, input_text: str | None = None, check: bool = True) -> str:
+        """`kubectl` as the cluster's admin; its stdout."""
         return _run([str(self.bin_dir / "kubectl"), "--kubeconfig", str(self.admin_kubeconfig), *args],
                     input_text=input_text, check=check)
 
@@ -628,6 +627,24 @@ def down(node_dir: Path) -> None:
     if node is None:
         return
     _teardown(node)
+
+
+def leftovers(node: Node) -> list[str]:
+    """What of the node is still on this machine (empty after down()): processes, mounts, cgroups, the network
+    namespace (and with it its iptables rules and interfaces), the host's veth and route, kubelet log links."""
+    left = [f"process {name} ({pid})" for name, pid in node.pids.items() if _alive(pid)]
+    left += [f"mount {point}" for point in _mounts_under(node.dir)]
+    left += [f"cgroup {path}" for path in node.cgroup_dirs() if path.exists()]
+    if node.netns in _run(["ip", "netns", "list"]).split():
+        left.append(f"netns {node.netns}")
+    if _run(["ip", "-o", "link", "show", node.host_veth], check=False).strip():
+        left.append(f"interface {node.host_veth}")
+    if _run(["ip", "route", "show", node.pod_cidr], check=False).strip():
+        left.append(f"route {node.pod_cidr}")
+    logs = Path("/var/log/containers")
+    left += [f"log link {link}" for link in (logs.glob("*.log") if logs.exists() else [])
+             if link.is_symlink() and str(node.dir) in os.readlink(link)]
+    return left
 
 
 def _stop(node: Node, name: str, grace: float = 15.0) -> None:

@@ -103,6 +103,8 @@ def real_node(control_plane: ControlPlane, request: pytest.FixtureRequest,
     localnode.down(node_dir)
     if failed:
         request.config.stash[_LOG_DIR_KEY] = f"{control_plane.log_dir} and {node_dir / 'logs'}"
+    left = localnode.leftovers(node)
+    assert not left, f"the node's down() left {left}"
 
 
 @pytest.fixture(scope="session")
