@@ -23,6 +23,7 @@ Checks (one node for the module, ~2-4 min on a busy 2-core machine):
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import signal
@@ -37,6 +38,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+import urllib3
 import yaml
 from chart_rbac import CHART, ChartInstall, install_chart
 from kube_helpers import (
@@ -316,14 +318,17 @@ class PodWatch(threading.Thread):
         self._watch = watch.Watch()
 
     def run(self) -> None:
-        for event in self._watch.stream(client.CoreV1Api(self.api).list_namespaced_pod, self.namespace,
-                                        timeout_seconds=900):  # fmt: skip
-            pod = event["object"]
-            if pod.status.container_statuses:
-                self.last[pod.metadata.name] = pod
+        # An observer only: the test asserts on what it saw. A stream cut when the control plane stops at the end
+        # of the session ends the thread quietly.
+        with contextlib.suppress(ApiException, OSError, urllib3.exceptions.HTTPError):
+            for event in self._watch.stream(client.CoreV1Api(self.api).list_namespaced_pod, self.namespace,
+                                            timeout_seconds=900):  # fmt: skip
+                pod = event["object"]
+                if pod.status.container_statuses:
+                    self.last[pod.metadata.name] = pod
 
     def stop(self) -> None:
-        self._watch.stop()
+        self._watch.stop()  # the stream ends at its next event
 
 
 def terminated(pod: client.V1Pod | None) -> client.V1ContainerStateTerminated | None:
