@@ -32,6 +32,7 @@ from __future__ import annotations
 import argparse
 import contextlib
 import importlib.util
+import itertools
 import json
 import os
 import random
@@ -436,71 +437,103 @@ def sample_process(pid: int, port: int, metrics_port: int, token: str, samples: 
 
 
 class Churn:
-    """Pod changes through the API, each applied to the harness's index and expectation at once."""
+    """Pod changes through the API by ``workers`` threads, each change applied to the harness's index and
+    expectation at once (under one lock: the API calls run in parallel, the index sees one change at a time)."""
 
-    def __init__(self, api: client.ApiClient, loader: Loader, expectation: Expectation, seed: int) -> None:
+    def __init__(self, api: client.ApiClient, loader: Loader, expectation: Expectation, seed: int,
+                 workers: int = 8) -> None:  # fmt: skip
         self.core = client.CoreV1Api(api)
         self.loader = loader
         self.expectation = expectation
         self.random = random.Random(seed)
+        self.workers = workers
         self.events = 0
-        nodes = expectation.index
-        self.nodes = sorted(n for _, n in nodes.object_keys("Node"))
+        self.lock = threading.Lock()
+        self._names = itertools.count()
+        self.nodes = sorted(n for _, n in expectation.index.object_keys("Node"))
         self.pods: dict[tuple[str, str], list[dict[str, Any]]] = {}
 
-    def _pods_of(self, namespace: str, app: str) -> list[dict[str, Any]]:
+    def pods_of(self, namespace: str, app: str) -> list[dict[str, Any]]:
+        """The workload's bound pods as the harness knows them (listed once)."""
         key = (namespace, app)
-        if key not in self.pods:
+        with self.lock:
+            known = self.pods.get(key)
+        if known is None:
             listed = self.core.list_namespaced_pod(namespace, label_selector=f"app={app}", _preload_content=False)
-            self.pods[key] = [p for p in orjson.loads(listed.data)["items"] if p["spec"].get("nodeName")]
-        return self.pods[key]
+            bound = [p for p in orjson.loads(listed.data)["items"] if p["spec"].get("nodeName")]
+            with self.lock:
+                known = self.pods.setdefault(key, bound)
+        return known
 
-    def _apply(self, obj: dict[str, Any] | None, removed: tuple[str, str] | None) -> None:
-        index = self.expectation.index
-        if removed is not None:
-            index.remove("Pod", *removed)
-        if obj is not None:
-            obj.setdefault("kind", "Pod")
-            obj.setdefault("apiVersion", "v1")
-            record = parse_object(obj)
-            if record is not None:
-                index.apply(record)
-        self.expectation.changed(time.monotonic())
-        self.events += 1
+    def apply(self, obj: dict[str, Any] | None, removed: tuple[str, str] | None, kind: str = "Pod") -> None:
+        """One event the harness made (a pod by default): into its index, then the expectation."""
+        with self.lock:
+            index = self.expectation.index
+            if removed is not None:
+                index.remove(kind, *removed)
+            if obj is not None:
+                obj.setdefault("kind", kind)
+                obj.setdefault("apiVersion", _PATHS[kind].api_version)
+                record = parse_object(obj)
+                if record is not None:
+                    index.apply(record)
+            self.expectation.changed(time.monotonic())
+            self.events += 1
+
+    def add_pod(self, namespace: str, template: dict[str, Any], prefix: str) -> None:
+        """A copy of ``template`` bound to a random node."""
+        with self.lock:
+            name = f"{prefix}-{next(self._names):07d}"
+            node = self.random.choice(self.nodes)
+        new = {
+            "apiVersion": "v1", "kind": "Pod",
+            "metadata": {"name": name, "namespace": namespace, "labels": template["metadata"].get("labels") or {},
+                         "ownerReferences": template["metadata"].get("ownerReferences") or []},
+            "spec": {**template["spec"], "nodeName": node},
+        }  # fmt: skip
+        created = self.loader.create(new)
+        with self.lock:
+            self.pods.setdefault((namespace, prefix.rsplit("-", 1)[0]), []).append(created)
+        self.apply(created, None)
 
     def replace_pod(self, namespace: str, app: str) -> None:
         """A rollout step: one of the workload's bound pods deleted, a copy created on another node."""
-        pods = self._pods_of(namespace, app)
-        if not pods:
-            return
-        old = pods.pop(self.random.randrange(len(pods)))
+        pods = self.pods_of(namespace, app)
+        with self.lock:
+            if not pods:
+                return
+            old = pods.pop(self.random.randrange(len(pods)))
         self.core.delete_namespaced_pod(old["metadata"]["name"], namespace, grace_period_seconds=0,
                                         _preload_content=False)  # fmt: skip
-        self._apply(None, (namespace, old["metadata"]["name"]))
-        new = {
-            "apiVersion": "v1", "kind": "Pod",
-            "metadata": {"name": f"{app}-churn-{self.events:07d}", "namespace": namespace,
-                         "labels": old["metadata"].get("labels") or {},
-                         "ownerReferences": old["metadata"].get("ownerReferences") or []},
-            "spec": {**old["spec"], "nodeName": self.random.choice(self.nodes)},
-        }  # fmt: skip
-        created = self.loader.create(new)
-        pods.append(created)
-        self._apply(created, None)
+        self.apply(None, (namespace, old["metadata"]["name"]))
+        self.add_pod(namespace, old, f"{app}-churn")
 
-    def run(self, workloads: Sequence[tuple[str, str]], rate: float, seconds: float) -> None:
-        """``rate`` pod events/s (each replacement is two) for ``seconds`` over ``workloads``."""
-        deadline = time.monotonic() + seconds
-        step = 2.0 / rate
-        next_at = time.monotonic()
-        while time.monotonic() < deadline:
-            namespace, app = self.random.choice(workloads)
-            with contextlib.suppress(ApiException):
-                self.replace_pod(namespace, app)
-            next_at += step
-            pause = next_at - time.monotonic()
-            if pause > 0:
-                time.sleep(pause)
+    def run(self, workloads: Sequence[tuple[str, str]], rate: float, seconds: float) -> float:
+        """``rate`` pod events/s (a replacement is two) for ``seconds`` over ``workloads``, paced on one
+        shared schedule. Returns the rate achieved (events/s)."""
+        started, before = time.monotonic(), self.events
+        deadline, step = started + seconds, 2.0 / rate
+        slots = itertools.count()
+
+        def work() -> None:
+            while True:
+                with self.lock:
+                    at = started + next(slots) * step
+                    namespace, app = self.random.choice(workloads)
+                if at >= deadline:
+                    return
+                pause = at - time.monotonic()
+                if pause > 0:
+                    time.sleep(pause)
+                with contextlib.suppress(ApiException):
+                    self.replace_pod(namespace, app)
+
+        threads = [threading.Thread(target=work, daemon=True) for _ in range(self.workers)]
+        for thread in threads:
+            thread.start()
+        for thread in threads:
+            thread.join()
+        return (self.events - before) / max(1e-9, time.monotonic() - started)
 
 
 def _percentile(values: Sequence[float], q: float) -> float:
@@ -606,18 +639,19 @@ def measure(scale: float = 1.0, seed: int = 1, threads: int = 16, churn_rate: fl
             phases: dict[str, Any] = {}
             for name, targets in (("rollouts", rollouts), ("scattered", apps)):
                 expectation.latencies.clear()
-                churn.run(targets, churn_rate, churn_seconds)
+                achieved = churn.run(targets, churn_rate, churn_seconds)
                 try:
                     settle = _wait(lambda: expectation.unresolved() == 0, 120 + churn_seconds, f"{name} reported")
                 except TimeoutError:
                     log(f"{name}: changes never reported for {expectation.unresolved_keys()[:10]}")
                     raise
                 phases[name] = {**_latency(expectation.latencies), "settled_after_s": round(settle, 1),
+                                "events_per_s": round(achieved, 1),
                                 "oldest_pending_s": _oldest_pending(metrics_port, token)}  # fmt: skip
                 log(f"{name}: {phases[name]}")
             expectation.latencies.clear()
             deployments = [k for k in keys if k.kind == "Deployment"][:burst]
-            _scale_deployments(api, loader, churn, index, deployments)
+            _scale_deployments(api, churn, deployments)
             _wait(lambda: expectation.unresolved() == 0, 600, "burst reported")
             phases["burst"] = _latency(expectation.latencies)
             log(f"burst: {phases['burst']}")
@@ -637,6 +671,7 @@ def measure(scale: float = 1.0, seed: int = 1, threads: int = 16, churn_rate: fl
                 "restarts_a_kubelet_would_make": samples.restarts_a_kubelet_would_make,
                 "scrapes": len(samples.scrape_s), "scrape_failures": samples.scrape_failures,
                 "scrape_max_s": round(max(samples.scrape_s, default=0.0), 2),
+                "scrape_p50_s": round(_percentile(samples.scrape_s, 0.5), 2),
                 "report_events": writes,
                 "api_writes": _api_writes(port),
             })  # fmt: skip
@@ -675,35 +710,23 @@ def _api_writes(port: int) -> dict[str, Any]:
     return {}
 
 
-def _scale_deployments(api: client.ApiClient, loader: Loader, churn: Churn, index: SpreadIndex,
-                       deployments: Sequence[WorkloadKey]) -> None:
-    """+2 replicas for each Deployment: two more pods of its newest ReplicaSet's, and its replicas."""
+def _scale_deployments(api: client.ApiClient, churn: Churn, deployments: Sequence[WorkloadKey]) -> None:
+    """+2 replicas for each Deployment at once (``churn.workers`` in parallel): its replicas, and two more pods
+    like its newest."""
     apps = client.AppsV1Api(api)
-    for key in deployments:
+
+    def scale(key: WorkloadKey) -> None:
         with contextlib.suppress(ApiException):
             deployment = apps.read_namespaced_deployment(key.name, key.namespace, _preload_content=False)
             replicas = orjson.loads(deployment.data)["spec"].get("replicas", 1) + 2
             patched = apps.patch_namespaced_deployment(key.name, key.namespace, {"spec": {"replicas": replicas}},
                                                        _preload_content=False)  # fmt: skip
-            obj = orjson.loads(patched.data)
-            obj.setdefault("kind", "Deployment")
-            obj.setdefault("apiVersion", "apps/v1")
-            record = parse_object(obj)
-            if record is not None:
-                index.apply(record)
-            pods = churn._pods_of(key.namespace, key.name)
-            for _ in range(2):
-                if not pods:
-                    break
-                template = pods[-1]
-                new = {"apiVersion": "v1", "kind": "Pod",
-                       "metadata": {"name": f"{key.name}-burst-{churn.events:07d}", "namespace": key.namespace,
-                                    "labels": template["metadata"].get("labels") or {},
-                                    "ownerReferences": template["metadata"].get("ownerReferences") or []},
-                       "spec": {**template["spec"], "nodeName": churn.random.choice(churn.nodes)}}  # fmt: skip
-                created = loader.create(new)
-                pods.append(created)
-                churn._apply(created, None)
+            churn.apply(orjson.loads(patched.data), None, kind="Deployment")
+            for template in churn.pods_of(key.namespace, key.name)[-1:] * 2:
+                churn.add_pod(key.namespace, template, f"{key.name}-burst")
+
+    with ThreadPoolExecutor(churn.workers) as pool:
+        list(pool.map(scale, deployments))
 
 
 def _compare_sample(kubectl: list[str], command: list[str], state: Path, keys: Sequence[WorkloadKey],

@@ -25,7 +25,6 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-import dataclasses
 import logging
 import threading
 import time
@@ -36,6 +35,7 @@ from typing import Final, Generic, Protocol, TypeVar, cast
 
 from spreadwatch.decode import Decoded, DecodeError, Unparsed, WatchEvent
 from spreadwatch.errors import KubeApiError, SpreadwatchError
+from spreadwatch.jsonform import json_form
 from spreadwatch.resources import ApiResource
 from spreadwatch.runtime.events import EventRouter
 
@@ -82,7 +82,10 @@ class WatchStats:
     undecodable: int = 0  # watch lines that were not events
 
     def as_dict(self) -> dict[str, int]:
-        return dataclasses.asdict(self)
+        return _WATCH_STATS_FORM(self)
+
+
+_WATCH_STATS_FORM = json_form(WatchStats)
 
 
 class _Pump(Generic[T]):

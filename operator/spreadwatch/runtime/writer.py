@@ -47,10 +47,13 @@ from spreadwatch.runtime.ratelimit import TokenBucket
 from spreadwatch.runtime.status import rfc3339
 from spreadwatch.runtime.store import ReportSink, ReportStore, StoredReport, WriterStats
 
-__all__ = ["MAX_WRITES_IN_FLIGHT", "ReportWriter"]
+__all__ = ["MAX_DELAY_DEBOUNCES", "MAX_WRITES_IN_FLIGHT", "ReportWriter"]
 
 log = logging.getLogger("spreadwatch.writer")
 
+#: A workload that never goes quiet is written this many debounce periods (at least 1 s) after its first
+#: unwritten change: under a rollout its report lags the pods by at most about that (3 s at the default 1 s).
+MAX_DELAY_DEBOUNCES: Final = 3
 #: Default bound on concurrent workload writes (each still takes its tokens from the one bucket): enough to keep
 #: the default 100 writes/s while a write takes up to 80 ms on a busy API server.
 MAX_WRITES_IN_FLIGHT: Final = 8
@@ -87,7 +90,7 @@ class ReportWriter:
         self.stats = WriterStats()
         self._bucket = bucket or TokenBucket(config.max_writes_per_second, config.write_burst, clock=clock)
         self.debouncer = Debouncer(
-            config.debounce, max_delay if max_delay is not None else max(1.0, 10 * config.debounce)
+            config.debounce, max_delay if max_delay is not None else max(1.0, MAX_DELAY_DEBOUNCES * config.debounce)
         )
         self.store = ReportStore(sink, self._bucket, self.stats, events=config.events, wall=wall, clock=clock)
         self.ready = False  # set once the index holds the cluster's initial state (resyncs wait for it)
