@@ -11,17 +11,14 @@ export SPREADWATCH_CACHE ?= $(HOME)/.cache/spreadwatch
 .PHONY: help setup test test-unit test-e2e lint typecheck layers oracle demo demo-down demo-offline clean chart-lint
 
 include hack/controlplane/controlplane.mk
+include hack/scheduler/scheduler.mk
 include bench/bench.mk
-include bench/pts.mk
-include bench/soak.mk
 include bench/envelope.mk
 include hack/prometheus.mk
 include hack/load.mk
 include hack/image.mk
 include hack/prometheus-operator-crds.mk
 include hack/node/node.mk
-
-bench: setup oracle
 
 help:  ## list targets
 	@grep -hE '^[a-zA-Z_-]+:.*## ' $(MAKEFILE_LIST) | sed -E 's/:.*## /\t/' | sort
@@ -54,13 +51,13 @@ oracle: ## build (or reuse) the differential oracles: kube-scheduler v1.28 Selec
 test-unit: setup lint typecheck layers  ## everything except end-to-end and oracle tests
 	$(PY) -m pytest -q -m "not e2e and not oracle and not prometheus"
 
-test: setup lint typecheck layers oracle dev-cluster-tools controlplane-gen-check prometheus-tools chart-lint image node-tools  ## every test: lint, types, layers, unit, oracle, end-to-end
+test: setup lint typecheck layers oracle dev-cluster-tools scheduler-tools controlplane-gen-check prometheus-tools chart-lint image node-tools  ## every test: lint, types, layers, unit, oracle, end-to-end
 	$(PY) -m pytest -q
 
-test-e2e: setup dev-cluster-tools prometheus-tools image node-tools  ## end-to-end tests against a real local control plane
+test-e2e: setup dev-cluster-tools scheduler-tools prometheus-tools image node-tools  ## end-to-end tests against a real local control plane
 	$(PY) -m pytest -q -m e2e
 
-demo: setup dev-cluster  ## the main job: local control plane, CRD, demo workloads, the operator, its reports
+demo: setup dev-cluster  ## the main job: local control plane + kube-scheduler, CRD, demo workloads, the operator, its reports, a real placement
 	@$(PY) hack/demo.py
 
 demo-down:  ## stop the demo operator and the local control plane

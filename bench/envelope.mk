@@ -1,12 +1,13 @@
 # bench/envelope.mk — `make bench-envelope`: the operator at the envelope on a real API server, as the chart runs
-# it (bench/envelope.py); included by the top-level Makefile. The result goes to bench/results/envelope.json.
+# it (bench/envelope.py, the `envelope` entry of bench/figures.toml, through the one runner: its figures go to
+# bench/results/envelope.json and docs/benchmarks.md). Included by the top-level Makefile after bench/bench.mk.
 #
-#   make bench-envelope                                   # scale 1.0: ~15 min of loading, ~10 GiB for the API server
-#   make bench-envelope ENVELOPE_ARGS="--scale 0.3"       # any bench/envelope.py flags
+#   make bench-envelope                          # scale 1.0: ~15-30 min of loading, ~10 GiB for the API server
+#   make bench-envelope ENVELOPE_SCALE=0.3       # a smaller cluster
 
-ENVELOPE_ARGS ?=
+ENVELOPE_SCALE ?= 1.0
 
 .PHONY: bench-envelope
 
-bench-envelope: setup dev-cluster-tools  ## the operator at the envelope on a real API server (scale 1.0, ~30 min); bench/results/envelope.json
-	$(PY) bench/envelope.py --out bench/results/envelope.json $(ENVELOPE_ARGS)
+bench-envelope: setup dev-cluster-tools  ## the operator at the envelope on a real API server (ENVELOPE_SCALE, default 1.0); docs/benchmarks.md
+	$(BENCH_RUN) --figures envelope --scales $(ENVELOPE_SCALE)

@@ -1,357 +1,325 @@
-"""spreadwatch benchmarks (``make bench``): every figure of docs/benchmarks.md, at several scales.
+"""The one benchmark runner: measures the figures bench/figures.toml lists and writes one JSON results file.
 
-    .venv/bin/python bench/run.py                     # scales 0.1,0.3,1.0; writes docs/benchmarks.md
-    .venv/bin/python bench/run.py --scales 0.1        # one scale
-    .venv/bin/python bench/run.py --quick             # smoke run at scale 0.005, prints only
-    .venv/bin/python bench/run.py --metrics-only --scales 0.1,1.0   # only the "Metrics" block, spliced in
+    make bench                                   # every default measure at scales 0.1, 0.3, 1.0; renders the doc
+    make bench FIGURES=cold,events               # only these measures (ids from bench/figures.toml)
+    make bench QUICK=1                           # smoke run: tiny scales, quick params, no doc written
+    make bench BASELINE=e7cd781                  # the same measures on that commit's package, in the same run
+    python -m bench.run --set soak-index.minutes=60 --figures soak-index
 
-This module is the run: which measurement, in which order, at which scale, and the files written. Per scale,
-on one synthetic cluster (bench/synth.py), the measuring modules return typed results (bench_results.py):
+Per scale (ascending; one synthetic cluster per scale, bench/inputs.py), each selected measure's function is
+called as ``function(scale=S, quick=Q, **params)`` (``quick`` only if it takes it) and must return a mapping of
+figure keys to numbers (nested mappings are read with dotted keys; a ``series`` key may hold a list of row
+mappings); a measure that raises is recorded with its error and the
+run goes on. A speed probe (CPU seconds of a fixed loop) is taken before each call, so absolute figures can
+be read against the machine's speed at that moment.
 
-* measure_cold.py: cold full computation, a node event, parsing;
-* measure_memory.py: index memory, in a fresh interpreter;
-* measure_events.py: incremental pod events (p50/p99, events/s);
-* measure_baselines.py: the naive seed algorithm and the real kube-scheduler v1.28 plugin (tests/oracle);
-* baseline_events.py: issue 13's no-regression baseline, the older code's event stream in the same run;
-* measure_floor.py: the CPython floor under issue 13's decode targets (skeleton decoding, same input);
-* decode_bench.py and measure_analyze.py: typed decoding per dump format (issue 13), ``analyze -o json`` vs
-  ``json.load``, its peak RSS, the operator's initial list;
-* measure_metrics.py: series per ``--node-metrics`` mode and the scrape cost;
-* measure_pts.py: profile v1.29 (PodTopologySpread) next to v1.28 (issue 14);
-* measure_profiles.py: cProfile hotspots of missed targets, at the largest scale.
+``--baseline REV`` checks REV out into a temporary git worktree and runs the same selection again in a
+child process whose ``spreadwatch`` package is REV's (``PYTHONPATH``), with this checkout's bench code; its
+results are stored beside the run's. A measure that REV's package cannot run is recorded as an error.
 
-The rendering modules (render_*.py) turn those into the document; bench_env.py records date, machine and
-load. Results are also written as JSON to bench-results/ (git-ignored).
+The results file (``bench/results/<selection>.json``; quick runs go to ``bench-results/quick.json``, git-ignored)
+holds the run's environment (date, commit, machine, software, load average at start and end, the command) and
+per measure and scale the values, the probe and the seconds the call took. bench/render.py turns every file in
+bench/results/ into docs/benchmarks.md (the newest result of each measure wins). Costs: those of the measures.
 """
 
 from __future__ import annotations
 
 import argparse
-import dataclasses
-import gc
+import datetime as dt
+import importlib
+import inspect
 import json
+import os
+import platform
+import shlex
+import subprocess
 import sys
 import tempfile
 import time
-from collections import Counter
-from collections.abc import Sequence
+import tomllib
+from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
-import orjson
+ROOT = Path(__file__).resolve().parent.parent
+if __package__ in (None, ""):  # (run as a script: bench/run.py)
+    sys.path.insert(0, str(ROOT))
 
-HERE = Path(__file__).resolve().parent
-sys.path.insert(0, str(HERE))
+from bench.timing import log  # noqa: E402
 
-import bench_env  # noqa: E402
-import decode_bench  # noqa: E402
-import naive  # noqa: E402
-import synth  # noqa: E402
-from baseline_events import BASELINE_COMMIT, measure_baseline  # noqa: E402
-from bench_results import (  # noqa: E402
-    Hotspots,
-    MetricsResult,
-    NaiveResult,
-    OracleResult,
-    ProfileComparison,
-    RunInfo,
-    ScaleResult,
-    as_json,
-)
-from doc_blocks import METRICS_BLOCK, keep_blocks, splice_block  # noqa: E402
-from measure_analyze import analyze_phases, measure_analyze  # noqa: E402
-from measure_baselines import measure_naive, measure_oracle, oracle_binary  # noqa: E402
-from measure_cold import fresh_index, measure_cold, measure_node_event, measure_parse  # noqa: E402
-from measure_events import Event, make_event_stream, measure_incremental  # noqa: E402
-from measure_floor import measure_floor  # noqa: E402
-from measure_memory import child_sample, measure_rss  # noqa: E402
-from measure_metrics import measure_metrics  # noqa: E402
-from measure_profiles import profiles  # noqa: E402
-from measure_pts import COMPARED_PROFILES, ExactnessError, exactness, figures_from, profile_figures  # noqa: E402
-from measure_util import log  # noqa: E402
-from render_doc import render  # noqa: E402
-from render_sections import metrics_section  # noqa: E402
+__all__ = ["FIGURES", "RESULTS", "SpecError", "load_spec", "lookup", "main", "run", "select"]
 
-from spreadwatch.scoring import DEFAULT_PROFILE, get_profile  # noqa: E402
-from spreadwatch.snapshot import Snapshot, paused_gc  # noqa: E402
-
-__all__ = ["Config", "ScaleInputs", "bench_scale", "main"]
-
-DOC = bench_env.ROOT / "docs" / "benchmarks.md"
-RESULTS_DIR = bench_env.ROOT / "bench-results"
+FIGURES = ROOT / "bench" / "figures.toml"
+RESULTS = ROOT / "bench" / "results"
+QUICK_RESULTS = ROOT / "bench-results"
 
 
-@dataclasses.dataclass(frozen=True)
-class Config:
-    """What one run measures (from the command line)."""
-
-    scales: list[float]
-    seed: int = 1
-    profile: str = DEFAULT_PROFILE
-    repeats: int = 3
-    events: int = 20000
-    naive_sample: int = 100
-    naive_full_max_workloads: int = 1000
-    oracle: bool = True
-    oracle_chunk_budget: int = 2_000_000  # candidate-node results per oracle request (bounds its output)
-    oracle_sample: int | None = None
-    rss: bool = True
-    analyze: bool = True
-    profile_misses: bool = True
-    quick: bool = False
-    metrics: bool = True
-    exact_sample: int = 30  # v1.29 workloads checked against score_pod per scale
-    baseline: str | None = BASELINE_COMMIT  # issue 13's no-regression: this commit's event stream, largest scale
+class SpecError(ValueError):
+    """bench/figures.toml, or a selection from it, is not usable (one line)."""
 
 
-@dataclasses.dataclass
-class ScaleInputs:
-    """One scale's inputs while it is measured (dropped afterwards, except what profiling needs)."""
-
-    scale: float
-    objects: list[dict[str, Any]]
-    snapshot: Snapshot
-    stream: list[Event]
-    dump: Path | None = None
-
-
-def _baselines(cfg: Config, s: ScaleInputs, binary: str | None) -> tuple[NaiveResult, OracleResult | None, str | None]:
-    """The naive seed algorithm and the Go plugin (or why the plugin could not run)."""
-    profile = get_profile(cfg.profile)
-    index = fresh_index(s.snapshot, profile)
-    log(f"scale {s.scale}: naive seed algorithm")
-    workloads = len(naive.workloads_of(s.snapshot))
-    sample = workloads if workloads <= cfg.naive_full_max_workloads and not cfg.quick else cfg.naive_sample
-    naive_result = measure_naive(s.snapshot, profile, index, sample, 1 if sample > cfg.naive_sample else cfg.repeats)
-    if not cfg.oracle or binary is None:
-        return naive_result, None, None
-    chunk = max(10, min(1000, cfg.oracle_chunk_budget // max(1, len(s.snapshot.nodes))))
-    log(f"scale {s.scale}: Go oracle (chunks of {chunk})")
+def load_spec(path: Path | None = None) -> dict[str, Any]:
+    """The declarative file (default bench/figures.toml), checked: unique measure ids, ``module:function``
+    names, each figure's key and name, targets of the form ``<= N`` / ``>= N``. Raises :class:`SpecError`.
+    O(figures)."""
+    path = path or FIGURES
     try:
-        oracle = measure_oracle(s.objects, s.snapshot, profile, index, binary, cfg.oracle_sample, chunk)
-    except Exception as err:
-        log(f"oracle failed: {err}")
-        return naive_result, None, str(err)
-    return naive_result, oracle, None
+        spec = tomllib.loads(path.read_text())
+    except (OSError, tomllib.TOMLDecodeError) as err:
+        raise SpecError(f"{path}: {err}") from None
+    seen: set[str] = set()
+    for m in spec.get("measure", []):
+        mid = m.get("id")
+        if not mid or mid in seen:
+            raise SpecError(f"{path}: measure id {mid!r} missing or repeated")
+        seen.add(mid)
+        if ":" not in m.get("function", ""):
+            raise SpecError(f"{path}: measure {mid}: function must be 'module:function'")
+        for f in m.get("figure", []):
+            if "key" not in f or "name" not in f:
+                raise SpecError(f"{path}: measure {mid}: every figure needs a key and a name")
+            target = f.get("target")
+            if target is not None:
+                parse_target(target, f"{mid}.{f['key']}")
+    return spec
 
 
-def _dump_figures(cfg: Config, s: ScaleInputs, res: ScaleResult, workdir: Path) -> None:
-    """Typed decoding, analyze -o json vs json.load and its phases (issue 13); frees the objects."""
-    s.dump = workdir / f"cluster-{s.scale}.json"
-    res.dump_mib = synth.write_dump(s.objects, s.dump) / 2**20
-    log(f"scale {s.scale}: the CPython floor under issue 13's decode targets x{cfg.repeats}")
-    compact = workdir / f"floor-{s.scale}.json"
-    compact.write_bytes(orjson.dumps({"apiVersion": "v1", "kind": "List", "items": s.objects}))
-    res.floor = measure_floor(compact, decode_bench.api_pages(s.objects), cfg.repeats)
-    compact.unlink()
-    log(f"scale {s.scale}: typed decoding (compact / 2- / 4-space JSON, YAML sample, API pages) x{cfg.repeats}")
-    res.decode = decode_bench.measure_decode(
-        s.objects, s.dump, workdir, s.scale, get_profile(cfg.profile), cfg.repeats,
-        lambda p: measure_analyze(p, cfg.repeats, workdir),
-    )  # fmt: skip
-    s.objects = []
-    gc.collect()
-    log(f"scale {s.scale}: analyze -o json vs json.load x{cfg.repeats}")
-    res.analyze = measure_analyze(s.dump, cfg.repeats, workdir)
-    res.analyze_phases = analyze_phases(s.dump, get_profile(cfg.profile))
+def parse_target(text: str, where: str = "target") -> tuple[str, float]:
+    """``"<= 1"`` → ``("<=", 1.0)``; raises :class:`SpecError` for anything else."""
+    op, _, number = text.strip().partition(" ")
+    try:
+        if op not in ("<=", ">="):
+            raise ValueError(op)
+        return op, float(number)
+    except ValueError:
+        raise SpecError(f"{where}: target must be '<= N' or '>= N', got {text!r}") from None
 
 
-def _comparison(cfg: Config, s: ScaleInputs, res: ScaleResult) -> ProfileComparison:
-    """v1.28 and v1.29 side by side: the run's own profile from its figures, the other measured here."""
-    figures = []
-    for name in COMPARED_PROFILES:
-        if name == cfg.profile:
-            checked = exactness(s.snapshot, name, cfg.exact_sample)
-            figures.append(figures_from(name, res.cold, res.incremental, res.node_event, checked))
-        else:
-            log(f"scale {s.scale}: profile {name}: cold, {len(s.stream)} pod events, cordon x{cfg.repeats}")
-            figures.append(profile_figures(s.snapshot, name, s.stream, cfg.repeats, cfg.exact_sample))
-    return ProfileComparison(res.scale, res.objects.get("Node", 0), res.pods, figures)
+def select(spec: Mapping[str, Any], ids: Sequence[str] | None) -> list[dict[str, Any]]:
+    """The measures named by ``ids`` (in the file's order), or every measure not marked ``default = false``."""
+    measures: list[dict[str, Any]] = spec.get("measure", [])
+    if not ids:
+        return [m for m in measures if m.get("default", True)]
+    known = {m["id"] for m in measures}
+    unknown = [i for i in ids if i not in known]
+    if unknown:
+        raise SpecError(f"unknown measure {', '.join(unknown)}; known: {', '.join(sorted(known))}")
+    return [m for m in measures if m["id"] in ids]
 
 
-def bench_scale(
-    cfg: Config, scale: float, workdir: Path, binary: str | None, probes: list[tuple[str, float]] | None = None
-) -> tuple[ScaleResult, ScaleInputs]:
-    """Every figure at one scale (and the inputs profiling reuses); ``probes``, when given, gets the
-    machine's speed (``bench_env.speed_probe``) before the cold computation and before the decoding figures."""
-    probes = [] if probes is None else probes
-    profile = get_profile(cfg.profile)
-    log(f"scale {scale}: generating")
-    t0 = time.perf_counter()
-    objects = synth.generate(scale, cfg.seed)
-    generate_s = time.perf_counter() - t0
-    kinds = dict(Counter(o["kind"] for o in objects))
-    parse = measure_parse(objects)
-    snapshot = Snapshot.from_objects(objects)
-    probes.append((f"scale {scale}: before the cold computation", bench_env.speed_probe()))
-    log(f"scale {scale}: cold full computation x{cfg.repeats}")
-    cold = measure_cold(snapshot, profile, cfg.repeats)
-    memory = None
-    if cfg.rss:
-        log(f"scale {scale}: memory (fresh subprocess) x{min(cfg.repeats, 2)}")
-        memory = measure_rss(scale, cfg.seed, cfg.profile, max(1, min(cfg.repeats, 2)))
-    log(f"scale {scale}: node event (cordon)")
-    node_event = measure_node_event(snapshot, profile)
-    log(f"scale {scale}: {cfg.events} pod events x{cfg.repeats}")
-    stream = make_event_stream(snapshot, cfg.events)
-    incremental = measure_incremental(snapshot, profile, stream, cfg.repeats)
-    baseline = None
-    if cfg.baseline is not None and scale == max(cfg.scales):
-        log(f"scale {scale}: the same pod events on {cfg.baseline[:12]} (issue 13's baseline) x{cfg.repeats}")
-        baseline = measure_baseline(cfg.baseline, objects, cfg.events, cfg.repeats, cfg.profile, workdir)
-    s = ScaleInputs(scale, objects, snapshot, stream)
-    del objects  # from here on s.objects holds them, until the dump figures drop them
-    naive_result, oracle, oracle_error = _baselines(cfg, s, binary)
-    res = ScaleResult(
-        scale=scale, objects=kinds, workloads=naive_result.workloads,
-        cold=cold, node_event=node_event, incremental=incremental, naive=naive_result, parse=parse,
-        generate_s=generate_s, memory=memory, oracle=oracle, oracle_error=oracle_error, baseline=baseline,
-    )  # fmt: skip
-    if cfg.analyze:
-        probes.append((f"scale {scale}: before the decoding figures", bench_env.speed_probe()))
-        _dump_figures(cfg, s, res, workdir)
-    s.objects = []
-    if cfg.metrics:
-        log(f"scale {scale}: metrics (series, scrape) x{cfg.repeats}")
-        res.metrics = measure_metrics(snapshot, profile, cfg.repeats)
-    res.comparison = _comparison(cfg, s, res)
-    return res, s
+def _function(name: str) -> Callable[..., Mapping[str, Any]]:
+    module, _, attr = name.partition(":")
+    fn: Callable[..., Mapping[str, Any]] = getattr(importlib.import_module(module), attr)
+    return fn
 
 
-def _save_json(info: RunInfo, payload: dict[str, Any], suffix: str) -> None:
-    RESULTS_DIR.mkdir(exist_ok=True)
-    stamp = time.strftime("%Y%m%dT%H%M%SZ", time.gmtime())
-    path = RESULTS_DIR / f"results-{stamp}{suffix}.json"
-    path.write_text(json.dumps({"meta": as_json(info), **as_json(payload)}, indent=1, default=str))
+def _takes_quick(fn: Callable[..., Any]) -> bool:
+    """Whether ``fn`` accepts ``quick=`` (a named parameter or ``**kwargs``)."""
+    params = inspect.signature(fn).parameters.values()
+    return any(p.name == "quick" or p.kind is inspect.Parameter.VAR_KEYWORD for p in params)
 
 
-def _full_run(
-    cfg: Config, probes: list[tuple[str, float]]
-) -> tuple[list[ScaleResult], dict[str, Hotspots] | None]:
-    """Every scale in turn (then the hotspot profiles at the largest); ``probes`` gets a speed probe before each
-    scale's cold computation and before its decoding figures."""
-    binary = oracle_binary() if cfg.oracle else None
-    results, prof = [], None
-    with tempfile.TemporaryDirectory(prefix="spreadwatch-bench-") as tmp:
-        for i, scale in enumerate(cfg.scales):
-            res, inputs = bench_scale(cfg, scale, Path(tmp), binary, probes)
-            if i == len(cfg.scales) - 1 and cfg.profile_misses:
-                log(f"scale {scale}: profiling")
-                prof = profiles(inputs.snapshot, get_profile(cfg.profile), inputs.stream[:5000], inputs.dump)
-            if inputs.dump is not None:
-                inputs.dump.unlink(missing_ok=True)
-            results.append(res)
-            del inputs
-            gc.collect()
-    return results, prof
+def lookup(values: Mapping[str, Any], key: str) -> Any:
+    """``values[key]``, where a dotted key walks nested mappings (``churn.burst.p99_s``); None when absent."""
+    if key in values:
+        return values[key]
+    node: Any = values
+    for part in key.split("."):
+        if not isinstance(node, Mapping) or part not in node:
+            return None
+        node = node[part]
+    return node
 
 
-def _metrics_only(cfg: Config) -> list[MetricsResult]:
-    """Just the metrics measurement at each scale (``--metrics-only``)."""
-    results = []
-    profile = get_profile(cfg.profile)
-    for scale in cfg.scales:
-        log(f"scale {scale}: generating and parsing")
-        with paused_gc():
-            snapshot = Snapshot.from_objects(synth.iter_objects(scale, cfg.seed))
-        log(f"scale {scale}: metrics x{cfg.repeats}")
-        results.append(measure_metrics(snapshot, profile, cfg.repeats))
-        del snapshot
-        gc.collect()
-    return results
+def speed_probe() -> float:
+    """The machine's speed now: CPU seconds of a fixed pure-Python loop (3,000,000 dict updates; lower is
+    faster). It has varied more than 2× between hours on a shared host. O(1), about a second."""
+    start = time.process_time()
+    counts: dict[int, int] = {}
+    get = counts.get
+    for i in range(3_000_000):
+        counts[i & 4095] = get(i & 4095, 0) + 1
+    return time.process_time() - start
+
+
+def _git(*args: str, cwd: Path = ROOT) -> str:
+    return subprocess.run(["git", "-C", str(cwd), *args], capture_output=True, text=True, check=True).stdout.strip()
+
+
+def environment(command: str) -> dict[str, Any]:
+    """What every figure must be read with: date, commit, machine, software, load average, the command."""
+    import msgspec  # noqa: PLC0415 - only for its version
+    import orjson  # noqa: PLC0415
+
+    import spreadwatch  # noqa: PLC0415
+
+    try:
+        commit = _git("rev-parse", "--short", "HEAD")
+        dirty = bool(_git("status", "--porcelain", "operator", "bench", ":!bench/results"))
+    except (OSError, subprocess.CalledProcessError):
+        commit, dirty = "?", False
+    cpu = next((line.split(":", 1)[1].strip() for line in Path("/proc/cpuinfo").read_text().splitlines()
+                if line.startswith("model name")), "?")  # fmt: skip
+    mem = next(int(line.split()[1]) for line in Path("/proc/meminfo").read_text().splitlines() if "MemTotal" in line)
+    return {
+        "date": dt.datetime.now(dt.UTC).strftime("%Y-%m-%d %H:%M UTC"),
+        "commit": commit,
+        "uncommitted": dirty,
+        "package": str(Path(spreadwatch.__file__).parent),
+        "machine": f"{cpu}, {os.cpu_count()} cores, {mem / 2**20:.0f} GiB RAM, {platform.system()} "
+        f"{platform.release()}",
+        "software": f"CPython {platform.python_version()}, orjson {orjson.__version__}, msgspec {msgspec.__version__}",
+        "command": command,
+        "load_start": os.getloadavg(),
+    }
+
+
+def _call(measure: Mapping[str, Any], scale: float, quick: bool, params: Mapping[str, Any]) -> dict[str, Any]:
+    """One measure at one scale: its values (or its error), the speed probe before it and its seconds."""
+    probe = speed_probe()
+    start = time.perf_counter()
+    try:
+        fn = _function(measure["function"])
+        values = dict(fn(scale=scale, **({"quick": quick} if _takes_quick(fn) else {}), **params))
+    except Exception as err:  # a measure's failure is a result, not the end of the run
+        log(f"{measure['id']} at scale {scale:g} failed: {type(err).__name__}: {err}")
+        return {"error": f"{type(err).__name__}: {err}", "probe_s": probe}
+    return {"values": values, "probe_s": probe, "seconds": time.perf_counter() - start}
+
+
+def plan(
+    measures: Sequence[Mapping[str, Any]], spec: Mapping[str, Any], scales: Sequence[float] | None, quick: bool
+) -> list[tuple[float, Mapping[str, Any]]]:
+    """(scale, measure) pairs in the order they run: scale by scale, ascending, the file's order within one.
+    A measure's own ``scales`` (``quick_scales``) win over the run's; ``scales`` given here win over both."""
+    pairs = []
+    for m in measures:
+        own = m.get("quick_scales" if quick else "scales")
+        default = spec.get("quick_scales" if quick else "scales", [1.0])
+        for s in scales or own or default:
+            pairs.append((float(s), m))
+    return sorted(pairs, key=lambda p: p[0])  # (stable: the file's order within a scale)
+
+
+def run(
+    measures: Sequence[Mapping[str, Any]],
+    spec: Mapping[str, Any],
+    *,
+    scales: Sequence[float] | None = None,
+    quick: bool = False,
+    overrides: Mapping[str, Mapping[str, Any]] | None = None,
+) -> dict[str, Any]:
+    """Measure ``measures``; returns ``{measure id: {"function", "params", "results": {scale: result}}}``."""
+    out: dict[str, Any] = {}
+    for scale, m in plan(measures, spec, scales, quick):
+        params = {**m.get("params", {}), **(m.get("quick", {}) if quick else {}), **(overrides or {}).get(m["id"], {})}
+        entry = out.setdefault(m["id"], {"function": m["function"], "params": params, "results": {}})
+        log(f"{m['id']} at scale {scale:g} ({m['function']}, {params})")
+        entry["results"][f"{scale:g}"] = _call(m, scale, quick, params)
+    return out
+
+
+def _baseline(rev: str, argv: Sequence[str]) -> dict[str, Any]:
+    """The same selection on ``rev``'s package: a temporary worktree, a child runner, its results."""
+    commit = _git("rev-parse", "--short", f"{rev}^{{commit}}")
+    with tempfile.TemporaryDirectory(prefix="spreadwatch-baseline-") as tmp:
+        tree, out = Path(tmp) / "tree", Path(tmp) / "results.json"
+        _git("worktree", "add", "--detach", str(tree), commit)
+        try:
+            paths = [str(tree / "operator"), str(ROOT), os.environ.get("PYTHONPATH", "")]
+            env = {**os.environ, "PYTHONPATH": os.pathsep.join(p for p in paths if p)}
+            child = [sys.executable, "-m", "bench.run", *argv, "--no-render", "--out", str(out)]
+            log(f"baseline {rev} ({commit}): {shlex.join(child[2:])}")
+            subprocess.run(child, cwd=ROOT, env=env, check=True)
+            result: dict[str, Any] = json.loads(out.read_text())
+        finally:
+            _git("worktree", "remove", "--force", str(tree))
+    return {"rev": rev, "commit": commit, "run": result["run"], "measures": result["measures"]}
+
+
+def _overrides(sets: Sequence[str]) -> dict[str, dict[str, Any]]:
+    """``--set ID.PARAM=VALUE`` (VALUE in TOML syntax; a bare word is a string) → {id: {param: value}}."""
+    out: dict[str, dict[str, Any]] = {}
+    for item in sets:
+        target, eq, value = item.partition("=")
+        mid, dot, param = target.partition(".")
+        if not (eq and dot and mid and param):
+            raise SpecError(f"--set {item}: expected ID.PARAM=VALUE")
+        try:
+            parsed = tomllib.loads(f"v = {value}")["v"]
+        except tomllib.TOMLDecodeError:
+            parsed = value
+        out.setdefault(mid, {})[param] = parsed
+    return out
 
 
 def _parser() -> argparse.ArgumentParser:
-    p = argparse.ArgumentParser(description="spreadwatch benchmarks")
-    p.add_argument("--scales", default=None, help="comma-separated scale factors (default 0.1,0.3,1.0)")
-    p.add_argument("--quick", action="store_true",
-                   help="fast smoke run: scale 0.005, few events, 1 repeat, prints only")  # fmt: skip
-    p.add_argument("--seed", type=int, default=1)
-    p.add_argument("--profile", default=DEFAULT_PROFILE)
-    p.add_argument("--repeats", type=int, default=None)
-    p.add_argument("--events", type=int, default=None)
-    p.add_argument("--naive-sample", type=int, default=100)
-    p.add_argument("--oracle-sample", type=int, default=None, help="run the Go plugin on this many workloads only")
-    p.add_argument("--no-oracle", action="store_true")
-    p.add_argument(
-        "--baseline", default=None, metavar="COMMIT",
-        help=f"replay the pod events on this commit's code too, at the largest scale (default {BASELINE_COMMIT[:7]}; "
-        "'none' to skip; --quick skips unless given)",
-    )  # fmt: skip
-    default_out = DOC.relative_to(bench_env.ROOT)
-    p.add_argument(
-        "--out", default=None, help=f"markdown file to write (default {default_out}; --quick writes none unless given)"
-    )
-    p.add_argument(
-        "--metrics-only",
-        action="store_true",
-        help="measure only the metrics and rewrite only the Metrics section of the output file",
-    )
-    p.add_argument("--rss-child", action="store_true", help=argparse.SUPPRESS)  # = python bench/measure_memory.py
+    p = argparse.ArgumentParser(prog="python -m bench.run", description="spreadwatch benchmarks (bench/figures.toml)")
+    p.add_argument("--figures", default="", help="comma-separated measure ids (default: every default measure)")
+    p.add_argument("--scales", default="", help="comma-separated scales, for every selected measure")
+    p.add_argument("--quick", action="store_true", help="smoke run: quick scales and params; no doc written")
+    p.add_argument("--set", action="append", default=[], metavar="ID.PARAM=VALUE", help="override a parameter")
+    p.add_argument("--baseline", default="", metavar="REV", help="also measure REV's package in this run")
+    p.add_argument("--out", default="", help="results file (default bench/results/<selection>.json)")
+    p.add_argument("--no-render", action="store_true", help="do not rewrite docs/benchmarks.md")
+    p.add_argument("--list", action="store_true", help="list the measures and their figures, then exit")
+    p.add_argument("--spec", default="", help="the declarative file (default bench/figures.toml)")
     return p
 
 
-def _config(args: argparse.Namespace) -> Config:
-    scales = [float(s) for s in (args.scales or ("0.005" if args.quick else "0.1,0.3,1.0")).split(",")]
-    return Config(
-        scales=sorted(scales),
-        seed=args.seed,
-        profile=args.profile,
-        repeats=args.repeats or (1 if args.quick else 3),
-        events=args.events or (1000 if args.quick else 20000),
-        naive_sample=min(args.naive_sample, 20) if args.quick else args.naive_sample,
-        oracle=not args.no_oracle,
-        oracle_sample=args.oracle_sample,
-        quick=args.quick,
-        exact_sample=8 if args.quick else 30,
-        baseline=_baseline(args.baseline, args.quick),
-    )
+def _default_out(spec: Mapping[str, Any], measures: Sequence[Mapping[str, Any]], quick: bool) -> Path:
+    if quick:
+        return QUICK_RESULTS / "quick.json"
+    ids = [m["id"] for m in measures]
+    label = "bench" if ids == [m["id"] for m in select(spec, None)] else "+".join(ids)
+    return RESULTS / f"{label}.json"
 
 
-def _baseline(given: str | None, quick: bool) -> str | None:
-    """The commit whose event stream is replayed too (None: none)."""
-    if given is None:
-        return None if quick else BASELINE_COMMIT
-    return None if given == "none" else given
-
-
-def _write_metrics_only(cfg: Config, info: RunInfo, metrics: list[MetricsResult], out: Path | None) -> None:
-    section = metrics_section(cfg.scales, metrics, info)
-    print("\n".join(section))
-    _save_json(info, {"results": metrics}, "-metrics")
-    if out is not None:
-        anchor = "## Scaling" if out.exists() and "## Scaling" in out.read_text() else "## Method"
-        splice_block(out, section, METRICS_BLOCK, anchor)
-        log(f"wrote the Metrics section of {out}")
+def _child_argv(args: argparse.Namespace) -> list[str]:
+    argv = ["--figures", args.figures] if args.figures else []
+    argv += ["--spec", args.spec] if args.spec else []
+    argv += ["--scales", args.scales] if args.scales else []
+    argv += ["--quick"] if args.quick else []
+    for item in args.set:
+        argv += ["--set", item]
+    return argv
 
 
 def main(argv: Sequence[str] | None = None) -> int:
     args = _parser().parse_args(argv)
-    if args.rss_child:
-        print(json.dumps(child_sample(float(args.scales), args.seed, args.profile)))
-        return 0
-    started, load_start, sources = time.time(), bench_env.loadavg(), bench_env.source_hashes()
-    command = bench_env.command_line("bench", "bench/run.py", argv)
-    cfg = _config(args)
-    out = Path(args.out) if args.out else (None if cfg.quick else DOC)
-    if args.metrics_only:
-        metrics = _metrics_only(cfg)
-        info = bench_env.record(command, cfg.seed, cfg.profile, started, load_start, sources)
-        _write_metrics_only(cfg, info, metrics, out)
-        return 0
-    probes = [("start", bench_env.speed_probe())]
     try:
-        results, prof = _full_run(cfg, probes)
-    except ExactnessError as err:
-        log(f"FAILED: {err}")
-        return 1
-    info = bench_env.record(command, cfg.seed, cfg.profile, started, load_start, sources, probes)
-    text = render(results, info, prof, cfg.repeats, cfg.events)
-    print(text)
-    _save_json(info, {"results": results, "profiles": prof}, "-quick" if cfg.quick else "")
-    if out is not None:
-        out.write_text(keep_blocks(text, out))
-        log(f"wrote {out}")
+        spec = load_spec(Path(args.spec) if args.spec else None)
+        measures = select(spec, [i for i in args.figures.split(",") if i])
+        scales = [float(s) for s in args.scales.split(",") if s] or None
+        overrides = _overrides(args.set)
+    except (SpecError, ValueError) as err:
+        print(f"bench: {err}", file=sys.stderr)
+        return 2
+    if args.list:  # id, function, whether `make bench` runs it by default, the figure keys (tab-separated)
+        for m in spec.get("measure", []):
+            keys = ", ".join(f["key"] for f in m.get("figure", []))
+            print("\t".join([m["id"], m["function"], "default" if m.get("default", True) else "named", keys]))
+        return 0
+    # (children of measures, and a baseline's child runner, import bench.* from this checkout)
+    os.environ["PYTHONPATH"] = os.pathsep.join(p for p in (os.environ.get("PYTHONPATH", ""), str(ROOT)) if p)
+    command = shlex.join(["python", "-m", "bench.run", *(argv if argv is not None else sys.argv[1:])])
+    env = environment(os.environ.get("BENCH_COMMAND", command))
+    env["probe_start_s"] = speed_probe()
+    started = time.perf_counter()
+    result: dict[str, Any] = {"run": env, "measures": run(measures, spec, scales=scales, quick=args.quick,
+                                                          overrides=overrides)}  # fmt: skip
+    if args.baseline:
+        result["baseline"] = _baseline(args.baseline, _child_argv(args))
+    env.update(load_end=os.getloadavg(), probe_end_s=speed_probe(), minutes=(time.perf_counter() - started) / 60)
+    out = Path(args.out) if args.out else _default_out(spec, measures, args.quick)
+    out.parent.mkdir(parents=True, exist_ok=True)
+    out.write_text(json.dumps(result, indent=1, default=str) + "\n")
+    log(f"wrote {out}")
+    if not (args.no_render or args.quick):
+        from bench.render import write  # noqa: PLC0415
+
+        log(f"wrote {write(figures=Path(args.spec) if args.spec else FIGURES)}")
     return 0
 
 

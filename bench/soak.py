@@ -1,14 +1,14 @@
 """Soak benchmark of the index and the report writer: a long run of pod churn at the envelope event rate.
 
-    .venv/bin/python bench/soak.py                      # SOAK_MINUTES (default 30) at 5,000 pod events/s
-    .venv/bin/python bench/soak.py --minutes 2 --scale 0.1 --out -   # short run, prints only
+    make bench FIGURES=soak-index                       # bench/figures.toml: 30 min at 5,000 pod events/s
+    make bench FIGURES=soak-index QUICK=1               # a few seconds at a tiny scale
 
 The operator's event path in one process, without kopf and without an API server:
 
 * a synthetic cluster (bench/synth.py, scale 1.0 = 5,000 nodes, 10,000 workloads, ~150,000 pods) is fed to an
   :class:`EventRouter` as kopf's initial listing would be, and every report is written once into the stand-in;
 * then pod watch events (raw dicts, as kopf hands them over) go through ``EventRouter.handle`` — parse, index
-  apply/remove, ``ReportWriter.collect`` — at a fixed rate; the mix is ``bench/measure_events.py``'s (20 % add,
+  apply/remove, ``ReportWriter.collect`` — at a fixed rate; the mix is ``bench/events.py``'s (20 % add,
   15 % move node, 15 % relabel, 15 % phase, 15 % deletionTimestamp, 20 % delete), so the pod count stays
   level. Every new pod carries a ``soak-rev`` label that changes every ``--rev-seconds``: label sets of old
   "rollouts" keep dying, which is what the label-interning cache (``model.intern_labels``, swept of unused
@@ -23,50 +23,41 @@ Sampled every ``--sample-seconds``: RSS (``/proc/self/statm``), the interning ca
 pending reports, event latency (p50/p99/max of ``EventRouter.handle`` per event in the interval, wall clock;
 and its p99 in process CPU time, which a busy machine does not inflate), the share of a core the process got,
 the achieved event rate, the API writes per minute, and CPython's full (generation-2) collections: how many,
-their total and longest pause, wall clock and CPU (``gc.callbacks``, bench/soak_gc.py). The series and a
-summary (slopes over the second half) go into docs/benchmarks.md between the ``soak-index`` markers
-(``bench/run.py`` keeps that block), and as JSON into bench-results/. Costs: O(scale) memory; CPU ≈ rate ×
+their total and longest pause, wall clock and CPU (``gc.callbacks``, bench/soak_gc.py). :func:`measure`
+returns the summary figures (slopes over the second half) and the series, which bench/render.py tabulates.
+Costs: O(scale) memory; CPU ≈ rate ×
 ~0.15 ms per second.
 """
 
 from __future__ import annotations
 
-import argparse
 import asyncio
 import gc
 import json
-import os
 import random
-import sys
 import time
 from collections import Counter
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
-from pathlib import Path
 from typing import Any
 
 import orjson
+from bench.events import EVENT_TYPES, EVENT_WEIGHTS
+from bench.soak_gc import FullCollections
+from bench.timing import log as bench_log
+from bench.timing import percentile, rss_bytes
 
-HERE = Path(__file__).resolve().parent
-ROOT = HERE.parent
-sys.path.insert(0, str(HERE))
+from bench import synth
+from spreadwatch.config import OperatorConfig
+from spreadwatch.index import SpreadIndex
+from spreadwatch.model import interned_label_maps
+from spreadwatch.runtime.events import EventRouter
+from spreadwatch.runtime.gcpolicy import GcPolicy
+from spreadwatch.runtime.ratelimit import TokenBucket
+from spreadwatch.runtime.writer import ReportWriter
+from spreadwatch.scoring import get_profile
 
-import soak_report  # noqa: E402
-import synth  # noqa: E402
-from measure_events import EVENT_TYPES, EVENT_WEIGHTS  # noqa: E402
-from measure_util import rss_bytes  # noqa: E402
-from soak_gc import FullCollections  # noqa: E402
-
-from spreadwatch.config import OperatorConfig  # noqa: E402
-from spreadwatch.index import SpreadIndex  # noqa: E402
-from spreadwatch.model import interned_label_maps  # noqa: E402
-from spreadwatch.runtime.events import EventRouter  # noqa: E402
-from spreadwatch.runtime.gcpolicy import GcPolicy  # noqa: E402
-from spreadwatch.runtime.ratelimit import TokenBucket  # noqa: E402
-from spreadwatch.runtime.writer import ReportWriter  # noqa: E402
-from spreadwatch.scoring import get_profile  # noqa: E402
-
-__all__ = ["SoakConfig", "StandInSink", "main", "run_soak"]
+__all__ = ["SoakConfig", "StandInSink", "measure", "run_soak", "slope_per_hour", "trend"]
 
 ENVELOPE_EVENTS_PER_S = 5000.0  # docs/benchmarks.md: the sustained pod events/s target at scale 1.0
 _DELETION_STAMP = "2026-01-01T00:00:00Z"
@@ -325,10 +316,10 @@ async def _churn(cfg: SoakConfig, index: SpreadIndex, sink: StandInSink, writer:
                 "candidate_sets": sizes.candidate_sets,
                 "pods": sizes.pods,
                 "events_per_s": round((emitted - window_start_emitted) / span, 1),
-                "p50_us": soak_report.percentile(window, 50) / 1e3,
-                "p99_us": soak_report.percentile(window, 99) / 1e3,
+                "p50_us": percentile(window, 50) / 1e3,
+                "p99_us": percentile(window, 99) / 1e3,
                 "max_us": (window[-1] / 1e3) if window else float("nan"),
-                "cpu_p99_us": soak_report.percentile(window_cpu, 99) / 1e3,
+                "cpu_p99_us": percentile(window_cpu, 99) / 1e3,
                 "cpu_max_us": (window_cpu[-1] / 1e3) if window_cpu else float("nan"),
                 "cpu_share": round((cpu_now - cpu_window_start) / span, 2),
                 "writes_per_min": round((stats.api_writes - writes_before) / span * 60, 1),
@@ -364,7 +355,7 @@ async def _churn(cfg: SoakConfig, index: SpreadIndex, sink: StandInSink, writer:
     stop.set()
     for task in tasks:
         await task
-    summary = soak_report.summarize(samples)
+    summary = _summarize(samples)
     summary.update({
         "events": emitted, "events_per_s": round(emitted / (cfg.minutes * 60), 1),
         "p99_us_overall": _counter_percentile(all_latency, 99), "p50_us_overall": _counter_percentile(all_latency, 50),
@@ -383,29 +374,65 @@ async def _churn(cfg: SoakConfig, index: SpreadIndex, sink: StandInSink, writer:
     return {"config": cfg.__dict__, "baseline": baseline, "samples": samples, "summary": summary}
 
 
-def main(argv: Sequence[str] | None = None) -> int:
-    p = argparse.ArgumentParser(description="soak benchmark: index + report writer under churn")
-    p.add_argument("--minutes", type=float, default=float(os.environ.get("SOAK_MINUTES", "30")),
-                   help="duration (default $SOAK_MINUTES or 30)")  # fmt: skip
-    p.add_argument("--rate", type=float, default=ENVELOPE_EVENTS_PER_S, help="pod events per second (default 5000)")
-    p.add_argument("--scale", type=float, default=1.0, help="bench/synth.py scale (default 1.0)")
-    p.add_argument("--seed", type=int, default=1)
-    p.add_argument("--sample-seconds", type=float, default=None, help="default: minutes × 2 s (30 samples)")
-    p.add_argument("--rev-seconds", type=float, default=60.0, help="how often new pods get a new soak-rev label")
-    p.add_argument("--no-gc-policy", dest="gc_policy", action="store_false",
-                   help="leave CPython's collector as it is (A/B against the operator's GC policy)")  # fmt: skip
-    p.add_argument("--out", default=str(soak_report.DOC), help="markdown file to splice into; '-' prints only")
-    args = p.parse_args(argv)
-    if args.minutes <= 0 or args.rate <= 0 or args.scale <= 0:
-        print("soak: --minutes, --rate and --scale must be > 0", file=sys.stderr)
-        return 2
-    cfg = SoakConfig(args.minutes, args.rate, args.scale, args.seed,
-                     args.sample_seconds or max(5.0, args.minutes * 2), args.rev_seconds, args.gc_policy)  # fmt: skip
-    meta = soak_report.meta()
-    result = asyncio.run(run_soak(cfg, log=lambda m: print(m, file=sys.stderr, flush=True)))
-    soak_report.publish(result, meta, "soak-index", soak_report.index_section, args.out)
-    return 0
+def measure(
+    *,
+    scale: float,
+    quick: bool = False,
+    minutes: float = 30.0,
+    rate: float = ENVELOPE_EVENTS_PER_S,
+    rev_seconds: float = 60.0,
+    gc_policy: bool = True,
+) -> dict[str, Any]:
+    """The soak as figures (bench/figures.toml ``soak-index``): trends, latencies, stalls, GC, writes; the
+    per-interval samples under ``series``. ``quick``: 0.2 min."""
+    minutes = 0.2 if quick else minutes
+    cfg = SoakConfig(minutes, rate, scale, 1, max(5.0, minutes * 2), rev_seconds, gc_policy)
+    result = asyncio.run(run_soak(cfg, log=bench_log))
+    s, samples = result["summary"], result["samples"]
+    return {
+        "rss_mib": s["rss_mib"]["last"],
+        "rss_slope_mib_per_h": s["rss_mib"]["slope_per_hour_second_half"],
+        "label_maps_slope_per_h": s["interned_label_maps"]["slope_per_hour_second_half"],
+        "events_per_s": s["events_per_s"],
+        "p50_us": s["p50_us_overall"],
+        "p99_us": s["p99_us_overall"],
+        "cpu_p99_us": s["cpu_p99_us_overall"],
+        "max_stall_ms": s["max_ms_overall"],
+        "gc_full_max_s": s["gc_full_max_s"],
+        "writes_per_min": s["writes_per_min_mean"],
+        "writer_failures": s["writer_failures"],
+        "load_s": result["baseline"]["load_seconds"],
+        "series": samples,
+    }
 
 
-if __name__ == "__main__":
-    sys.exit(main())
+def slope_per_hour(points: Sequence[tuple[float, float]]) -> float:
+    """Least-squares slope of (minutes, value) points, per hour. O(points); 0 for fewer than two points."""
+    if len(points) < 2:
+        return 0.0
+    n = len(points)
+    mx = sum(x for x, _ in points) / n
+    my = sum(y for _, y in points) / n
+    sxx = sum((x - mx) ** 2 for x, _ in points)
+    if sxx == 0:
+        return 0.0
+    return sum((x - mx) * (y - my) for x, y in points) / sxx * 60
+
+
+def trend(samples: Sequence[dict[str, Any]], key: str) -> dict[str, float]:
+    """First, last and max of ``key`` over the samples, and its least-squares slope over the second half."""
+    values = [float(s[key]) for s in samples]
+    half = samples[len(samples) // 2 :]
+    return {
+        "first": values[0],
+        "last": values[-1],
+        "max": max(values),
+        "slope_per_hour_second_half": round(slope_per_hour([(x["t_min"], x[key]) for x in half]), 2),
+    }
+
+
+def _summarize(samples: Sequence[dict[str, Any]]) -> dict[str, Any]:
+    out: dict[str, Any] = {k: trend(samples, k) for k in ("rss_mib", "interned_label_maps")}
+    wpm = [float(s["writes_per_min"]) for s in samples]
+    out["writes_per_min_mean"] = round(sum(wpm) / len(wpm), 1)
+    return out

@@ -1,7 +1,6 @@
 """Soak benchmark of the real operator on the real local control plane: minutes of pod churn, sampled.
 
-    .venv/bin/python bench/soak_cluster.py                 # SOAK_CLUSTER_MINUTES (default 5)
-    .venv/bin/python bench/soak_cluster.py --minutes 1 --out -
+    make bench FIGURES=soak-cluster              # bench/figures.toml: 5 minutes
 
 A private control plane (hack/devcluster.py, free ports, a temp dir; stopped at the end) with 30 zoned Nodes
 and ``--workloads`` StatefulSets (0 replicas: every pod comes from the churn) holding ``--base-pods`` bound
@@ -19,7 +18,6 @@ churn share the machine; O(pods) objects.
 
 from __future__ import annotations
 
-import argparse
 import contextlib
 import importlib.util
 import json
@@ -38,16 +36,16 @@ from pathlib import Path
 from types import ModuleType
 from typing import Any
 
-HERE = Path(__file__).resolve().parent
-ROOT = HERE.parent
-sys.path.insert(0, str(HERE))
+from bench.soak import trend
+from bench.timing import log as bench_log
+from bench.timing import percentile
+from kubernetes import client
+from kubernetes import config as kube_config
+from kubernetes.client.exceptions import ApiException
 
-import soak_report  # noqa: E402
-from kubernetes import client  # noqa: E402
-from kubernetes import config as kube_config  # noqa: E402
-from kubernetes.client.exceptions import ApiException  # noqa: E402
+__all__ = ["measure", "run_cluster_soak"]
 
-__all__ = ["main", "run_cluster_soak"]
+ROOT = Path(__file__).resolve().parent.parent
 
 CRD = ROOT / "crds" / "spreadreports.spreadwatch.io.yaml"
 GROUP, VERSION, PLURAL = "spreadwatch.io", "v1alpha1", "spreadreports"
@@ -145,7 +143,8 @@ class _Churn:
             w = self.workloads[(i + t) % len(self.workloads)]
             name = f"{w}-c{t}-{i}"
             rev = int((time.monotonic() - self.started) / 60)
-            self._call(lambda: self.core.create_namespaced_pod(NAMESPACE, _pod(name, w, self.nodes[(i * 7 + t) % len(self.nodes)], rev)))  # noqa: E501, B023
+            pod = _pod(name, w, self.nodes[(i * 7 + t) % len(self.nodes)], rev)
+            self._call(lambda pod=pod: self.core.create_namespaced_pod(NAMESPACE, pod))
             live.append(name)
             if i % 3 == 0:
                 body = {"status": {"phase": "Succeeded"}}
@@ -275,7 +274,7 @@ def run_cluster_soak(minutes: float, sample_seconds: float, workloads: int, base
                 proc = subprocess.Popen(cmd, stdout=out, stderr=subprocess.STDOUT, env=env)
             _wait(lambda: _statusz(port)["ready"] and _statusz(port)["leader"], 300, "the operator to be ready")
             core, custom = client.CoreV1Api(api), client.CustomObjectsApi(api)
-            _wait(lambda: _statusz(port)["pending"] == 0 and _statusz(port)["writer"]["apiWrites"] > workloads, 600,
+            _wait(lambda: _statusz(port)["pending"] == 0 and _statusz(port)["writer"]["apiWrites"] >= workloads, 600,
                   "the first reports")  # fmt: skip
             churn = _Churn(core, [f"w{i}" for i in range(workloads)], nodes, threads, keep, time.monotonic())
             probe = _Probe(core, custom, nodes[0])
@@ -311,14 +310,14 @@ def run_cluster_soak(minutes: float, sample_seconds: float, workloads: int, base
             probe.stop()
             final = _statusz(port)
             latencies = sorted(probe.latencies)
-            summary = soak_report.summarize(samples)
+            summary: dict[str, Any] = {k: trend(samples, k) for k in ("rss_mib", "interned_label_maps")}
             summary.update({
                 "churn_events": churn.events, "churn_errors": churn.errors[:5],
                 "operator_events": final["events"]["total"], "api_writes": final["writer"]["apiWrites"],
                 "writer_failures": final["writer"]["failures"], "probes": len(latencies),
                 "probe_timeouts": probe.timeouts,
-                "probe_p50_s": soak_report.percentile(latencies, 50),
-                "probe_p99_s": soak_report.percentile(latencies, 99),
+                "probe_p50_s": percentile(latencies, 50),
+                "probe_p99_s": percentile(latencies, 99),
                 "probe_max_s": latencies[-1] if latencies else float("nan"),
             })  # fmt: skip
             summary["events_per_s"] = round(sum(s["events_per_s"] for s in samples) / len(samples), 1)
@@ -334,60 +333,31 @@ def run_cluster_soak(minutes: float, sample_seconds: float, workloads: int, base
             devcluster.down(state)
 
 
-def _render(result: dict[str, Any]) -> list[str]:
-    cfg, s = result["config"], result["summary"]
-    f = soak_report.fmt
-    return [
-        f"* **Load:** {cfg['minutes']:g} min; the real control plane (etcd, kube-apiserver, kube-controller-manager) "
-        f"and `spreadwatch run` (admin credentials, the operator's defaults) on the same machine; {cfg['nodes']} "
-        f"Nodes, {cfg['workloads']} StatefulSets with {cfg['base_pods']:,} base pods; {cfg['threads']} churn threads "
-        f"(create bound pods with a per-minute `soak-rev` label, every third Succeeded, delete beyond "
-        f"{cfg['keep']} per thread): **{f(s['events_per_s'])} pod events/s** reached the operator on average "
-        f"({s['operator_events']:,} events in all; {len(s['churn_errors'])} churn errors).",
-        "",
-        "**Summary**",
-        "",
-        soak_report.trend_line("Operator RSS", s["rss_mib"], "MiB"),
-        soak_report.trend_line("Interned label maps", s["interned_label_maps"], "maps"),
-        f"* **Event → report latency** (a probe pod added or removed every 2 s in a quiet workload until its "
-        f"SpreadReport shows the new count; includes the 1 s debounce and a 50 ms poll): p50 {f(s['probe_p50_s'])} s, "
-        f"p99 **{f(s['probe_p99_s'])} s**, max {f(s['probe_max_s'])} s over {s['probes']} probes "
-        f"({s['probe_timeouts']} over 60 s).",
-        f"* **API writes:** {f(s['writes_per_min_mean'])} per minute on average (max {f(s['writes_per_min_max'])}); "
-        f"{s['api_writes']:,} in all, {s['writer_failures']} failures.",
-        "",
-        "**Series**",
-        "",
-        *soak_report.series_table(result["samples"], [
-            ("t_min", "min"), ("rss_mib", "RSS MiB"), ("interned_label_maps", "interned label maps"),
-            ("label_groups", "label groups"), ("pods", "pods"), ("events_per_s", "events/s"),
-            ("writes_per_min", "writes/min"), ("pending", "pending"), ("probe_max_s", "probe max s"),
-            ("probes", "probes"),
-        ]),
-    ]
-
-
-def main(argv: Sequence[str] | None = None) -> int:
-    p = argparse.ArgumentParser(description="soak benchmark: the operator on the real control plane")
-    p.add_argument("--minutes", type=float, default=float(os.environ.get("SOAK_CLUSTER_MINUTES", "5")),
-                   help="duration (default $SOAK_CLUSTER_MINUTES or 5)")  # fmt: skip
-    p.add_argument("--sample-seconds", type=float, default=None, help="default: minutes × 2 s (30 samples)")
-    p.add_argument("--workloads", type=int, default=40)
-    p.add_argument("--base-pods", type=int, default=1200)
-    p.add_argument("--threads", type=int, default=6)
-    p.add_argument("--keep", type=int, default=50, help="live churn pods per thread")
-    p.add_argument("--out", default=str(soak_report.DOC), help="markdown file to splice into; '-' prints only")
-    args = p.parse_args(argv)
-    if args.minutes <= 0 or args.workloads < 1 or args.threads < 1:
-        print("soak-cluster: --minutes, --workloads and --threads must be > 0", file=sys.stderr)
-        return 2
-    meta = soak_report.meta()
-    result = run_cluster_soak(args.minutes, args.sample_seconds or max(5.0, args.minutes * 2), args.workloads,
-                              args.base_pods, args.threads, args.keep,
-                              lambda m: print(m, file=sys.stderr, flush=True))  # fmt: skip
-    soak_report.publish(result, meta, "soak-cluster", lambda r: soak_report.cluster_section(r, _render), args.out)
-    return 0
-
-
-if __name__ == "__main__":
-    sys.exit(main())
+def measure(
+    *,
+    scale: float = 1.0,
+    quick: bool = False,
+    minutes: float = 5.0,
+    workloads: int = 40,
+    base_pods: int = 1200,
+    threads: int = 6,
+    keep: int = 50,
+) -> dict[str, Any]:
+    """The soak as figures (bench/figures.toml ``soak-cluster``); the samples under ``series``. ``quick``: 0.5
+    min with 10 workloads of 100 pods. ``scale`` is not used (the load is given by the other parameters)."""
+    if quick:
+        minutes, workloads, base_pods, threads = 0.5, 10, 100, 2
+    result = run_cluster_soak(minutes, max(5.0, minutes * 2), workloads, base_pods, threads, keep, bench_log)
+    s, samples = result["summary"], result["samples"]
+    return {
+        "rss_mib": s["rss_mib"]["last"],
+        "rss_slope_mib_per_h": s["rss_mib"]["slope_per_hour_second_half"],
+        "label_maps_slope_per_h": s["interned_label_maps"]["slope_per_hour_second_half"],
+        "events_per_s": s["events_per_s"],
+        "probe_p50_s": s["probe_p50_s"],
+        "probe_p99_s": s["probe_p99_s"],
+        "writes_per_min": round(sum(x["writes_per_min"] for x in samples) / len(samples), 1),
+        "writer_failures": s["writer_failures"],
+        "churn_errors": len(s["churn_errors"]),
+        "series": samples,
+    }

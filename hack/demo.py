@@ -1,9 +1,13 @@
 """`make demo`: spreadwatch end to end on the local control plane.
 
-Run after `make dev-cluster` (the Makefile does both). Installs the SpreadReport CRD, creates nodes in three
-zones and a few workloads whose pods are bound (there is no scheduler or kubelet: pods are bound through the
-Binding API) with good and bad spread, starts `spreadwatch run` in the background, waits for its reports and
-prints `kubectl get spreadreports -A`, one `spreadwatch explain` and metric lines. `make demo-down` stops everything.
+Run after `make dev-cluster` (the Makefile does both). Installs the SpreadReport CRD and creates nodes in three
+zones. The `api` Deployment's pods are bound by hand (the Binding API) before any scheduler runs, piled onto two
+nodes: bad spread. Then the real kube-scheduler v1.36.4 starts (hack/devcluster.py up --scheduler v1.36, with
+spreading as its only score: hack/scheduler/config/v1.36-spread-only.yaml) and places `web` and `cache` (whose
+nodeSelector allows one node: bad spread again). `spreadwatch run --profile v1.29` runs in the background; the demo
+prints `kubectl get spreadreports -A`, one `spreadwatch explain` and metric lines, then scales `api` up by one and
+prints the report's prediction and the node kube-scheduler chose. There is no kubelet: pods stay Pending on their
+nodes. `make demo-down` stops everything.
 /metrics is secure (HTTPS, TokenReview + SubjectAccessReview): the demo scrapes it with the token of a
 ServiceAccount bound to a metrics-reader ClusterRole, as Prometheus would.
 """
@@ -35,13 +39,20 @@ NS = "spreadwatch-demo"
 PROBES_PORT, METRICS_PORT = 18080, 18443
 READER = "metrics-reader"  # ServiceAccount in NS allowed to `get /metrics`
 
+DEVCLUSTER = ROOT / "hack" / "devcluster.py"
+SCHEDULER_CONFIG = ROOT / "hack" / "scheduler" / "config" / "v1.36-spread-only.yaml"
+SCHEDULER_LOG = STATE / "logs" / "kube-scheduler.log"
 ZONES = {"a": ["demo-a1", "demo-a2"], "b": ["demo-b1", "demo-b2"], "c": ["demo-c1", "demo-c2"]}
-# workload -> nodes its pods are bound to, in pod order
-PLACEMENT = {
-    "web": ["demo-a1", "demo-b1", "demo-c1"],  # one per zone: Balanced
-    "cache": ["demo-a2", "demo-a2"],  # both on one node: SinglePointOfFailure
-    "api": ["demo-b2", "demo-b2", "demo-b2", "demo-c2"],  # piled up: Imbalanced
+CAPACITY = {"cpu": "4", "memory": "16Gi", "pods": "110"}
+# bound by hand before the scheduler runs: workload -> nodes, in pod order
+PINNED = {"api": ["demo-b2", "demo-b2", "demo-b2", "demo-c2"]}  # piled up: Imbalanced
+# placed by kube-scheduler: workload -> (replicas, nodeSelector)
+SCHEDULED: dict[str, tuple[int, dict[str, str]]] = {
+    "web": (3, {}),  # the scheduler spreads them: Balanced
+    "cache": (2, {"kubernetes.io/hostname": "demo-a2"}),  # one node allowed: SinglePointOfFailure
 }
+REPLICAS = {**{name: len(nodes) for name, nodes in PINNED.items()}, **{n: r for n, (r, _) in SCHEDULED.items()}}
+SCALED = "api"  # the workload the demo scales up by one at the end
 
 
 def kubectl(*args: str, stdin: str | None = None, check: bool = True) -> str:
@@ -56,6 +67,22 @@ def kubectl(*args: str, stdin: str | None = None, check: bool = True) -> str:
 
 def apply(objects: list[dict[str, Any]]) -> None:
     kubectl("apply", "-f", "-", stdin=json.dumps({"apiVersion": "v1", "kind": "List", "items": objects}))
+
+
+def devcluster(*args: str) -> None:
+    """hack/devcluster.py up on the demo's cluster (already running: only the scheduler changes)."""
+    proc = subprocess.run([sys.executable, str(DEVCLUSTER), "up", "--dir", str(STATE), *args],
+                          capture_output=True, text=True, check=False)  # fmt: skip
+    if proc.returncode != 0:
+        sys.exit(f"demo: hack/devcluster.py up {' '.join(args)} failed:\n{proc.stderr.strip()}")
+
+
+def set_capacity(names: list[str]) -> None:
+    """Ready and allocatable (no kubelet reports them): the scheduler's filters need both."""
+    status = {"status": {"capacity": CAPACITY, "allocatable": CAPACITY, "conditions": [
+        {"type": "Ready", "status": "True", "reason": "Demo", "message": "set by hack/demo.py"}]}}  # fmt: skip
+    for name in names:
+        kubectl("patch", "node", name, "--subresource=status", "--type=merge", "-p", json.dumps(status))
 
 
 def nodes() -> list[dict[str, Any]]:
@@ -74,13 +101,16 @@ def nodes() -> list[dict[str, Any]]:
     return out
 
 
-def deployment(name: str, replicas: int) -> dict[str, Any]:
+def deployment(name: str, replicas: int, node_selector: dict[str, str] | None = None) -> dict[str, Any]:
     labels = {"app": name}
+    spec: dict[str, Any] = {"containers": [{"name": "app", "image": "registry.example/demo:1"}],
+                            "terminationGracePeriodSeconds": 0}  # fmt: skip
+    if node_selector:
+        spec["nodeSelector"] = node_selector
     return {
         "apiVersion": "apps/v1", "kind": "Deployment", "metadata": {"name": name, "namespace": NS},
         "spec": {"replicas": replicas, "selector": {"matchLabels": labels}, "template": {
-            "metadata": {"labels": labels},
-            "spec": {"containers": [{"name": "app", "image": "registry.example/demo:1"}]}}},
+            "metadata": {"labels": labels}, "spec": spec}},
     }  # fmt: skip
 
 
@@ -99,12 +129,19 @@ def wait_for(what: str, check: Any, timeout: float = 90) -> Any:
     sys.exit(f"demo: timed out waiting for {what} (operator log: {LOG})")
 
 
+def pods_of(app: str) -> dict[str, str]:
+    """pod -> node ("" while unbound) of the workload's pods that are not being deleted."""
+    pods = json.loads(kubectl("get", "pods", "-n", NS, "-l", f"app={app}", "-o", "json"))["items"]
+    return {p["metadata"]["name"]: p["spec"].get("nodeName", "") for p in pods
+            if not p["metadata"].get("deletionTimestamp")}  # fmt: skip
+
+
 def bind_pods() -> None:
-    for app, targets in PLACEMENT.items():
+    """Bind the PINNED workloads' pods by hand, as no scheduler runs yet (already bound pods stay)."""
+    for app, targets in PINNED.items():
 
         def pending(app: str = app, want: int = len(targets)) -> list[str] | None:
-            pods = json.loads(kubectl("get", "pods", "-n", NS, "-l", f"app={app}", "-o", "json"))["items"]
-            names = sorted(p["metadata"]["name"] for p in pods if not p["metadata"].get("deletionTimestamp"))
+            names = sorted(pods_of(app))
             return names if len(names) >= want else None
 
         names = wait_for(f"the pods of {app}", pending)
@@ -120,6 +157,7 @@ def start_operator() -> None:
     with LOG.open("w") as log:
         proc = subprocess.Popen(
             [str(SPREADWATCH), "run", "--kubeconfig", str(KUBECONFIG), "--namespace", NS, "--debounce", "0.5",
+             "--profile", "v1.29", "--top-nodes", "6",
              "--lease-namespace", NS, "--port", str(PROBES_PORT), "--metrics-port", str(METRICS_PORT)],
             stdout=log, stderr=subprocess.STDOUT, start_new_session=True,
         )  # fmt: skip
@@ -179,26 +217,29 @@ def main() -> int:
     print("demo: installing the SpreadReport CRD")
     kubectl("apply", "--server-side", "-f", str(ROOT / "crds" / "spreadreports.spreadwatch.io.yaml"))
     kubectl("wait", "--for=condition=Established", "crd/spreadreports.spreadwatch.io", "--timeout=60s")
-    print("demo: creating 7 nodes in 3 zones and workloads with good and bad spread")
+    print("demo: creating 7 nodes in 3 zones; binding api's 4 pods by hand onto 2 nodes (no scheduler yet)")
+    devcluster("--scheduler", "none")
     kubectl("create", "namespace", NS, check=False)
-    apply(nodes())
-    apply([deployment(name, len(targets)) for name, targets in PLACEMENT.items()] + [service("web")])
+    node_objects = nodes()
+    apply(node_objects)
+    set_capacity([n["metadata"]["name"] for n in node_objects])
+    apply([deployment(name, len(targets)) for name, targets in PINNED.items()])
     bind_pods()
-    print("demo: starting `spreadwatch run` in the background (log: .dev-cluster/logs/operator.log)")
+    print("demo: starting kube-scheduler v1.36.4 (first time: built from Go modules, then cached; "
+          f"log {SCHEDULER_LOG.relative_to(ROOT)}); it places web and cache")
+    devcluster("--ports", "fixed", "--scheduler", "v1.36", "--scheduler-config", str(SCHEDULER_CONFIG))
+    apply([deployment(name, replicas, selector) for name, (replicas, selector) in SCHEDULED.items()]
+          + [service("web")])  # fmt: skip
+    for app, want in REPLICAS.items():
+        wait_for(f"the pods of {app} to be bound", lambda app=app, want=want: _bound(app, want))
+    print("demo: starting `spreadwatch run --profile v1.29` in the background (log: .dev-cluster/logs/operator.log)")
     start_operator()
-
-    def all_reports() -> bool:
-        out = kubectl("get", "spreadreports", "-n", NS, "-o", "json", check=False)
-        items = json.loads(out)["items"] if out else []
-        done = {i["status"]["workload"]["name"]: i["status"]["pods"] for i in items if i.get("status")}
-        return all(done.get(app) == len(targets) for app, targets in PLACEMENT.items())
-
-    wait_for("the operator's reports", all_reports)
+    wait_for("the operator's reports", lambda: all_reports(REPLICAS))
     print("\n$ kubectl get spreadreports -A")
     print(kubectl("get", "spreadreports", "-A"), end="")
-    print(f"\n$ spreadwatch explain deployment/{NS}/api   # live, through the kubeconfig")
+    print(f"\n$ spreadwatch explain --profile v1.29 deployment/{NS}/api   # live, through the kubeconfig")
     explain = subprocess.run(
-        [str(SPREADWATCH), "explain", "--kubeconfig", str(KUBECONFIG), f"deployment/{NS}/api"],
+        [str(SPREADWATCH), "explain", "--profile", "v1.29", "--kubeconfig", str(KUBECONFIG), f"deployment/{NS}/api"],
         capture_output=True, text=True, check=False,
     )  # fmt: skip
     print(explain.stdout or explain.stderr, end="")
@@ -210,15 +251,53 @@ def main() -> int:
     print(f"$ curl -sk -H \"Authorization: Bearer $TOKEN\" https://localhost:{METRICS_PORT}/metrics"
           f" | grep -E '{_METRICS_SHOWN}' | grep {NS}")  # fmt: skip
     print(_metric_lines(token), end="")
+    scale_up(SCALED)
     print(
-        "\nThe operator keeps running: try `kubectl --kubeconfig .dev-cluster/kubeconfig scale deploy/web "
-        f"-n {NS} --replicas=1` and watch `kubectl get spr -A -w`."
+        "\nThe operator and kube-scheduler keep running: try `kubectl --kubeconfig .dev-cluster/kubeconfig scale "
+        f"deploy/web -n {NS} --replicas=6` and watch `kubectl get spr -A -w`."
     )
     print("Stop everything with: make demo-down")
     return 0
 
 
 _METRICS_SHOWN = "^spreadwatch_workload_(health|zone_pods|node_skew)"
+
+
+def _bound(app: str, want: int) -> bool:
+    pods = pods_of(app)
+    return len(pods) == want and all(pods.values())
+
+
+def all_reports(replicas: dict[str, int]) -> bool:
+    """Every workload's SpreadReport counts the given number of pods."""
+    out = kubectl("get", "spreadreports", "-n", NS, "-o", "json", check=False)
+    items = json.loads(out)["items"] if out else []
+    done = {i["status"]["workload"]["name"]: i["status"]["pods"] for i in items if i.get("status")}
+    return all(done.get(app) == want for app, want in replicas.items())
+
+
+def scale_up(app: str) -> None:
+    """Scale the Deployment up by one: the report's prediction just before, then kube-scheduler's choice."""
+    report = json.loads(kubectl("get", "spreadreport", f"deployment-{app}", "-n", NS, "-o", "json"))["status"]
+    before = pods_of(app)
+    best = ", ".join(report["bestNodes"])
+    print(f"\n$ kubectl scale deploy/{app} -n {NS} --replicas={len(before) + 1}   # the real scheduler places it")
+    print(f"SpreadReport deployment-{app} just before: best score {report['bestScore']} on "
+          f"{report['bestNodeCount']} node(s): {best}")  # fmt: skip
+    kubectl("scale", f"deploy/{app}", "-n", NS, f"--replicas={len(before) + 1}")
+
+    def placed() -> tuple[str, str] | None:
+        fresh = {p: n for p, n in pods_of(app).items() if p not in before}
+        return next(iter(fresh.items())) if fresh and all(fresh.values()) else None
+
+    pod, node = wait_for(f"kube-scheduler to place a new pod of {app} (log: {SCHEDULER_LOG})", placed)
+    verdict = "one of the predicted best nodes" if node in report["bestNodes"] else "NOT a predicted best node"
+    print(f"kube-scheduler bound {pod} to {node}: {verdict}")
+    pattern = re.compile(rf'"Plugin scored node for pod" pod="{NS}/{pod}" plugin="PodTopologySpread" '
+                         r'node="([^"]+)" score=(\d+)')  # fmt: skip
+    logged = dict(pattern.findall(SCHEDULER_LOG.read_text(errors="replace")))
+    shown = ", ".join(f"{n} {int(v) // 2}" for n, v in sorted(logged.items()))
+    print(f"its log (--vmodule=schedule_one=10), PodTopologySpread per node / weight 2: {shown or '(none)'}")
 
 
 def _get(port: int, path: str, secure: bool = False, token: str | None = None) -> str:

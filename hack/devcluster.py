@@ -5,6 +5,7 @@ Used by `make dev-cluster` / `make dev-cluster-down` and by the pytest fixtures 
 tests/e2e, so both start the cluster through the same code.  Stdlib only.
 
     python3 hack/devcluster.py up     [--dir DIR] [--ports auto|fixed] [--bin-dir DIR] [--build] [--node]
+                                      [--scheduler v1.36|v1.28|none] [--scheduler-config FILE]
     python3 hack/devcluster.py down   [--dir DIR] [--keep-logs]
     python3 hack/devcluster.py status [--dir DIR]
     python3 hack/devcluster.py env    [--dir DIR]      # eval "$(python3 hack/devcluster.py env)"
@@ -14,13 +15,16 @@ DIR defaults to .dev-cluster in the repository root.  Layout of DIR:
     bin/          tool symlinks (hack/controlplane/build.sh)
     pki/          CA, serving and client certificates, service-account keys (openssl CLI)
     etcd/         etcd data
-    logs/         etcd.log, kube-apiserver.log, kube-controller-manager.log
+    logs/         etcd.log, kube-apiserver.log, kube-controller-manager.log, kube-scheduler.log
     kubeconfig    admin kubeconfig (CN=admin, O=system:masters)
     state.json    pids and ports of the running processes
 
-There is no kubelet, scheduler or kube-proxy: Node objects are created through the API
-and pods stay Pending unless their status is patched.  `up --node` adds one real node
-(containerd, kubelet, kube-proxy: hack/node/localnode.py) in DIR/node; `down` removes it too.
+There is no kubelet or kube-proxy: Node objects are created through the API. Without
+a scheduler (the default) pods stay Pending until something binds them; with
+`--scheduler v1.36|v1.28` a real kube-scheduler (hack/scheduler/build.sh) binds them, logging
+every plugin's score per node (--vmodule=schedule_one=10) to logs/kube-scheduler.log.
+`up --node` adds one real node (containerd, kubelet, kube-proxy: hack/node/localnode.py) in
+DIR/node; `down` removes it too.
 """
 
 from __future__ import annotations
@@ -609,8 +613,8 @@ def _stop_component(cluster: Cluster, name: str, grace: float) -> None:
 
 
 def _stop_processes(cluster: Cluster, grace: float = 15.0) -> None:
-    # Reverse start order: controller-manager, apiserver, then etcd.
-    for name in reversed(COMPONENTS):
+    # Optional components (the scheduler) first, then reverse start order: controller-manager, apiserver, etcd.
+    for name in [n for n in cluster.pids if n not in COMPONENTS] + list(reversed(COMPONENTS)):
         _stop_component(cluster, name, grace)
 
 
@@ -665,17 +669,118 @@ def up_node(cluster: Cluster, die_with_parent: bool = False) -> Path:
     return cluster.dir / "node"
 
 
+# --------------------------------------------------------------------------- kube-scheduler (optional)
+
+SCHEDULER_DIR = REPO_ROOT / "hack" / "scheduler"
+SCHEDULER_VERSIONS = ("v1.36", "v1.28")
+SCHEDULER = "kube-scheduler"
+FIXED_SCHEDULER_PORT = 16259
+# Each plugin's score per node, weighted ("Plugin scored node for pod"), and the node's total.
+SCHEDULER_VMODULE = "schedule_one=10"
+
+
+def scheduler_config(version: str, name: str = "spread-only") -> Path:
+    """A configuration shipped in hack/scheduler/config: `default`, `spread-only` or (v1.36) `spread-only-list`."""
+    path = SCHEDULER_DIR / "config" / f"{version}-{name}.yaml"
+    if not path.is_file():
+        raise ClusterError(f"no scheduler configuration {path}")
+    return path
+
+
+def ensure_scheduler(bin_dir: Path, version: str) -> Path:
+    """Build or reuse kube-scheduler VERSION (hack/scheduler/build.sh); returns bin_dir/kube-scheduler-VERSION."""
+    if version not in SCHEDULER_VERSIONS:
+        raise ClusterError(f"unknown scheduler {version!r} (expected one of {', '.join(SCHEDULER_VERSIONS)})")
+    proc = subprocess.run(["bash", str(SCHEDULER_DIR / "build.sh"), version, str(bin_dir)], cwd=REPO_ROOT,
+                          check=False)
+    if proc.returncode != 0:
+        raise ClusterError(f"hack/scheduler/build.sh {version} failed with exit code {proc.returncode}")
+    return bin_dir / f"{SCHEDULER}-{version}"
+
+
+def _scheduler_files(cluster: Cluster, config: Path) -> Path:
+    """Client certificate + kubeconfig (system:kube-scheduler, its bootstrap RBAC role) and the configuration
+    with clientConnection.kubeconfig appended; returns the configuration's path in the state dir."""
+    pki = cluster.pki_dir
+    if not (pki / "scheduler.crt").exists():
+        _issue_cert(pki, "scheduler", "/CN=system:kube-scheduler", [
+            "basicConstraints=CA:FALSE", "keyUsage=critical,digitalSignature,keyEncipherment",
+            "extendedKeyUsage=clientAuth"])
+        (pki / "scheduler.key").chmod(0o600)
+    kubeconfig = cluster.dir / "scheduler.kubeconfig"
+    write_kubeconfig(kubeconfig, cluster.server, pki, "scheduler")
+    text = config.read_text()
+    if any(line.startswith("clientConnection:") for line in text.splitlines()):
+        raise ClusterError(f"{config}: leave clientConnection out, devcluster sets the kubeconfig")
+    generated = cluster.dir / "scheduler-config.yaml"
+    generated.write_text(f"{text.rstrip()}\nclientConnection:\n  kubeconfig: {json.dumps(str(kubeconfig))}\n")
+    return generated
+
+
+def start_scheduler(state_dir: Path, version: str, config: Path | None = None, *, ports: PortMode = "auto",
+                    timeout: float = 180.0, die_with_parent: bool = False) -> Path:
+    """Start kube-scheduler VERSION against the running cluster in state_dir (stopping one already running)
+    and wait for its /healthz; returns its log (logs/kube-scheduler.log, appended to).
+
+    config defaults to hack/scheduler/config/VERSION-spread-only.yaml. No leader election: one scheduler.
+    """
+    cluster = load(state_dir.resolve())
+    if cluster is None or not is_ready(cluster):
+        raise ClusterError(f"no running cluster in {state_dir}")
+    stop_scheduler(state_dir)
+    binary = cluster.bin_dir / f"{SCHEDULER}-{version}"
+    if not os.access(binary, os.X_OK):
+        ensure_scheduler(cluster.bin_dir, version)
+    generated = _scheduler_files(cluster, config or scheduler_config(version))
+    port = FIXED_SCHEDULER_PORT if ports == "fixed" else _free_port()
+    if ports == "fixed" and _port_in_use(port):
+        raise ClusterError(f"fixed port {port} of kube-scheduler already in use (try --ports auto)")
+    kubeconfig = str(cluster.dir / "scheduler.kubeconfig")
+    _start(cluster, SCHEDULER, [
+        str(binary), f"--config={generated}", "--leader-elect=false",
+        f"--authentication-kubeconfig={kubeconfig}", f"--authorization-kubeconfig={kubeconfig}",
+        f"--bind-address={LOOPBACK}", f"--secure-port={port}", f"--cert-dir={cluster.dir / 'scheduler-certs'}",
+        f"--vmodule={SCHEDULER_VMODULE}",
+    ], die_with_parent)
+    _wait(cluster, SCHEDULER, "kube-scheduler /healthz",
+          _probe(f"https://{LOOPBACK}:{port}/healthz", _ssl_context(cluster, verify=False), "ok"), timeout)
+    return cluster.log_dir / f"{SCHEDULER}.log"
+
+
+def stop_scheduler(state_dir: Path, grace: float = 15.0) -> None:
+    """Stop the cluster's kube-scheduler, if one runs (SIGTERM, SIGKILL after `grace` s)."""
+    cluster = load(state_dir.resolve())
+    if cluster is None or SCHEDULER not in cluster.pids:
+        return
+    _stop_component(cluster, SCHEDULER, grace)
+    del cluster.pids[SCHEDULER]
+    _save_state(cluster)
+
+
 # --------------------------------------------------------------------------- CLI
 
 
 def _cmd_up(args: argparse.Namespace) -> int:
     bin_dir = Path(args.bin_dir) if args.bin_dir else None
+    if args.scheduler_config and args.scheduler in (None, "none"):
+        raise ClusterError("--scheduler-config needs --scheduler v1.36 or v1.28")
+    if args.scheduler_config and not Path(args.scheduler_config).is_file():
+        raise ClusterError(f"--scheduler-config {args.scheduler_config}: no such file")
     cluster = up(Path(args.dir), bin_dir, args.ports, args.timeout, args.build)
     print(f"server:     {cluster.server}\nkubeconfig: {cluster.kubeconfig}\nlogs:       {cluster.log_dir}")
     if args.node:
         node_dir = up_node(cluster)
         print(f"node:       {load_localnode().NAME} ({node_dir}; crictl: "
               f"{cluster.bin_dir / 'crictl'} --runtime-endpoint unix://{node_dir / 'containerd' / 'containerd.sock'})")
+    if args.scheduler is None:  # leave a running scheduler alone
+        return 0
+    if args.scheduler == "none":
+        stop_scheduler(cluster.dir)
+        return 0
+    config = Path(args.scheduler_config).resolve() if args.scheduler_config else None
+    log = start_scheduler(cluster.dir, args.scheduler, config, ports=args.ports, timeout=args.timeout)
+    print(f"scheduler:  kube-scheduler {args.scheduler} "
+          f"({config or scheduler_config(args.scheduler)}), log {log}")
     return 0
 
 
@@ -693,6 +798,9 @@ def _cmd_status(args: argparse.Namespace) -> int:
     running = running_components(cluster)
     for name, alive in running.items():
         print(f"{name:24} {'running pid ' + str(cluster.pids[name]) if alive else 'not running'}")
+    if SCHEDULER in cluster.pids:
+        alive = _pid_alive(cluster.pids[SCHEDULER])
+        print(f"{SCHEDULER:24} {'running pid ' + str(cluster.pids[SCHEDULER]) if alive else 'not running'}")
     ready = is_ready(cluster)
     print(f"{'server':24} {cluster.server} ({'ready' if ready else 'NOT ready'})")
     print(f"{'kubeconfig':24} {cluster.kubeconfig}")
@@ -728,6 +836,12 @@ def main(argv: list[str] | None = None) -> int:
     p_up.add_argument("--timeout", type=float, default=180.0, help="seconds to wait per component")
     p_up.add_argument("--node", action="store_true",
                       help="also start a real node (containerd, kubelet, kube-proxy; hack/node/localnode.py)")
+    p_up.add_argument("--scheduler", choices=(*SCHEDULER_VERSIONS, "none"),
+                      help="(re)start a real kube-scheduler (v1.36.4 or v1.28.15, built and cached by "
+                           "hack/scheduler/build.sh), or stop it (none); without the flag a running one stays")
+    p_up.add_argument("--scheduler-config",
+                      help="its KubeSchedulerConfiguration without clientConnection (default: "
+                           "hack/scheduler/config/VERSION-spread-only.yaml)")
     p_up.set_defaults(func=_cmd_up)
     p_down = add("down", "stop the control plane and delete its state")
     p_down.add_argument("--keep-logs", action="store_true", help="keep DIR/logs")

@@ -19,7 +19,12 @@ WORKLOAD_FAMILIES = frozenset(
         "spreadwatch_workload_zone_candidate_nodes",
         "spreadwatch_workload_zone_score",
         "spreadwatch_workload_zone_empty_node_score",
+        "spreadwatch_workload_nodes_scored",
     }
+)
+#: Per workload, only for reports that carry the scheduler window's probabilities.
+WINDOW_FAMILIES = frozenset(
+    {"spreadwatch_workload_best_node_probability", "spreadwatch_workload_best_zone_probability"}
 )
 #: Per workload, only with ``--compare-profile`` (a ``profile`` label).
 COMPARISON_FAMILIES = frozenset(

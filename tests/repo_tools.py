@@ -33,9 +33,8 @@ def load_devcluster() -> ModuleType:
 
 
 def load_bench(name: str) -> ModuleType:
-    """Import bench/NAME.py once, by its own name, as the benchmark's modules import each other (bench/ goes
-    first on ``sys.path``: it holds scripts and their modules, not a package)."""
-    bench = str(REPO_ROOT / "bench")
-    if bench not in sys.path:
-        sys.path.insert(0, bench)
-    return importlib.import_module(name)
+    """Import ``bench.NAME`` (bench/ is a namespace package of the repository root, which goes on ``sys.path``)."""
+    root = str(REPO_ROOT)
+    if root not in sys.path:
+        sys.path.insert(0, root)
+    return importlib.import_module(f"bench.{name}")

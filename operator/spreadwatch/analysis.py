@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, Final
 
 from spreadwatch.errors import WorkloadNotFoundError
 from spreadwatch.index import SpreadIndex
@@ -23,6 +23,7 @@ from spreadwatch.scoring import (
     representative_pod,
     score_pod,
 )
+from spreadwatch.scoring.window import WindowOdds
 from spreadwatch.selectors import Selector
 from spreadwatch.snapshot import Snapshot
 
@@ -121,6 +122,13 @@ class WorkloadExplanation:
     workload: Controller
     scores: PodScores | None
     report: SpreadReport
+    window: WindowOdds | None = None  # the scheduler's window for the next pod (None: not scored)
+    all_nodes: int = 0  # nodes in the cluster (the window's n)
+    percentage: int = 0  # percentageOfNodesToScore in effect (0: adaptive)
+
+
+#: window starts ``explain`` averages at least (every start, exactly, in clusters up to this many nodes)
+EXPLAIN_WINDOW_SAMPLES: Final = 1000
 
 
 def explain_workload(
@@ -140,4 +148,7 @@ def explain_workload(
         pod, _ = representative_pod(ctrl, replicasets)
         # the index is the lookup: it also resolves a Deployment's stand-in ReplicaSet by name
         scores = score_pod(pod, snapshot.nodes, snapshot.pods, index, profile)
-    return WorkloadExplanation(ctrl, scores, report)
+    model = index.window_model(ctrl.key)
+    window = model.odds(max(opts.window_samples, EXPLAIN_WINDOW_SAMPLES)) if model is not None else None
+    percentage = profile.score_percentage if opts.score_percentage is None else opts.score_percentage
+    return WorkloadExplanation(ctrl, scores, report, window, len(snapshot.nodes), percentage)

@@ -1,18 +1,17 @@
-"""The soak benchmark's machinery (bench/soak.py, bench/soak_report.py): a seconds-long run on a tiny cluster,
-the summary arithmetic and the splicing into docs. Nothing is timed or asserted about speed."""
+"""The soak benchmark's machinery (bench/soak.py): a seconds-long run on a tiny cluster, the summary arithmetic
+and the figures its bench/figures.toml entry names. Nothing is timed or asserted about speed."""
 
 from __future__ import annotations
 
 import asyncio
 import gc
-from pathlib import Path
 
 import pytest
 
 from repo_tools import load_bench
 
 soak = load_bench("soak")
-soak_report = load_bench("soak_report")
+run = load_bench("run")
 
 
 @pytest.mark.parametrize(
@@ -25,7 +24,7 @@ soak_report = load_bench("soak_report")
     ],
 )
 def test_slope_per_hour(points: list[tuple[float, float]], per_hour: float) -> None:
-    assert soak_report.slope_per_hour(points) == pytest.approx(per_hour)
+    assert soak.slope_per_hour(points) == pytest.approx(per_hour)
 
 
 def test_a_short_soak_samples_every_series_and_keeps_reports_in_the_stand_in() -> None:
@@ -43,11 +42,12 @@ def test_a_short_soak_samples_every_series_and_keeps_reports_in_the_stand_in() -
     assert set(summary["rss_mib"]) >= {"first", "last", "slope_per_hour_second_half"}
     assert summary["p99_us_overall"] >= summary["p50_us_overall"] > 0
 
-    result["meta"] = {"date": "d", "machine": "m", "python": "3", "commit": "c", "load_start": "0 0 0"}
-    section = soak_report.index_section(result)
-    start, end = soak_report.block_markers("soak-index")
-    assert section[0] == start and section[-1] == end
-    assert sum(line.startswith("| ") for line in section) == 1 + len(samples)  # header + one row per sample
+
+def test_the_measure_returns_every_figure_its_entry_names_and_the_series() -> None:
+    (entry,) = run.select(run.load_spec(), ["soak-index"])
+    values = soak.measure(scale=0.005, minutes=0.03, rate=300)
+    assert {f["key"] for f in entry["figure"]} <= set(values)
+    assert values["series"] and set(entry["columns"]) <= set(values["series"][0])
 
 
 @pytest.mark.parametrize("policy", [True, False], ids=["the operator's GC policy", "--no-gc-policy"])
@@ -63,13 +63,3 @@ def test_the_soak_runs_the_operators_gc_policy_and_counts_full_collections(polic
     for sample in result["samples"]:
         assert sample["gc_full_max_s"] <= sample["gc_full_s"] and sample["gc_full_max_cpu_s"] <= sample["gc_full_cpu_s"]
     assert gc.get_threshold() == thresholds and gc.get_freeze_count() == 0  # the policy stopped with the soak
-
-
-def test_splice_replaces_its_block_and_leaves_the_rest(tmp_path: Path) -> None:
-    doc = tmp_path / "b.md"
-    doc.write_text("# B\n\nintro\n\n## Method\n\nhow\n")
-    start, end = soak_report.block_markers("soak-index")
-    soak_report.splice(doc, "soak-index", [start, "first", end])
-    assert doc.read_text() == f"# B\n\nintro\n\n{start}\nfirst\n{end}\n\n## Method\n\nhow\n"
-    soak_report.splice(doc, "soak-index", [start, "second", end])
-    assert doc.read_text() == f"# B\n\nintro\n\n{start}\nsecond\n{end}\n\n## Method\n\nhow\n"

@@ -217,6 +217,10 @@ def test_chart_rbac_is_sufficient_and_minimal(
                    message="the SpreadReport written under the chart's RBAC")  # fmt: skip
     assert obj["status"]["health"] == "SinglePointOfFailure"
     assert obj["metadata"]["ownerReferences"][0]["kind"] == "Deployment"
+    # a health transition (a third replica on another node: no longer all on one node) is posted as an Event
+    control_plane.kubectl("scale", "deployment/web", "-n", namespace, "--replicas=3")
+    wait_for_pods(kube_api, namespace, {"app": "web"}, 3)
+    schedule_pending_pods(kube_api, namespace, nodes[1:2], {"app": "web"})
     events = wait_for(lambda: [e for e in client.CoreV1Api(kube_api).list_namespaced_event(namespace).items
                                if e.involved_object.kind == "SpreadReport"], timeout=180,
                       message="an Event about the SpreadReport")  # fmt: skip

@@ -92,7 +92,6 @@ def test_schema_rejects_bad_status(control_plane: Any, crd_installed: None, name
         "bad",
         "-n",
         namespace,
-        "--subresource=status",
         "--type=merge",
         "-p",
         json.dumps({"status": {"health": "Great", "bestScore": 101}}),

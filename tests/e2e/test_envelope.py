@@ -5,33 +5,18 @@ and the sampled reports equal ``spreadwatch analyze`` of a ``kubectl get -o json
 
 from __future__ import annotations
 
-import importlib.util
-import sys
-from pathlib import Path
-from types import ModuleType
 from typing import Any
 
 import pytest
 
-ROOT = Path(__file__).resolve().parents[2]
+from repo_tools import load_bench
 
 pytestmark = pytest.mark.e2e
 
 
-def _envelope() -> ModuleType:
-    spec = importlib.util.spec_from_file_location("envelope", ROOT / "bench" / "envelope.py")
-    assert spec is not None
-    assert spec.loader is not None
-    module = importlib.util.module_from_spec(spec)
-    sys.modules["envelope"] = module
-    spec.loader.exec_module(module)
-    return module
-
-
 @pytest.fixture(scope="module")
 def result() -> dict[str, Any]:
-    envelope = _envelope()
-    figures: dict[str, Any] = envelope.measure(
+    figures: dict[str, Any] = load_bench("envelope").measure(
         scale=0.01, threads=8, churn_rate=20.0, churn_seconds=10.0, burst=5, sample=10, report_timeout=900.0,
         log=lambda _line: None,
     )

@@ -10,7 +10,7 @@ import yaml
 from metrics_fixture import objects
 from prometheus_client.openmetrics.parser import text_string_to_metric_families
 
-from metrics_contract import NODE_FAMILIES, WORKLOAD_FAMILIES
+from metrics_contract import NODE_FAMILIES, WINDOW_FAMILIES, WORKLOAD_FAMILIES
 from spreadwatch.cli import build_parser, main, operator_config
 from spreadwatch.config import MetricsOptions
 
@@ -48,8 +48,35 @@ def test_openmetrics_output_has_the_workload_families_and_build_info_only(cluste
     assert (code, err) == (0, "")
     assert out.endswith("# EOF\n") and out.count("# EOF") == 1
     got = families(out)
-    assert set(got) == WORKLOAD_FAMILIES | NODE_FAMILIES | {"spreadwatch_build_info"}
+    assert set(got) == WORKLOAD_FAMILIES | WINDOW_FAMILIES | NODE_FAMILIES | {"spreadwatch_build_info"}
     assert len(got["spreadwatch_workload_pods"]) == 5
+
+
+def test_window_probabilities_are_certain_when_every_node_is_scored(cluster: str) -> None:
+    """Fewer than 100 nodes: kube-scheduler scores every candidate, so the next replica lands on a best node
+    with probability 1; with --percentage-of-nodes-to-score the window is still the whole (small) cluster."""
+    for extra in ((), ("--percentage-of-nodes-to-score", "10")):
+        _, out, _ = run("analyze", "--cluster", cluster, "-o", "openmetrics", *extra)
+        scored = {
+            s.labels["workload"]: s.value
+            for f in text_string_to_metric_families(out)
+            for s in f.samples
+            if f.name == "spreadwatch_workload_nodes_scored"
+        }
+        candidates = {
+            s.labels["workload"]: s.value
+            for f in text_string_to_metric_families(out)
+            for s in f.samples
+            if f.name == "spreadwatch_workload_candidate_nodes"
+        }
+        assert scored == candidates
+        odds = [
+            s.value
+            for f in text_string_to_metric_families(out)
+            for s in f.samples
+            if f.name == "spreadwatch_workload_best_node_probability"
+        ]
+        assert odds and set(odds) == {1.0}
 
 
 def test_namespace_and_selector_filters(cluster: str) -> None:

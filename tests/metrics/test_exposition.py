@@ -24,6 +24,7 @@ Sample = tuple[str, tuple[tuple[str, str], ...], float]
 #   b1: node 50,  zone 50 -> int(50.0) = 50      x: node 100 -> 100
 # best 100, worst 0; node skew 2 - 0 = 2 (empty candidates exist); zone skew 2 - 1 = 1 -> Imbalanced.
 # zone_score: z-a int(0) = 0, z-b int(50) = 50; empty-node score: z-a = a2's 33, z-b = int(100/3 + 50*2/3) = 66.
+# 4 nodes (< 100): the scheduler scores all 4, so the next replica is on a best node with probability 1.0.
 # Default node series: node_pods on a1 (2) and b1 (1); node_score on the 3 best: x 100, b1 50, a2 33.
 DB_LABELS = 'namespace="shop",kind="StatefulSet",workload="db"'
 EXPECTED_DB = f"""\
@@ -50,6 +51,10 @@ spreadwatch_workload_node_skew{{{DB_LABELS}}} 2
 # HELP spreadwatch_workload_zone_skew Max minus min matching pods over the candidate zones.
 # TYPE spreadwatch_workload_zone_skew gauge
 spreadwatch_workload_zone_skew{{{DB_LABELS}}} 1
+# HELP spreadwatch_workload_nodes_scored Nodes kube-scheduler scores for the next replica (numFeasibleNodesToFind; \
+at most the candidate nodes).
+# TYPE spreadwatch_workload_nodes_scored gauge
+spreadwatch_workload_nodes_scored{{{DB_LABELS}}} 4
 # HELP spreadwatch_workload_health Spread health: 1 for the current state, 0 for the others.
 # TYPE spreadwatch_workload_health gauge
 spreadwatch_workload_health{{{DB_LABELS},state="Balanced"}} 0
@@ -60,6 +65,15 @@ spreadwatch_workload_health{{{DB_LABELS},state="Error"}} 0
 # HELP spreadwatch_workload_skipped 1 when the profile skips the workload (topologySpreadConstraints), else 0.
 # TYPE spreadwatch_workload_skipped gauge
 spreadwatch_workload_skipped{{{DB_LABELS}}} 0
+# HELP spreadwatch_workload_best_node_probability Probability (0-1) that the next replica lands on one of the best \
+nodes, the scheduler's window start uniformly random (--window-samples; no sample without it when the window is \
+partial).
+# TYPE spreadwatch_workload_best_node_probability gauge
+spreadwatch_workload_best_node_probability{{{DB_LABELS}}} 1.0
+# HELP spreadwatch_workload_best_zone_probability Probability (0-1) that the next replica lands in a best node's \
+zone (as best_node_probability).
+# TYPE spreadwatch_workload_best_zone_probability gauge
+spreadwatch_workload_best_zone_probability{{{DB_LABELS}}} 1.0
 # HELP spreadwatch_workload_zone_pods Matching pods of the workload in the zone.
 # TYPE spreadwatch_workload_zone_pods gauge
 spreadwatch_workload_zone_pods{{{DB_LABELS},zone="z-a",region="r1"}} 2
@@ -68,7 +82,8 @@ spreadwatch_workload_zone_pods{{{DB_LABELS},zone="z-b",region="r1"}} 1
 # TYPE spreadwatch_workload_zone_candidate_nodes gauge
 spreadwatch_workload_zone_candidate_nodes{{{DB_LABELS},zone="z-a",region="r1"}} 2
 spreadwatch_workload_zone_candidate_nodes{{{DB_LABELS},zone="z-b",region="r1"}} 1
-# HELP spreadwatch_workload_zone_score Zone component of the SelectorSpread score before weighting, truncated.
+# HELP spreadwatch_workload_zone_score The zone's input to the score: SelectorSpread profiles, the zone component \
+before weighting, truncated (0-100); v1.29, the zone's matching-pod count (unbounded).
 # TYPE spreadwatch_workload_zone_score gauge
 spreadwatch_workload_zone_score{{{DB_LABELS},zone="z-a",region="r1"}} 0
 spreadwatch_workload_zone_score{{{DB_LABELS},zone="z-b",region="r1"}} 50

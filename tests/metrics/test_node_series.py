@@ -63,8 +63,10 @@ def test_series_counts_per_mode() -> None:
     busy = sum(1 for r in reports for e in r.nodes if e.pods > 0)  # db 2, cache 1, solo 1 = 4
     top = sum(min(3, len(r.nodes)) for r in reports)  # 3 each except bad (no candidates) = 12
     candidates = sum(r.candidate_nodes for r in reports)  # 4 each except bad = 16
-    base = 1 + workloads * (7 + 5 + 1) + zone_rows * 4  # build_info, 13 workload series, 4 zone series
-    assert (workloads, zone_rows, busy, top, candidates) == (5, 8, 4, 12, 16)
+    scored = sum(1 for r in reports if r.best_node_probability is not None)  # not bad (no candidates), skipped = 3
+    # build_info, 14 workload series (8 values, 5 health, skipped), 2 probabilities when scored, 4 zone series
+    base = 1 + workloads * (8 + 5 + 1) + scored * 2 + zone_rows * 4
+    assert (workloads, zone_rows, busy, top, candidates, scored) == (5, 8, 4, 12, 16, 3)
     assert total_series(idx, "none") == base
     assert total_series(idx, "default") == base + busy + top
     assert total_series(idx, "all") == base + 2 * candidates

@@ -130,7 +130,7 @@ class OperatorThread(threading.Thread):
         # spreadwatch_api_errors_total{code="500"} get series.
         self.api.fail_next["replace_status"] = [500]
         runtime.api_errors.note("replace_status", "500")
-        await runtime.start(load=False)
+        await runtime.start()
         try:
             assert runtime.metrics_server is not None and runtime.metrics_server.scheme == "https"
             self.port = runtime.metrics_server.bound_port or 0

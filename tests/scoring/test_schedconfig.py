@@ -62,7 +62,7 @@ def test_profile_chosen_by_scheduler_name() -> None:
     [
         pytest.param({"kind": "Pod"}, "expected kind KubeSchedulerConfiguration", id="wrong kind"),
         pytest.param(
-            {**_config(None), "apiVersion": "kubescheduler.config.k8s.io/v1beta3"}, "apiVersion", id="old apiVersion"
+            {**_config(None), "apiVersion": "kubescheduler.config.k8s.io/v1beta2"}, "apiVersion", id="old apiVersion"
         ),
         pytest.param(_config(None, "mine"), "no profile with schedulerName 'default-scheduler'", id="no profile"),
         pytest.param(_config({"defaultingType": "Custom"}), "must be System or List", id="bad defaultingType"),

@@ -11,6 +11,7 @@ from typing import TextIO
 
 from spreadwatch.analysis import WorkloadFilter, analyze_index, explain_workload, score_objects
 from spreadwatch.cli.compare import write_explain_comparison
+from spreadwatch.cli.explain_weights import write_score_weights
 from spreadwatch.cli.options import metrics_options, report_options, snapshot_of
 from spreadwatch.cli.output import write_json
 from spreadwatch.cli.render import (
@@ -22,7 +23,7 @@ from spreadwatch.cli.render import (
 )
 from spreadwatch.errors import InputError
 from spreadwatch.model import object_ref
-from spreadwatch.profile_args import resolve_profile
+from spreadwatch.profile_args import load_score_weights, resolve_profile
 from spreadwatch.selectors import parse_selector
 from spreadwatch.snapshot import paused_gc, read_documents
 
@@ -76,4 +77,5 @@ def cmd_explain(args: argparse.Namespace, out: TextIO) -> int:
     if args.compare:
         write_explain_comparison(snapshot, args.workload, profile, resolve_profile(args, args.compare), out)
     write_explain_health(exp.report, out)
+    write_score_weights(load_score_weights(profile, args.scheduler_config, args.scheduler_name), out)
     return 0

@@ -11,13 +11,14 @@ from __future__ import annotations
 import argparse
 from collections.abc import Callable, Sequence
 
-from spreadwatch.cli.argtypes import whole_number
+from spreadwatch.cli.argtypes import checked_number, whole_number
 from spreadwatch.cli.env import env, env_choice, env_float, env_int
 from spreadwatch.config import NODE_SERIES_MODES, MetricsOptions
 from spreadwatch.errors import InputError
 from spreadwatch.profile_args import add_scheduler_config_args
 from spreadwatch.report import DEFAULT_MAX_NODES, DEFAULT_TOP_N, HealthThresholds, ReportOptions
 from spreadwatch.scoring import DEFAULT_PROFILE, PROFILES
+from spreadwatch.scoring.window import DEFAULT_WINDOW_SAMPLES
 from spreadwatch.snapshot import Snapshot, load_snapshot
 
 __all__ = [
@@ -27,6 +28,7 @@ __all__ = [
     "add_number_arg",
     "add_profile_args",
     "add_report_args",
+    "add_window_args",
     "metrics_options",
     "report_options",
     "snapshot_of",
@@ -103,7 +105,7 @@ _MAX_NODES_HELP = "cap on nodes with matching pods listed per report"
 
 def add_report_args(p: argparse.ArgumentParser) -> None:
     """The report's size and health thresholds: ``--top-nodes``, ``--max-report-nodes``, ``--max-node-skew``,
-    ``--max-zone-skew``, ``--spof-min-pods``."""
+    ``--max-zone-skew``, ``--spof-min-pods``; and the window's flags (:func:`add_window_args`)."""
     for flag, env_name, default, what in (
         ("--top-nodes", "TOP_NODES", DEFAULT_TOP_N, "best-scoring candidate nodes listed per report"),
         ("--max-report-nodes", "MAX_REPORT_NODES", DEFAULT_MAX_NODES, _MAX_NODES_HELP),
@@ -112,6 +114,39 @@ def add_report_args(p: argparse.ArgumentParser) -> None:
         ("--spof-min-pods", "SPOF_MIN_PODS", 2, "pods needed before all-on-one-node/zone is a SinglePointOfFailure"),
     ):
         add_number_arg(p, flag, whole_number, env_name, default, f"{what} (env SPREADWATCH_{env_name})")
+    add_window_args(p)
+
+
+def _percentage(text: str) -> int:
+    """``text`` as a percentage of nodes to score (0-100); ArgumentTypeError otherwise."""
+    return checked_number(text, int, "a whole number", lambda v: 0 <= v <= 100, "between 0 and 100")
+
+
+def add_window_args(p: argparse.ArgumentParser) -> None:
+    """The scheduler's window: ``--percentage-of-nodes-to-score`` and ``--window-samples``."""
+    raw = env("PERCENTAGE_OF_NODES_TO_SCORE", "")
+    try:
+        default = _percentage(raw) if raw else None
+    except argparse.ArgumentTypeError as err:
+        raise InputError(f"SPREADWATCH_PERCENTAGE_OF_NODES_TO_SCORE={raw!r}: {err}") from None
+    p.add_argument(
+        "--percentage-of-nodes-to-score",
+        type=_percentage,
+        default=default,
+        metavar="PCT",
+        help="kube-scheduler's percentageOfNodesToScore: 1-100 (100: every node is scored), 0 for its adaptive "
+        "default max(5, 50 - nodes/125); default: --scheduler-config's, else 0 (env "
+        "SPREADWATCH_PERCENTAGE_OF_NODES_TO_SCORE)",
+    )
+    add_number_arg(
+        p,
+        "--window-samples",
+        whole_number,
+        "WINDOW_SAMPLES",
+        DEFAULT_WINDOW_SAMPLES,
+        "window starts averaged for the best-node probabilities (all of them, exactly, in clusters with no more "
+        "nodes; 0: none) (env SPREADWATCH_WINDOW_SAMPLES)",
+    )
 
 
 def report_options(args: argparse.Namespace) -> ReportOptions:
@@ -120,6 +155,8 @@ def report_options(args: argparse.Namespace) -> ReportOptions:
         top_n=args.top_nodes,
         max_nodes=args.max_report_nodes,
         thresholds=HealthThresholds(args.max_node_skew, args.max_zone_skew, args.spof_min_pods),
+        window_samples=args.window_samples,
+        score_percentage=args.percentage_of_nodes_to_score,
     )
 
 

@@ -15,6 +15,7 @@ from spreadwatch.cli.explain_topology import write_topology_explanation
 from spreadwatch.cli.output import fmt, table, write_json, write_yaml
 from spreadwatch.report import SpreadReport
 from spreadwatch.scoring import PodScores, Profile
+from spreadwatch.scoring.window import MIN_FEASIBLE_NODES, adaptive_percentage
 
 __all__ = [
     "score_document",
@@ -133,6 +134,7 @@ def write_explain_scores(exp: WorkloadExplanation, profile: Profile, all_nodes: 
     if report.excluded_nodes:
         out.write(" (excluded: " + ", ".join(f"{c} {r}" for r, c in report.excluded_nodes.items()) + ")")
     out.write("\n")
+    _write_window(exp, out)
     if scores is None:
         return
     if profile.pod_topology_spread:
@@ -141,6 +143,32 @@ def write_explain_scores(exp: WorkloadExplanation, profile: Profile, all_nodes: 
         out.write(f"Skipped:     {scores.skip_reason}\n\n")
     else:
         _write_selector_spread_steps(scores, profile, all_nodes, out)
+
+
+def _write_window(exp: WorkloadExplanation, out: TextIO) -> None:
+    """How many nodes kube-scheduler scores for the next pod, and the odds that it picks a best node."""
+    odds, n = exp.window, exp.all_nodes
+    if odds is None:
+        return
+    if n < MIN_FEASIBLE_NODES:
+        why = f"{n} nodes < {MIN_FEASIBLE_NODES}: all scored"
+    elif exp.percentage:
+        why = f"{n} nodes, percentageOfNodesToScore {exp.percentage}"
+    else:
+        why = f"{n} nodes, adaptive percentageOfNodesToScore max(5, 50-{n}/125) = {adaptive_percentage(n)}"
+    out.write(
+        f"Window:      kube-scheduler scores {odds.nodes_scored} of {exp.report.candidate_nodes} candidates ({why})\n"
+    )
+    if odds.best_node is None or odds.best_zone is None:
+        return
+    if odds.nodes_scored >= exp.report.candidate_nodes:
+        out.write("Next pod:    on one of the best nodes below (every candidate is scored)\n")
+        return
+    how = "exact, every window start" if odds.exact else "sampled window starts"
+    out.write(
+        f"Next pod:    on a best node with probability {odds.best_node:.3f}, in a best node's zone "
+        f"{odds.best_zone:.3f} ({how}; scores are window-local, docs/scoring.md §11)\n"
+    )
 
 
 def _write_selector_spread_steps(scores: PodScores, profile: Profile, all_nodes: bool, out: TextIO) -> None:

@@ -17,8 +17,8 @@ from spreadwatch.cli.argtypes import whole_number
 from spreadwatch.cli.options import add_cluster_args, add_report_args, report_options, snapshot_of
 from spreadwatch.cli.output import table, write_json, write_yaml
 from spreadwatch.errors import InputError
+from spreadwatch.profile_args import resolve_profile
 from spreadwatch.report import SpreadReport
-from spreadwatch.scoring import get_profile
 from spreadwatch.selectors import parse_selector
 from spreadwatch.whatif import (
     ClusterSummary,
@@ -137,6 +137,13 @@ def _print_simulation(sim: Simulation, add: bool, out: TextIO) -> None:
 def _print_runs(runs: RunsSummary, count: int, out: TextIO) -> None:
     last = runs.first_seed + runs.runs - 1
     out.write(f"Runs:      {runs.runs} (seeds {runs.first_seed}-{last}), +{count} replicas each\n\n")
+    steps: list[list[object]] = [["STEP", "SCORED", "BEST-NODE", "BEST-ZONE", "OTHER", "P(BEST-NODE)", "P(BEST-ZONE)"]]
+    steps += [
+        [s.step, s.nodes_scored, s.best_node, s.best_zone, s.other, f"{s.p_best_node:.3f}", f"{s.p_best_zone:.3f}"]
+        for s in runs.steps
+    ]
+    table(steps, out)
+    out.write("\n")
     rows: list[list[object]] = [["FINAL", "VALUE", "RUNS"]]
     rows += [["node skew", k, v] for k, v in sorted(runs.node_skew.items())]
     rows += [["zone skew", k, v] for k, v in sorted(runs.zone_skew.items())]
@@ -147,7 +154,7 @@ def _print_runs(runs: RunsSummary, count: int, out: TextIO) -> None:
 def _simulate(args: argparse.Namespace, out: TextIO) -> int:
     if args.remove is not None and (args.seed is not None or args.runs is not None):
         raise InputError("--seed and --runs apply to --add only (a scale-down follows the controller's order)")
-    profile = get_profile(args.profile)
+    profile = resolve_profile(args)
     snapshot = snapshot_of(args, _namespace_of(args.workload))
     options = report_options(args)
     if args.runs is not None:
@@ -201,7 +208,7 @@ def _print_plan(plan: RebalancePlan, out: TextIO) -> None:
 
 
 def _rebalance(args: argparse.Namespace, out: TextIO) -> int:
-    profile = get_profile(args.profile)
+    profile = resolve_profile(args)
     snapshot = snapshot_of(args, _namespace_of(args.workload))
     plan = plan_rebalance(
         snapshot, args.workload, profile, report_options(args), args.max_evictions, args.max_states
@@ -240,7 +247,7 @@ def _print_summary(summary: ClusterSummary, out: TextIO) -> None:
 
 
 def _summary(args: argparse.Namespace, out: TextIO) -> int:
-    profile = get_profile(args.profile)
+    profile = resolve_profile(args)
     selector = parse_selector(args.selector) if args.selector else None
     snapshot = snapshot_of(args, args.namespace)
     summary = summarize_cluster(

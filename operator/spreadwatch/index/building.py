@@ -1,17 +1,35 @@
 """Building a workload's report from the index's sparse state (SelectorSpread, or PodTopologySpread for
-``v1.29``): O(nodes with matching pods + zones × top_n), plus O(groups) for v1.29."""
+``v1.29``): O(nodes with matching pods + zones × top_n), plus O(groups) for v1.29; then the scheduler's
+window (scoring/window.py): O(1) when it scores every candidate, else O(window samples × (groups log n +
+busy candidates)), plus O(n) per candidate set after a node change."""
 
 from __future__ import annotations
 
 import gc
+from collections.abc import Callable, Mapping
+
+import msgspec
 
 from spreadwatch.index.state import CandidateSet, Workload
 from spreadwatch.index.workloads import WorkloadTracking
+from spreadwatch.model import Node, WorkloadKey
 from spreadwatch.report import CandidateLayout, ReportInput, SpreadReport, build_report, error_report
 from spreadwatch.report.topology import build_topology_report
-from spreadwatch.scoring.topology_groups import group_candidates, score_groups
+from spreadwatch.scoring import ZoneKey
+from spreadwatch.scoring.topology_groups import CandidateGroups, GroupScores, group_candidates, score_groups
+from spreadwatch.scoring.window import (
+    SelectorClasses,
+    TopologyClasses,
+    WindowLayout,
+    WindowModel,
+    nodes_to_score,
+    scheduler_order,
+    tree_zone,
+)
 
 __all__ = ["ReportBuilding", "best_set"]
+
+_PROBABILITY_DIGITS = 4  # reports round the probabilities (the sampled ones are estimates anyway)
 
 _new_tuple = tuple.__new__  # a NamedTuple from a tuple in C (its own __new__ is Python code); once per report
 
@@ -65,7 +83,10 @@ class ReportBuilding(WorkloadTracking):
             self._zones,
             self.options,
         )
-        return build_topology_report(_new_tuple(ReportInput, fields), groups, scores, keep)
+        report = build_topology_report(_new_tuple(ReportInput, fields), groups, scores, keep)
+        if report.skipped or not self._sampled(report):
+            return self._with_window(report, None)
+        return self._with_window(report, self._topology_model(groups, scores))
 
     def _build(self, w: Workload) -> SpreadReport:
         replicas = w.ctrl.replicas
@@ -76,4 +97,97 @@ class ReportBuilding(WorkloadTracking):
             return self._build_topology(w, candidates)
         layout = candidates.layout
         fields = (w.ref, self.profile, w.selector_text, replicas, layout, w.counts, self._zones, self.options)
-        return build_report(_new_tuple(ReportInput, fields), w.skip, candidates.names)
+        report = build_report(_new_tuple(ReportInput, fields), w.skip, candidates.names)
+        if report.skipped or not self._sampled(report):
+            return self._with_window(report, None)
+        return self._with_window(report, self._selector_model(candidates, w.counts))
+
+    def _node_changed(self, old: Node | None, old_zone: ZoneKey | None, new: Node | None) -> None:
+        """A node change also changes the scheduler's node order: the window layouts go with it."""
+        self._order = None
+        self._window_layouts.clear()
+        super()._node_changed(old, old_zone, new)
+
+    def _window_size(self) -> int:
+        """Nodes the scheduler scores per pod in this cluster (``numFeasibleNodesToFind``). O(1)."""
+        percentage = self.options.score_percentage
+        return nodes_to_score(len(self._nodes), self.profile.score_percentage if percentage is None else percentage)
+
+    def _window_layout(
+        self, owner: object, group_of: Callable[[], Mapping[str, int]], n_groups: int
+    ) -> WindowLayout:
+        """The window layout of a candidate set or candidate groups (``owner``) on the node order, cached
+        until a node changes; ``group_of`` (candidate -> group) is called only to build it. O(n) to build."""
+        cached = self._window_layouts.get(id(owner))
+        if cached is not None and cached[0] is owner:
+            return cached[1]
+        if self._order is None:
+            self._order = scheduler_order((name, tree_zone(node.labels)) for name, node in self._nodes.items())
+        layout = WindowLayout.build(self._order, group_of(), n_groups)
+        self._window_layouts[id(owner)] = (owner, layout)
+        return layout
+
+    def _selector_model(self, candidates: CandidateSet, counts: dict[str, int]) -> WindowModel:
+        """SelectorSpread's window model: one class group per zone. O(busy nodes) (+ O(n) for a new layout)."""
+        by_zone = candidates.layout.by_zone
+        zones = list(by_zone)
+        layout = self._window_layout(
+            candidates, lambda: {n: g for g, z in enumerate(zones) for n in by_zone[z]}, len(zones)
+        )
+        index, groups = layout.index, layout.groups
+        busy = [(index[n], c) for n, c in counts.items() if c > 0 and n in index]
+        scorer = SelectorClasses(zones, self.profile.max_score, [(groups[i], c) for i, c in busy])
+        class_zone = (*[zones[groups[i]] for i, _ in busy], *zones)
+        return WindowModel(layout, self._window_size(), tuple(i for i, _ in busy), scorer, class_zone)
+
+    def _topology_model(self, groups: CandidateGroups, scores: GroupScores) -> WindowModel:
+        """PodTopologySpread's window model: the candidate groups as class groups. O(busy nodes)."""
+        layout = self._window_layout(groups, lambda: groups.group_of, len(groups.sigs))
+        index = layout.index
+        class_zone = (*[groups.zones[g] for _, g, _ in scores.rows], *groups.zones)
+        rows = tuple(index[name] for name, _, _ in scores.rows)
+        return WindowModel(layout, self._window_size(), rows, TopologyClasses(groups, scores), class_zone)
+
+    def _sampled(self, report: SpreadReport) -> bool:
+        """Whether the report's probabilities need window samples: the scheduler scores only some of its
+        candidates, and ``--window-samples`` asks for them. O(1)."""
+        return self.options.window_samples > 0 and self._window_size() < report.candidate_nodes
+
+    def _with_window(self, report: SpreadReport, model: WindowModel | None) -> SpreadReport:
+        """``report`` with the window's size and the best-node probabilities: from ``model``, else 1 when every
+        candidate is scored (so the report's best nodes are the window's), else none. O(1) without a model."""
+        if model is None:
+            scored = min(self._window_size(), report.candidate_nodes)
+            whole = 1.0 if scored == report.candidate_nodes and not report.skipped and scored else None
+            return msgspec.structs.replace(
+                report, nodes_scored=scored, best_node_probability=whole, best_zone_probability=whole
+            )
+        odds = model.odds(self.options.window_samples)
+        node = None if odds.best_node is None else round(odds.best_node, _PROBABILITY_DIGITS)
+        zone = None if odds.best_zone is None else round(odds.best_zone, _PROBABILITY_DIGITS)
+        return msgspec.structs.replace(
+            report, nodes_scored=odds.nodes_scored, best_node_probability=node, best_zone_probability=zone
+        )
+
+    def window_model(self, key: WorkloadKey) -> WindowModel | None:
+        """The window model of a workload's next pod (None: unknown, in Error or skipped), for ``simulate``
+        and the tests. O(busy nodes) after its report is built."""
+        ns = self._ns.get(key.namespace)
+        w = ns.workloads.get(key) if ns else None
+        if w is None:
+            return None
+        if w.report is None:
+            w.report = self._build(w)
+        if w.report.skipped or w.error:
+            return None
+        candidates = self._candidate_set(w)
+        if w.plan is None:
+            return self._selector_model(candidates, w.counts)
+        groups = self._topo_groups[(w.sig, tuple([t.topology_key for t in w.plan.terms]))]
+        template = self._template(w)
+        if w.multi:
+            scores = score_groups(w.plan, template, groups, self._term_counts(w), self._nodes, keep=False)
+        else:
+            per_term = [w.counts if w.counting else {}] * len(w.plan.terms)
+            scores = score_groups(w.plan, template, groups, per_term, self._nodes, shared=True, keep=False)
+        return self._topology_model(groups, scores)

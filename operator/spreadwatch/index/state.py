@@ -18,6 +18,7 @@ from spreadwatch.report import CandidateLayout, ReportOptions, SpreadReport
 from spreadwatch.scoring import Profile, SpreadSelector, WorkloadRef, ZoneKey
 from spreadwatch.scoring.topology import SpreadPlan
 from spreadwatch.scoring.topology_groups import CandidateGroups
+from spreadwatch.scoring.window import WindowLayout
 
 __all__ = ["CandidateSet", "IndexSizes", "IndexState", "LabelGroup", "LabelKey", "NamespaceState", "Workload"]
 
@@ -110,6 +111,10 @@ class IndexState:
         self._sig_ids: dict[tuple[object, ...], int] = {}  # constraint signature -> small int (cheap to hash)
         self._dirty: set[WorkloadKey] = set()
         self._removed: set[WorkloadKey] = set()
+        #: the scheduler's node order (scoring/window.py; None: to rebuild after a node change) and the window
+        #: layouts on it, per candidate set or candidate groups (by id, the object kept to check it)
+        self._order: tuple[str, ...] | None = None
+        self._window_layouts: dict[int, tuple[object, WindowLayout]] = {}
 
     def _ns_of(self, name: str) -> NamespaceState:
         ns = self._ns.get(name)

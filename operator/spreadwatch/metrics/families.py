@@ -79,6 +79,25 @@ FAMILIES: Final = (
         _W,
     ),
     FamilySpec(
+        "spreadwatch_workload_nodes_scored",
+        "gauge",
+        "Nodes kube-scheduler scores for the next replica (numFeasibleNodesToFind; at most the candidate nodes).",
+        _W,
+    ),
+    FamilySpec(
+        "spreadwatch_workload_best_node_probability",
+        "gauge",
+        "Probability (0-1) that the next replica lands on one of the best nodes, the scheduler's window start "
+        "uniformly random (--window-samples; no sample without it when the window is partial).",
+        _W,
+    ),
+    FamilySpec(
+        "spreadwatch_workload_best_zone_probability",
+        "gauge",
+        "Probability (0-1) that the next replica lands in a best node's zone (as best_node_probability).",
+        _W,
+    ),
+    FamilySpec(
         "spreadwatch_workload_worst_node_score",
         "gauge",
         "SelectorSpread score of the worst candidate node for the next replica (0-100; 0-10 for v1.12/v1.16).",
@@ -122,7 +141,8 @@ FAMILIES: Final = (
     FamilySpec(
         "spreadwatch_workload_zone_score",
         "gauge",
-        "Zone component of the SelectorSpread score before weighting, truncated.",
+        "The zone's input to the score: SelectorSpread profiles, the zone component before weighting, "
+        "truncated (0-100); v1.29, the zone's matching-pod count (unbounded).",
         _Z,
     ),
     FamilySpec(

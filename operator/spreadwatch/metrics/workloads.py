@@ -47,6 +47,12 @@ _WORKLOAD_VALUES: tuple[tuple[FamilySpec, Callable[[SpreadReport], int]], ...] =
     (spec("spreadwatch_workload_worst_node_score"), lambda r: r.worst_score),
     (spec("spreadwatch_workload_node_skew"), lambda r: r.node_skew),
     (spec("spreadwatch_workload_zone_skew"), lambda r: r.zone_skew),
+    (spec("spreadwatch_workload_nodes_scored"), lambda r: r.nodes_scored),
+)
+#: the scheduler window's probabilities: a sample only for the reports that carry them
+_ODDS: tuple[tuple[FamilySpec, Callable[[SpreadReport], float | None]], ...] = (
+    (spec("spreadwatch_workload_best_node_probability"), lambda r: r.best_node_probability),
+    (spec("spreadwatch_workload_best_zone_probability"), lambda r: r.best_zone_probability),
 )
 _HEALTH = spec("spreadwatch_workload_health")
 _SKIPPED = spec("spreadwatch_workload_skipped")
@@ -173,6 +179,8 @@ class WorkloadView:
         out = [f for f, _ in _WORKLOAD_VALUES] + [_HEALTH, _SKIPPED]
         if any(r.report.comparison is not None for r in self.rows):  # only with --compare-profile
             out += [f for f, _ in _COMPARISON]
+        if any(r.report.best_node_probability is not None for r in self.rows):
+            out += [f for f, _ in _ODDS]
         out += [f for f, _ in _ZONE_VALUES]
         if self.options.node_series != "none":
             out += [_NODE_SCORE, _NODE_PODS]
@@ -206,6 +214,13 @@ class WorkloadView:
                 c = report.comparison
                 if c is not None:
                     add(f'{name}{{{key},profile="{escape_label_value(c.profile)}"}} {compared(c)}\n')
+        for family, odds in _ODDS if any(r.best_node_probability is not None for r in reports) else ():
+            add(family.header(openmetrics))
+            name = family.name
+            for key, report in zip(keys, reports, strict=True):
+                value = odds(report)
+                if value is not None:
+                    add(f"{name}{{{key}}} {value}\n")
         zone_keys = [
             [f'{key},zone="{escape_label_value(z.zone)}",region="{escape_label_value(z.region)}"' for z in report.zones]
             for key, report in zip(keys, reports, strict=True)
@@ -259,6 +274,10 @@ class WorkloadView:
             if report.comparison is not None:
                 for family, compared in _COMPARISON:
                     families[family.name].add_metric([*base, report.comparison.profile], compared(report.comparison))
+            for family, odds in _ODDS:
+                value = odds(report)
+                if value is not None:
+                    families[family.name].add_metric(base, value)
             for zone in report.zones:
                 for family, attr in _ZONE_VALUES:
                     families[family.name].add_metric([*base, zone.zone, zone.region], getattr(zone, attr))

@@ -19,6 +19,7 @@ from spreadwatch.report.spread_report import NodeEntry, SpreadReport, ZoneEntry
 from spreadwatch.report.verdict import Health, HealthThresholds, SpreadFacts, judge
 from spreadwatch.scoring import Profile, WorkloadRef, ZoneKey
 from spreadwatch.scoring.normalize import ZONE_WEIGHTING
+from spreadwatch.scoring.window import DEFAULT_WINDOW_SAMPLES
 
 __all__ = [
     "DEFAULT_MAX_NODES",
@@ -42,11 +43,15 @@ _name, _pods, _score = itemgetter(0), itemgetter(3), itemgetter(4)  # a NodeEntr
 
 @dataclass(frozen=True, slots=True)
 class ReportOptions:
-    """Report shape and verdict settings (``--top-nodes``, ``--max-report-nodes``, health thresholds)."""
+    """Report shape and verdict settings (``--top-nodes``, ``--max-report-nodes``, health thresholds), and the
+    scheduler's window: ``--window-samples`` (window starts averaged for the best-node probabilities, 0 for
+    none) and ``--percentage-of-nodes-to-score`` (None: the profile's, from ``--scheduler-config``, else 0)."""
 
     top_n: int = DEFAULT_TOP_N
     max_nodes: int = DEFAULT_MAX_NODES
     thresholds: HealthThresholds = field(default_factory=HealthThresholds)
+    window_samples: int = DEFAULT_WINDOW_SAMPLES
+    score_percentage: int | None = None
 
 
 @dataclass(frozen=True, slots=True)

@@ -6,7 +6,8 @@ JSON field names (camelCase) are a contract (see ``docs/report.md``)::
     pods, candidateNodes, excludedNodes {reason: count},
     nodes [{node, zone, region, pods, score}], nodesOmitted,
     zones [{zone, region, pods, candidateNodes, zoneScore, emptyNodeScore}], zoneCount, emptyNodeScore,
-    bestScore, worstScore, bestNodes, bestNodeCount, nodeSkew, zoneSkew, health, reasons
+    bestScore, worstScore, bestNodes, bestNodeCount, nodeSkew, zoneSkew, health, reasons, nodesScored,
+    [comparison], [bestNodeProbability, bestZoneProbability]
 
 Every candidate node's score is derivable: a node listed in ``nodes`` has its score there; any other
 candidate node has no matching pod and scores its zone's ``emptyNodeScore`` (the top-level
@@ -90,6 +91,11 @@ class SpreadReport(msgspec.Struct, frozen=True, gc=False):
     health: Health
     reasons: tuple[str, ...]
     comparison: Comparison | None = None  # ``--compare-profile``: the same workload under another profile
+    #: the scheduler's window (scoring/window.py): nodes it scores for the next pod, and the probabilities
+    #: (0-1, None when not computed) that it picks one of the best nodes, and a node in a best node's zone
+    nodes_scored: int = 0
+    best_node_probability: float | None = None
+    best_zone_probability: float | None = None
 
     def score_of(self, node: str, zone: tuple[str, str] | None) -> int:
         """Derive a candidate node's score from the report (``zone`` is its (region, zone) or None)."""
@@ -123,7 +129,7 @@ _REPORT_FORM = json_form(
         *("workload", "profile", "selector", "skipped", "skip_reason", "replicas", "pods", "candidate_nodes"),
         *("excluded_nodes", "nodes", "nodes_omitted", "zones", "zone_count", "empty_node_score", "best_score"),
         *("worst_score", "best_nodes", "best_node_count", "node_skew", "zone_skew", "health", "reasons"),
-        "comparison",
+        *("nodes_scored", "comparison", "best_node_probability", "best_zone_probability"),
     ),
     convert={
         "workload": _WORKLOAD_FORM,
@@ -135,5 +141,5 @@ _REPORT_FORM = json_form(
         "reasons": list,
         "comparison": _COMPARISON_FORM,
     },
-    omit_none=("comparison",),
+    omit_none=("comparison", "best_node_probability", "best_zone_probability"),
 )

@@ -100,11 +100,9 @@ class EventRouter:
                 return
             body = {**body, "kind": kind}
             body_kind = kind
-        watched = WATCHED_BY_KIND.get(body_kind)
+        watched = self._watched(body_kind)
         if watched is None:
-            self.stats.ignored += 1
             return
-        self.stats.by_kind[watched.kind] = self.stats.by_kind.get(watched.kind, 0) + 1
         namespace, name = _name_of(body)
         if watched.namespaced:
             namespace = namespace or "default"
@@ -118,6 +116,15 @@ class EventRouter:
             self._apply(watched, body, namespace, name)
         self.wake()
 
+    def _watched(self, kind: str) -> Watched | None:
+        """The watched resource of ``kind``, its event counted (None, counted as ignored: not watched). O(1)."""
+        watched = WATCHED_BY_KIND.get(kind)
+        if watched is None:
+            self.stats.ignored += 1
+            return None
+        self.stats.by_kind[watched.kind] = self.stats.by_kind.get(watched.kind, 0) + 1
+        return watched
+
     def handle_decoded(self, kind: str, item: Decoded) -> None:
         """An object of the watched ``kind`` as the informers decoded it: a record, an :class:`Unparsed` item
         (parsed and, if broken, worded by :meth:`handle`) or None (not read). O(1) + apply."""
@@ -130,11 +137,9 @@ class EventRouter:
         """A ``DELETED`` event of an object of the watched ``kind`` (or one a re-list no longer shows). O(1) +
         remove."""
         self.stats.events += 1
-        watched = WATCHED_BY_KIND.get(kind)
+        watched = self._watched(kind)
         if watched is None:
-            self.stats.ignored += 1
             return
-        self.stats.by_kind[kind] = self.stats.by_kind.get(kind, 0) + 1
         if watched.namespaced:
             namespace = namespace or "default"
             if not self.scope.namespace_watched(namespace):
@@ -149,11 +154,9 @@ class EventRouter:
         """What :meth:`handle` does with an ADDED/MODIFIED event of an object of the watched ``kind``, for its
         record decoded straight from the API's bytes. O(1) + apply."""
         self.stats.events += 1
-        watched = WATCHED_BY_KIND.get(kind)
+        watched = self._watched(kind)
         if watched is None:
-            self.stats.ignored += 1
             return
-        self.stats.by_kind[kind] = self.stats.by_kind.get(kind, 0) + 1
         namespace: str = getattr(record, "namespace", "") if watched.namespaced else ""
         if watched.namespaced and not self.scope.namespace_watched(namespace):
             self.stats.ignored += 1

@@ -74,8 +74,16 @@ class SpreadSummary:
         return ScoreBreakdown(f_score, None, f_score, 0.0, int(f_score))
 
     def score(self, count: int, zone: ZoneKey | None) -> int:
-        """The final integer score of a candidate node. O(1)."""
-        return self.breakdown(count, zone).final
+        """The final integer score of a candidate node: :meth:`breakdown`'s operations, without building
+        it (the window model scores every class of every sampled window). O(1)."""
+        top = float(self.max_score)
+        f_score = top if self.max_node <= 0 else top * (float(self.max_node - count) / float(self.max_node))
+        if not self.zone_counts or zone is None:
+            return int(f_score)
+        zone_score = top
+        if self.max_zone > 0:
+            zone_score = top * (float(self.max_zone - self.zone_counts[zone]) / float(self.max_zone))
+        return int(f_score * (1.0 - ZONE_WEIGHTING) + ZONE_WEIGHTING * zone_score)
 
     def zone_score(self, zone: ZoneKey) -> float:
         """The zone component before weighting."""

@@ -83,6 +83,9 @@ class Profile:
     pod_topology_spread: bool = False  # scored by the PodTopologySpread plugin, not SelectorSpread
     #: PodTopologySpread's default constraints (``--scheduler-config`` replaces them); unused otherwise
     default_constraints: DefaultConstraints = field(default=SYSTEM_DEFAULT_CONSTRAINTS, compare=False)
+    #: ``percentageOfNodesToScore`` (``--scheduler-config``, ``--percentage-of-nodes-to-score``): 1-100, or 0
+    #: for kube-scheduler's adaptive default (scoring/window.py)
+    score_percentage: int = field(default=0, compare=False)
 
 
 PROFILES: Final[dict[str, Profile]] = {

@@ -1,12 +1,15 @@
-"""PodTopologySpread's default constraints from a ``KubeSchedulerConfiguration`` (``--scheduler-config``).
+"""PodTopologySpread's default constraints and ``percentageOfNodesToScore`` from a
+``KubeSchedulerConfiguration`` (``--scheduler-config``).
 
-Reads ``kubescheduler.config.k8s.io/v1``: the profile whose ``schedulerName`` is asked for (a file without
-``profiles`` has the one ``default-scheduler`` profile), its ``pluginConfig`` entry named
-``PodTopologySpread`` and that entry's ``args``: ``defaultingType`` (``System``, the default, or ``List``)
-and ``defaultConstraints``, validated as kube-scheduler validates them (maxSkew > 0, a topologyKey, a valid
-whenUnsatisfiable, no labelSelector, no duplicate key/action pair; System with constraints is an error).
-No PodTopologySpread args: the system defaults. Anything unusable raises :class:`InputError` with one line
-naming the file and field. Pure: the caller parses the YAML. O(size of the document).
+Reads ``kubescheduler.config.k8s.io/v1`` (or ``v1beta3``, kube-scheduler v1.28's: the same fields): the
+profile whose ``schedulerName`` is asked for (a file without ``profiles`` has the one ``default-scheduler``
+profile), its ``pluginConfig`` entry named ``PodTopologySpread`` and that entry's ``args``:
+``defaultingType`` (``System``, the default, or ``List``) and ``defaultConstraints``, validated as
+kube-scheduler validates them (maxSkew > 0, a topologyKey, a valid whenUnsatisfiable, no labelSelector, no
+duplicate key/action pair; System with constraints is an error). No PodTopologySpread args: the system
+defaults. ``percentageOfNodesToScore`` (an integer 0-100; 0 is the adaptive default) is the profile's when
+it sets one, else the top level's, else 0. Anything unusable raises :class:`InputError` with one line naming
+the file and field. Pure: the caller parses the YAML. O(size of the document).
 """
 
 from __future__ import annotations
@@ -19,9 +22,11 @@ from spreadwatch.model import SpreadConstraint
 from spreadwatch.scoring.profiles import SYSTEM_DEFAULT_CONSTRAINTS, DefaultConstraints
 from spreadwatch.selectors import EVERYTHING
 
-__all__ = ["API_VERSION", "DEFAULT_SCHEDULER_NAME", "default_constraints_from_config"]
+__all__ = ["API_VERSION", "DEFAULT_SCHEDULER_NAME", "default_constraints_from_config", "score_percentage_from_config"]
 
 API_VERSION: Final = "kubescheduler.config.k8s.io/v1"
+_API_VERSIONS: Final = (API_VERSION, "kubescheduler.config.k8s.io/v1beta3")
+_PERCENTAGE_FIELD: Final = "percentageOfNodesToScore"
 DEFAULT_SCHEDULER_NAME: Final = "default-scheduler"
 _ACTIONS: Final = ("DoNotSchedule", "ScheduleAnyway")
 _POLICIES: Final = ("Honor", "Ignore")
@@ -76,32 +81,70 @@ def _constraint(raw: object, source: str, path: str) -> SpreadConstraint:
     )
 
 
+def _config(doc: object, source: str) -> tuple[Mapping[str, Any], list[tuple[str, str, Mapping[str, Any]]]]:
+    """The checked document and its profiles as ``(name, path, profile)`` (a file without ``profiles`` has
+    the one ``default-scheduler`` profile); duplicate names raise InputError. O(profiles)."""
+    config = _mapping(doc, source, "")
+    if config.get("kind") != "KubeSchedulerConfiguration" or config.get("apiVersion") not in _API_VERSIONS:
+        raise _fail(
+            source,
+            "",
+            f"expected kind KubeSchedulerConfiguration, apiVersion {' or '.join(_API_VERSIONS)}; "
+            f"got kind {config.get('kind')!r}, apiVersion {config.get('apiVersion')!r}",
+        )
+    raw_profiles = _list(config.get("profiles"), source, "profiles") or [{"schedulerName": DEFAULT_SCHEDULER_NAME}]
+    profiles: list[tuple[str, str, Mapping[str, Any]]] = []
+    for i, raw in enumerate(raw_profiles):
+        profile = _mapping(raw, source, f"profiles[{i}]")
+        name = str(profile.get("schedulerName") or DEFAULT_SCHEDULER_NAME)
+        if any(name == seen for seen, _, _ in profiles):
+            raise _fail(source, f"profiles[{i}].schedulerName", f"duplicate profile {name!r}")
+        profiles.append((name, f"profiles[{i}]", profile))
+    return config, profiles
+
+
+def _named(profiles: list[tuple[str, str, Mapping[str, Any]]], source: str, scheduler_name: str) -> int:
+    """The index of profile ``scheduler_name``; InputError naming the profiles found. O(profiles)."""
+    for i, (name, _, _) in enumerate(profiles):
+        if name == scheduler_name:
+            return i
+    found = ", ".join(name for name, _, _ in profiles)
+    raise _fail(source, "profiles", f"no profile with schedulerName {scheduler_name!r} (found: {found})")
+
+
 def default_constraints_from_config(
     doc: object, source: str, scheduler_name: str = DEFAULT_SCHEDULER_NAME
 ) -> DefaultConstraints:
     """The PodTopologySpread defaults of profile ``scheduler_name`` in a parsed KubeSchedulerConfiguration
     (``source`` names the file in messages). Raises InputError."""
-    config = _mapping(doc, source, "")
-    if config.get("kind") != "KubeSchedulerConfiguration" or config.get("apiVersion") != API_VERSION:
-        raise _fail(
-            source,
-            "",
-            f"expected kind KubeSchedulerConfiguration, apiVersion {API_VERSION}; "
-            f"got kind {config.get('kind')!r}, apiVersion {config.get('apiVersion')!r}",
-        )
-    profiles = _list(config.get("profiles"), source, "profiles")
-    if not profiles:
-        profiles = [{"schedulerName": DEFAULT_SCHEDULER_NAME}]
-    found: dict[str, DefaultConstraints] = {}
-    for i, raw in enumerate(profiles):  # kube-scheduler validates every profile, not only the one it runs
-        profile = _mapping(raw, source, f"profiles[{i}]")
-        name = str(profile.get("schedulerName") or DEFAULT_SCHEDULER_NAME)
-        if name in found:
-            raise _fail(source, f"profiles[{i}].schedulerName", f"duplicate profile {name!r}")
-        found[name] = _profile_defaults(profile, source, f"profiles[{i}].pluginConfig", f"{source} (profile {name})")
-    if scheduler_name not in found:
-        raise _fail(source, "profiles", f"no profile with schedulerName {scheduler_name!r} (found: {', '.join(found)})")
-    return found[scheduler_name]
+    _, profiles = _config(doc, source)
+    # kube-scheduler validates every profile, not only the one it runs
+    found = [
+        _profile_defaults(profile, source, f"{path}.pluginConfig", f"{source} (profile {name})")
+        for name, path, profile in profiles
+    ]
+    return found[_named(profiles, source, scheduler_name)]
+
+
+def _percentage(value: object, source: str, path: str) -> int | None:
+    """A ``percentageOfNodesToScore`` (None when unset); InputError unless an integer 0-100. O(1)."""
+    if value is None:
+        return None
+    if isinstance(value, bool) or not isinstance(value, int) or not 0 <= value <= 100:
+        raise _fail(source, path, f"must be an integer between 0 and 100, got {value!r}")
+    return value
+
+
+def score_percentage_from_config(doc: object, source: str, scheduler_name: str = DEFAULT_SCHEDULER_NAME) -> int:
+    """``percentageOfNodesToScore`` for profile ``scheduler_name``: the profile's, else the top level's, else
+    0 (adaptive), as ``numFeasibleNodesToFind`` chooses. Raises InputError. O(profiles)."""
+    config, profiles = _config(doc, source)
+    top = _percentage(config.get(_PERCENTAGE_FIELD), source, _PERCENTAGE_FIELD)
+    own = [_percentage(p.get(_PERCENTAGE_FIELD), source, f"{path}.{_PERCENTAGE_FIELD}") for _, path, p in profiles]
+    chosen = own[_named(profiles, source, scheduler_name)]
+    if chosen is not None:
+        return chosen
+    return top or 0
 
 
 def _profile_defaults(profile: Mapping[str, Any], source: str, base: str, where: str) -> DefaultConstraints:

@@ -38,6 +38,7 @@ __all__ = [
     "Level",
     "Signature",
     "group_candidates",
+    "raw_score",
     "score_groups",
 ]
 
@@ -228,7 +229,7 @@ class GroupScores(NamedTuple):
         if self.plan.require_all and _missing(sig):
             return None
         skews = tuple(float(t.max_skew - 1) for t in self.plan.terms)
-        return _raw(_present(sig), own, self.domains, self.weights, skews)
+        return raw_score(_present(sig), own, self.domains, self.weights, skews)
 
 
 def _present(sig: Signature) -> tuple[tuple[int, str | None], ...]:
@@ -236,7 +237,7 @@ def _present(sig: Signature) -> tuple[tuple[int, str | None], ...]:
     return tuple((i, None if v is True else v) for i, v in enumerate(sig) if v is not None and v is not False)
 
 
-def _raw(
+def raw_score(
     present: Sequence[tuple[int, str | None]],
     own: Sequence[int],
     domains: Sequence[Mapping[str, int]],
@@ -331,7 +332,7 @@ def _level(
     zeros = (0,) * len(skews)
     group_raw = tuple(
         [
-            None if out else _raw(present, zeros, domains, doms.weights, skews)
+            None if out else raw_score(present, zeros, domains, doms.weights, skews)
             for present, out in zip(groups.present, doms.ignored, strict=True)
         ]
     )
@@ -444,7 +445,7 @@ def score_groups(
                 per[own] = None
             else:
                 per_term_own = own if isinstance(own, tuple) else (own,) * n_terms
-                row_raw[j] = per[own] = _raw(present[g], per_term_own, level.domains, weights, skews)
+                row_raw[j] = per[own] = raw_score(present[g], per_term_own, level.domains, weights, skews)
         busy_raws = [raw for raw in row_raw if raw is not None]
     else:
         busy_raws = cast("list[int]", row_raw)  # no None in it

@@ -5,7 +5,11 @@ every step all candidate nodes are scored by the profile with the earlier simula
 applied to the same :class:`~spreadwatch.index.SpreadIndex` the operator keeps, so the scores are the
 index's, for every registered profile), the whole tie set of best nodes is reported, and the pod is bound to
 one of them: by default the **first best node by name** (deterministic), with a seed a uniformly random one,
-as kube-scheduler's ``selectHost`` does among equal totals. Scale-down removes pods in the controller's
+as kube-scheduler's ``selectHost`` does among equal totals. With a seed and a cluster where kube-scheduler
+scores only a window of the candidates (scoring/window.py), each step samples the window's start uniformly
+and binds the pod to one of the *window's* best nodes (window-local scores), which may not be an all-node
+best node; ``--runs`` then counts, per step, the runs whose pod landed on a best node, in a best node's zone,
+or elsewhere, next to the model's probabilities. Scale-down removes pods in the controller's
 order (:mod:`spreadwatch.whatif.victims`).
 
 Cost per step: O(candidate nodes) to read every score back, plus the index's O(labels + matching workloads)
@@ -38,6 +42,7 @@ __all__ = [
     "RemovalStep",
     "RunsSummary",
     "Simulation",
+    "StepOutcomes",
     "WhatIf",
     "candidate_scores",
     "simulate_add",
@@ -46,6 +51,8 @@ __all__ = [
 ]
 
 _POD_NAME_LABEL = "statefulset.kubernetes.io/pod-name"
+BEST_NODE, BEST_ZONE, OTHER = "best-node", "best-zone", "other"
+_RUN_SAMPLES = 64  # window starts averaged for each run's step probability (every start up to 64 nodes)
 
 
 def candidate_scores(index: SpreadIndex, report: SpreadReport) -> dict[str, int]:
@@ -81,6 +88,8 @@ class PlacementStep:
     node: str
     zone: str
     scores: Mapping[str, int] = field(repr=False)  # every candidate's score before this pod was bound
+    nodes_scored: int = 0  # nodes kube-scheduler scored for this pod (its window; 0: every candidate)
+    outcome: str = BEST_NODE  # where the pod landed: best-node, best-zone (a best node's zone) or other
 
 
 _PLACEMENT_FORM = json_form(
@@ -125,14 +134,39 @@ class Simulation:
 
 
 @dataclass(frozen=True, slots=True)
+class StepOutcomes:
+    """One step of ``simulate --runs K``: the runs whose pod landed on a best node, in a best node's zone (not
+    on a best node) or elsewhere, the nodes scored, and the model's probabilities averaged over the runs."""
+
+    step: int
+    nodes_scored: int
+    best_node: int
+    best_zone: int
+    other: int
+    p_best_node: float
+    p_best_zone: float
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "step": self.step,
+            "nodesScored": self.nodes_scored,
+            "bestNode": self.best_node,
+            "bestZone": self.best_zone,
+            "other": self.other,
+            "probability": {"bestNode": round(self.p_best_node, 4), "bestZone": round(self.p_best_zone, 4)},
+        }
+
+
+@dataclass(frozen=True, slots=True)
 class RunsSummary:
-    """``simulate --runs K``: how the final spread is distributed over K seeded runs."""
+    """``simulate --runs K``: how the final spread is distributed over K seeded runs, and the outcomes per step."""
 
     runs: int
     first_seed: int
     node_skew: Mapping[int, int]  # final node skew -> runs
     zone_skew: Mapping[int, int]
     health: Mapping[str, int]
+    steps: tuple[StepOutcomes, ...] = ()
 
     def to_dict(self) -> dict[str, Any]:
         return {
@@ -141,6 +175,7 @@ class RunsSummary:
             "nodeSkew": {str(k): v for k, v in sorted(self.node_skew.items())},
             "zoneSkew": {str(k): v for k, v in sorted(self.zone_skew.items())},
             "health": dict(sorted(self.health.items())),
+            "steps": [s.to_dict() for s in self.steps],
         }
 
 
@@ -197,15 +232,36 @@ class WhatIf:
         return zone[1] if zone else ""
 
     def next_step(self, step: int, rng: random.Random | None) -> PlacementStep:
-        """Score the candidates and pick the node: first best by name, or uniformly at random with ``rng``."""
+        """Score the candidates and pick the node: first best by name, or with ``rng`` uniformly at random
+        among the best of a uniformly random window (the best of all candidates when all are scored)."""
         scores = self.scores()
         if not scores:
             raise InputError(f"{self.workload.key}: no candidate node, a new pod would stay Pending")
         best = max(scores.values())
         ties = [n for n, s in scores.items() if s == best]
-        node = ties[0] if rng is None else rng.choice(ties)
+        model = self.index.window_model(self.workload.key) if rng is not None else None
+        scored = 0
+        if rng is None:
+            node = ties[0]
+        elif model is not None and not model.whole:
+            node = model.pick(rng.randrange(model.layout.all_nodes), rng)
+            scored = model.size
+        else:
+            node = rng.choice(ties)
+        if node in ties:
+            outcome = BEST_NODE
+        else:
+            outcome = BEST_ZONE if self.zone_name(node) in {self.zone_name(t) for t in ties} else OTHER
         return PlacementStep(
-            step, best, tuple(ties[: self.options.top_n]), len(ties), node, self.zone_name(node), scores
+            step,
+            best,
+            tuple(ties[: self.options.top_n]),
+            len(ties),
+            node,
+            self.zone_name(node),
+            scores,
+            scored,
+            outcome,
         )
 
     @property
@@ -309,7 +365,8 @@ def simulate_runs(
     seed: int = 0,
 ) -> RunsSummary:
     """``runs`` scale-ups by ``count`` with seeds ``seed``, ``seed+1``, ...: the distribution of the final
-    node skew, zone skew and health. One index load; O(runs × count × candidate nodes)."""
+    node skew, zone skew and health, and per step where the pods landed (each run's window sampled from its
+    seed) with the model's probabilities. One index load; O(runs × count × (candidate nodes + 64 windows))."""
     _check_count(count)
     if runs < 1:
         raise InputError(f"--runs must be at least 1, got {runs}")
@@ -317,15 +374,32 @@ def simulate_runs(
     node_skew: Counter[int] = Counter()
     zone_skew: Counter[int] = Counter()
     health: Counter[str] = Counter()
+    outcomes: list[Counter[str]] = [Counter() for _ in range(count)]
+    odds = [[0.0, 0.0] for _ in range(count)]
+    scored = [0] * count
     for run in range(runs):
         added: list[Pod] = []
         rng = random.Random(seed + run)
         for i in range(1, count + 1):
-            added.append(sim.bind(sim.next_step(i, rng).node))
+            model = sim.index.window_model(sim.workload.key)
+            if model is not None:
+                chance = model.odds(_RUN_SAMPLES, seed)
+                odds[i - 1][0] += chance.best_node or 0.0
+                odds[i - 1][1] += chance.best_zone or 0.0
+            step = sim.next_step(i, rng)
+            outcomes[i - 1][step.outcome] += 1
+            scored[i - 1] = step.nodes_scored or len(step.scores)
+            added.append(sim.bind(step.node))
         report = sim.report()
         node_skew[report.node_skew] += 1
         zone_skew[report.zone_skew] += 1
         health[report.health.value] += 1
         for pod in added:
             sim.unbind(pod)
-    return RunsSummary(runs, seed, dict(node_skew), dict(zone_skew), dict(health))
+    steps = tuple(
+        StepOutcomes(
+            i + 1, scored[i], c[BEST_NODE], c[BEST_ZONE], c[OTHER], odds[i][0] / runs, odds[i][1] / runs
+        )
+        for i, c in enumerate(outcomes)
+    )
+    return RunsSummary(runs, seed, dict(node_skew), dict(zone_skew), dict(health), steps)

@@ -1,0 +1,302 @@
+"""Measures of the index on bench/synth.py's cluster: cold computation, pod events, memory, metrics scrape.
+
+Each ``measure``-style function takes the scale (and its parameters from bench/figures.toml) and returns
+``{figure key: number}``; bench/run.py records them. ``profile`` names the scoring profile (v1.28
+SelectorSpread, v1.29 PodTopologySpread), so one function serves both. Costs: a cold computation O(pods +
+workloads × candidate nodes); a replay O(events × dirty workloads per event × candidate nodes); memory one
+fresh interpreter per repeat; a scrape O(series). Imports that only one measure needs are made inside it, so
+a baseline (``--baseline REV``) whose older package lacks them can still run the others.
+"""
+
+from __future__ import annotations
+
+import gc
+import json
+import random
+import subprocess
+import sys
+import time
+from typing import Any
+
+import msgspec
+from bench.events import EVENT_TYPES, StreamRun, run_stream
+from bench.inputs import cluster
+from bench.timing import MIB, GCMeter, median, percentile, rss_bytes, vm_hwm_bytes
+
+from bench import naive, synth
+from spreadwatch.index import SpreadIndex
+from spreadwatch.model import parse_object, parse_pod
+from spreadwatch.report import ReportOptions
+from spreadwatch.scoring import Profile, get_profile, representative_pod, zone_key
+from spreadwatch.snapshot import Snapshot
+
+__all__ = ["cold", "events", "fresh_index", "memory", "memory_child", "metrics", "sizes"]
+
+
+def fresh_index(snapshot: Snapshot, profile: Profile) -> SpreadIndex:
+    """An index loaded with ``snapshot``, every report built and the dirty set emptied (an operator at rest)."""
+    index = SpreadIndex(profile, ReportOptions())
+    index.load(snapshot)
+    index.reports()
+    index.take_dirty()
+    return index
+
+
+def sizes(*, scale: float, quick: bool = False) -> dict[str, Any]:
+    """What the cluster of ``scale`` holds: nodes, namespaces, workloads, pods, label groups, dump size."""
+    c = cluster(scale)
+    kinds: dict[str, int] = {}
+    for o in c.objects:
+        kinds[o["kind"]] = kinds.get(o["kind"], 0) + 1
+    index = fresh_index(c.snapshot, get_profile("v1.28"))
+    return {
+        "nodes": kinds.get("Node", 0),
+        "namespaces": kinds.get("Namespace", 0),
+        "workloads": len(naive.workloads_of(c.snapshot)),
+        "pods": kinds.get("Pod", 0),
+        "label_groups": index.sizes().label_groups,
+        "dump_mib": c.dump("indent2").stat().st_size / MIB,
+    }
+
+
+def _cold_once(snapshot: Snapshot, profile: Profile) -> tuple[float, float, float, float]:
+    """(load s, reports s, process CPU s, cyclic GC s) of one cold computation; the index is dropped."""
+    gc.collect()
+    with GCMeter() as meter:
+        c0, t0 = time.process_time(), time.perf_counter()
+        index = SpreadIndex(profile, ReportOptions())
+        index.load(snapshot)
+        t1 = time.perf_counter()
+        index.reports()
+        t2 = time.perf_counter()
+        cpu = time.process_time() - c0
+    return t1 - t0, t2 - t1, cpu, meter.seconds
+
+
+def _cordon(snapshot: Snapshot, profile: Profile) -> tuple[float, int]:
+    """Median seconds to cordon one schedulable node and rebuild every dirty report (3 nodes), and the dirty."""
+    index = fresh_index(snapshot, profile)
+    runs, dirty_n = [], 0
+    for node in [n for n in snapshot.nodes if not n.unschedulable][:3]:
+        t0 = time.perf_counter()
+        index.apply(msgspec.structs.replace(node, unschedulable=True))
+        dirty, _ = index.take_dirty()
+        for key in dirty:
+            index.report_for(key)
+        runs.append(time.perf_counter() - t0)
+        dirty_n = len(dirty)
+    return median(runs), dirty_n
+
+
+def _exact(snapshot: Snapshot, profile: Profile, sample: int, seed: int = 3) -> int:
+    """Workloads (of a random ``sample``) whose report's derived scores equal ``score_pod``'s; raises on a
+    difference. Error reports are left out. O(sample × pods)."""
+    from spreadwatch.scoring import score_pod  # noqa: PLC0415 - (a baseline's older package may lack it)
+
+    index = fresh_index(snapshot, profile)
+    nodes = sorted(snapshot.nodes, key=lambda n: n.name)
+    zones = {n.name: zone_key(n.labels, profile) for n in nodes}
+    workloads = naive.workloads_of(snapshot)
+    checked = 0
+    for ctrl in random.Random(seed).sample(workloads, min(sample, len(workloads))):
+        report = index.report_for(ctrl.key)
+        if report is None or report.health.value == "Error":
+            continue
+        rs = snapshot.controllers_in("ReplicaSet", ctrl.namespace) if ctrl.kind == "Deployment" else ()
+        pod, _ = representative_pod(ctrl, rs)
+        expected = score_pod(pod, nodes, snapshot.pods, index, profile)
+        if {n: report.score_of(n, zones[n]) for n in expected.scores} != dict(expected.scores):
+            raise AssertionError(f"{profile.name} report of {ctrl.key} differs from score_pod")
+        checked += 1
+    return checked
+
+
+def cold(
+    *, scale: float, quick: bool = False, profile: str = "v1.28", repeats: int = 3, exact: int = 0
+) -> dict[str, Any]:
+    """The cold full computation ``SpreadIndex.load`` + ``reports()`` from records (median of ``repeats``, GC
+    on, and once with the GC off), a cordon, parsing, and with ``exact`` that many workloads checked against
+    the reference scorer."""
+    c, prof = cluster(scale), get_profile(profile)
+    snapshot, repeats = c.snapshot, 1 if quick else repeats
+    runs = [_cold_once(snapshot, prof) for _ in range(repeats)]
+    gc.disable()
+    try:
+        gc_off = _cold_once(snapshot, prof)
+    finally:
+        gc.enable()
+    cordon_s, dirty = _cordon(snapshot, prof)
+    pods = [o for o in c.objects if o["kind"] == "Pod"][:20000]
+    t0 = time.perf_counter()
+    for o in pods:
+        parse_pod(o)
+    parse_pod_us = (time.perf_counter() - t0) / max(1, len(pods)) * 1e6
+    gc.collect()
+    t0 = time.perf_counter()
+    Snapshot.from_objects(c.objects)
+    parse_s = time.perf_counter() - t0
+    total = median([r[0] + r[1] for r in runs])
+    out = {
+        "cold_s": total,
+        "cold_cpu_s": median([r[2] for r in runs]),
+        "load_s": median([r[0] for r in runs]),
+        "reports_s": median([r[1] for r in runs]),
+        "cold_gc_s": median([r[3] for r in runs]),
+        "cold_gc_off_s": gc_off[0] + gc_off[1],
+        "cold_per_1000_pods_ms": total / max(1, len(snapshot.pods)) * 1e6,
+        "cordon_s": cordon_s,
+        "cordon_dirty": dirty,
+        "parse_snapshot_s": parse_s,
+        "parse_pod_us": parse_pod_us,
+    }
+    if exact:
+        out["exact_checked"] = _exact(snapshot, prof, exact)
+    return out
+
+
+def _replay(
+    snapshot: Snapshot, profile: Profile, stream: list[Any], freeze_gc: bool = False
+) -> tuple[StreamRun, GCMeter]:
+    index = fresh_index(snapshot, profile)
+    gc.collect()
+    if freeze_gc:
+        gc.freeze()
+    try:
+        with GCMeter() as meter:
+            run = run_stream(index, stream)
+    finally:
+        if freeze_gc:
+            gc.unfreeze()
+    return run, meter
+
+
+def _stream_stats(run: StreamRun, meter: GCMeter) -> dict[str, float]:
+    s, cs = sorted(run.wall_ns), sorted(run.cpu_ns)
+    n = len(s)
+    return {
+        "p50_us": percentile(s, 50) / 1e3,
+        "p99_us": percentile(s, 99) / 1e3,
+        "p999_us": percentile(s, 99.9) / 1e3,
+        "max_us": s[-1] / 1e3,
+        "mean_us": sum(s) / n / 1e3,
+        "events_per_s": n / run.wall_s,
+        "cpu_p99_us": percentile(cs, 99) / 1e3,
+        "cpu_events_per_s": n / run.cpu_s,
+        "dirty_mean": sum(run.dirty) / n,
+        "gc_share": meter.seconds / run.wall_s,
+    }
+
+
+def events(
+    *, scale: float, quick: bool = False, profile: str = "v1.28", events: int = 20000, repeats: int = 3
+) -> dict[str, Any]:
+    """Pod events through ``apply``/``remove``, ``take_dirty()`` and every dirty report's rebuild, each timed:
+    medians over ``repeats`` replays on a freshly loaded index, GC enabled (as in the operator); per event type
+    the p99 over all replays; once more with ``gc.freeze()`` after the load (what-if)."""
+    c, prof = cluster(scale), get_profile(profile)
+    stream = c.stream(1000 if quick else events)
+    replays = [_replay(c.snapshot, prof, stream) for _ in range(1 if quick else repeats)]
+    stats = [_stream_stats(run, meter) for run, meter in replays]
+    out: dict[str, Any] = {k: median([s[k] for s in stats]) for k in stats[0]}
+    for t in EVENT_TYPES:
+        per_type = sorted(ns for run, _ in replays for ev, ns in zip(stream, run.wall_ns, strict=True) if ev[-1] == t)
+        out[f"{t}_p99_us"] = percentile(per_type, 99) / 1e3
+    del replays
+    frozen = _stream_stats(*_replay(c.snapshot, prof, stream, freeze_gc=True))
+    out["frozen_gc_p99_us"] = frozen["p99_us"]
+    out["frozen_gc_events_per_s"] = frozen["events_per_s"]
+    return out
+
+
+def memory_child(scale: float, profile_name: str) -> dict[str, float]:
+    """In this (fresh) interpreter: RSS (MiB) at each stage of building the index from streamed objects."""
+    profile = get_profile(profile_name)
+    gc.collect()
+    base = rss_bytes()
+    snapshot = Snapshot()
+    for obj in synth.iter_objects(scale, 1):  # dicts are transient: only records stay
+        snapshot.add(parse_object(obj))
+    gc.collect()
+    records = rss_bytes()
+    index = SpreadIndex(profile, ReportOptions())
+    index.load(snapshot)
+    gc.collect()
+    loaded = rss_bytes()
+    index.reports()
+    gc.collect()
+    with_reports = rss_bytes()
+    return {
+        "interpreter_mib": base / MIB,
+        "records_mib": (records - base) / MIB,
+        "index_mib": (loaded - records) / MIB,
+        "reports_mib": (with_reports - loaded) / MIB,
+        "index_rss_mib": (with_reports - base) / MIB,
+        "peak_rss_mib": vm_hwm_bytes() / MIB,
+    }
+
+
+_CHILD = (
+    "import json, sys\n"
+    "from bench.index_figures import memory_child\n"
+    "print(json.dumps(memory_child(float(sys.argv[1]), sys.argv[2])))"
+)
+
+
+def memory(*, scale: float, quick: bool = False, profile: str = "v1.28", repeats: int = 2) -> dict[str, Any]:
+    """Index memory in fresh interpreters (:func:`memory_child`, median of ``repeats``): records + index +
+    reports, what a long-running operator keeps resident."""
+    runs = []
+    for _ in range(1 if quick else repeats):
+        out = subprocess.run(
+            [sys.executable, "-c", _CHILD, str(scale), profile], check=True, capture_output=True, text=True
+        )
+        runs.append(json.loads(out.stdout.strip().splitlines()[-1]))
+    return {k: median([r[k] for r in runs]) for k in runs[0]}
+
+
+def _scrape(index: SpreadIndex, mode: str, repeats: int) -> dict[str, float]:
+    from spreadwatch.metrics import MetricsOptions, freeze, registry_for  # noqa: PLC0415 - (see the module doc)
+    from spreadwatch.metrics import render as render_metrics  # noqa: PLC0415
+
+    registry = registry_for(index, MetricsOptions(node_series=mode))  # type: ignore[arg-type]
+    freezes, renders, oms, body = [], [], [], b""
+    for _ in range(repeats):
+        t0 = time.perf_counter()
+        frozen = freeze(registry)
+        t1 = time.perf_counter()
+        body = render_metrics(frozen)
+        t2 = time.perf_counter()
+        render_metrics(frozen, openmetrics=True)
+        oms.append(time.perf_counter() - t2)
+        freezes.append(t1 - t0)
+        renders.append(t2 - t1)
+    return {
+        "series": sum(1 for line in body.split(b"\n") if line and not line.startswith(b"#")),
+        "body_mib": len(body) / MIB,
+        "freeze_s": median(freezes),
+        "render_s": median(renders),
+        "openmetrics_s": median(oms),
+        "scrape_s": median([f + r for f, r in zip(freezes, renders, strict=True)]),
+    }
+
+
+def metrics(*, scale: float, quick: bool = False, profile: str = "v1.28", repeats: int = 3) -> dict[str, Any]:
+    """Series per ``--node-metrics`` mode against the budget (pods + 10 × workloads × zones) and a scrape's
+    cost: ``freeze`` (event loop) + ``render`` (worker thread), medians, GC on; ``all`` is counted, not
+    rendered (tens of millions of series at scale 1.0)."""
+    c, prof = cluster(scale), get_profile(profile)
+    index = fresh_index(c.snapshot, prof)
+    reports = index.reports()
+    zones = {zone_key(n.labels, prof) for n in c.snapshot.nodes} - {None}
+    pods = index.sizes().pods
+    default = _scrape(index, "default", 1 if quick else repeats)
+    none = _scrape(index, "none", 1 if quick else repeats)
+    budget = pods + 10 * len(reports) * len(zones)
+    return {
+        **{f"default_{k}": v for k, v in default.items()},
+        "none_series": none["series"],
+        "none_scrape_s": none["scrape_s"],
+        "all_series": none["series"] + 2 * sum(r.candidate_nodes for r in reports),
+        "series_budget": budget,
+        "budget_used": default["series"] / budget,
+    }

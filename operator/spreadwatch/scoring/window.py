@@ -1,0 +1,409 @@
+"""The window of nodes kube-scheduler actually scores, and the odds that its choice is a report's best node.
+
+From 100 nodes on, kube-scheduler (v1.28–v1.36, ``numFeasibleNodesToFind`` in pkg/scheduler/schedule_one.go)
+stops filtering once it has :func:`nodes_to_score` feasible nodes and scores only those. It examines the
+nodes from a start index that rotates over its snapshot's node list — the node tree's order, zones taken
+round robin (:func:`scheduler_order`) — so each pod is scored on a *window* of the candidates, and the scores
+are window-local: SelectorSpread's maxima and zone sums, and PodTopologySpread's domains, weights and min/max,
+are taken over the window's nodes only (PodTopologySpread still counts the pods of every node in a domain).
+
+The model (docs/scoring.md §11): the window is the first ``k`` candidates, in :func:`scheduler_order`,
+at or after a start position uniformly random over all ``n`` nodes (cyclic); the scheduler picks uniformly
+among the window's best nodes. :class:`WindowModel` holds one workload's candidates as *classes* — each
+candidate with matching pods alone, the empty candidates of each group (zone, or zone and topology
+signature) together — so one window costs O(groups × log + busy candidates), whatever its size.
+Pure: no I/O, no randomness beyond the seeded starts of :func:`sample_starts`.
+"""
+
+from __future__ import annotations
+
+import random
+from bisect import bisect_left
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass, field
+from itertools import pairwise
+from typing import Final, NamedTuple, Protocol
+
+from spreadwatch.scoring.gomath import go_log
+from spreadwatch.scoring.normalize import SpreadSummary
+from spreadwatch.scoring.profiles import PROFILES
+from spreadwatch.scoring.topology import MAX_NODE_SCORE
+from spreadwatch.scoring.topology_groups import CandidateGroups, GroupScores, raw_score
+from spreadwatch.scoring.zones import ZoneKey, zone_key
+
+__all__ = [
+    "DEFAULT_WINDOW_SAMPLES",
+    "MIN_FEASIBLE_NODES",
+    "MIN_FEASIBLE_PERCENTAGE",
+    "ClassScorer",
+    "SelectorClasses",
+    "TopologyClasses",
+    "WindowLayout",
+    "WindowModel",
+    "WindowOdds",
+    "adaptive_percentage",
+    "nodes_to_score",
+    "sample_starts",
+    "scheduler_order",
+    "tree_zone",
+]
+
+MIN_FEASIBLE_NODES: Final = 100  # minFeasibleNodesToFind: fewer nodes are all scored, and never fewer are
+MIN_FEASIBLE_PERCENTAGE: Final = 5  # minFeasibleNodesPercentageToFind: the adaptive percentage's floor
+_ADAPTIVE_BASE: Final = 50  # the adaptive percentage is 50 − nodes/125
+_NODES_PER_POINT: Final = 125
+#: Window starts sampled per report (``--window-samples``; every start when the cluster has no more nodes):
+#: none by default, as each costs 30-70 µs per workload (+5-9 s per 16 for 10,000 workloads on 5,000 nodes,
+#: docs/scoring.md §11); ``explain`` always computes them
+DEFAULT_WINDOW_SAMPLES: Final = 0
+_WINDOW_MEMO: Final = 4096  # windows memoised per layout
+_TREE_PROFILE: Final = PROFILES["v1.28"]  # GetZoneKey since v1.17: beta labels win, GA ones else
+
+
+def adaptive_percentage(all_nodes: int) -> int:
+    """``percentageOfNodesToScore: 0``: ``max(5, 50 − n/125)`` (integer division). O(1)."""
+    return max(MIN_FEASIBLE_PERCENTAGE, _ADAPTIVE_BASE - all_nodes // _NODES_PER_POINT)
+
+
+def nodes_to_score(all_nodes: int, percentage: int) -> int:
+    """``numFeasibleNodesToFind``: every node below 100 nodes; else ``max(100, n × pct / 100)`` with the
+    percentage given (1–100) or, for 0, :func:`adaptive_percentage`. O(1)."""
+    if all_nodes < MIN_FEASIBLE_NODES:
+        return all_nodes
+    pct = percentage or adaptive_percentage(all_nodes)
+    return max(MIN_FEASIBLE_NODES, all_nodes * pct // 100)
+
+
+def tree_zone(labels: Mapping[str, str]) -> ZoneKey | None:
+    """The node tree's zone of a node (``GetZoneKey``: beta zone/region labels win, else the GA ones; None
+    without either), whatever profile scores. O(1)."""
+    return zone_key(labels, _TREE_PROFILE)
+
+
+def scheduler_order(nodes: Iterable[tuple[str, ZoneKey | None]]) -> tuple[str, ...]:
+    """The snapshot's node list as the node tree builds it, from ``(name, tree zone)`` pairs: zones in order
+    of first appearance, one node of each zone per round, exhausted zones skipped. Assumed (docs/scoring.md
+    §10): the scheduler met the nodes in name order (its first listing), so zones appear in the order of
+    their first node's name and each zone's nodes follow by name. O(n log n)."""
+    by_zone: dict[ZoneKey | None, list[str]] = {}
+    for name, zone in sorted(nodes, key=lambda pair: pair[0]):
+        by_zone.setdefault(zone, []).append(name)
+    lists = list(by_zone.values())
+    out: list[str] = []
+    for i in range(max(map(len, lists), default=0)):
+        out.extend(names[i] for names in lists if i < len(names))
+    return tuple(out)
+
+
+def sample_starts(all_nodes: int, samples: int, seed: int = 0) -> tuple[tuple[int, ...], bool]:
+    """Start positions to average over, and whether they are all of them (exact): every position when
+    ``all_nodes <= samples``, else one uniformly random position (``random.Random(seed)``) in each of
+    ``samples`` equal strata (stratified sampling: the estimate's error is at most that of plain sampling).
+    O(samples)."""
+    if all_nodes <= samples:
+        return tuple(range(all_nodes)), True
+    rng = random.Random(seed)
+    bounds = [i * all_nodes // samples for i in range(samples + 1)]
+    return tuple(lo + rng.randrange(hi - lo) for lo, hi in pairwise(bounds)), False
+
+
+@dataclass(frozen=True, slots=True)
+class WindowLayout:
+    """One candidate set on the scheduler's node order: each candidate's position among all ``all_nodes``
+    (ascending), its class group, and each group's candidate indexes (sorted), so a window's nodes per group
+    take two bisections. Built in O(n); shared by every workload with the same candidates and groups."""
+
+    all_nodes: int
+    names: tuple[str, ...]  # the candidates in scheduler order
+    positions: tuple[int, ...]  # candidate index -> position in the order of all nodes
+    groups: tuple[int, ...]  # candidate index -> group
+    members: tuple[tuple[int, ...], ...]  # group -> its candidate indexes
+    index: Mapping[str, int] = field(repr=False)  # candidate name -> candidate index
+    #: memo of :meth:`window`: (start, size) -> (first candidate, candidates per group); every workload on
+    #: this layout averages over the same starts
+    _windows: dict[tuple[int, int], tuple[int, list[int]]] = field(default_factory=dict, repr=False, compare=False)
+
+    @classmethod
+    def build(cls, order: Sequence[str], group_of: Mapping[str, int], n_groups: int) -> WindowLayout:
+        """The layout of the candidates ``group_of`` names (with their groups) in ``order``. O(n)."""
+        names: list[str] = []
+        positions: list[int] = []
+        groups: list[int] = []
+        members: list[list[int]] = [[] for _ in range(n_groups)]
+        for pos, name in enumerate(order):
+            g = group_of.get(name)
+            if g is not None:
+                members[g].append(len(names))
+                names.append(name)
+                positions.append(pos)
+                groups.append(g)
+        return cls(
+            len(order),
+            tuple(names),
+            tuple(positions),
+            tuple(groups),
+            tuple(tuple(m) for m in members),
+            {n: i for i, n in enumerate(names)},
+        )
+
+    def window(self, start: int, size: int) -> tuple[int, list[int]]:
+        """The first candidate index and the candidates per group of the window of ``size`` from node
+        position ``start`` (memoised; up to a few thousand entries). O(groups log m) the first time."""
+        key = (start, size)
+        found = self._windows.get(key)
+        if found is None:
+            if len(self._windows) >= _WINDOW_MEMO:
+                self._windows.clear()
+            first = self.first(start)
+            found = self._windows[key] = (first, self.counts(first, size))
+        return found
+
+    def first(self, start: int) -> int:
+        """The candidate index the scheduler's filter reaches first from node position ``start``. O(log m)."""
+        j = bisect_left(self.positions, start)
+        return 0 if j == len(self.positions) else j
+
+    def counts(self, first: int, size: int) -> list[int]:
+        """Candidates per group among the ``size`` candidates from index ``first`` on (cyclic). O(groups log m)."""
+        m = len(self.names)
+        end = first + size
+        out = []
+        for idx in self.members:
+            if end <= m:
+                out.append(bisect_left(idx, end) - bisect_left(idx, first))
+            else:
+                out.append(len(idx) - bisect_left(idx, first) + bisect_left(idx, end - m))
+        return out
+
+
+class ClassScorer(Protocol):
+    """Window-local scores of a workload's classes: rows ``0..busy-1`` are the candidates with matching
+    pods, ``busy + g`` the empty candidates of group ``g``."""
+
+    @property
+    def busy(self) -> int: ...
+
+    def classes(self, counts: Sequence[int], inside: Sequence[int]) -> list[tuple[int, int, int]]:
+        """``(class, nodes, score)`` of every class present in a window holding ``counts`` candidates per
+        group and the busy rows ``inside``."""
+        ...
+
+
+class SelectorClasses:
+    """SelectorSpread on a window: maxNode and the zone sums over the window's nodes (``counts`` per zone
+    group; a zone is present when the window has one of its nodes). O(groups + rows) per window."""
+
+    def __init__(
+        self, zones: Sequence[ZoneKey | None], max_score: int, rows: Sequence[tuple[int, int]]
+    ) -> None:
+        self.zones = tuple(zones)  # group -> zone
+        self.max_score = max_score
+        self.rows = tuple(rows)  # busy row -> (group, matching pods)
+
+    @property
+    def busy(self) -> int:
+        return len(self.rows)
+
+    def classes(self, counts: Sequence[int], inside: Sequence[int]) -> list[tuple[int, int, int]]:
+        zones, rows = self.zones, self.rows
+        sums: dict[ZoneKey, int] = {}
+        for g, c in enumerate(counts):
+            zone = zones[g]
+            if c and zone is not None:
+                sums[zone] = 0
+        busy_in = [0] * len(zones)
+        max_node = 0
+        for r in inside:
+            g, c = rows[r]
+            busy_in[g] += 1
+            max_node = max(max_node, c)
+            z = zones[g]
+            if z is not None:
+                sums[z] += c
+        summary = SpreadSummary.of(self.max_score, max_node, sums)
+        out = [(r, 1, summary.score(rows[r][1], zones[rows[r][0]])) for r in inside]
+        base = len(rows)
+        for g, c in enumerate(counts):
+            if c > busy_in[g]:
+                out.append((base + g, c - busy_in[g], summary.score(0, zones[g])))
+        return out
+
+
+class TopologyClasses:
+    """PodTopologySpread on a window: each constraint's domains are the values present among the window's
+    (not ignored) nodes, its weight ``log(size + 2)`` (hostname: the window's not ignored nodes), a domain
+    counts the pods of every node (``scores.domains``, as for all candidates), and NormalizeScore takes the
+    window's min/max. O(groups × constraints + rows) per window (the weights and group scores memoised)."""
+
+    def __init__(self, groups: CandidateGroups, scores: GroupScores) -> None:
+        plan = scores.plan
+        self.terms = plan.terms
+        doms = groups.domains(plan.require_all)
+        self.ignored = doms.ignored
+        self.values = doms.group_values
+        self.present = groups.present
+        self.domains = scores.domains
+        self.skews = tuple(float(t.max_skew - 1) for t in plan.terms)
+        n_terms = len(plan.terms)
+        self.rows = tuple((g, own if isinstance(own, tuple) else (own,) * n_terms) for _, g, own in scores.rows)
+        self._zeros = (0,) * n_terms
+        self._weights: dict[tuple[int, ...], tuple[float, ...]] = {}
+
+    @property
+    def busy(self) -> int:
+        return len(self.rows)
+
+    def _window_weights(self, counts: Sequence[int]) -> tuple[float, ...]:
+        ignored = self.ignored
+        sizes: list[int] = []
+        for i, term in enumerate(self.terms):
+            if term.hostname:
+                sizes.append(sum(c for g, c in enumerate(counts) if not ignored[g]))
+            else:
+                values = self.values[i]
+                sizes.append(len({values[g] for g, c in enumerate(counts) if c and not ignored[g]}))
+        key = tuple(sizes)
+        found = self._weights.get(key)
+        if found is None:
+            found = self._weights[key] = tuple(go_log(float(s + 2)) for s in sizes)
+        return found
+
+    def classes(self, counts: Sequence[int], inside: Sequence[int]) -> list[tuple[int, int, int]]:
+        weights = self._window_weights(counts)
+        ignored, present, domains, skews, rows = self.ignored, self.present, self.domains, self.skews, self.rows
+        busy_in = [0] * len(counts)
+        raws: list[tuple[int, int, int | None]] = []
+        for r in inside:
+            g, own = rows[r]
+            busy_in[g] += 1
+            raws.append((r, 1, None if ignored[g] else raw_score(present[g], own, domains, weights, skews)))
+        base = len(rows)
+        for g, c in enumerate(counts):
+            if c > busy_in[g]:
+                raw = None if ignored[g] else raw_score(present[g], self._zeros, domains, weights, skews)
+                raws.append((base + g, c - busy_in[g], raw))
+        valid = [raw for _, _, raw in raws if raw is not None]
+        low, high = min(valid, default=0), max(valid, default=0)
+        return [(cls, nodes, _normalized(raw, low, high)) for cls, nodes, raw in raws]
+
+
+def _normalized(raw: int | None, low: int, high: int) -> int:
+    """NormalizeScore of one raw score (0 for an ignored node). O(1)."""
+    if raw is None:
+        return 0
+    return MAX_NODE_SCORE if high == 0 else MAX_NODE_SCORE * (high + low - raw) // high
+
+
+class WindowOdds(NamedTuple):
+    """How many nodes the scheduler scores for the next pod, and the probabilities (0–1; None: not computed)
+    that it picks one of the report's best nodes, and a node in a best node's zone; ``exact``: averaged
+    over every start, not sampled."""
+
+    nodes_scored: int
+    best_node: float | None
+    best_zone: float | None
+    exact: bool
+
+
+@dataclass(frozen=True, slots=True)
+class WindowModel:
+    """One workload's next pod under the window model: its candidates' layout, the window size, the busy
+    rows' candidate indexes, the class scorer, and the classes of the all-candidate best set (and their
+    zones), which :meth:`outcome` compares each window's choice with."""
+
+    layout: WindowLayout
+    size: int  # nodes scored per pod (nodes_to_score)
+    rows: tuple[int, ...]  # busy row -> candidate index
+    scorer: ClassScorer
+    class_zone: tuple[ZoneKey | None, ...]  # class -> its zone
+    best: frozenset[int] = field(init=False)
+    best_zones: frozenset[ZoneKey | None] = field(init=False)
+
+    def __post_init__(self) -> None:
+        m = len(self.layout.names)
+        classes = self.scorer.classes([len(idx) for idx in self.layout.members], range(len(self.rows)))
+        top = max((s for _, _, s in classes), default=0)
+        best = frozenset(c for c, _, s in classes if s == top)
+        object.__setattr__(self, "best", best)
+        object.__setattr__(self, "best_zones", frozenset(self.class_zone[c] for c in best))
+        object.__setattr__(self, "size", min(self.size, m))
+
+    @property
+    def whole(self) -> bool:
+        """Every candidate is scored (the window is all of them)."""
+        return self.size >= len(self.layout.names)
+
+    def window(self, start: int) -> tuple[int, list[int], list[int]]:
+        """The window from node position ``start``: its first candidate index, candidates per group and the
+        busy rows inside. O(groups log m + rows)."""
+        m = len(self.layout.names)
+        if not m:
+            return 0, [], []
+        size = self.size
+        first, counts = self.layout.window(start, size)
+        inside = [r for r, idx in enumerate(self.rows) if (idx - first) % m < size]
+        return first, counts, inside
+
+    def best_classes(self, start: int) -> list[tuple[int, int]]:
+        """``(class, nodes)`` of the window's best-scoring classes from ``start``. O(one window)."""
+        _, counts, inside = self.window(start)
+        classes = self.scorer.classes(counts, inside)
+        top = max((s for _, _, s in classes), default=0)
+        return [(c, n) for c, n, s in classes if s == top]
+
+    def outcome(self, start: int) -> tuple[float, float]:
+        """The probabilities that the scheduler, scoring the window from ``start`` and picking uniformly among
+        its best, picks an all-candidate best node, and a node in a best node's zone. O(one window)."""
+        best = self.best_classes(start)
+        total = sum(n for _, n in best)
+        if not total:
+            return 0.0, 0.0
+        on_best = sum(n for c, n in best if c in self.best)
+        in_zone = sum(n for c, n in best if self.class_zone[c] in self.best_zones)
+        return on_best / total, in_zone / total
+
+    def odds(self, samples: int, seed: int = 0) -> WindowOdds:
+        """The outcome averaged over uniformly random starts: exactly 1 when every candidate is scored, else
+        over :func:`sample_starts` (exact when ``samples`` ≥ nodes); ``samples`` 0 computes none.
+        O(samples × one window)."""
+        if not self.layout.names:
+            return WindowOdds(0, None, None, True)
+        if self.whole:
+            return WindowOdds(self.size, 1.0, 1.0, True)
+        if samples <= 0:
+            return WindowOdds(self.size, None, None, False)
+        starts, exact = sample_starts(self.layout.all_nodes, samples, seed)
+        node_sum = zone_sum = 0.0
+        for start in starts:
+            on_best, in_zone = self.outcome(start)
+            node_sum += on_best
+            zone_sum += in_zone
+        return WindowOdds(self.size, node_sum / len(starts), zone_sum / len(starts), exact)
+
+    def window_names(self, start: int) -> list[str]:
+        """The candidates the scheduler scores from node position ``start``, in its order. O(window)."""
+        names = self.layout.names
+        m = len(names)
+        first = self.layout.first(start) if m else 0
+        return [names[(first + i) % m] for i in range(self.size)]
+
+    def best_nodes(self, start: int) -> list[str]:
+        """The window's best nodes from ``start`` (its nodes with the highest window-local score), in the
+        scheduler's order. O(window)."""
+        best = {c for c, _ in self.best_classes(start)}
+        busy = len(self.rows)
+        layout = self.layout
+        m = len(layout.names)
+        row_of = {idx: r for r, idx in enumerate(self.rows)}
+        out = []
+        first = layout.first(start) if m else 0
+        for d in range(self.size):
+            i = (first + d) % m
+            r = row_of.get(i)
+            if (busy + layout.groups[i] if r is None else r) in best:
+                out.append(layout.names[i])
+        return out
+
+    def pick(self, start: int, rng: random.Random) -> str:
+        """The node the scheduler picks from the window at ``start``: uniformly among its best. O(window)."""
+        return rng.choice(self.best_nodes(start))

@@ -1,0 +1,160 @@
+"""The real kube-scheduler in the e2e suite: its log, one placement at a time, and the check against spreadwatch.
+
+:func:`place_one` is one step of every real-scheduler test: spreadwatch's report of the workload from a fresh
+``kubectl get -o json`` dump (the prediction, taken just before), then the workload is scaled up by one, the
+scheduler binds the new pod, and :class:`SchedulerLog` reads what each score plugin gave each node for that pod
+(``--vmodule=schedule_one=10``: ``"Plugin scored node for pod" pod="ns/name" plugin="P" node="n" score=S``,
+the plugin's normalised score times its weight). :func:`derived_scores` derives every candidate's score from
+the report alone, as docs/report.md promises (a node listed in ``nodes`` has its score there, any other its
+zone's ``emptyNodeScore``, or the top-level one without a zone).
+"""
+
+from __future__ import annotations
+
+import json
+import re
+import time
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from kube_helpers import ControlPlane, wait_for
+from kubernetes import client
+
+from spreadwatch.analysis import WorkloadFilter, analyze_index
+from spreadwatch.report import ReportOptions
+from spreadwatch.scoring import Profile
+from spreadwatch.snapshot import load_snapshot
+
+__all__ = [
+    "Placement",
+    "SchedulerLog",
+    "apply_objects",
+    "derived_scores",
+    "node_zone",
+    "place_one",
+    "workload_report",
+]
+
+KINDS = "nodes,namespaces,pods,services,rc,rs,sts,deploy"
+GA_ZONE, GA_REGION = "topology.kubernetes.io/zone", "topology.kubernetes.io/region"
+BETA_ZONE, BETA_REGION = "failure-domain.beta.kubernetes.io/zone", "failure-domain.beta.kubernetes.io/region"
+_SCORE_LINE = re.compile(
+    r'"Plugin scored node for pod" pod="(?P<pod>[^"]+)" plugin="(?P<plugin>[^"]+)" node="(?P<node>[^"]+)" '
+    r"score=(?P<score>-?\d+)"
+)
+_SCALE = {
+    "Deployment": ("apps/v1", "deployments"),
+    "StatefulSet": ("apps/v1", "statefulsets"),
+    "ReplicaSet": ("apps/v1", "replicasets"),
+    "ReplicationController": ("v1", "replicationcontrollers"),
+}
+
+
+@dataclass(frozen=True)
+class SchedulerLog:
+    """logs/kube-scheduler.log of a devcluster (appended to by every scheduler started there)."""
+
+    path: Path
+
+    def plugin_scores(self, pod: str) -> dict[str, dict[str, int]]:
+        """plugin → node → weighted score the scheduler logged for pod ``ns/name`` (its last attempt). O(log)."""
+        out: dict[str, dict[str, int]] = {}
+        for match in _SCORE_LINE.finditer(self.path.read_text(errors="replace")):
+            if match["pod"] == pod:
+                out.setdefault(match["plugin"], {})[match["node"]] = int(match["score"])
+        return out
+
+
+@dataclass(frozen=True)
+class Placement:
+    """One scheduled replica: the report just before, the node chosen, the scores logged for its pod."""
+
+    workload: str
+    pod: str
+    node: str
+    report: dict[str, Any]
+    derived: dict[str, int]  # candidate → score derived from the report (for the nodes the scheduler scored)
+    logged: dict[str, dict[str, int]]  # plugin → node → weighted score from the scheduler's log
+
+    @property
+    def in_best_set(self) -> bool:
+        return self.derived.get(self.node) == self.report["bestScore"]
+
+
+def apply_objects(cp: ControlPlane, objects: Sequence[Mapping[str, Any]]) -> None:
+    """``kubectl apply`` a list of manifests (fields the Python client may not know, e.g. matchLabelKeys)."""
+    cp.kubectl("apply", "-f", "-", input=json.dumps({"apiVersion": "v1", "kind": "List", "items": list(objects)}))
+
+
+def workload_report(cp: ControlPlane, profile: Profile, namespace: str, kind: str, name: str,
+                    tmp: Path) -> tuple[dict[str, Any], dict[str, dict[str, str]]]:  # fmt: skip
+    """spreadwatch's report of one workload on a fresh dump of the cluster, and every node's labels."""
+    dump = tmp / f"dump-{time.monotonic_ns()}.json"
+    dump.write_text(cp.kubectl("get", KINDS, "-A", "-o", "json", timeout=120).stdout)
+    reports = analyze_index(load_snapshot([dump]), profile, ReportOptions(), WorkloadFilter([namespace]))[1]
+    found = [r.to_dict() for r in reports if r.workload.kind == kind and r.workload.name == name]
+    assert len(found) == 1, f"no single report for {kind} {namespace}/{name}: {[r.workload for r in reports]}"
+    items = json.loads(dump.read_text())["items"]
+    labels = {o["metadata"]["name"]: o["metadata"].get("labels") or {} for o in items if o["kind"] == "Node"}
+    dump.unlink()
+    return found[0], labels
+
+
+def node_zone(labels: Mapping[str, str], profile: Profile) -> tuple[str, str] | None:
+    """(zone, region) as the profile's reports name a node's zone, None for a zoneless node: the GA zone label
+    for PodTopologySpread (v1.29); for SelectorSpread the beta labels when either is present, else the GA ones
+    (a region alone is a zone)."""
+    if profile.pod_topology_spread:
+        return (labels[GA_ZONE], labels.get(GA_REGION, "")) if GA_ZONE in labels else None
+    keys = (BETA_ZONE, BETA_REGION) if BETA_ZONE in labels or BETA_REGION in labels else (GA_ZONE, GA_REGION)
+    zone, region = labels.get(keys[0], ""), labels.get(keys[1], "")
+    return (zone, region) if zone or region else None
+
+
+def derived_scores(report: Mapping[str, Any], nodes: Sequence[str], labels: Mapping[str, Mapping[str, str]],
+                   profile: Profile) -> dict[str, int]:  # fmt: skip
+    """The score of each of ``nodes`` derived from the report alone (docs/report.md)."""
+    listed = {e["node"]: int(e["score"]) for e in report["nodes"]}
+    zones = {(z["zone"], z["region"]): int(z["emptyNodeScore"]) for z in report["zones"]}
+    out = {}
+    for node in nodes:
+        if node in listed:
+            out[node] = listed[node]
+            continue
+        zone = node_zone(labels[node], profile)
+        out[node] = int(report["emptyNodeScore"]) if zone is None else zones[zone]
+    return out
+
+
+def _scale(api: client.ApiClient, namespace: str, kind: str, name: str, replicas: int) -> None:
+    group_version, plural = _SCALE[kind]
+    prefix = "/api/v1" if group_version == "v1" else f"/apis/{group_version}"
+    api.call_api(f"{prefix}/namespaces/{namespace}/{plural}/{name}/scale", "PATCH",
+                 header_params={"Content-Type": "application/merge-patch+json"},
+                 body={"spec": {"replicas": replicas}}, _preload_content=False)  # fmt: skip
+
+
+def _bound_pods(api: client.ApiClient, namespace: str, selector: str) -> dict[str, str]:
+    pods = client.CoreV1Api(api).list_namespaced_pod(namespace, label_selector=selector).items
+    return {p.metadata.name: p.spec.node_name or "" for p in pods if p.metadata.deletion_timestamp is None}
+
+
+def place_one(cp: ControlPlane, api: client.ApiClient, log: SchedulerLog, profile: Profile, namespace: str,
+              kind: str, name: str, selector: str, tmp: Path) -> Placement:  # fmt: skip
+    """Predict, scale the workload up by one, wait for the scheduler to bind the new pod, read its scores."""
+    report, labels = workload_report(cp, profile, namespace, kind, name, tmp)
+    before = _bound_pods(api, namespace, selector)
+    assert all(before.values()), f"unbound pods of {kind} {name} before scaling: {before}"
+    _scale(api, namespace, kind, name, len(before) + 1)
+
+    def new_bound() -> tuple[str, str] | None:
+        fresh = {p: n for p, n in _bound_pods(api, namespace, selector).items() if p not in before}
+        return next(iter(fresh.items())) if fresh and all(fresh.values()) else None
+
+    pod, node = wait_for(new_bound, timeout=120, message=f"the scheduler to bind a new pod of {kind} {name}")
+    logged = wait_for(lambda: log.plugin_scores(f"{namespace}/{pod}") or None, timeout=30,
+                      message=f"the scheduler's plugin scores for {namespace}/{pod} in {log.path}")  # fmt: skip
+    scored = sorted({n for scores in logged.values() for n in scores})
+    return Placement(name, pod, node, report, derived_scores(report, scored, labels, profile), logged)

@@ -1,0 +1,261 @@
+"""spreadwatch's predictions against the real kube-scheduler binaries, one replica at a time.
+
+A control plane of its own (hack/devcluster.py, auto ports) runs kube-scheduler v1.36.4 or v1.28.15
+(hack/scheduler/build.sh, cached like the control plane) with a configuration from hack/scheduler/config and
+``--vmodule=schedule_one=10``. The cluster mixes what the filters and the spreading plugins read differently:
+zoned nodes, a node with the GA and the beta labels, one with only the beta zone label, one without zone, a
+cordoned node, a tainted node, and a node that the workloads with a nodeSelector exclude. A Service spans a
+Deployment and a ReplicationController; a StatefulSet (Parallel) has a nodeSelector; a Deployment has its own
+ScheduleAnyway constraints (matchLabelKeys, node inclusion policies), with pods pinned by hand on the excluded
+and the tainted node.
+
+Each step scales one workload up by one. Just before, spreadwatch reports on a fresh dump (the prediction);
+the scheduler then binds the new pod. With spreading as the only score the chosen node must be in the
+report's best set, and every node the scheduler scored must be a candidate whose score derived from the
+report equals the plugin's logged score ÷ its weight. Under the default profile (every score plugin, pods
+requesting resources, three nodes partly filled by another namespace) the spreading part of every score must
+still match exactly, while the share of placements in the best set is a measured figure, written to
+build/scheduler-default-profile.json (docs/scoring.md §10). Clusters stay under 100 nodes: the scheduler
+scores every feasible node.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from collections.abc import Iterator
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import pytest
+from kube_helpers import ControlPlane, create_namespace, create_node, delete_namespace, unique_name
+from kubernetes import client
+from kubernetes import config as kube_config
+from scheduler_helpers import Placement, SchedulerLog, apply_objects, place_one
+
+from repo_tools import REPO_ROOT, load_devcluster
+from spreadwatch.profile_args import load_profile
+from spreadwatch.scoring import Profile
+
+pytestmark = pytest.mark.e2e
+
+IMAGE = "registry.invalid/spreadwatch/pause:1.0"
+SCHEDULER_CONFIGS = REPO_ROOT / "hack" / "scheduler" / "config"
+AGREEMENT_FILE = REPO_ROOT / "build" / "scheduler-default-profile.json"
+POOL = "spreadwatch.io/pool"
+ROUNDS = int(os.environ.get("SPREADWATCH_E2E_SCHEDULER_ROUNDS", "8"))
+
+
+@dataclass
+class Cluster:
+    cp: ControlPlane
+    api: client.ApiClient
+    nodes: dict[str, str]  # role → node name
+    tmp: Path
+
+
+@pytest.fixture(scope="module")
+def cluster(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Cluster]:
+    """A control plane for the scheduler tests (no scheduler yet) and eleven nodes by role."""
+    devcluster = load_devcluster()
+    state_dir = tmp_path_factory.mktemp("schedplane")
+    env_bin = os.environ.get("SPREADWATCH_CONTROLPLANE_BIN")
+    bin_dir = Path(env_bin) if env_bin else state_dir / "bin"
+    try:
+        if not env_bin:
+            devcluster.ensure_tools(bin_dir)
+        for version in devcluster.SCHEDULER_VERSIONS:
+            devcluster.ensure_scheduler(bin_dir, version)
+        started = devcluster.up(state_dir, bin_dir=bin_dir, ports="auto", die_with_parent=True)
+    except devcluster.ClusterError as err:
+        devcluster.down(state_dir, keep_logs=True)
+        pytest.fail(f"control plane did not start: {err}\nlogs: {state_dir / 'logs'}", pytrace=False)
+    env = dict(os.environ, KUBECONFIG=str(started.kubeconfig), HOME=str(state_dir / "home"))
+    cp = ControlPlane(dir=state_dir, kubeconfig=str(started.kubeconfig), server=started.server, bin_dir=bin_dir,
+                      log_dir=started.log_dir, ca_file=started.pki_dir / "ca.crt", env=env)  # fmt: skip
+    api = kube_config.new_client_from_config(config_file=cp.kubeconfig)
+    general = {POOL: "general"}
+    specs: dict[str, dict[str, Any]] = {
+        "a1": {"zone": "zone-a", "labels": general},
+        "a2": {"zone": "zone-a", "labels": general},
+        "a3": {"zone": "zone-a", "labels": general},
+        "b1": {"zone": "zone-b", "labels": general},
+        "b2": {"zone": "zone-b", "labels": general},
+        "c1": {"zone": "zone-c", "legacy_labels": True, "labels": general},
+        "beta": {"zone": "zone-b", "legacy_labels": True, "modern_labels": False, "labels": general},
+        "nozone": {"labels": general},
+        "cordoned": {"zone": "zone-a", "unschedulable": True, "labels": general},
+        "tainted": {"zone": "zone-c", "taints": [("dedicated", "infra", "NoSchedule")], "labels": general},
+        "gpu": {"zone": "zone-b", "labels": {POOL: "gpu"}},
+    }
+    prefix = unique_name("rs")
+    nodes = {role: create_node(api, f"{prefix}-{role}", region="r1" if "zone" in kw else None, **kw).metadata.name
+             for role, kw in specs.items()}  # fmt: skip
+    yield Cluster(cp, api, nodes, tmp_path_factory.mktemp("dumps"))
+    api.close()
+    devcluster.down(state_dir, keep_logs=False)
+
+
+def _template(labels: dict[str, str], **spec: Any) -> dict[str, Any]:
+    container: dict[str, Any] = {"name": "app", "image": IMAGE}
+    if "resources" in spec:
+        container["resources"] = spec.pop("resources")
+    return {"metadata": {"labels": labels},
+            "spec": {"containers": [container], "terminationGracePeriodSeconds": 0, **spec}}  # fmt: skip
+
+
+def _pod(name: str, namespace: str, labels: dict[str, str], node: str, **spec: Any) -> dict[str, Any]:
+    """A pod bound by hand (spec.nodeName): no scheduler involved."""
+    template = _template(labels, nodeName=node, **spec)
+    return {"apiVersion": "v1", "kind": "Pod", "spec": template["spec"],
+            "metadata": {"name": name, "namespace": namespace, "labels": labels}}  # fmt: skip
+
+
+def _workloads(namespace: str, own_constraints: bool, resources: dict[str, Any] | None = None) -> list[dict[str, Any]]:
+    """Every workload at 0 replicas, the Services, and the pods pinned by hand (see the module docstring)."""
+    extra = {"resources": resources} if resources else {}
+    meta = lambda name: {"name": name, "namespace": namespace}  # noqa: E731
+    web, legacy, db = {"app": "web", "tier": "front"}, {"app": "web-legacy", "tier": "front"}, {"app": "db"}
+    objects: list[dict[str, Any]] = [
+        {"apiVersion": "v1", "kind": "Service", "metadata": meta("front"),
+         "spec": {"selector": {"tier": "front"}, "ports": [{"port": 80}]}},
+        {"apiVersion": "v1", "kind": "Service", "metadata": meta("db"),
+         "spec": {"selector": db, "clusterIP": "None", "ports": [{"port": 5432}]}},
+        {"apiVersion": "apps/v1", "kind": "Deployment", "metadata": meta("web"),
+         "spec": {"replicas": 0, "selector": {"matchLabels": web}, "template": _template(web, **extra)}},
+        {"apiVersion": "v1", "kind": "ReplicationController", "metadata": meta("web-legacy"),
+         "spec": {"replicas": 0, "selector": legacy, "template": _template(legacy, **extra)}},
+        {"apiVersion": "apps/v1", "kind": "StatefulSet", "metadata": meta("db"),
+         "spec": {"replicas": 0, "serviceName": "db", "podManagementPolicy": "Parallel",
+                  "selector": {"matchLabels": db},
+                  "template": _template(db, nodeSelector={POOL: "general"}, **extra)}},
+    ]  # fmt: skip
+    if own_constraints:
+        own = {"app": "own"}
+        constraints = [
+            {"maxSkew": 1, "topologyKey": "topology.kubernetes.io/zone", "whenUnsatisfiable": "ScheduleAnyway",
+             "labelSelector": {"matchLabels": own}, "nodeAffinityPolicy": "Ignore", "nodeTaintsPolicy": "Honor"},
+            {"maxSkew": 2, "topologyKey": "kubernetes.io/hostname", "whenUnsatisfiable": "ScheduleAnyway",
+             "labelSelector": {"matchLabels": own}, "matchLabelKeys": ["pod-template-hash"]},
+        ]  # fmt: skip
+        objects.append({"apiVersion": "apps/v1", "kind": "Deployment", "metadata": meta("own"), "spec": {
+            "replicas": 0, "selector": {"matchLabels": own},
+            "template": _template(own, nodeSelector={POOL: "general"}, topologySpreadConstraints=constraints,
+                                  **extra)}})  # fmt: skip
+    return objects
+
+
+def _pinned(namespace: str, nodes: dict[str, str]) -> list[dict[str, Any]]:
+    """Pods bound by hand (spec.nodeName) with the own-constraint Deployment's label: on the node its
+    nodeSelector excludes (counted: nodeAffinityPolicy Ignore) and on the tainted node (not counted:
+    nodeTaintsPolicy Honor), two on b1 (bad spread the scheduler has to work around)."""
+    where = {"own-pin-gpu": nodes["gpu"], "own-pin-tainted": nodes["tainted"], "own-pin-b1-0": nodes["b1"],
+             "own-pin-b1-1": nodes["b1"]}  # fmt: skip
+    return [_pod(name, namespace, {"app": "own"}, node) for name, node in where.items()]
+
+
+STEPS = (("Deployment", "web", "app=web"), ("ReplicationController", "web-legacy", "app=web-legacy"),
+         ("StatefulSet", "db", "app=db"), ("Deployment", "own", "app=own,pod-template-hash"))  # fmt: skip
+
+
+def _run_placements(cluster: Cluster, version: str, config: str, profile: Profile, own: bool,
+                    resources: dict[str, Any] | None = None) -> tuple[str, list[Placement]]:  # fmt: skip
+    devcluster = load_devcluster()
+    namespace = create_namespace(cluster.api)
+    try:
+        # Everything exists before the scheduler starts: its first listing already holds the pinned pods.
+        apply_objects(cluster.cp, _workloads(namespace, own, resources))
+        if own:
+            apply_objects(cluster.cp, _pinned(namespace, cluster.nodes))
+        log = SchedulerLog(devcluster.start_scheduler(cluster.cp.dir, version, SCHEDULER_CONFIGS / config,
+                                                      die_with_parent=True))  # fmt: skip
+        steps = [s for s in STEPS if own or s[1] != "own"]
+        placements = [place_one(cluster.cp, cluster.api, log, profile, namespace, kind, name, selector, cluster.tmp)
+                      for _ in range(ROUNDS) for kind, name, selector in steps]  # fmt: skip
+    finally:
+        devcluster.stop_scheduler(cluster.cp.dir)
+        delete_namespace(cluster.api, namespace)
+    return namespace, placements
+
+
+def _check_exact(placements: list[Placement], plugin: str, weight: int) -> None:
+    """Every scored node is a candidate with the logged score ÷ weight; the chosen node is a best node."""
+    for p in placements:
+        assert p.report["health"] != "Error", p.report
+        scores = p.logged.get(plugin)
+        assert scores is not None and set(p.logged) == {plugin}, (p.pod, sorted(p.logged))
+        assert len(scores) == p.report["candidateNodes"], (p.pod, sorted(scores), p.report["excludedNodes"])
+        wrong = {n: (s, p.derived[n]) for n, s in scores.items() if s % weight or s // weight != p.derived[n]}
+        assert not wrong, f"{p.pod}: node → (logged, spreadwatch ×{weight}): {wrong}\nreport: {p.report}"
+        assert p.in_best_set, (f"{p.pod} went to {p.node} (score {p.derived[p.node]}), not to a best node "
+                               f"({p.report['bestNodes']}, {p.report['bestScore']})")  # fmt: skip
+
+
+def test_v129_pod_topology_spread_system_defaults(cluster: Cluster) -> None:
+    """kube-scheduler v1.36.4, PodTopologySpread (system defaults) the only score: profile v1.29 exactly."""
+    _, placements = _run_placements(cluster, "v1.36", "v1.36-spread-only.yaml", load_profile("v1.29", None), True)
+    assert len(placements) == 4 * ROUNDS
+    _check_exact(placements, "PodTopologySpread", 2)
+    # The pods landed on more than one zone and never on an excluded node.
+    chosen = {p.node for p in placements}
+    excluded = {cluster.nodes[r] for r in ("cordoned", "tainted")}
+    assert not chosen & excluded and len(chosen) > 3, sorted(chosen)
+
+
+def test_v129_pod_topology_spread_list_defaults(cluster: Cluster) -> None:
+    """kube-scheduler v1.36.4 with `List` default constraints; spreadwatch reads the same file."""
+    config = SCHEDULER_CONFIGS / "v1.36-spread-only-list.yaml"
+    _, placements = _run_placements(cluster, "v1.36", config.name, load_profile("v1.29", str(config)), True)
+    _check_exact(placements, "PodTopologySpread", 2)
+    # List constraints ignore the nodes without a GA zone label: score 0, never chosen.
+    zoneless = {cluster.nodes["beta"], cluster.nodes["nozone"]}
+    assert not {p.node for p in placements} & zoneless
+    assert all(p.derived[n] == 0 for p in placements if p.workload != "own" for n in zoneless)
+
+
+def test_v128_selector_spread(cluster: Cluster) -> None:
+    """kube-scheduler v1.28.15, SelectorSpread the only score (v1beta3): profile v1.28 exactly. The pods with
+    their own constraints are skipped by both: every node scores 0."""
+    _, placements = _run_placements(cluster, "v1.28", "v1.28-spread-only.yaml", load_profile("v1.28", None), True)
+    assert len(placements) == 4 * ROUNDS
+    _check_exact(placements, "SelectorSpread", 1)
+    skipped = [p for p in placements if p.workload == "own"]
+    assert skipped and all(p.report["skipped"] and set(p.logged["SelectorSpread"].values()) == {0} for p in skipped)
+
+
+def test_default_profile_agreement(cluster: Cluster) -> None:
+    """kube-scheduler v1.36.4's default profile, pods requesting resources, three nodes partly filled by another
+    namespace: PodTopologySpread's part of every score still matches exactly; the share of placements in the
+    report's best set is measured and written to build/scheduler-default-profile.json."""
+    filler = create_namespace(cluster.api)
+    try:
+        pins = [_pod(f"filler-{i}", filler, {"app": "filler"}, cluster.nodes[role],
+                     resources={"requests": {"cpu": "2", "memory": "8Gi"}})
+                for i, role in enumerate(("a1", "b1", "c1"))]  # fmt: skip
+        apply_objects(cluster.cp, pins)
+        requests = {"requests": {"cpu": "250m", "memory": "512Mi"}}
+        _, placements = _run_placements(cluster, "v1.36", "v1.36-default.yaml", load_profile("v1.29", None),
+                                        True, requests)  # fmt: skip
+    finally:
+        delete_namespace(cluster.api, filler)
+    for p in placements:
+        spread = p.logged.get("PodTopologySpread", {})
+        assert spread and len(spread) == p.report["candidateNodes"], (p.pod, sorted(p.logged))
+        wrong = {n: (s, p.derived[n]) for n, s in spread.items() if s % 2 or s // 2 != p.derived[n]}
+        assert not wrong, f"{p.pod}: PodTopologySpread node → (logged, spreadwatch ×2): {wrong}"
+    in_best = sum(p.in_best_set for p in placements)
+    misses = [{"pod": p.pod, "chosen": p.node, "chosenSpreadScore": p.derived[p.node],
+               "bestNodes": p.report["bestNodes"], "bestScore": p.report["bestScore"],
+               "logged": {n: {k: v[n] for k, v in sorted(p.logged.items())}
+                          for n in sorted({p.node, *p.report["bestNodes"]})}}
+              for p in placements if not p.in_best_set]  # fmt: skip
+    AGREEMENT_FILE.parent.mkdir(exist_ok=True)
+    AGREEMENT_FILE.write_text(json.dumps({
+        "scheduler": "kube-scheduler v1.36.4, hack/scheduler/config/v1.36-default.yaml",
+        "cluster": "11 nodes (3 partly filled: 2 CPU, 8 GiB of 4, 16 GiB requested by another namespace); "
+                   "pods request 250m CPU, 512 MiB",
+        "placements": len(placements), "inBestSet": in_best, "share": round(in_best / len(placements), 3),
+        "spreadScoresExact": True, "plugins": sorted(placements[0].logged), "misses": misses,
+    }, indent=2) + "\n")  # fmt: skip
+    assert len(placements) == 4 * ROUNDS
