@@ -188,6 +188,11 @@ class Runtime:
         stats = self.writer.stats
         return OperatorState(
             events_by_kind=dict(self.router.stats.by_kind),
+            placements={
+                index.profile.name: dict(index.placements)
+                for index in (self.index, self.index.shadow)
+                if index is not None
+            },
             writes_by_result=stats.writes_by_result,
             api_errors_by_code=self.api_errors.by_code(),
             compute_durations=stats.compute.snapshot(),
@@ -231,7 +236,9 @@ class Runtime:
         self._loaded()
 
     def _loaded(self) -> None:
-        """The index holds the initial state: the writer may resync, the collector freezes what was loaded."""
+        """The index holds the initial state: the writer may resync, the collector freezes what was loaded, and
+        new bindings are checked against the reports from now on."""
+        self.router.check_placements = True
         self.writer.ready = True
         self.writer.wake()
         if self._stop is not None:
