@@ -166,6 +166,7 @@ class Runtime:
                 "broken": self.router.stats.broken,
             },
             "watches": {w.name: w.stats.as_dict() for w in self.watches},
+            "placements": self.placements(),
             "metricsAuth": (
                 {**self.metrics_auth.stats.as_dict(), "cached": len(self.metrics_auth.cache)}
                 if self.metrics_auth is not None
@@ -182,17 +183,18 @@ class Runtime:
             },
         }
 
+    def placements(self) -> dict[str, dict[str, int]]:
+        """Checked placements by profile (the operator's, and --compare-profile's) and outcome. O(1)."""
+        indexes = (self.index, self.index.shadow)
+        return {index.profile.name: dict(index.placements) for index in indexes if index is not None}
+
     def metrics_state(self) -> OperatorState:
         """The self-metrics' values now (``metrics.OperatorSource``). O(kinds + pending workloads)."""
         sizes = self.index.sizes()
         stats = self.writer.stats
         return OperatorState(
             events_by_kind=dict(self.router.stats.by_kind),
-            placements={
-                index.profile.name: dict(index.placements)
-                for index in (self.index, self.index.shadow)
-                if index is not None
-            },
+            placements=self.placements(),
             writes_by_result=stats.writes_by_result,
             api_errors_by_code=self.api_errors.by_code(),
             compute_durations=stats.compute.snapshot(),
