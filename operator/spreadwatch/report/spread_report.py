@@ -133,6 +133,12 @@ class SpreadReport(msgspec.Struct, frozen=True, gc=False):
         return _REPORT_FORM(self)
 
 
+def _json_number(value: float) -> float | int:
+    """A probability as the API server stores it: an integral one (0, 1) as an integer, so a status read back
+    has the same content digest as the one written (``1.0`` comes back as ``1``). O(1)."""
+    return int(value) if value.is_integer() else value
+
+
 _NODE_FORM = json_form(NodeEntry)
 _ZONE_FORM = json_form(ZoneEntry)
 _COMPARISON_FORM = json_form(Comparison, convert={"best_nodes": list})
@@ -157,6 +163,8 @@ _REPORT_FORM = json_form(
         "health": attrgetter("value"),
         "reasons": list,
         "comparison": _COMPARISON_FORM,
+        "best_node_probability": _json_number,
+        "best_zone_probability": _json_number,
         "last_placement": _PLACEMENT_FORM,
     },
     omit_none=("comparison", "best_node_probability", "best_zone_probability", "last_placement"),
