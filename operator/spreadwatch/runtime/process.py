@@ -166,6 +166,7 @@ class Runtime:
                 "broken": self.router.stats.broken,
             },
             "watches": {w.name: w.stats.as_dict() for w in self.watches},
+            "placements": self.placements(),
             "metricsAuth": (
                 {**self.metrics_auth.stats.as_dict(), "cached": len(self.metrics_auth.cache)}
                 if self.metrics_auth is not None
@@ -182,12 +183,18 @@ class Runtime:
             },
         }
 
+    def placements(self) -> dict[str, dict[str, int]]:
+        """Checked placements by profile (the operator's, and --compare-profile's) and outcome. O(1)."""
+        indexes = (self.index, self.index.shadow)
+        return {index.profile.name: dict(index.placements) for index in indexes if index is not None}
+
     def metrics_state(self) -> OperatorState:
         """The self-metrics' values now (``metrics.OperatorSource``). O(kinds + pending workloads)."""
         sizes = self.index.sizes()
         stats = self.writer.stats
         return OperatorState(
             events_by_kind=dict(self.router.stats.by_kind),
+            placements=self.placements(),
             writes_by_result=stats.writes_by_result,
             api_errors_by_code=self.api_errors.by_code(),
             compute_durations=stats.compute.snapshot(),
@@ -231,7 +238,9 @@ class Runtime:
         self._loaded()
 
     def _loaded(self) -> None:
-        """The index holds the initial state: the writer may resync, the collector freezes what was loaded."""
+        """The index holds the initial state: the writer may resync, the collector freezes what was loaded, and
+        new bindings are checked against the reports from now on."""
+        self.router.check_placements = True
         self.writer.ready = True
         self.writer.wake()
         if self._stop is not None:
