@@ -223,10 +223,17 @@ class Runtime:
 
     # --- lifecycle ----------------------------------------------------------------------------------------
 
-    async def _await_listed(self) -> None:
-        """Wait until every informer has applied its first list, then let the writer start."""
+    async def _start_informers(self, stop: asyncio.Event) -> None:
+        """Start the informers of cluster-scoped kinds (nodes, namespaces), then, once they have listed, the
+        others; when every informer has applied its first list, let the writer start. Nodes first: a node
+        that arrives after the workloads dirties every workload whose candidate set it enters, which would
+        make the initial listing O(nodes × workloads)."""
         started = time.monotonic()
-        await asyncio.gather(*(w.listed.wait() for w in self.watches))
+        for namespaced in (False, True):
+            phase = [w for w in self.watches if w.resource.namespaced is namespaced]
+            for watch in phase:
+                self._tasks.append(asyncio.create_task(watch.run(stop), name=f"spreadwatch watch {watch.name}"))
+            await asyncio.gather(*(w.listed.wait() for w in phase))
         sizes = self.index.sizes()
         log.info(
             "listed the cluster in %.1fs: %d nodes, %d pods, %d workloads",
@@ -282,10 +289,9 @@ class Runtime:
             self._tasks.append(asyncio.create_task(reloading, name="spreadwatch metrics certificate reload"))
         if self.elector is not None:
             self._tasks.append(asyncio.create_task(self.elector.run(self._stop), name="spreadwatch leader election"))
-        for watch in self.watches:
-            self._tasks.append(asyncio.create_task(watch.run(self._stop), name=f"spreadwatch watch {watch.name}"))
         if self.watches:
-            self._tasks.append(asyncio.create_task(self._await_listed(), name="spreadwatch initial lists"))
+            informers = self._start_informers(self._stop)
+            self._tasks.append(asyncio.create_task(informers, name="spreadwatch informers' first lists"))
         else:
             self._loaded()
         self._tasks.append(asyncio.create_task(self.writer.run(self._stop), name="spreadwatch report writer"))
