@@ -8,7 +8,7 @@ PY := $(VENV)/bin/python
 STAMP := $(VENV)/.installed
 export SPREADWATCH_CACHE ?= $(HOME)/.cache/spreadwatch
 
-.PHONY: help setup test test-unit test-e2e lint typecheck layers oracle demo demo-down demo-offline clean chart-lint
+.PHONY: help setup test test-unit test-e2e lint typecheck layers oracle demo demo-down demo-offline clean chart-lint fuzz
 
 include hack/controlplane/controlplane.mk
 include hack/scheduler/scheduler.mk
@@ -18,6 +18,7 @@ include hack/prometheus.mk
 include hack/load.mk
 include hack/image.mk
 include hack/prometheus-operator-crds.mk
+include hack/node/node.mk
 
 help:  ## list targets
 	@grep -hE '^[a-zA-Z_-]+:.*## ' $(MAKEFILE_LIST) | sed -E 's/:.*## /\t/' | sort
@@ -50,10 +51,14 @@ oracle: ## build (or reuse) the differential oracles: kube-scheduler v1.28 Selec
 test-unit: setup lint typecheck layers  ## everything except end-to-end and oracle tests
 	$(PY) -m pytest -q -m "not e2e and not oracle and not prometheus"
 
-test: setup lint typecheck layers oracle dev-cluster-tools scheduler-tools controlplane-gen-check prometheus-tools chart-lint image  ## every test: lint, types, layers, unit, oracle, end-to-end
+test: setup lint typecheck layers oracle dev-cluster-tools scheduler-tools controlplane-gen-check prometheus-tools chart-lint image node-tools  ## every test: lint, types, layers, unit, oracle, end-to-end
 	$(PY) -m pytest -q
 
-test-e2e: setup dev-cluster-tools scheduler-tools prometheus-tools image  ## end-to-end tests against a real local control plane
+FUZZ_CASES ?= 10000
+fuzz: setup  ## the input fuzzer's long run: FUZZ_CASES (10,000) cases of tests/fuzzing.py (make test runs 300)
+	SPREADWATCH_FUZZ_CASES=$(FUZZ_CASES) $(PY) -m pytest -q -p no:cacheprovider tests/test_hostile_input.py -k fuzzer
+
+test-e2e: setup dev-cluster-tools scheduler-tools prometheus-tools image node-tools  ## end-to-end tests against a real local control plane
 	$(PY) -m pytest -q -m e2e
 
 demo: setup dev-cluster  ## the main job: local control plane + kube-scheduler, CRD, demo workloads, the operator, its reports, a real placement

@@ -4,7 +4,7 @@
 Used by `make dev-cluster` / `make dev-cluster-down` and by the pytest fixtures in
 tests/e2e, so both start the cluster through the same code.  Stdlib only.
 
-    python3 hack/devcluster.py up     [--dir DIR] [--ports auto|fixed] [--bin-dir DIR] [--build]
+    python3 hack/devcluster.py up     [--dir DIR] [--ports auto|fixed] [--bin-dir DIR] [--build] [--node]
                                       [--scheduler v1.36|v1.28|none] [--scheduler-config FILE]
     python3 hack/devcluster.py down   [--dir DIR] [--keep-logs]
     python3 hack/devcluster.py status [--dir DIR]
@@ -23,6 +23,8 @@ There is no kubelet or kube-proxy: Node objects are created through the API. Wit
 a scheduler (the default) pods stay Pending until something binds them; with
 `--scheduler v1.36|v1.28` a real kube-scheduler (hack/scheduler/build.sh) binds them, logging
 every plugin's score per node (--vmodule=schedule_one=10) to logs/kube-scheduler.log.
+`up --node` adds one real node (containerd, kubelet, kube-proxy: hack/node/localnode.py) in
+DIR/node; `down` removes it too.
 """
 
 from __future__ import annotations
@@ -31,6 +33,7 @@ import argparse
 import base64
 import contextlib
 import ctypes
+import importlib.util
 import json
 import os
 import shutil
@@ -45,6 +48,7 @@ import urllib.request
 from collections.abc import Callable
 from dataclasses import asdict, dataclass
 from pathlib import Path
+from types import ModuleType
 from typing import Literal
 
 REPO_ROOT = Path(__file__).resolve().parent.parent
@@ -329,6 +333,8 @@ def _apiserver_args(cluster: Cluster) -> list[str]:
         f"--service-cluster-ip-range={SERVICE_CIDR}",
         # The advertise address is loopback, which an Endpoints object may not contain.
         "--endpoint-reconciler-type=none",
+        # A real node (hack/node) is reached at its InternalIP: its name resolves nowhere.
+        "--kubelet-preferred-address-types=InternalIP,Hostname,InternalDNS,ExternalDNS,ExternalIP",
         f"--disable-admission-plugins={','.join(DISABLED_ADMISSION)}",
         "--allow-privileged=true", "--profiling=false", f"--cert-dir={pki}",
         # Aggregation-layer front proxy: components that delegate authentication (the
@@ -620,6 +626,8 @@ def down(state_dir: Path = DEFAULT_DIR, keep_logs: bool = False, keep_bin: bool 
     except ClusterError as err:
         _log(f"{err}; removing state without stopping processes")
         cluster = None
+    if (state_dir / "node" / "node.json").exists():
+        load_localnode().down(state_dir / "node")
     if cluster is not None:
         _stop_processes(cluster)
     if not state_dir.exists():
@@ -633,6 +641,32 @@ def down(state_dir: Path = DEFAULT_DIR, keep_logs: bool = False, keep_bin: bool 
         else:
             entry.unlink(missing_ok=True)
     _log(f"removed state in {state_dir}" + (f" (logs kept in {state_dir / 'logs'})" if keep_logs else ""))
+
+
+# --------------------------------------------------------------------------- a real node
+
+
+def load_localnode() -> ModuleType:
+    """hack/node/localnode.py (containerd + kubelet + kube-proxy), imported once as module ``localnode``."""
+    if "localnode" not in sys.modules:
+        spec = importlib.util.spec_from_file_location("localnode", REPO_ROOT / "hack" / "node" / "localnode.py")
+        if spec is None or spec.loader is None:
+            raise ClusterError("cannot load hack/node/localnode.py")
+        module = importlib.util.module_from_spec(spec)
+        sys.modules["localnode"] = module
+        spec.loader.exec_module(module)
+    return sys.modules["localnode"]
+
+
+def up_node(cluster: Cluster, die_with_parent: bool = False) -> Path:
+    """Build (or reuse) the node's tools and start the node in DIR/node; returns that dir."""
+    localnode = load_localnode()
+    try:
+        localnode.ensure_tools(cluster.bin_dir)
+        localnode.up(cluster, cluster.dir / "node", die_with_parent=die_with_parent)
+    except localnode.NodeError as err:
+        raise ClusterError(f"node: {err}") from None
+    return cluster.dir / "node"
 
 
 # --------------------------------------------------------------------------- kube-scheduler (optional)
@@ -734,6 +768,10 @@ def _cmd_up(args: argparse.Namespace) -> int:
         raise ClusterError(f"--scheduler-config {args.scheduler_config}: no such file")
     cluster = up(Path(args.dir), bin_dir, args.ports, args.timeout, args.build)
     print(f"server:     {cluster.server}\nkubeconfig: {cluster.kubeconfig}\nlogs:       {cluster.log_dir}")
+    if args.node:
+        node_dir = up_node(cluster)
+        print(f"node:       {load_localnode().NAME} ({node_dir}; crictl: "
+              f"{cluster.bin_dir / 'crictl'} --runtime-endpoint unix://{node_dir / 'containerd' / 'containerd.sock'})")
     if args.scheduler is None:  # leave a running scheduler alone
         return 0
     if args.scheduler == "none":
@@ -796,6 +834,8 @@ def main(argv: list[str] | None = None) -> int:
     p_up.add_argument("--bin-dir", help="directory with the binaries (default: DIR/bin)")
     p_up.add_argument("--build", action="store_true", help="run hack/controlplane/build.sh first")
     p_up.add_argument("--timeout", type=float, default=180.0, help="seconds to wait per component")
+    p_up.add_argument("--node", action="store_true",
+                      help="also start a real node (containerd, kubelet, kube-proxy; hack/node/localnode.py)")
     p_up.add_argument("--scheduler", choices=(*SCHEDULER_VERSIONS, "none"),
                       help="(re)start a real kube-scheduler (v1.36.4 or v1.28.15, built and cached by "
                            "hack/scheduler/build.sh), or stop it (none); without the flag a running one stays")

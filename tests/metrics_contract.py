@@ -26,6 +26,8 @@ WORKLOAD_FAMILIES = frozenset(
 WINDOW_FAMILIES = frozenset(
     {"spreadwatch_workload_best_node_probability", "spreadwatch_workload_best_zone_probability"}
 )
+#: Per workload, operator only, once a new binding of one of its pods was checked against its report.
+PLACEMENT_FAMILIES = frozenset({"spreadwatch_workload_placement_misses"})
 #: Per workload, only with ``--compare-profile`` (a ``profile`` label).
 COMPARISON_FAMILIES = frozenset(
     {"spreadwatch_workload_comparison_best_node_score", "spreadwatch_workload_comparison_best_nodes_overlap"}
@@ -45,5 +47,12 @@ OPERATOR_GAUGES = frozenset(
         "spreadwatch_ready",
     }
 )
-COUNTERS = frozenset({"spreadwatch_events_total", "spreadwatch_report_writes_total", "spreadwatch_api_errors_total"})
+COUNTERS = frozenset(
+    {
+        "spreadwatch_events_total",
+        "spreadwatch_placements_total",
+        "spreadwatch_report_writes_total",
+        "spreadwatch_api_errors_total",
+    }
+)
 HISTOGRAMS = frozenset({"spreadwatch_compute_duration_seconds", "spreadwatch_reconcile_duration_seconds"})

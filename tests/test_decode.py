@@ -39,11 +39,11 @@ def _synth() -> Any:
 
 
 def _outcome(load: Any) -> tuple[Any, ...] | str:
-    """The snapshot's records, or the error's one line."""
+    """The snapshot's records, or the error's one line (without the file name a file's errors start with)."""
     try:
         snap = load()
     except ObjectError as err:
-        return f"ObjectError: {err}"
+        return f"ObjectError: {ObjectError(err.ref.rpartition('.json: ')[2], err.path, err.problem)}"
     return tuple(getattr(snap, k) for k in _RECORD_LISTS)
 
 
@@ -337,7 +337,6 @@ def test_a_broken_item_does_not_hide_the_others() -> None:
         pytest.param(pod("a"), ["a"], id="one object"),
         pytest.param({"kind": "PodList", "items": None}, [], id="items null"),
         pytest.param({"kind": "List", "items": [{"kind": "List", "items": [pod("a")]}]}, ["a"], id="nested List"),
-        pytest.param({"kind": "PodList", "metadata": {}}, [], id="a List without items is an object of no kind used"),
     ],
 )
 def test_document_shapes(tmp_path: Path, document: Any, names: list[str]) -> None:
@@ -433,7 +432,8 @@ _CASES = [(i, p) for i, o in enumerate(_OBJECTS) for p in _paths(o)]
 @given(case=st.sampled_from(_CASES), value=_VALUES)
 def test_any_value_anywhere_same_outcome_as_the_reference(tmp_path: Path, case: tuple[int, str], value: Any) -> None:
     index, path = case
-    typed, reference = _both(tmp_path, [_set(_OBJECTS[index], path, value)])
+    # (a Node beside it: a file of which nothing is read is an error of its own, test_hostile_input.py)
+    typed, reference = _both(tmp_path, [_node(), _set(_OBJECTS[index], path, value)])
     assert typed == reference
 
 

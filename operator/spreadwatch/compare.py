@@ -17,7 +17,7 @@ from typing import Any
 from spreadwatch.index import SpreadIndex
 from spreadwatch.jsonform import json_form
 from spreadwatch.model import Node
-from spreadwatch.report import ReportOptions, SpreadReport
+from spreadwatch.report import Health, ReportOptions, SpreadReport
 from spreadwatch.scoring import Profile, zone_key
 from spreadwatch.scoring.zones import BETA_ZONE, GA_ZONE
 from spreadwatch.snapshot import Snapshot
@@ -96,6 +96,10 @@ def _ranks(scores: Mapping[str, int]) -> dict[str, int]:
 
 
 def _scores(report: SpreadReport, nodes: Sequence[Node], profile: Profile) -> dict[str, int]:
+    """Every candidate node's score; none under an Error report (an invalid selector or spread constraint:
+    the profile scores nothing, so no node is best and none moves)."""
+    if report.health == Health.ERROR:
+        return {}
     return {n.name: report.score_of(n.name, zone_key(n.labels, profile)) for n in nodes}
 
 
@@ -139,7 +143,7 @@ def compare_snapshot(
                     n.name, old_scores[n.name], new_scores[n.name], old_rank[n.name], new_rank[n.name], node_causes(n)
                 )
                 for n in candidates
-                if old_rank[n.name] != new_rank[n.name]
+                if n.name in old_rank and n.name in new_rank and old_rank[n.name] != new_rank[n.name]
             ),
             key=lambda m: (-abs(m.to_rank - m.from_rank), m.node),
         )

@@ -5,7 +5,11 @@ stderr and exits with code 2. Anything else is a bug.
 
     SpreadwatchError                 base class; ``str(err)`` is the one line shown to the user
     ├── InputError                   unusable input (exit code 2)
-    │   ├── SnapshotError            a file or directory cannot be read or parsed (missing, unreadable, bad YAML/JSON)
+    │   ├── SnapshotError            a file or directory cannot be read or parsed (missing, unreadable, bad YAML/JSON,
+    │   │                            nothing spreadwatch reads in it, absurd nesting or alias expansion)
+    │   ├── DecodeError              bytes that are not well-formed JSON for the typed decoder (not UTF-8, malformed,
+    │   │                            nested deeper than the decoders' limit, a number out of range); what
+    │   │                            ``spreadwatch.decode``'s entry points raise for any bytes, besides ObjectError
     │   ├── ObjectError              one Kubernetes object is malformed (wrong kind, wrongly typed field)
     │   ├── ProfileError             unknown scoring profile name
     │   ├── WorkloadNotFoundError    ``explain`` was asked about a workload that is not in the snapshot
@@ -20,6 +24,7 @@ stderr and exits with code 2. Anything else is a bug.
 from __future__ import annotations
 
 __all__ = [
+    "DecodeError",
     "InputError",
     "KubeApiError",
     "ObjectError",
@@ -41,6 +46,11 @@ class InputError(SpreadwatchError):
 
 class SnapshotError(InputError):
     """A snapshot file or directory cannot be read or parsed."""
+
+
+class DecodeError(InputError):
+    """Bytes the JSON decoders refuse: the message says why (msgspec's or orjson's words, with the byte offset
+    where they give one). Callers that know the file name wrap it in a SnapshotError."""
 
 
 class ObjectError(InputError):

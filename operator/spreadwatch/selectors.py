@@ -70,10 +70,14 @@ _INT64_RE = re.compile(r"^[+-]?[0-9]+$")
 
 
 def _parse_int64(text: str) -> int | None:
-    """``strconv.ParseInt(text, 10, 64)``: an int, or None when Go would fail."""
+    """``strconv.ParseInt(text, 10, 64)``: an int, or None when Go would fail. Never converts more than 19
+    significant digits (a 5,000-digit value is out of range, not a ValueError). O(len(text))."""
     if not _INT64_RE.match(text):
         return None
-    value = int(text)
+    digits = text.lstrip("+-").lstrip("0") or "0"
+    if len(digits) > 19:
+        return None
+    value = -int(digits) if text.startswith("-") else int(digits)
     if not -(2**63) <= value < 2**63:
         return None
     return value

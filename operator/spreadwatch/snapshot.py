@@ -12,7 +12,15 @@ and its pages are released behind the conversion. YAML goes through libyaml's C 
 :func:`~spreadwatch.model.parse_object`: about 40 times slower than JSON; take big dumps with ``-o json``.
 
 Errors: a missing/unreadable path or malformed document raises SnapshotError; a malformed object raises
-ObjectError naming the object and field.
+ObjectError naming the file, the object and the field. A path whose objects are all of kinds not read raises
+SnapshotError; one with some has a note (:attr:`Snapshot.notes`: how many of which kinds were skipped).
+
+**Hostile input, bounded work.** JSON that is not UTF-8, is malformed or nests deeper than the decoders'
+limit (about 1,000 levels) is one SnapshotError (:mod:`spreadwatch.decode`); YAML is refused the same way
+(libyaml stops at 1,000 levels as written), and a YAML document with aliases is checked before it is
+constructed: an alias inside its own anchor, aliases adding more than :data:`MAX_ALIAS_EXPANSION` nodes, or
+nesting deeper than :data:`MAX_YAML_DEPTH` once expanded is refused in O(distinct nodes), never walked.
+Lists in Lists are flattened iteratively (any depth).
 """
 
 from __future__ import annotations
@@ -21,18 +29,38 @@ import contextlib
 import gc
 import mmap
 import sys
+from collections import Counter
 from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, Final
 
 import orjson
 
 from spreadwatch.decode import Decoded, DecodeError, Unparsed, decode_json_chunks
-from spreadwatch.errors import SnapshotError
-from spreadwatch.model import Controller, Namespace, Node, Pod, Record, Service, WorkloadKey, parse_object
+from spreadwatch.errors import ObjectError, SnapshotError
+from spreadwatch.model import (
+    WORKLOAD_KINDS,
+    Controller,
+    Namespace,
+    Node,
+    Pod,
+    Record,
+    Service,
+    WorkloadKey,
+    parse_object,
+)
 
-__all__ = ["Snapshot", "iter_documents", "iter_records", "load_snapshot", "paused_gc", "read_documents"]
+__all__ = [
+    "MAX_ALIAS_EXPANSION",
+    "MAX_YAML_DEPTH",
+    "Snapshot",
+    "iter_documents",
+    "iter_records",
+    "load_snapshot",
+    "paused_gc",
+    "read_documents",
+]
 
 _SUFFIXES = (".yaml", ".yml", ".json")
 
@@ -57,20 +85,136 @@ def paused_gc() -> Iterator[None]:
             gc.enable()
 
 
+#: Kinds read into records; any other kind is skipped (and said so, see :class:`_Tally`).
+_READ_KINDS: Final = frozenset({"Pod", "Node", "Service", "Namespace", *WORKLOAD_KINDS})
+#: YAML aliases may add at most this many nodes to a document beyond its own (a billion-laughs document
+#: is refused before it is walked), and nothing may nest deeper than :data:`MAX_YAML_DEPTH` once expanded.
+MAX_ALIAS_EXPANSION: Final = 100_000
+MAX_YAML_DEPTH: Final = 1_000  # (libyaml's own limit for nesting written out)
+_SHOWN_KINDS: Final = 5  # kinds named in a note; the rest are counted
+_END: Final = object()  # (an exhausted iterator)
+
+
+@dataclass(slots=True)
+class _Tally:
+    """What one input path (a file, a directory, stdin) held: objects read, objects skipped by kind."""
+
+    source: str
+    read: int = 0
+    skipped: Counter[str] = field(default_factory=Counter)
+
+    def count(self, obj: Mapping[str, Any], record: object) -> None:
+        """Count one object and what it gave (a record, or None for a kind not read). O(1)."""
+        if record is not None:
+            self.read += 1
+        else:
+            kind = obj.get("kind")
+            self.skipped[kind[:40] if isinstance(kind, str) and kind else '""'] += 1
+
+    def note(self) -> str | None:
+        """The note on skipped objects (None: nothing skipped); SnapshotError when nothing was read but some
+        objects were skipped (every object of the file would vanish without a word). O(kinds)."""
+        if not self.skipped:
+            return None
+        total = sum(self.skipped.values())
+        shown = self.skipped.most_common(_SHOWN_KINDS)
+        kinds = ", ".join(f"{kind} ×{n}" for kind, n in shown)
+        if len(self.skipped) > len(shown):
+            kinds += f" and {len(self.skipped) - len(shown)} more kinds"
+        objects = f"{total} object{'s' if total != 1 else ''}"
+        if not self.read:
+            raise SnapshotError(
+                f"{self.source}: nothing spreadwatch reads (kinds {', '.join(sorted(_READ_KINDS))}): "
+                f"{objects} of other kinds: {kinds}"
+            )
+        return f"{self.source}: skipped {objects} of kinds spreadwatch does not read: {kinds}"
+
+
 def _flatten(doc: Any, source: str) -> Iterator[Mapping[str, Any]]:
-    if doc is None:
-        return
-    if not isinstance(doc, Mapping):
-        raise SnapshotError(f"{source}: expected Kubernetes objects (mappings), found a {type(doc).__name__}")
-    kind = doc.get("kind")
-    if isinstance(kind, str) and kind.endswith("List") and "items" in doc:
-        items = doc.get("items") or []
-        if not isinstance(items, list):
-            raise SnapshotError(f"{source}: {kind}.items must be a list")
-        for item in items:
-            yield from _flatten(item, source)
-        return
-    yield doc
+    """The objects of one document, a ``*List``'s items (Lists in Lists too) flattened, in order. Iterative:
+    any nesting of Lists, O(objects)."""
+    stack = [iter((doc,))]
+    while stack:
+        item = next(stack[-1], _END)
+        if item is _END:
+            stack.pop()
+            continue
+        if item is None:
+            continue
+        if not isinstance(item, Mapping):
+            raise SnapshotError(f"{source}: expected Kubernetes objects (mappings), found a {type(item).__name__}")
+        kind = item.get("kind")
+        if isinstance(kind, str) and kind.endswith("List") and "items" in item:
+            items = item.get("items")
+            if items is not None and not isinstance(items, list):
+                raise SnapshotError(f"{source}: {kind[:40]}.items must be a list, found a {type(items).__name__}")
+            stack.append(iter(items or ()))
+            continue
+        yield item
+
+
+def _yaml_nodes(node: Any) -> list[Any]:
+    """The child nodes of a composed YAML node (a mapping's keys and values). O(children)."""
+    if isinstance(node.value, list):
+        return [n for entry in node.value for n in (entry if isinstance(entry, tuple) else (entry,))]
+    return []
+
+
+def _check_aliases(root: Any) -> str | None:
+    """Why a composed YAML document with aliases is refused (None: it is not): an alias inside its own
+    anchor, an expansion beyond :data:`MAX_ALIAS_EXPANSION` nodes or :data:`MAX_YAML_DEPTH` levels. Each
+    distinct node once, iteratively (shared nodes memoised): O(distinct nodes), never the expansion."""
+    size: dict[int, int] = {}
+    depth: dict[int, int] = {}
+    entered: set[int] = set()
+    stack: list[tuple[Any, bool]] = [(root, False)]
+    while stack:
+        node, done = stack.pop()
+        key = id(node)
+        if done:
+            entered.discard(key)
+            kids = _yaml_nodes(node)
+            size[key] = 1 + sum(size[id(k)] for k in kids)
+            depth[key] = 1 + max((depth[id(k)] for k in kids), default=0)
+            if size[key] > len(size) + MAX_ALIAS_EXPANSION:
+                return f"its aliases expand to more than {MAX_ALIAS_EXPANSION:,} nodes beyond its own"
+            if depth[key] > MAX_YAML_DEPTH:
+                return f"it nests deeper than {MAX_YAML_DEPTH:,} levels once its aliases are expanded"
+            continue
+        if key in size:
+            continue
+        if key in entered:
+            return "an alias refers to a node that contains it"
+        entered.add(key)
+        stack.append((node, True))
+        stack.extend((kid, False) for kid in _yaml_nodes(node) if id(kid) not in size)
+    return None
+
+
+def _load_yaml(text: str, source: str, aliases: bool) -> Iterator[Any]:
+    """The documents of a YAML text (libyaml's C loader when available); with ``aliases`` (the text may hold
+    some) each composed document is checked by :func:`_check_aliases` before it is constructed."""
+    import yaml  # noqa: PLC0415 - only YAML input needs it (JSON, the fast format, does not)
+
+    loader = getattr(yaml, "CSafeLoader", yaml.SafeLoader)(text)
+    try:
+        while loader.check_node():
+            node = loader.get_node()
+            why = _check_aliases(node) if aliases and node is not None else None
+            if why is not None:
+                raise SnapshotError(f"{source}: YAML document refused: {why}")
+            yield loader.construct_document(node)
+    except yaml.YAMLError as err:
+        mark = getattr(err, "problem_mark", None)
+        where = f" at line {mark.line + 1}, column {mark.column + 1}" if mark is not None else ""
+        problem = getattr(err, "problem", None) or str(err).splitlines()[0]
+        raise SnapshotError(f"{source}: malformed YAML{where}: {problem}") from None
+    except (ValueError, OverflowError) as err:  # a scalar Python cannot hold: an int of > 4,300 digits, ...
+        raise SnapshotError(f"{source}: unreadable YAML value: {str(err).splitlines()[0][:120]}") from None
+    except RecursionError:
+        raise SnapshotError(f"{source}: YAML document refused: it nests too deeply") from None
+    finally:
+        loader.dispose()
 
 
 def _parse_text(data: bytes, source: str) -> Iterator[Any]:
@@ -82,19 +226,11 @@ def _parse_text(data: bytes, source: str) -> Iterator[Any]:
             raise SnapshotError(f"{source}: malformed JSON: {err}") from None
         yield from (doc if isinstance(doc, list) else [doc])
         return
-    import yaml  # noqa: PLC0415 - only YAML input needs it (JSON, the fast format, does not)
-
     try:
         text = data.decode("utf-8")
     except UnicodeDecodeError as err:
         raise SnapshotError(f"{source}: not UTF-8 text: {err}") from None
-    try:
-        yield from yaml.load_all(text, Loader=getattr(yaml, "CSafeLoader", yaml.SafeLoader))
-    except yaml.YAMLError as err:
-        mark = getattr(err, "problem_mark", None)
-        where = f" at line {mark.line + 1}, column {mark.column + 1}" if mark is not None else ""
-        problem = getattr(err, "problem", None) or str(err).splitlines()[0]
-        raise SnapshotError(f"{source}: malformed YAML{where}: {problem}") from None
+    yield from _load_yaml(text, source, "&" in text and "*" in text)
 
 
 def _files(path: Path) -> list[Path]:
@@ -103,53 +239,72 @@ def _files(path: Path) -> list[Path]:
     return [path]
 
 
+def _read(file: Path) -> bytes:
+    try:
+        return file.read_bytes()
+    except OSError as err:
+        raise SnapshotError(f"cannot read {file}: {err.strerror or err}") from None
+
+
+def _path_objects(raw: str | Path) -> Iterator[Mapping[str, Any]]:
+    """The objects of one input path ("-": stdin). O(bytes)."""
+    if str(raw) == "-":
+        yield from (o for d in _parse_text(sys.stdin.buffer.read(), "<stdin>") for o in _flatten(d, "<stdin>"))
+        return
+    path = Path(raw)
+    if not path.exists():
+        raise SnapshotError(f"cannot read {path}: no such file or directory")
+    for file in _files(path):
+        for doc in _parse_text(_read(file), str(file)):
+            yield from _flatten(doc, str(file))
+
+
 def iter_documents(paths: Iterable[str | Path]) -> Iterator[Mapping[str, Any]]:
     """Yield every Kubernetes object in the given files/directories ("-" reads stdin)."""
     for raw in paths:
-        if str(raw) == "-":
-            yield from (o for d in _parse_text(sys.stdin.buffer.read(), "<stdin>") for o in _flatten(d, "<stdin>"))
-            continue
-        path = Path(raw)
-        if not path.exists():
-            raise SnapshotError(f"cannot read {path}: no such file or directory")
-        for file in _files(path):
-            try:
-                data = file.read_bytes()
-            except OSError as err:
-                raise SnapshotError(f"cannot read {file}: {err.strerror or err}") from None
-            for doc in _parse_text(data, str(file)):
-                yield from _flatten(doc, str(file))
+        yield from _path_objects(raw)
 
 
-def _record_chunks(chunks: Iterator[list[Decoded]], source: str) -> Iterator[list[Record | None]]:
+def _record_chunks(chunks: Iterator[list[Decoded]], source: str, tally: _Tally) -> Iterator[list[Record | None]]:
     """Records of the typed decoder, a chunk at a time; what it leaves (``Unparsed``) goes through
     ``parse_object`` (in order: the first malformed object raises ObjectError)."""
     try:
         for chunk in chunks:
             if Unparsed in set(map(type, chunk)):  # (rare: one C pass to tell)
-                yield [
-                    record
-                    for item in chunk
-                    for record in (
-                        (parse_object(obj) for obj in _flatten(item.value, source))
-                        if isinstance(item, Unparsed)
-                        else (item,)
-                    )
-                ]
+                out: list[Record | None] = []
+                for item in chunk:
+                    if isinstance(item, Unparsed):
+                        out.extend(_parsed(_flatten(item.value, source), source, tally))
+                    else:
+                        tally.read += item is not None
+                        out.append(item)
+                yield out
             else:
+                tally.read += len(chunk) - chunk.count(None)
                 yield chunk  # type: ignore[misc]  # (no Unparsed in it: records and None)
     except DecodeError as err:
         raise SnapshotError(f"{source}: malformed JSON: {err}") from None
 
 
-def _parsed_chunks(data: bytes, source: str) -> Iterator[list[Record | None]]:
+def _parsed(objects: Iterable[Mapping[str, Any]], source: str, tally: _Tally) -> Iterator[Record | None]:
+    """``parse_object`` of each object, counted; an ObjectError names the file too. O(objects)."""
+    for obj in objects:
+        try:
+            record = parse_object(obj)
+        except ObjectError as err:
+            raise ObjectError(f"{source}: {err.ref}", err.path, err.problem) from None
+        tally.count(obj, record)
+        yield record
+
+
+def _parsed_chunks(data: bytes, source: str, tally: _Tally) -> Iterator[list[Record | None]]:
     """Records of a YAML (or stdin) document through the reference parser, one object per chunk."""
     for doc in _parse_text(data, source):
-        for obj in _flatten(doc, source):
-            yield [parse_object(obj)]
+        for record in _parsed(_flatten(doc, source), source, tally):
+            yield [record]
 
 
-def _file_chunks(file: Path) -> Iterator[list[Record | None]]:
+def _file_chunks(file: Path, tally: _Tally) -> Iterator[list[Record | None]]:
     """Records of one file: JSON memory-mapped and decoded typed, pages released as decoded; YAML as before."""
     try:
         with file.open("rb") as f:
@@ -162,7 +317,7 @@ def _file_chunks(file: Path) -> Iterator[list[Record | None]]:
     except OSError as err:
         raise SnapshotError(f"cannot read {file}: {err.strerror or err}") from None
     if not is_json:
-        yield from _parsed_chunks(data, str(file))
+        yield from _parsed_chunks(data, str(file), tally)
         return
 
     def release(decoded: int) -> None:
@@ -170,36 +325,42 @@ def _file_chunks(file: Path) -> Iterator[list[Record | None]]:
         mapped.madvise(mmap.MADV_DONTNEED, 0, decoded - decoded % mmap.PAGESIZE)
 
     # The mapping is unmapped when the last view of it goes (the decoder's raw items hold views).
-    yield from _record_chunks(decode_json_chunks(memoryview(mapped), release), str(file))
+    yield from _record_chunks(decode_json_chunks(memoryview(mapped), release), str(file), tally)
 
 
 def _is_json(head: bytes) -> bool:
     return head.lstrip()[:1] in (b"{", b"[")
 
 
-def _chunks(paths: Iterable[str | Path]) -> Iterator[list[Record | None]]:
-    """:func:`iter_records` a chunk (a list of up to a few thousand records) at a time."""
+def _chunks(paths: Iterable[str | Path], notes: list[str]) -> Iterator[list[Record | None]]:
+    """:func:`iter_records` a chunk (a list of up to a few thousand records) at a time; each path's note
+    (kinds skipped) appended to ``notes``, SnapshotError for a path of which nothing was read."""
     for raw in paths:
         if str(raw) == "-":
+            tally = _Tally("<stdin>")
             data = sys.stdin.buffer.read()
             if _is_json(data[:4096]):
-                yield from _record_chunks(decode_json_chunks(data), "<stdin>")
+                yield from _record_chunks(decode_json_chunks(data), "<stdin>", tally)
             else:
-                yield from _parsed_chunks(data, "<stdin>")
-            continue
-        path = Path(raw)
-        if not path.exists():
-            raise SnapshotError(f"cannot read {path}: no such file or directory")
-        for file in _files(path):
-            yield from _file_chunks(file)
+                yield from _parsed_chunks(data, "<stdin>", tally)
+        else:
+            path = Path(raw)
+            if not path.exists():
+                raise SnapshotError(f"cannot read {path}: no such file or directory")
+            tally = _Tally(str(path))
+            for file in _files(path):
+                yield from _file_chunks(file, tally)
+        if note := tally.note():
+            notes.append(note)
 
 
-def iter_records(paths: Iterable[str | Path]) -> Iterator[Record | None]:
+def iter_records(paths: Iterable[str | Path], notes: list[str] | None = None) -> Iterator[Record | None]:
     """The record of every object in the given files/directories ("-" reads stdin); None for unused kinds.
 
-    Raises SnapshotError (unreadable, malformed) or ObjectError (the first malformed object).
+    Raises SnapshotError (unreadable, malformed, nothing read from a path whose objects are all of other
+    kinds) or ObjectError (the first malformed object); ``notes`` gets a line per path with skipped kinds.
     """
-    for chunk in _chunks(paths):
+    for chunk in _chunks(paths, [] if notes is None else notes):
         yield from chunk
 
 
@@ -219,6 +380,7 @@ class Snapshot:
     controllers: list[Controller] = field(default_factory=list)
     namespaces: list[Namespace] = field(default_factory=list)
     ignored: int = 0
+    notes: list[str] = field(default_factory=list)  # one line per input path with objects of kinds not read
     _services_by_ns: dict[str, list[Service]] = field(default_factory=dict)
     _controllers_by_key: dict[tuple[str, str], list[Controller]] = field(default_factory=dict)
     _controller_by_key: dict[WorkloadKey, Controller] = field(default_factory=dict)
@@ -280,9 +442,12 @@ class Snapshot:
 
 
 def load_snapshot(paths: Iterable[str | Path]) -> Snapshot:
-    """Read and parse a snapshot from files/directories (objects are parsed as they are read; JSON typed)."""
+    """Read and parse a snapshot from files/directories (objects are parsed as they are read; JSON typed).
+
+    A path all of whose objects are of kinds not read raises SnapshotError; one with some has a line in
+    ``notes`` (how many objects of which kinds were skipped)."""
     snap = Snapshot()
     with paused_gc():
-        for chunk in _chunks(paths):
+        for chunk in _chunks(paths, snap.notes):
             snap.add_all(chunk)
     return snap

@@ -16,6 +16,7 @@ import os
 import sys
 from collections.abc import Callable, Iterator, Sequence
 from pathlib import Path
+from typing import Any
 
 import pytest
 from kubernetes import client
@@ -29,7 +30,7 @@ _LOG_DIR_KEY = pytest.StashKey[str]()
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 # helper modules with asserts (and chart_rbac, a plugin of test_chart): rewritten before the first import
-pytest.register_assert_rewrite("chart_rbac", "oci_pod", "operator_helpers")
+pytest.register_assert_rewrite("chart_rbac", "operator_helpers")
 from kube_helpers import ControlPlane, create_namespace, delete_namespace, delete_node  # noqa: E402
 from kube_helpers import service_account_token as _service_account_token  # noqa: E402
 from operator_helpers import apply_crd, create_zone_nodes  # noqa: E402
@@ -75,6 +76,35 @@ def control_plane(request: pytest.FixtureRequest, tmp_path_factory: pytest.TempP
     devcluster.down(state_dir, keep_logs=failed)
     if failed:
         request.config.stash[_LOG_DIR_KEY] = str(cluster.log_dir)
+
+
+@pytest.fixture(scope="module")
+def real_node(control_plane: ControlPlane, request: pytest.FixtureRequest,
+              tmp_path_factory: pytest.TempPathFactory) -> Iterator[Any]:
+    """A real node in the session's cluster for one test module (hack/node/localnode.py): containerd, kubelet and
+    kube-proxy in a network namespace of their own; a `localnode.Node` (.name, .node_ip, .crictl(...),
+    .import_image(archive), .cgroup_name). Tainted spreadwatch.io/local-node=true:NoSchedule. Removed after the
+    module (no mounts, cgroups, interfaces or iptables rules left); its logs are kept if a test failed.
+    Cost: ~15-40 s to start, plus the first build of kubelet/kube-proxy/crictl (cached)."""
+    devcluster = load_devcluster()
+    localnode = devcluster.load_localnode()
+    cluster = devcluster.load(Path(control_plane.dir))
+    node_dir = tmp_path_factory.mktemp("node")
+    try:
+        if not os.environ.get("SPREADWATCH_CONTROLPLANE_BIN"):
+            localnode.ensure_tools(cluster.bin_dir)
+        node = localnode.up(cluster, node_dir, die_with_parent=True)
+    except localnode.NodeError as err:
+        localnode.down(node_dir)
+        request.config.stash[_LOG_DIR_KEY] = str(node_dir / "logs")
+        pytest.fail(f"the local node did not start: {err}\nlogs: {node_dir / 'logs'}", pytrace=False)
+    yield node
+    failed = request.session.testsfailed > 0
+    localnode.down(node_dir)
+    if failed:
+        request.config.stash[_LOG_DIR_KEY] = f"{control_plane.log_dir} and {node_dir / 'logs'}"
+    left = localnode.leftovers(node)
+    assert not left, f"the node's down() left {left}"
 
 
 @pytest.fixture(scope="session")

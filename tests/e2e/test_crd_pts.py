@@ -1,5 +1,6 @@
 """Profile v1.29 reports with a --compare-profile comparison on a real API server: the CRD's structural
-schema accepts every one (profile enum, comparison block, score bounds) and prunes nothing."""
+schema accepts every one (profile enum, comparison block, score bounds, the operator's lastPlacement) and
+prunes nothing."""
 
 from __future__ import annotations
 
@@ -7,10 +8,12 @@ import json
 from pathlib import Path
 from typing import Any
 
+import msgspec
 import pytest
 from operator_helpers import replace_report_status
 
 from spreadwatch.index import SpreadIndex
+from spreadwatch.report import PLACEMENT_OUTCOMES, Placement
 from spreadwatch.runtime.status import build_status
 from spreadwatch.scoring import get_profile
 from spreadwatch.snapshot import load_snapshot
@@ -33,7 +36,16 @@ def test_v129_reports_with_comparison_validate_server_side(
     index.load(load_snapshot([ROOT / "examples" / "cluster.yaml"]))
     reports = index.reports()
     assert len(reports) == 8
-    for report in reports:
+    # every other one with a checked placement, each outcome in turn
+    placements = {
+        i: Placement(f"pod-{i}", "node-a1", PLACEMENT_OUTCOMES[i // 2 % 3], "2026-01-02T03:04:05Z", i // 2)
+        for i in range(1, len(reports), 2)
+    }
+    placed = [
+        msgspec.structs.replace(r, last_placement=placements[i]) if i in placements else r
+        for i, r in enumerate(reports)
+    ]
+    for report in placed:
         status = build_status(report, 1, None)
         name = f"{report.workload.kind.lower()}-{report.workload.name}"
         obj = {

@@ -8,7 +8,8 @@ correct; users' objects are byte-for-byte untouched (resourceVersion, annotation
 managers); a standby replica writes nothing; convergence after a churn of pod events (time and API writes
 are printed, and written as JSON to $SPREADWATCH_E2E_CHURN_OUT when set — `make bench` records them;
 SPREADWATCH_E2E_CHURN_PODS scales it, SPREADWATCH_E2E_DEBOUNCE sets the operator's debounce, default 0.3 s);
-survival of an API-server restart; pods deleted during a watch gap (410 Gone, kopf re-lists) stop counting.
+survival of an API-server restart; pods deleted during a watch gap (410 Gone, kopf re-lists) stop counting;
+new bindings checked against the report held just before (status.lastPlacement, the placements counter).
 """
 
 from __future__ import annotations
@@ -444,4 +445,50 @@ def test_pods_deleted_during_a_watch_gap_stop_counting(
     wait_converged(control_plane, namespace, tmp_path, timeout=240)
     assert live_reports(control_plane, namespace)[("StatefulSet", "gap")]["pods"] == 2  # 4 − 2 deleted in the gap
     assert operator.state()["watches"]["pods"]["staleRemoved"] - removed_before >= 2
+    operator.assert_alive()
+
+
+def _bind_new_web_pod(control_plane: ControlPlane, kube_api: client.ApiClient, namespace: str, replicas: int,
+                      node: str) -> str:  # fmt: skip
+    """Scale web to `replicas` and bind its new (pending) pod to `node`, as a scheduler would; its name."""
+    control_plane.kubectl("scale", "deployment/web", "-n", namespace, f"--replicas={replicas}")
+    wait_for_pods(kube_api, namespace, {"app": "web"}, replicas)
+    [(pod, _)] = schedule_pending_pods(kube_api, namespace, [node], {"app": "web"}).items()
+    return pod
+
+
+def test_new_bindings_are_checked_against_the_report_held_before(
+    control_plane: ControlPlane, kube_api: client.ApiClient, operator: Operator, zone_nodes: list[str],
+    namespace: str, tmp_path: Path,
+) -> None:  # fmt: skip
+    """web's pods on nodes 0, 1 (zone a) and 2 (zone b): a new pod bound by hand to one of the report's best
+    nodes is a best_node placement; the next, bound to node 0 (zone a, whose both nodes hold a web pod), is
+    `other`. Each shows in the report's status.lastPlacement and the operator's counter (/statusz, the
+    values spreadwatch_placements_total exposes)."""
+    make_workloads(kube_api, namespace, zone_nodes)
+    wait_converged(control_plane, namespace, tmp_path)
+    [(profile, counts_before)] = operator.state()["placements"].items()  # (make_workloads' bindings counted)
+    best = live_reports(control_plane, namespace)[("Deployment", "web")]["bestNodes"][0]
+
+    pod = _bind_new_web_pod(control_plane, kube_api, namespace, 4, best)
+    wait_for(lambda: live_reports(control_plane, namespace)[("Deployment", "web")].get("lastPlacement", {})
+             .get("pod") == pod, timeout=120, message="web's lastPlacement for the pod on a best node")  # fmt: skip
+    placed = live_reports(control_plane, namespace)[("Deployment", "web")]["lastPlacement"]
+    assert (placed["node"], placed["outcome"], placed["consecutiveMisses"]) == (best, "best_node", 0)
+    wait_converged(control_plane, namespace, tmp_path)  # lastPlacement aside, the report equals the offline one
+
+    # node 0 (zone a): a web pod on it and on node 1, its zone's other node; not one of the best
+    held = live_reports(control_plane, namespace)[("Deployment", "web")]
+    scores = {n["node"]: n["score"] for n in held["nodes"]}
+    assert scores[zone_nodes[0]] < held["bestScore"] and scores[zone_nodes[1]] < held["bestScore"]
+    pod = _bind_new_web_pod(control_plane, kube_api, namespace, 5, zone_nodes[0])
+    wait_for(lambda: live_reports(control_plane, namespace)[("Deployment", "web")].get("lastPlacement", {})
+             .get("pod") == pod, timeout=120, message="web's lastPlacement for the pod on node 0")  # fmt: skip
+    placed = live_reports(control_plane, namespace)[("Deployment", "web")]["lastPlacement"]
+    assert (placed["node"], placed["outcome"], placed["consecutiveMisses"]) == (zone_nodes[0], "other", 1)
+
+    counts = operator.state()["placements"][profile]
+    assert counts["best_node"] - counts_before["best_node"] == 1
+    assert counts["other"] - counts_before["other"] == 1
+    assert counts["best_zone"] == counts_before["best_zone"]
     operator.assert_alive()

@@ -20,7 +20,7 @@ from typing import Any
 
 from k8s_objects import BETA_REGION, controller, node, owner, pod, service
 from spreadwatch.index import SpreadIndex
-from spreadwatch.model import WorkloadKey
+from spreadwatch.model import Pod, WorkloadKey, parse_object
 from spreadwatch.scoring import get_profile
 from spreadwatch.snapshot import Snapshot
 
@@ -79,4 +79,14 @@ def objects() -> list[dict[str, Any]]:
 def index(profile: str = "v1.28", compare: str | None = None) -> SpreadIndex:
     idx = SpreadIndex(get_profile(profile), compare=get_profile(compare) if compare else None)
     idx.load(Snapshot.from_objects(objects()))
+    return idx
+
+
+def with_placement(idx: SpreadIndex) -> SpreadIndex:
+    """``idx`` after one checked binding (the operator past its first list): db-3 bound to node-a2, one of
+    db's best nodes (a2 and x hold no db pod)."""
+    record = parse_object(_owned("StatefulSet", "db", "db-3", "node-a2"))
+    assert isinstance(record, Pod)
+    idx.check_placement(record, lambda: "2026-01-02T03:04:05Z")
+    idx.apply(record)
     return idx

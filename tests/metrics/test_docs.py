@@ -5,7 +5,7 @@ from __future__ import annotations
 import re
 from pathlib import Path
 
-from metrics_fixture import index
+from metrics_fixture import index, with_placement
 from prometheus_client.registry import Collector
 
 from spreadwatch.metrics import (
@@ -45,6 +45,7 @@ def exposed() -> Doc:
     compute.observe(0.001)
     state = OperatorState(
         events_by_kind={"Pod": 1},
+        placements={"v1.28": {"best_node": 1}},
         writes_by_result={"created": 1},
         api_errors_by_code={"500": 1},
         compute_durations=compute.snapshot(),
@@ -54,6 +55,7 @@ def exposed() -> Doc:
         *registry_for(index(), MetricsOptions()).collectors(),
         WorkloadCollector(index(), MetricsOptions(node_series="all")),
         WorkloadCollector(index(compare="v1.29"), MetricsOptions()),  # --compare-profile families
+        WorkloadCollector(with_placement(index()), MetricsOptions()),  # the operator's placement check
         OperatorCollector(StaticSource(state)),
     ]
     out: Doc = {}
@@ -76,4 +78,4 @@ def test_docs_table_matches_the_collectors_both_ways() -> None:
 
 
 def test_every_contract_family_is_documented() -> None:
-    assert len(documented()) == 33
+    assert len(documented()) == 35

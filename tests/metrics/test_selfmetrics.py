@@ -57,6 +57,7 @@ def test_operator_collector_exposes_the_state() -> None:
     compute.observe(0.02)
     state = OperatorState(
         events_by_kind={"Pod": 7, "Node": 2},
+        placements={"v1.28": {"best_node": 5, "other": 1}, "v1.29": {"best_zone": 2}},
         writes_by_result={"created": 1, "updated": 3, "unchanged": 5},
         api_errors_by_code={"409": 2},
         compute_durations=compute.snapshot(),
@@ -82,6 +83,20 @@ def test_operator_collector_exposes_the_state() -> None:
             "failed": 0,
         }
         assert got[("spreadwatch_api_errors_total", (("code", "409"),))] == 2
+        # every outcome of every profile is present, 0 until it happens
+        placements = {
+            (dict(k[1])["profile"], dict(k[1])["outcome"]): n
+            for k, n in got.items()
+            if k[0] == "spreadwatch_placements_total"
+        }
+        assert placements == {
+            ("v1.28", "best_node"): 5,
+            ("v1.28", "best_zone"): 0,
+            ("v1.28", "other"): 1,
+            ("v1.29", "best_node"): 0,
+            ("v1.29", "best_zone"): 2,
+            ("v1.29", "other"): 0,
+        }
         buckets = {k[1][0][1]: v for k, v in got.items() if k[0] == "spreadwatch_compute_duration_seconds_bucket"}
         assert buckets == {"0.001": 1, "0.01": 1, "+Inf": 2}
         assert got[("spreadwatch_compute_duration_seconds_count", ())] == 2

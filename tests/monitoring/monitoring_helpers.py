@@ -19,7 +19,15 @@ from typing import Any
 
 import yaml
 
-from metrics_contract import COUNTERS, HISTOGRAMS, NODE_FAMILIES, OPERATOR_GAUGES, WINDOW_FAMILIES, WORKLOAD_FAMILIES
+from metrics_contract import (
+    COUNTERS,
+    HISTOGRAMS,
+    NODE_FAMILIES,
+    OPERATOR_GAUGES,
+    PLACEMENT_FAMILIES,
+    WINDOW_FAMILIES,
+    WORKLOAD_FAMILIES,
+)
 from ports import free_port
 from processes import stop_process
 
@@ -31,7 +39,7 @@ RULE_TESTS_DIR = Path(__file__).resolve().parent / "rules"
 
 # --- the metrics contract (/work/briefs/metrics_contract.md, docs/metrics.md) -----------------------------
 
-CONTRACT_GAUGES = WORKLOAD_FAMILIES | WINDOW_FAMILIES | NODE_FAMILIES | OPERATOR_GAUGES
+CONTRACT_GAUGES = WORKLOAD_FAMILIES | WINDOW_FAMILIES | PLACEMENT_FAMILIES | NODE_FAMILIES | OPERATOR_GAUGES
 CONTRACT_COUNTERS = COUNTERS
 CONTRACT_HISTOGRAMS = HISTOGRAMS
 #: Every series name a query may use: the contract's samples (histograms as _bucket/_sum/_count) and `up`.

@@ -13,10 +13,16 @@ EXPECTED_ALERTS = {
     "SpreadwatchAllReplicasOnOneNode",
     "SpreadwatchAllReplicasInOneZone",
     "SpreadwatchSkewHigh",
+    "SpreadwatchPlacementsMissing",
     "SpreadwatchOperatorDown",
     "SpreadwatchReportsStale",
 }
-WORKLOAD_ALERTS = {"SpreadwatchAllReplicasOnOneNode", "SpreadwatchAllReplicasInOneZone", "SpreadwatchSkewHigh"}
+WORKLOAD_ALERTS = {
+    "SpreadwatchAllReplicasOnOneNode",
+    "SpreadwatchAllReplicasInOneZone",
+    "SpreadwatchSkewHigh",
+    "SpreadwatchPlacementsMissing",
+}
 RULE_TEST_FILES = sorted(RULE_TESTS_DIR.glob("*.test.yaml"))
 
 

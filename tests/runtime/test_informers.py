@@ -101,7 +101,7 @@ def test_list_then_watch_events_bookmarks_and_resumed_watches() -> None:
         "lists": 1,
         "watches": 3,
         "events": 4,  # bookmarks excluded
-        "stale_removed": 0,
+        "staleRemoved": 0,
         "failures": 0,
         "undecodable": 0,
     }
@@ -260,3 +260,41 @@ def test_in_namespaced_mode_namespaced_kinds_get_one_informer_per_namespace() ->
     per_namespace = [f"{r.plural} in {ns}" for r in WATCHED if r.namespaced for ns in ("shop", "blue")]
     assert names == sorted([r.plural for r in WATCHED if not r.namespaced] + per_namespace)
     assert Runtime(OperatorConfig(), sink=FakeReportApi()).watches == []  # no source: no informers
+
+
+def test_nodes_and_namespaces_are_listed_before_the_namespaced_kinds() -> None:
+    """A node applied after the workloads dirties every workload it is a candidate for: the runtime starts the
+    namespaced informers only once the cluster-scoped ones have listed (O(nodes + workloads), not their
+    product). While the node list is held, no namespaced resource is even requested."""
+    cfg = replace(OperatorConfig(), host="127.0.0.1", port=0, metrics_port=0, metrics_secure=False)
+    api = FakeApiServer(_web())
+    gate = api.gates["nodes"] = threading.Event()
+    rt = Runtime(cfg, sink=FakeReportApi(), source=ApiWatchSource(api))
+    applied: list[str] = []
+    handle = rt.router.handle_decoded
+
+    def spy(kind: str, item: Any) -> None:
+        applied.append(kind)
+        handle(kind, item)
+
+    rt.router.handle_decoded = spy  # type: ignore[method-assign]
+
+    async def main() -> list[str]:
+        await rt.start()
+        try:
+            await _first(api.holding("Namespace").wait())
+            requested = [r.kind for r in WATCHED if r.namespaced and api.list_requests(r.kind)]
+            gate.set()
+            await _first(asyncio.gather(*(api.holding(r.kind).wait() for r in WATCHED)))
+            return requested
+        finally:
+            gate.set()
+            await rt.stop()
+
+    requested = asyncio.run(main())
+    assert requested == []  # nothing namespaced listed while the nodes are
+    cluster_scoped = {r.kind for r in WATCHED if not r.namespaced}
+    last_cluster_scoped = max(i for i, kind in enumerate(applied) if kind in cluster_scoped)
+    first_namespaced = min(i for i, kind in enumerate(applied) if kind not in cluster_scoped)
+    assert last_cluster_scoped < first_namespaced
+    assert rt.ready()

@@ -110,9 +110,10 @@ def main(argv: Sequence[str] | None = None, out: TextIO | None = None, err: Text
                 args = build_parser().parse_args(argv)
         except SystemExit as exc:  # usage errors (2), --help and --version (0)
             return int(exc.code) if isinstance(exc.code, int) else 0
-        if hasattr(args, "profile"):
-            resolve_profile(args)
-        return _COMMANDS[args.command](args, stdout)
+        with contextlib.redirect_stderr(stderr):  # (notes on what was skipped go to ``err`` too)
+            if hasattr(args, "profile"):
+                resolve_profile(args)
+            return _COMMANDS[args.command](args, stdout)
     except SpreadwatchError as exc:
         stderr.write(f"spreadwatch: error: {exc}\n")
         return EXIT_INPUT

@@ -9,7 +9,7 @@ from __future__ import annotations
 import argparse
 from typing import TextIO
 
-from spreadwatch.analysis import WorkloadFilter, analyze_index, explain_workload, score_objects
+from spreadwatch.analysis import WorkloadFilter, analyze_index, explain_workload
 from spreadwatch.cli.compare import write_explain_comparison
 from spreadwatch.cli.explain_weights import write_score_weights
 from spreadwatch.cli.options import metrics_options, report_options, snapshot_of
@@ -21,9 +21,10 @@ from spreadwatch.cli.render import (
     write_reports,
     write_score_table,
 )
-from spreadwatch.errors import InputError
-from spreadwatch.model import object_ref
+from spreadwatch.errors import InputError, ObjectError
+from spreadwatch.model import object_ref, parse_pod
 from spreadwatch.profile_args import load_score_weights, resolve_profile
+from spreadwatch.scoring import score_pod
 from spreadwatch.selectors import parse_selector
 from spreadwatch.snapshot import paused_gc, read_documents
 
@@ -31,14 +32,19 @@ __all__ = ["cmd_analyze", "cmd_explain", "cmd_score"]
 
 
 def cmd_score(args: argparse.Namespace, out: TextIO) -> int:
-    """Score the ``--pod`` on every candidate node of the ``--cluster``."""
+    """Score the ``--pod`` on every candidate node of the ``--cluster`` (read as ``analyze`` reads it)."""
     pods = read_documents([args.pod])
     if len(pods) != 1:
         raise InputError(f"{args.pod}: expected exactly one Pod, found {len(pods)} objects")
     if pods[0].get("kind") != "Pod":
         raise InputError(f"{args.pod}: expected a Pod, found {object_ref(pods[0])}")
+    try:
+        pod = parse_pod(pods[0])
+    except ObjectError as err:  # (named with its file, as the snapshot's objects are)
+        raise ObjectError(f"{args.pod}: {err.ref}", err.path, err.problem) from None
     nodes = [n.strip() for n in args.nodes.split(",") if n.strip()] if args.nodes else None
-    result = score_objects(read_documents(args.cluster), pods[0], profile=resolve_profile(args), nodes=nodes)
+    snapshot = snapshot_of(args)
+    result = score_pod(pod, snapshot.nodes, snapshot.pods, snapshot, resolve_profile(args), nodes)
     if args.output == "json":
         write_json(score_document(result), out)
     else:

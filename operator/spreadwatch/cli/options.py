@@ -13,6 +13,7 @@ from collections.abc import Callable, Sequence
 
 from spreadwatch.cli.argtypes import checked_number, whole_number
 from spreadwatch.cli.env import env, env_choice, env_float, env_int
+from spreadwatch.cli.output import write_notes
 from spreadwatch.config import NODE_SERIES_MODES, MetricsOptions
 from spreadwatch.errors import InputError
 from spreadwatch.profile_args import add_scheduler_config_args
@@ -172,7 +173,9 @@ def snapshot_of(args: argparse.Namespace, namespaces: Sequence[str] = ()) -> Sna
     O(objects); the Kubernetes client is imported only here (it is slow to import).
     """
     if args.cluster:
-        return load_snapshot(args.cluster)
+        snapshot = load_snapshot(args.cluster)
+        write_notes(snapshot.notes)
+        return snapshot
     from spreadwatch import kube  # noqa: PLC0415 - the client is slow to import; only live mode needs it
 
     try:

@@ -7,12 +7,15 @@ stream (has a binary ``buffer``), the bytes go straight to it, never through a 4
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+import dataclasses
+import json
+import sys
+from collections.abc import Iterable, Sequence
 from typing import Any, TextIO
 
 import orjson
 
-__all__ = ["fmt", "table", "write_json", "write_yaml"]
+__all__ = ["fmt", "table", "write_json", "write_notes", "write_yaml"]
 
 
 def table(rows: Sequence[Sequence[object]], out: TextIO) -> None:
@@ -31,8 +34,13 @@ def fmt(value: float | None) -> str:
 
 
 def write_json(doc: Any, out: TextIO) -> None:
-    """``doc`` as indented JSON and a newline (orjson; str keys, dataclasses as their fields)."""
-    data = orjson.dumps(doc, option=orjson.OPT_INDENT_2 | orjson.OPT_APPEND_NEWLINE)
+    """``doc`` as indented JSON and a newline (orjson; str keys, dataclasses as their fields). An integer
+    beyond 64 bits, which orjson refuses, is written exactly by the standard library's encoder instead
+    (dataclasses as their fields there too)."""
+    try:
+        data = orjson.dumps(doc, option=orjson.OPT_INDENT_2 | orjson.OPT_APPEND_NEWLINE)
+    except orjson.JSONEncodeError:
+        data = (json.dumps(doc, indent=2, ensure_ascii=False, default=_plain) + "\n").encode()
     buffer = getattr(out, "buffer", None)
     if buffer is None:
         out.write(data.decode())
@@ -40,6 +48,19 @@ def write_json(doc: Any, out: TextIO) -> None:
     out.flush()
     buffer.write(data)
     buffer.flush()
+
+
+def _plain(value: Any) -> Any:
+    """What the standard encoder cannot encode, as orjson writes it: a dataclass as its fields."""
+    if dataclasses.is_dataclass(value) and not isinstance(value, type):
+        return {f.name: getattr(value, f.name) for f in dataclasses.fields(value)}
+    raise TypeError(f"cannot write a {type(value).__name__} as JSON")
+
+
+def write_notes(notes: Iterable[str]) -> None:
+    """Each note as one ``spreadwatch: note: ...`` line on stderr (e.g. objects of kinds not read). O(notes)."""
+    for note in notes:
+        sys.stderr.write(f"spreadwatch: note: {note}\n")
 
 
 def write_yaml(doc: Any, out: TextIO) -> None:

@@ -16,6 +16,13 @@ missing name, anything unusual) comes out as :class:`Unparsed` (orjson's dict of
 a few harmless places) or raises the same one-line :class:`~spreadwatch.errors.ObjectError` naming the
 object and field as ever. So a broken object costs one slow re-read and never hides the others.
 
+**Any bytes** (a watch event's object, a list page, a file): :func:`decode_json`, :func:`decode_json_chunks`,
+:func:`decode_items` and :func:`decode_page` raise only :class:`~spreadwatch.errors.DecodeError` (an
+InputError: not UTF-8, malformed, nested deeper than about 1,000 levels, a number out of range), and what
+they yield as :class:`Unparsed` makes :func:`~spreadwatch.model.parse_object` raise only ObjectError; an
+integer beyond its API type (replicas, maxSkew, minDomains: 32 bits; generation: 64) is left to the reference
+parser, which names the field. ``tests/test_hostile_input.py`` checks this for any bytes.
+
 Modules: :mod:`~spreadwatch.decode.shapes` (the Structs: the JSON shapes read),
 :mod:`~spreadwatch.decode.convert` (:class:`Converter`: Structs → records) and
 :mod:`~spreadwatch.decode.reading` (documents and list pages → records, the fallback to the reference parser).

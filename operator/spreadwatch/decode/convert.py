@@ -18,7 +18,7 @@ import msgspec
 
 from spreadwatch.decode import shapes
 from spreadwatch.errors import SelectorError
-from spreadwatch.model import WORKLOAD_KINDS, Record, controller_selector, intern_labels
+from spreadwatch.model import WORKLOAD_KINDS, Record, controller_selector, intern_labels, revision_number
 from spreadwatch.model import records as rec
 from spreadwatch.selectors import NOTHING, Requirement, Selector, from_label_selector, from_match_labels
 
@@ -354,7 +354,7 @@ class Converter:
             _EMPTY_TEMPLATE if pod_spec is _POD_SPEC else self.template(pod_spec),
             self.controller(meta.ownerReferences),
             1 if spec.replicas is None else spec.replicas,
-            int(revision_text) if revision_text.isdigit() else 0,
+            revision_number(revision_text),
             obj.status.updateRevision,
             meta.creationTimestamp,
             meta.generation,

@@ -1,10 +1,17 @@
 """Reading JSON documents and API list pages into records: :func:`decode_json`, :func:`decode_items`,
 :func:`decode_page` (see the package docstring for the exactness and memory rules).
+
+**Any bytes.** These entry points raise only :class:`~spreadwatch.errors.DecodeError` (an InputError) for
+bytes the decoders refuse — not UTF-8 (an invalid byte, an encoded surrogate, an overlong sequence), malformed
+JSON, nesting deeper than the decoders' limit (msgspec stops at Python's recursion limit, about 1,000 levels
+less the caller's stack; orjson at 1,024), a number beyond 64 bits where the typed path reads one — never
+``UnicodeDecodeError``, ``RecursionError`` or msgspec's own errors. What they yield is a record,
+:class:`Unparsed` (for :func:`~spreadwatch.model.parse_object`, which raises only ObjectError) or None.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable, Iterator, Sequence
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from itertools import chain, islice, repeat
 from operator import attrgetter
 from typing import Any, Final, NamedTuple
@@ -14,13 +21,45 @@ import orjson
 
 from spreadwatch.decode import shapes
 from spreadwatch.decode.convert import Converter
+from spreadwatch.errors import DecodeError
 from spreadwatch.model import Record
 
-__all__ = ["DecodeError", "Decoded", "Unparsed", "decode_items", "decode_json", "decode_json_chunks", "decode_page"]
+__all__ = [
+    "REFUSALS",
+    "DecodeError",
+    "Decoded",
+    "Unparsed",
+    "decode_items",
+    "decode_json",
+    "decode_json_chunks",
+    "decode_page",
+    "refusal",
+]
+
+_TOO_DEEP: Final = "nested too deeply (the JSON decoders stop at about 1,000 levels)"
+#: What msgspec's decoders raise for bytes they refuse: its own errors (ValidationError among them), a string
+#: that is not UTF-8, nesting beyond the recursion limit. :func:`refusal` words each as a DecodeError.
+REFUSALS: Final = (msgspec.DecodeError, UnicodeDecodeError, RecursionError)
 
 
-class DecodeError(ValueError):
-    """The bytes are not well-formed JSON (the message is msgspec's, with the byte offset)."""
+def refusal(err: BaseException, what: str = "") -> DecodeError:
+    """The DecodeError (one line, ``what`` before it) of a decoder's refusal of the bytes (one of REFUSALS)."""
+    if isinstance(err, UnicodeDecodeError):
+        reason = f"a string is not valid UTF-8 ({err.reason})"
+    else:
+        reason = _TOO_DEEP if isinstance(err, RecursionError) else str(err)
+    return DecodeError(f"{what}{reason}")
+
+
+def _decoded(decoder: msgspec.json.Decoder[Any], data: Any) -> Any:
+    """``decoder.decode(data)``; msgspec's ValidationError (a shape not taken) passes through, every refusal
+    of the bytes themselves becomes DecodeError. O(bytes)."""
+    try:
+        return decoder.decode(data)
+    except msgspec.ValidationError:
+        raise
+    except REFUSALS as err:
+        raise refusal(err) from None
 
 
 _CHUNK: Final = 4096  # items of a typed document converted (then freed) at a time, between progress calls
@@ -28,7 +67,6 @@ _document_decoder: Final = msgspec.json.Decoder(shapes.Document)
 _list_decoder: Final = msgspec.json.Decoder(shapes.RawList)
 _docs_decoder: Final = msgspec.json.Decoder(list[msgspec.Raw])
 _page_decoder: Final = msgspec.json.Decoder(shapes.Page)
-_head_decoder: Final = msgspec.json.Decoder(shapes.Head)
 _item_decoder: Final = msgspec.json.Decoder(shapes.Item)
 _page_decoders: Final = {kind: msgspec.json.Decoder(page) for kind, page in shapes.PAGES.items()}
 _kind_of: Final = attrgetter("kind")
@@ -47,7 +85,7 @@ class Unparsed(NamedTuple):
     value: Any
 
 
-Decoded = Record | Unparsed | None  # None: a kind spreadwatch does not use
+Decoded = Record | Unparsed | None  # None: a kind spreadwatch does not use (only from a page of such a kind)
 
 
 def _unparsed(item: msgspec.Raw, kind: str, api_version: str) -> Unparsed:
@@ -61,32 +99,35 @@ def _unparsed(item: msgspec.Raw, kind: str, api_version: str) -> Unparsed:
     return Unparsed(doc)
 
 
+def _convert(
+    converter: Converter, items: Sequence[Any], kinds: Mapping[type, str], api_version: str = ""
+) -> tuple[list[Record | None], list[int]]:
+    """``converter.convert``; a raw sub-object it decodes late (labels, scheduling fields: captured, not
+    checked, in the first pass) that is not UTF-8 or not JSON is DecodeError too. O(kept fields)."""
+    try:
+        return converter.convert(items, kinds, api_version)
+    except REFUSALS as err:
+        raise refusal(err) from None
+
+
 def _one(raw: msgspec.Raw, kind: str, api_version: str, converter: Converter) -> Decoded:
-    """One item decoded alone: its record, :class:`Unparsed`, or None for a kind not read. O(item bytes)."""
+    """One item decoded alone: its record, or :class:`Unparsed` (also for a file's item of a kind not read:
+    ``parse_object`` gives None for it, and the reader can say which kinds it skipped). O(item bytes)."""
     try:
         if kind:  # a list page's item: the page's kind unless it names another
             decoder = _object_decoders.get(kind)
             if decoder is None:  # (a kind not read: the listing never asks for one)
                 return _unparsed(raw, kind, api_version)
-            obj: Any = decoder.decode(raw)
+            obj: Any = _decoded(decoder, raw)
             if obj.kind is not msgspec.UNSET and obj.kind != kind:  # (a watch event's object names its kind)
                 return _unparsed(raw, kind, api_version)
             item_kind = kind
         else:  # a file's item names its kind
-            obj = _item_decoder.decode(raw)
+            obj = _decoded(_item_decoder, raw)
             item_kind = shapes.ITEM_KINDS[type(obj)]
     except msgspec.ValidationError:
-        if not kind:
-            try:
-                named = _head_decoder.decode(raw).kind
-            except msgspec.ValidationError:
-                named = None
-            if named is not None and not _is_list(named) and named not in shapes.OBJECTS:
-                return None  # a kind not read (the reference parser does not look into it either)
         return _unparsed(raw, kind, api_version)
-    except msgspec.DecodeError as err:
-        raise DecodeError(str(err)) from None
-    records, redo = converter.convert([obj], {type(obj): item_kind}, api_version)
+    records, redo = _convert(converter, [obj], {type(obj): item_kind}, api_version)
     return _unparsed(raw, kind, api_version) if redo else records[0]
 
 
@@ -120,11 +161,11 @@ def _typed_chunks(
     for done in range(0, total, _CHUNK):
         chunk = items[done : done + _CHUNK]
         items[done : done + _CHUNK] = repeat(None, len(chunk))  # (the Structs go with the chunk)
-        records, redo = converter.convert(chunk, kinds)
+        records, redo = _convert(converter, chunk, kinds)
         del chunk
         if redo:
             if raws is None:
-                raws = _list_decoder.decode(doc).items or []
+                raws = _decoded(_list_decoder, doc).items or []
             out: list[Decoded] = list(records)
             for i in redo:
                 out[i] = _unparsed(raws[done + i], "", "")
@@ -164,17 +205,15 @@ def decode_json_chunks(
 ) -> Iterator[list[Decoded]]:
     """:func:`decode_json` in lists of up to a few thousand items (what a bulk consumer iterates faster)."""
     try:
-        docs = _docs_decoder.decode(data) if bytes(data[:64]).lstrip()[:1] == b"[" else [msgspec.Raw(data)]
-    except msgspec.DecodeError as err:
+        docs = _decoded(_docs_decoder, data) if bytes(data[:64]).lstrip()[:1] == b"[" else [msgspec.Raw(data)]
+    except msgspec.ValidationError as err:
         raise DecodeError(str(err)) from None
     converter = Converter()
     for doc in docs:
         try:
-            typed = _document_decoder.decode(doc)
+            typed = _decoded(_document_decoder, doc)
         except msgspec.ValidationError:
             typed = None
-        except msgspec.DecodeError as err:
-            raise DecodeError(str(err)) from None
         if typed is not None and typed.items is not msgspec.UNSET and _is_list(typed.kind):
             items = typed.items or []
             del typed
@@ -182,12 +221,10 @@ def decode_json_chunks(
             continue
         del typed
         try:
-            head = _list_decoder.decode(doc)
+            head = _decoded(_list_decoder, doc)
         except msgspec.ValidationError:
             yield [_unparsed(doc, "", "")]
             continue
-        except msgspec.DecodeError as err:
-            raise DecodeError(str(err)) from None
         if _is_list(head.kind) and head.items is not msgspec.UNSET:
             raws = head.items or []
             decoded = decode_items(_counted(raws, progress) if progress else raws, converter=converter)
@@ -206,20 +243,18 @@ def decode_page(data: bytes, kind: str, api_version: str, converter: Converter) 
     """
     decoder = _page_decoders.get(kind)
     try:
-        page: Any = decoder.decode(data) if decoder is not None else None
+        page: Any = _decoded(decoder, data) if decoder is not None else None
     except msgspec.ValidationError:
         page = None
-    except msgspec.DecodeError as err:
-        raise DecodeError(str(err)) from None
     if page is None:
         return _raw_page(data, kind, api_version, converter)
     token = (page.metadata.continue_ or "") if page.metadata is not None else ""
     objects = page.items or []
-    records, redo = converter.convert(objects, _page_kinds[kind], api_version)
+    records, redo = _convert(converter, objects, _page_kinds[kind], api_version)
     if set(map(_kind_of, objects)) != {msgspec.UNSET}:  # (the usual page: no item names its kind)
         redo = sorted({*redo, *(i for i, obj in enumerate(objects) if obj.kind is not msgspec.UNSET)})
     if redo:  # items only the reference parser can decide: re-read raw
-        raw_items = _page_decoder.decode(data).items or []
+        raw_items = _decoded(_page_decoder, data).items or []
         out: list[Decoded] = list(records)
         for i in redo:
             out[i] = _unparsed(raw_items[i], kind, api_version)
@@ -230,7 +265,7 @@ def decode_page(data: bytes, kind: str, api_version: str, converter: Converter) 
 def _raw_page(data: bytes, kind: str, api_version: str, converter: Converter) -> tuple[Sequence[Decoded], str]:
     """:func:`decode_page` item by item (each item's own decode, so one broken item is one Unparsed)."""
     try:
-        page = _page_decoder.decode(data)
+        page = _decoded(_page_decoder, data)
     except msgspec.ValidationError as err:
         raise DecodeError(f"not a list: {err}") from None
     token = (page.metadata.continue_ or "") if page.metadata is not None else ""

@@ -15,11 +15,11 @@ the known phases. Every other field of an API object is skipped by msgspec in C.
 
 from __future__ import annotations
 
-from typing import Final, Literal, Union
+from typing import Annotated, Final, Literal, Union
 
 import msgspec
 
-from spreadwatch.model import WORKLOAD_KINDS
+from spreadwatch.model import INT32_RANGE, INT64_RANGE, WORKLOAD_KINDS
 
 __all__ = [
     "ABSENT",
@@ -40,7 +40,6 @@ __all__ = [
     "ControllerObject",
     "ControllerSpec",
     "Document",
-    "Head",
     "Item",
     "LabelSelector",
     "ListMeta",
@@ -79,6 +78,11 @@ __all__ = [
     "WorkloadSpec",
     "WorkloadStatus",
 ]
+
+# Integers as the API declares them: a value out of range makes msgspec reject the object (the reference
+# parser then names the field), so no integer beyond 64 bits reaches a record or the output.
+_Int32 = Annotated[int, msgspec.Meta(ge=INT32_RANGE[0], le=INT32_RANGE[1])]
+_Int64 = Annotated[int, msgspec.Meta(ge=INT64_RANGE[0], le=INT64_RANGE[1])]
 
 ABSENT: Final = msgspec.Raw()  # default of Raw fields: empty, i.e. false
 
@@ -137,12 +141,12 @@ class Affinity(msgspec.Struct, gc=False):
 class TopologySpreadConstraint(msgspec.Struct, gc=False):
     """One ``topologySpreadConstraints`` entry (PodTopologySpread, profile v1.29)."""
 
-    maxSkew: int | None = None
+    maxSkew: _Int32 | None = None
     topologyKey: str | None = None
     whenUnsatisfiable: str | None = None
     labelSelector: msgspec.Raw = ABSENT  # a LabelSelector, parsed by spreadwatch.selectors
     matchLabelKeys: list[str] | None = None
-    minDomains: int | None = None
+    minDomains: _Int32 | None = None
     nodeAffinityPolicy: str | None = None
     nodeTaintsPolicy: str | None = None
 
@@ -258,7 +262,7 @@ class WorkloadMeta(msgspec.Struct, frozen=True, gc=False):
     annotations: dict[str, str] | None = None
     ownerReferences: msgspec.Raw = ABSENT
     creationTimestamp: str = ""
-    generation: int = 0
+    generation: _Int64 = 0
 
 
 class TemplateMeta(msgspec.Struct, frozen=True, gc=False):
@@ -282,7 +286,7 @@ class WorkloadSpec(msgspec.Struct, frozen=True, gc=False):
     pass (None: absent)."""
 
     selector: LabelSelector | None = None
-    replicas: int | None = None
+    replicas: _Int32 | None = None
     template: PodTemplateSpec = NO_POD_TEMPLATE
 
 
@@ -290,7 +294,7 @@ class ControllerSpec(msgspec.Struct, frozen=True, gc=False):
     """A ReplicationController's spec: its ``selector`` a label map (its bytes key the label cache)."""
 
     selector: msgspec.Raw = ABSENT  # dict[str, str] | None
-    replicas: int | None = None
+    replicas: _Int32 | None = None
     template: PodTemplateSpec = NO_POD_TEMPLATE
 
 
@@ -407,12 +411,6 @@ class Page(msgspec.Struct, gc=False):
 
     metadata: ListMeta | None = None
     items: list[msgspec.Raw] | None = None
-
-
-class Head(msgspec.Struct, gc=False):
-    """An item's kind only (to tell a kind not read from a malformed item)."""
-
-    kind: str | None = None
 
 
 class RawList(msgspec.Struct, gc=False):

@@ -17,7 +17,7 @@ from typing import Final, NamedTuple
 import msgspec
 
 from spreadwatch.decode.convert import Converter
-from spreadwatch.decode.reading import Decoded, DecodeError, decode_items
+from spreadwatch.decode.reading import REFUSALS, Decoded, decode_items, refusal
 
 __all__ = ["APPLIED", "WatchEvent", "decode_event", "list_resource_version"]
 
@@ -63,12 +63,14 @@ class WatchEvent(NamedTuple):
 
 def decode_event(line: bytes, kind: str, api_version: str, converter: Converter) -> WatchEvent:
     """One watch line of ``kind`` → :class:`WatchEvent`. Raises :class:`DecodeError` (one line) when the line
-    is not a watch event. ``converter`` shares its caches across the events of one batch. O(line bytes)."""
+    is not a watch event, for any bytes (never msgspec's, Unicode or recursion errors); an
+    :class:`~spreadwatch.decode.Unparsed` item makes ``parse_object`` raise only ObjectError. ``converter``
+    shares its caches across the events of one batch. O(line bytes)."""
     try:
         head = _line.decode(line)
         obj = _object.decode(head.object)
-    except (msgspec.DecodeError, msgspec.ValidationError) as err:
-        raise DecodeError(f"malformed watch event: {err}") from None
+    except REFUSALS as err:
+        raise refusal(err, "malformed watch event: ") from None
     meta = obj.metadata or _Identity()
     if head.type == "ERROR" or (head.type not in APPLIED and head.type != "DELETED"):
         return WatchEvent(head.type, meta.namespace, meta.name, meta.resourceVersion, code=obj.code)
@@ -81,6 +83,6 @@ def list_resource_version(page: bytes) -> str:
     C: O(page bytes), no object made."""
     try:
         head = _head.decode(page)
-    except (msgspec.DecodeError, msgspec.ValidationError) as err:
-        raise DecodeError(f"malformed list: {err}") from None
+    except REFUSALS as err:
+        raise refusal(err, "malformed list: ") from None
     return head.metadata.resourceVersion if head.metadata is not None else ""

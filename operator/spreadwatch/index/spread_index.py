@@ -2,15 +2,24 @@
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 
 import msgspec
 
 from spreadwatch.index.building import ReportBuilding, best_set
-from spreadwatch.index.state import IndexSizes, Workload
+from spreadwatch.index.state import IndexSizes, LabelGroup, Workload
 from spreadwatch.index.workloads import anchors
-from spreadwatch.model import Controller, Namespace, Node, Pod, Record, Service, WorkloadKey
-from spreadwatch.report import Comparison, ReportOptions, SpreadReport
+from spreadwatch.model import Controller, Namespace, Node, Pod, Record, Service, WorkloadKey, label_key
+from spreadwatch.report import (
+    PLACEMENT_OUTCOMES,
+    Comparison,
+    Health,
+    Outcome,
+    Placement,
+    ReportOptions,
+    SpreadReport,
+    classify_placement,
+)
 from spreadwatch.scoring import Profile, WorkloadRef, is_workload
 from spreadwatch.snapshot import Snapshot, paused_gc
 
@@ -27,6 +36,8 @@ class SpreadIndex(ReportBuilding):
         super().__init__(profile, options)
         #: ``--compare-profile``: a second index fed the same events; reports carry its ``comparison``
         self.shadow = SpreadIndex(compare, self.options) if compare is not None else None
+        #: placements checked by :meth:`check_placement`, by outcome (since the index was made)
+        self.placements: dict[str, int] = dict.fromkeys(PLACEMENT_OUTCOMES, 0)
 
     def load(self, snapshot: Snapshot) -> None:
         """Add every record of a snapshot; workloads are computed once at the end. The records go to this
@@ -74,6 +85,51 @@ class SpreadIndex(ReportBuilding):
             self._apply_controller(record)
         elif isinstance(record, Namespace):
             self._ns_of(record.name).labels = record.labels
+
+    def check_placement(self, pod: Pod, now: Callable[[], str]) -> list[tuple[WorkloadKey, Placement]]:
+        """Check a new binding against the reports held just before it; call it *before* :meth:`apply` (pod).
+
+        A binding is a pod that counts (bound, not terminal, not deleting) whose previous record was unbound,
+        or that the index did not hold. For each workload whose selector matches the pod and whose report is
+        neither skipped nor in error, the pod's node is classified against that report
+        (:func:`~spreadwatch.report.classify_placement`), counted in :attr:`placements` and kept as the
+        workload's ``lastPlacement`` (``now()``: the time, RFC 3339, asked for bindings only). The shadow
+        index checks its own reports. Returns the placements (workload, placement). O(labels + anchored
+        candidates) to find the A matching workloads, then per workload O(listed nodes + zones), plus a
+        report rebuild (O(busy nodes)) when the report was dirty — as the writer would rebuild it anyway."""
+        if self.shadow is not None:
+            self.shadow.check_placement(pod, now)
+        ns = self._ns.get(pod.namespace)
+        if ns is None or not pod.counts:
+            return []
+        old = ns.pods.get(pod.name)
+        if old is not None and old.node_name:
+            return []
+        group = ns.groups.get(label_key(pod.labels)) or LabelGroup(pod.labels)  # (a new label set: a stand-in)
+        node, seen = pod.node_name, now()
+        zone = self._zones.get(node)
+        out: list[tuple[WorkloadKey, Placement]] = []
+        for key in sorted(self._group_matches(ns, group)):
+            w = ns.workloads[key]
+            report = self.report_for(key)
+            if report is None or report.skipped or report.health is Health.ERROR:
+                continue
+            candidate = node in self._candidate_set(w).names
+            outcome = classify_placement(report, node, zone, candidate)
+            previous = w.placement.consecutive_misses if w.placement is not None else 0
+            misses = 0 if outcome is Outcome.BEST_NODE else previous + 1
+            w.placement = Placement(pod.name, node, outcome.value, seen, misses)
+            self.placements[outcome.value] += 1
+            self._touch(w, key)
+            out.append((key, w.placement))
+        return out
+
+    def _build(self, w: Workload) -> SpreadReport:
+        """A report with the workload's last checked placement, if any. O(1) more than building it."""
+        report = super()._build(w)
+        if w.placement is None:
+            return report
+        return msgspec.structs.replace(report, last_placement=w.placement)
 
     def remove(self, kind: str, namespace: str, name: str) -> None:
         """Remove one object (a DELETED event); unknown objects are ignored."""

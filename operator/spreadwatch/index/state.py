@@ -14,7 +14,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 
 from spreadwatch.model import Controller, Node, Pod, PodTemplate, Service, WorkloadKey
-from spreadwatch.report import CandidateLayout, ReportOptions, SpreadReport
+from spreadwatch.report import CandidateLayout, Placement, ReportOptions, SpreadReport
 from spreadwatch.scoring import Profile, SpreadSelector, WorkloadRef, ZoneKey
 from spreadwatch.scoring.topology import SpreadPlan
 from spreadwatch.scoring.topology_groups import CandidateGroups
@@ -50,6 +50,8 @@ class Workload:
     plan: SpreadPlan | None = None  # PodTopologySpread (v1.29): the scoring constraints
     multi: bool = False  # v1.29: the constraints count pods with different selectors
     compared: tuple[SpreadReport, SpreadReport, SpreadReport] | None = None  # (own, other, with comparison)
+    #: the operator's check of the last new binding of one of its pods (``SpreadIndex.check_placement``)
+    placement: Placement | None = None
     #: whether pods can count for this workload at all: no skip reason, no error, a non-empty selector (set with
     #: them, by :meth:`~spreadwatch.index.workloads.WorkloadTracking._prepare`; read on every pod event)
     counting: bool = False

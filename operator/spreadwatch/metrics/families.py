@@ -133,6 +133,13 @@ FAMILIES: Final = (
         "1 when the best nodes under the profile and under --compare-profile overlap, else 0.",
         (*_W, "profile"),
     ),
+    FamilySpec(
+        "spreadwatch_workload_placement_misses",
+        "gauge",
+        "New placements of the workload's pods in a row, checked by the operator, that did not land on a best "
+        "node of the report held just before (0 after a hit; no sample before the first checked placement).",
+        _W,
+    ),
     # per workload and zone
     FamilySpec("spreadwatch_workload_zone_pods", "gauge", "Matching pods of the workload in the zone.", _Z),
     FamilySpec(
@@ -168,6 +175,13 @@ FAMILIES: Final = (
     ),
     # operator self-metrics
     FamilySpec("spreadwatch_events_total", "counter", "Watch events processed, by object kind.", ("kind",)),
+    FamilySpec(
+        "spreadwatch_placements_total",
+        "counter",
+        "New pod bindings checked against the report held just before, by scoring profile and outcome: "
+        "best_node, best_zone (a best node's zone) or other.",
+        ("profile", "outcome"),
+    ),
     FamilySpec(
         "spreadwatch_report_writes_total",
         "counter",

@@ -19,6 +19,7 @@ from prometheus_client.registry import Collector
 
 from spreadwatch.metrics.families import spec
 from spreadwatch.metrics.histogram import HistogramSnapshot
+from spreadwatch.report import PLACEMENT_OUTCOMES
 
 __all__ = ["WRITE_RESULTS", "OperatorCollector", "OperatorSource", "OperatorState", "StaticSource"]
 
@@ -33,6 +34,8 @@ class OperatorState:
     """Everything the self-metrics show, copied at one instant (counts since the process started)."""
 
     events_by_kind: Mapping[str, int] = field(default_factory=dict)
+    #: profile -> outcome -> checked placements (the operator's profile, and --compare-profile's)
+    placements: Mapping[str, Mapping[str, int]] = field(default_factory=dict)
     writes_by_result: Mapping[str, int] = field(default_factory=dict)
     api_errors_by_code: Mapping[str, int] = field(default_factory=dict)
     compute_durations: HistogramSnapshot = _EMPTY_HISTOGRAM
@@ -80,6 +83,17 @@ def _counter(name: str, label: str, values: Mapping[str, int], always: tuple[str
     return family
 
 
+def _placements(placements: Mapping[str, Mapping[str, int]]) -> CounterMetricFamily:
+    """spreadwatch_placements_total: every outcome of every profile (0 until it happens). O(profiles)."""
+    s = spec("spreadwatch_placements_total")
+    family = CounterMetricFamily(s.family, s.help, labels=s.labels)
+    for profile in sorted(placements):
+        counts = placements[profile]
+        for outcome in PLACEMENT_OUTCOMES:
+            family.add_metric([profile, outcome], counts.get(outcome, 0))
+    return family
+
+
 def _gauge(name: str, value: float) -> GaugeMetricFamily:
     s = spec(name)
     return GaugeMetricFamily(s.name, s.help, value=value, unit=s.unit)
@@ -98,6 +112,7 @@ class OperatorCollector(Collector):
     def collect(self) -> Iterator[Metric]:
         state = self.source.metrics_state()
         yield _counter("spreadwatch_events_total", "kind", state.events_by_kind)
+        yield _placements(state.placements)
         yield _counter("spreadwatch_report_writes_total", "result", state.writes_by_result, WRITE_RESULTS)
         yield _counter("spreadwatch_api_errors_total", "code", state.api_errors_by_code)
         yield _histogram("spreadwatch_compute_duration_seconds", state.compute_durations)

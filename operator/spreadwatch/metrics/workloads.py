@@ -54,6 +54,8 @@ _ODDS: tuple[tuple[FamilySpec, Callable[[SpreadReport], float | None]], ...] = (
     (spec("spreadwatch_workload_best_node_probability"), lambda r: r.best_node_probability),
     (spec("spreadwatch_workload_best_zone_probability"), lambda r: r.best_zone_probability),
 )
+#: the operator's placement check: a sample only for the reports that carry one
+_MISSES = spec("spreadwatch_workload_placement_misses")
 _HEALTH = spec("spreadwatch_workload_health")
 _SKIPPED = spec("spreadwatch_workload_skipped")
 _COMPARISON: tuple[tuple[FamilySpec, Callable[[Comparison], int]], ...] = (
@@ -181,6 +183,8 @@ class WorkloadView:
             out += [f for f, _ in _COMPARISON]
         if any(r.report.best_node_probability is not None for r in self.rows):
             out += [f for f, _ in _ODDS]
+        if any(r.report.last_placement is not None for r in self.rows):
+            out.append(_MISSES)
         out += [f for f, _ in _ZONE_VALUES]
         if self.options.node_series != "none":
             out += [_NODE_SCORE, _NODE_PODS]
@@ -221,6 +225,13 @@ class WorkloadView:
                 value = odds(report)
                 if value is not None:
                     add(f"{name}{{{key}}} {value}\n")
+        if any(r.last_placement is not None for r in reports):
+            add(_MISSES.header(openmetrics))
+            name = _MISSES.name
+            for key, report in zip(keys, reports, strict=True):
+                placed = report.last_placement
+                if placed is not None:
+                    add(f"{name}{{{key}}} {placed.consecutive_misses}\n")
         zone_keys = [
             [f'{key},zone="{escape_label_value(z.zone)}",region="{escape_label_value(z.region)}"' for z in report.zones]
             for key, report in zip(keys, reports, strict=True)
@@ -278,6 +289,8 @@ class WorkloadView:
                 value = odds(report)
                 if value is not None:
                     families[family.name].add_metric(base, value)
+            if report.last_placement is not None:
+                families[_MISSES.name].add_metric(base, report.last_placement.consecutive_misses)
             for zone in report.zones:
                 for family, attr in _ZONE_VALUES:
                     families[family.name].add_metric([*base, zone.zone, zone.region], getattr(zone, attr))

@@ -30,10 +30,42 @@ from spreadwatch.model.records import (
 )
 from spreadwatch.selectors import NOTHING, Requirement, Selector, from_label_selector, from_match_labels
 
-__all__ = ["controller_selector", "object_ref", "parse_object", "parse_pod"]
+__all__ = [
+    "INT32_RANGE",
+    "INT64_RANGE",
+    "controller_selector",
+    "object_ref",
+    "parse_object",
+    "parse_pod",
+    "revision_number",
+]
 
 _T = TypeVar("_T")
 _EMPTY: Final[Mapping[str, Any]] = intern_labels({})  # the one shared empty map
+#: The API's int32 and int64 fields (replicas, maxSkew, minDomains; generation): a value outside is refused.
+INT32_RANGE: Final = (-(2**31), 2**31 - 1)
+INT64_RANGE: Final = (-(2**63), 2**63 - 1)
+_INT64_DIGITS: Final = 19
+
+
+def revision_number(text: str) -> int:
+    """A ``deployment.kubernetes.io/revision`` annotation as Go's ``strconv.ParseInt(text, 10, 64)`` reads an
+    unsigned one: ASCII digits only (not ``²`` or other Unicode digits), at most int64; anything else is 0.
+    O(len(text)), never more than 19 digits converted."""
+    if not (text.isascii() and text.isdigit()):
+        return 0
+    digits = text.lstrip("0")
+    if len(digits) > _INT64_DIGITS:
+        return 0
+    value = int(digits or "0")
+    return value if value <= INT64_RANGE[1] else 0
+
+
+def _shown(value: object) -> str:
+    """A value for a message: a short string's repr, else only its type (never a deep or huge repr). O(1)."""
+    if isinstance(value, str) and len(value) <= 64:
+        return repr(value)
+    return f"a {_type_name(value)}"
 
 
 def object_ref(obj: Mapping[str, Any]) -> str:
@@ -74,8 +106,14 @@ class _Reader:
     def string(self, parent: Mapping[str, Any], key: str, path: str, default: str = "") -> str:
         return self._typed(parent, key, path, default, str, "a string")
 
-    def integer(self, parent: Mapping[str, Any], key: str, path: str, default: int) -> int:
-        return int(self._typed(parent, key, path, default, int, "an integer"))
+    def integer(
+        self, parent: Mapping[str, Any], key: str, path: str, default: int, bounds: tuple[int, int] = INT32_RANGE
+    ) -> int:
+        value = int(self._typed(parent, key, path, default, int, "an integer"))
+        if not bounds[0] <= value <= bounds[1]:
+            bits = 32 if bounds == INT32_RANGE else 64
+            raise self.fail(path, f"expected an integer of at most {bits} bits, got one of {value.bit_length()} bits")
+        return value
 
     def boolean(self, parent: Mapping[str, Any], key: str, path: str) -> bool:
         return self._typed(parent, key, path, False, bool, "a boolean")
@@ -224,7 +262,7 @@ def _intern_template(template: PodTemplate) -> PodTemplate:
 def parse_pod(obj: Mapping[str, Any]) -> Pod:
     """Parse a Pod object; raise ObjectError when it is not a Pod or a field has the wrong type."""
     if obj.get("kind") not in ("Pod", None):
-        raise ObjectError(object_ref(obj), "kind", f"expected a Pod, got {obj.get('kind')!r}")
+        raise ObjectError(object_ref(obj), "kind", f"expected a Pod, got {_shown(obj.get('kind'))}")
     r = _Reader(obj)
     namespace, name, uid, labels = _meta(r, obj, namespaced=True)
     meta = r.mapping(obj, "metadata", "metadata")
@@ -318,10 +356,10 @@ def _parse_controller(obj: Mapping[str, Any], kind: str) -> Controller:
         ),
         controller=_controller(r, meta),
         replicas=r.integer(spec, "replicas", "spec.replicas", 1),
-        revision=int(revision_text) if revision_text.isdigit() else 0,
+        revision=revision_number(revision_text),
         update_revision=r.string(status, "updateRevision", "status.updateRevision"),
         creation=r.string(meta, "creationTimestamp", "metadata.creationTimestamp"),
-        generation=r.integer(meta, "generation", "metadata.generation", 0),
+        generation=r.integer(meta, "generation", "metadata.generation", 0, INT64_RANGE),
     )
 
 

@@ -1,6 +1,7 @@
 """Spread reports (pure): the report type (:mod:`~spreadwatch.report.spread_report`), the spread verdict
 (:mod:`~spreadwatch.report.verdict`) and construction from sparse spread state (:mod:`~spreadwatch.report.build`
-for SelectorSpread, :mod:`~spreadwatch.report.topology` for PodTopologySpread)."""
+for SelectorSpread, :mod:`~spreadwatch.report.topology` for PodTopologySpread) and the check of a placement
+against a report (:mod:`~spreadwatch.report.placement`)."""
 
 from __future__ import annotations
 
@@ -13,23 +14,29 @@ from spreadwatch.report.build import (
     build_report,
     error_report,
 )
-from spreadwatch.report.spread_report import Comparison, NodeEntry, SpreadReport, ZoneEntry
+from spreadwatch.report.placement import PLACEMENT_OUTCOMES, Outcome, best_zones, classify_placement
+from spreadwatch.report.spread_report import Comparison, NodeEntry, Placement, SpreadReport, ZoneEntry
 from spreadwatch.report.verdict import Health, HealthThresholds, SpreadFacts, judge
 
 __all__ = [
     "DEFAULT_MAX_NODES",
     "DEFAULT_TOP_N",
+    "PLACEMENT_OUTCOMES",
     "CandidateLayout",
     "Comparison",
     "Health",
     "HealthThresholds",
     "NodeEntry",
+    "Outcome",
+    "Placement",
     "ReportInput",
     "ReportOptions",
     "SpreadFacts",
     "SpreadReport",
     "ZoneEntry",
+    "best_zones",
     "build_report",
+    "classify_placement",
     "error_report",
     "judge",
 ]

@@ -7,7 +7,7 @@ JSON field names (camelCase) are a contract (see ``docs/report.md``)::
     nodes [{node, zone, region, pods, score}], nodesOmitted,
     zones [{zone, region, pods, candidateNodes, zoneScore, emptyNodeScore}], zoneCount, emptyNodeScore,
     bestScore, worstScore, bestNodes, bestNodeCount, nodeSkew, zoneSkew, health, reasons, nodesScored,
-    [comparison], [bestNodeProbability, bestZoneProbability]
+    [comparison], [bestNodeProbability, bestZoneProbability], [lastPlacement]
 
 Every candidate node's score is derivable: a node listed in ``nodes`` has its score there; any other
 candidate node has no matching pod and scores its zone's ``emptyNodeScore`` (the top-level
@@ -28,7 +28,7 @@ from spreadwatch.jsonform import each, json_form
 from spreadwatch.report.verdict import Health
 from spreadwatch.scoring import WorkloadRef
 
-__all__ = ["Comparison", "NodeEntry", "SpreadReport", "ZoneEntry"]
+__all__ = ["Comparison", "NodeEntry", "Placement", "SpreadReport", "ZoneEntry"]
 
 
 class NodeEntry(NamedTuple):
@@ -64,6 +64,19 @@ class Comparison(NamedTuple):
     best_nodes_overlap: bool
 
 
+class Placement(NamedTuple):
+    """The last new binding of one of the workload's pods, checked by the operator against the report it held
+    just before (``report/placement.py``): the pod, its node, the outcome (``best_node``, ``best_zone`` or
+    ``other``), when it was seen (RFC 3339) and the placements in a row, this one included, that did not land
+    on a best node (0 when this one did)."""
+
+    pod: str
+    node: str
+    outcome: str
+    time: str
+    consecutive_misses: int
+
+
 class SpreadReport(msgspec.Struct, frozen=True, gc=False):
     """One workload's report (frozen; ``msgspec.structs.replace`` derives a changed copy). A Struct: built in C
     (a frozen dataclass sets each of its 22 fields through ``object.__setattr__``), and never tracked by the
@@ -96,6 +109,8 @@ class SpreadReport(msgspec.Struct, frozen=True, gc=False):
     nodes_scored: int = 0
     best_node_probability: float | None = None
     best_zone_probability: float | None = None
+    #: the operator's check of the workload's last new pod placement (None: none seen since it started)
+    last_placement: Placement | None = None
 
     def score_of(self, node: str, zone: tuple[str, str] | None) -> int:
         """Derive a candidate node's score from the report (``zone`` is its (region, zone) or None)."""
@@ -118,9 +133,16 @@ class SpreadReport(msgspec.Struct, frozen=True, gc=False):
         return _REPORT_FORM(self)
 
 
+def _json_number(value: float) -> float | int:
+    """A probability as the API server stores it: an integral one (0, 1) as an integer, so a status read back
+    has the same content digest as the one written (``1.0`` comes back as ``1``). O(1)."""
+    return int(value) if value.is_integer() else value
+
+
 _NODE_FORM = json_form(NodeEntry)
 _ZONE_FORM = json_form(ZoneEntry)
 _COMPARISON_FORM = json_form(Comparison, convert={"best_nodes": list})
+_PLACEMENT_FORM = json_form(Placement)
 _WORKLOAD_FORM = json_form(WorkloadRef, ("api_version", "kind", "namespace", "name", "uid"))
 _REPORT_FORM = json_form(
     SpreadReport,
@@ -130,6 +152,7 @@ _REPORT_FORM = json_form(
         *("excluded_nodes", "nodes", "nodes_omitted", "zones", "zone_count", "empty_node_score", "best_score"),
         *("worst_score", "best_nodes", "best_node_count", "node_skew", "zone_skew", "health", "reasons"),
         *("nodes_scored", "comparison", "best_node_probability", "best_zone_probability"),
+        "last_placement",
     ),
     convert={
         "workload": _WORKLOAD_FORM,
@@ -140,6 +163,9 @@ _REPORT_FORM = json_form(
         "health": attrgetter("value"),
         "reasons": list,
         "comparison": _COMPARISON_FORM,
+        "best_node_probability": _json_number,
+        "best_zone_probability": _json_number,
+        "last_placement": _PLACEMENT_FORM,
     },
-    omit_none=("comparison", "best_node_probability", "best_zone_probability"),
+    omit_none=("comparison", "best_node_probability", "best_zone_probability", "last_placement"),
 )

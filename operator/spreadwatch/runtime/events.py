@@ -18,6 +18,10 @@ straight from the API's list pages and watch lines (a record: no dict, no second
 :class:`~spreadwatch.decode.Unparsed` item: through :meth:`EventRouter.handle`), and
 :meth:`EventRouter.handle_deleted` for a ``DELETED`` event or an object a re-list no longer shows.
 
+Once the informers have listed (:attr:`EventRouter.check_placements`, set by the runtime), a pod record that
+binds a pod (bound now, unbound or unknown before) is first checked against the reports held just before it
+(``SpreadIndex.check_placement``), then applied: the initial list is never checked.
+
 The router never touches the API and never mutates the event's body.
 """
 
@@ -32,8 +36,9 @@ from spreadwatch.config import Scope
 from spreadwatch.decode import Decoded, Unparsed
 from spreadwatch.errors import ObjectError
 from spreadwatch.index import SpreadIndex
-from spreadwatch.model import Record, parse_object
+from spreadwatch.model import Pod, Record, parse_object
 from spreadwatch.resources import CLUSTER_RESOURCES, ApiResource
+from spreadwatch.timestamps import rfc3339
 
 __all__ = ["WATCHED", "WATCHED_BY_KIND", "EventRouter", "RouterStats", "Watched"]
 
@@ -76,8 +81,12 @@ class EventRouter:
         scope: Scope,
         wake: Callable[[], None] = lambda: None,
         namespace_changed: Callable[[str], None] = lambda _ns: None,
+        clock: Callable[[], str] = rfc3339,
     ) -> None:
         self.index = index
+        self.clock = clock  # the time of a checked placement, RFC 3339
+        #: check new bindings against the reports (off during the initial list: the runtime sets it after)
+        self.check_placements = False
         self.scope = scope
         self.wake = wake
         self.namespace_changed = namespace_changed
@@ -191,6 +200,8 @@ class EventRouter:
             if self._opted_out(name) != before:
                 self.namespace_changed(name)
         else:
+            if self.check_placements and isinstance(record, Pod):
+                self.index.check_placement(record, self.clock)
             self.index.apply(record)
         self.stats.applied += 1
 

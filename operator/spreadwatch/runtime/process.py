@@ -166,6 +166,7 @@ class Runtime:
                 "broken": self.router.stats.broken,
             },
             "watches": {w.name: w.stats.as_dict() for w in self.watches},
+            "placements": self.placements(),
             "metricsAuth": (
                 {**self.metrics_auth.stats.as_dict(), "cached": len(self.metrics_auth.cache)}
                 if self.metrics_auth is not None
@@ -182,12 +183,18 @@ class Runtime:
             },
         }
 
+    def placements(self) -> dict[str, dict[str, int]]:
+        """Checked placements by profile (the operator's, and --compare-profile's) and outcome. O(1)."""
+        indexes = (self.index, self.index.shadow)
+        return {index.profile.name: dict(index.placements) for index in indexes if index is not None}
+
     def metrics_state(self) -> OperatorState:
         """The self-metrics' values now (``metrics.OperatorSource``). O(kinds + pending workloads)."""
         sizes = self.index.sizes()
         stats = self.writer.stats
         return OperatorState(
             events_by_kind=dict(self.router.stats.by_kind),
+            placements=self.placements(),
             writes_by_result=stats.writes_by_result,
             api_errors_by_code=self.api_errors.by_code(),
             compute_durations=stats.compute.snapshot(),
@@ -216,10 +223,17 @@ class Runtime:
 
     # --- lifecycle ----------------------------------------------------------------------------------------
 
-    async def _await_listed(self) -> None:
-        """Wait until every informer has applied its first list, then let the writer start."""
+    async def _start_informers(self, stop: asyncio.Event) -> None:
+        """Start the informers of cluster-scoped kinds (nodes, namespaces), then, once they have listed, the
+        others; when every informer has applied its first list, let the writer start. Nodes first: a node
+        that arrives after the workloads dirties every workload whose candidate set it enters, which would
+        make the initial listing O(nodes × workloads)."""
         started = time.monotonic()
-        await asyncio.gather(*(w.listed.wait() for w in self.watches))
+        for namespaced in (False, True):
+            phase = [w for w in self.watches if w.resource.namespaced is namespaced]
+            for watch in phase:
+                self._tasks.append(asyncio.create_task(watch.run(stop), name=f"spreadwatch watch {watch.name}"))
+            await asyncio.gather(*(w.listed.wait() for w in phase))
         sizes = self.index.sizes()
         log.info(
             "listed the cluster in %.1fs: %d nodes, %d pods, %d workloads",
@@ -231,7 +245,9 @@ class Runtime:
         self._loaded()
 
     def _loaded(self) -> None:
-        """The index holds the initial state: the writer may resync, the collector freezes what was loaded."""
+        """The index holds the initial state: the writer may resync, the collector freezes what was loaded, and
+        new bindings are checked against the reports from now on."""
+        self.router.check_placements = True
         self.writer.ready = True
         self.writer.wake()
         if self._stop is not None:
@@ -273,10 +289,9 @@ class Runtime:
             self._tasks.append(asyncio.create_task(reloading, name="spreadwatch metrics certificate reload"))
         if self.elector is not None:
             self._tasks.append(asyncio.create_task(self.elector.run(self._stop), name="spreadwatch leader election"))
-        for watch in self.watches:
-            self._tasks.append(asyncio.create_task(watch.run(self._stop), name=f"spreadwatch watch {watch.name}"))
         if self.watches:
-            self._tasks.append(asyncio.create_task(self._await_listed(), name="spreadwatch initial lists"))
+            informers = self._start_informers(self._stop)
+            self._tasks.append(asyncio.create_task(informers, name="spreadwatch informers' first lists"))
         else:
             self._loaded()
         self._tasks.append(asyncio.create_task(self.writer.run(self._stop), name="spreadwatch report writer"))

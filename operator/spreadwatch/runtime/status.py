@@ -1,6 +1,7 @@
 """The SpreadReport ``status`` the operator writes (pure; no I/O).
 
-``status = report.to_dict()`` (docs/report.md) plus:
+``status = report.to_dict()`` (docs/report.md; with the operator's ``lastPlacement`` check, which changes the
+digest: a status is rewritten once per checked placement) plus:
 
 * ``conditions``: one metav1.Condition of type ``Balanced`` — status ``True`` (health Balanced), ``False``
   (Imbalanced, SinglePointOfFailure) or ``Unknown`` (Skipped, Error); ``reason`` is the health value

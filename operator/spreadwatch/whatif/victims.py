@@ -34,8 +34,13 @@ _PHASE_ORDER = {"Pending": 0, "Unknown": 1, "Running": 2}
 
 
 def _ordinal(pod: Pod) -> int:
+    """A StatefulSet pod's ordinal as the controller parses it (``strconv.ParseInt(tail, 10, 32)``: ASCII
+    digits, int32), else -1; never converts more than 10 digits. O(len(name))."""
     _, _, tail = pod.name.rpartition("-")
-    return int(tail) if tail.isdigit() else -1
+    if not (tail.isascii() and tail.isdigit()) or len(tail.lstrip("0")) > 10:
+        return -1
+    ordinal = int(tail)
+    return ordinal if ordinal < 2**31 else -1
 
 
 def rank_victims(pods: Iterable[Pod], kind: str) -> list[Pod]:
