@@ -468,7 +468,8 @@ def test_memory_limit_probes_and_api_server_restart(
         pod = wait_ready_pod(kube_api, chart, real_node.name)
         [container] = pod.spec.containers
         limit = memory_bytes(container.resources.limits["memory"])
-        assert limit == 512 * 2**20, container.resources.limits  # the chart's default resources.limits.memory
+        default = yaml.safe_load((CHART / "values.yaml").read_text())["resources"]["limits"]["memory"]
+        assert limit == memory_bytes(default), container.resources.limits  # the chart's default limit
 
         # --- the memory limit is the container's cgroup limit, and its pod's
         info = container_info(real_node, pod)
