@@ -11,17 +11,22 @@ zone's ``emptyNodeScore``, or the top-level one without a zone).
 
 from __future__ import annotations
 
+import contextlib
 import json
+import os
 import re
 import time
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+import pytest
 from kube_helpers import ControlPlane, wait_for
 from kubernetes import client
+from kubernetes import config as kube_config
 
+from repo_tools import load_devcluster
 from spreadwatch.analysis import WorkloadFilter, analyze_index
 from spreadwatch.report import ReportOptions
 from spreadwatch.scoring import Profile
@@ -158,3 +163,31 @@ def place_one(cp: ControlPlane, api: client.ApiClient, log: SchedulerLog, profil
                       message=f"the scheduler's plugin scores for {namespace}/{pod} in {log.path}")  # fmt: skip
     scored = sorted({n for scores in logged.values() for n in scores})
     return Placement(name, pod, node, report, derived_scores(report, scored, labels, profile), logged)
+
+
+@contextlib.contextmanager
+def scheduler_plane(state_dir: Path) -> Iterator[tuple[ControlPlane, client.ApiClient]]:
+    """A private control plane in ``state_dir`` with both kube-scheduler builds at hand (none started), and an
+    admin client; the scheduler, the client and the control plane are stopped at the end."""
+    devcluster = load_devcluster()
+    env_bin = os.environ.get("SPREADWATCH_CONTROLPLANE_BIN")
+    bin_dir = Path(env_bin) if env_bin else state_dir / "bin"
+    try:
+        if not env_bin:
+            devcluster.ensure_tools(bin_dir)
+        for version in devcluster.SCHEDULER_VERSIONS:
+            devcluster.ensure_scheduler(bin_dir, version)
+        started = devcluster.up(state_dir, bin_dir=bin_dir, ports="auto", die_with_parent=True)
+    except devcluster.ClusterError as err:
+        devcluster.down(state_dir, keep_logs=True)
+        pytest.fail(f"control plane did not start: {err}\nlogs: {state_dir / 'logs'}", pytrace=False)
+    env = dict(os.environ, KUBECONFIG=str(started.kubeconfig), HOME=str(state_dir / "home"))
+    cp = ControlPlane(dir=state_dir, kubeconfig=str(started.kubeconfig), server=started.server, bin_dir=bin_dir,
+                      log_dir=started.log_dir, ca_file=started.pki_dir / "ca.crt", env=env)  # fmt: skip
+    api = kube_config.new_client_from_config(config_file=cp.kubeconfig)
+    try:
+        yield cp, api
+    finally:
+        devcluster.stop_scheduler(state_dir)
+        api.close()
+        devcluster.down(state_dir, keep_logs=False)

@@ -31,8 +31,7 @@ from typing import Any
 import pytest
 from kube_helpers import ControlPlane, create_namespace, create_node, delete_namespace, unique_name
 from kubernetes import client
-from kubernetes import config as kube_config
-from scheduler_helpers import Placement, SchedulerLog, apply_objects, place_one
+from scheduler_helpers import Placement, SchedulerLog, apply_objects, place_one, scheduler_plane
 
 from repo_tools import REPO_ROOT, load_devcluster
 from spreadwatch.profile_args import load_profile
@@ -58,23 +57,12 @@ class Cluster:
 @pytest.fixture(scope="module")
 def cluster(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Cluster]:
     """A control plane for the scheduler tests (no scheduler yet) and eleven nodes by role."""
-    devcluster = load_devcluster()
-    state_dir = tmp_path_factory.mktemp("schedplane")
-    env_bin = os.environ.get("SPREADWATCH_CONTROLPLANE_BIN")
-    bin_dir = Path(env_bin) if env_bin else state_dir / "bin"
-    try:
-        if not env_bin:
-            devcluster.ensure_tools(bin_dir)
-        for version in devcluster.SCHEDULER_VERSIONS:
-            devcluster.ensure_scheduler(bin_dir, version)
-        started = devcluster.up(state_dir, bin_dir=bin_dir, ports="auto", die_with_parent=True)
-    except devcluster.ClusterError as err:
-        devcluster.down(state_dir, keep_logs=True)
-        pytest.fail(f"control plane did not start: {err}\nlogs: {state_dir / 'logs'}", pytrace=False)
-    env = dict(os.environ, KUBECONFIG=str(started.kubeconfig), HOME=str(state_dir / "home"))
-    cp = ControlPlane(dir=state_dir, kubeconfig=str(started.kubeconfig), server=started.server, bin_dir=bin_dir,
-                      log_dir=started.log_dir, ca_file=started.pki_dir / "ca.crt", env=env)  # fmt: skip
-    api = kube_config.new_client_from_config(config_file=cp.kubeconfig)
+    with scheduler_plane(tmp_path_factory.mktemp("schedplane")) as (cp, api):
+        yield from _nodes_by_role(cp, api, tmp_path_factory)
+
+
+def _nodes_by_role(cp: ControlPlane, api: client.ApiClient,
+                   tmp_path_factory: pytest.TempPathFactory) -> Iterator[Cluster]:  # fmt: skip
     general = {POOL: "general"}
     specs: dict[str, dict[str, Any]] = {
         "a1": {"zone": "zone-a", "labels": general},
@@ -93,8 +81,6 @@ def cluster(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Cluster]:
     nodes = {role: create_node(api, f"{prefix}-{role}", region="r1" if "zone" in kw else None, **kw).metadata.name
              for role, kw in specs.items()}  # fmt: skip
     yield Cluster(cp, api, nodes, tmp_path_factory.mktemp("dumps"))
-    api.close()
-    devcluster.down(state_dir, keep_logs=False)
 
 
 def _template(labels: dict[str, str], **spec: Any) -> dict[str, Any]:

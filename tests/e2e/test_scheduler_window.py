@@ -36,7 +36,7 @@ from typing import Any
 import pytest
 from kube_helpers import ControlPlane, create_namespace, create_node, wait_for
 from kubernetes import client
-from kubernetes import config as kube_config
+from scheduler_helpers import scheduler_plane
 
 from repo_tools import REPO_ROOT, load_devcluster
 from spreadwatch.index import SpreadIndex
@@ -90,32 +90,11 @@ class Cluster:
 
 @pytest.fixture(scope="module")
 def cluster(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Cluster]:
-    devcluster = load_devcluster()
-    state_dir = tmp_path_factory.mktemp("windowplane")
-    env_bin = os.environ.get("SPREADWATCH_CONTROLPLANE_BIN")
-    bin_dir = Path(env_bin) if env_bin else state_dir / "bin"
-    try:
-        if not env_bin:
-            devcluster.ensure_tools(bin_dir)
-        for version in devcluster.SCHEDULER_VERSIONS:
-            devcluster.ensure_scheduler(bin_dir, version)
-        started = devcluster.up(state_dir, bin_dir=bin_dir, ports="auto", die_with_parent=True)
-    except devcluster.ClusterError as err:
-        devcluster.down(state_dir, keep_logs=True)
-        pytest.fail(f"control plane did not start: {err}\nlogs: {state_dir / 'logs'}", pytrace=False)
-    env = dict(os.environ, KUBECONFIG=str(started.kubeconfig), HOME=str(state_dir / "home"))
-    cp = ControlPlane(dir=state_dir, kubeconfig=str(started.kubeconfig), server=started.server, bin_dir=bin_dir,
-                      log_dir=started.log_dir, ca_file=started.pki_dir / "ca.crt", env=env)  # fmt: skip
-    api = kube_config.new_client_from_config(config_file=cp.kubeconfig)
-    names = [(f"w-{z}-{i:03d}", z) for z, count in ZONES.items() for i in range(count)]
-    with ThreadPoolExecutor(4) as pool:
-        list(pool.map(lambda nz: create_node(api, nz[0], zone=f"zone-{nz[1]}", region="r1"), names))
-    try:
+    with scheduler_plane(tmp_path_factory.mktemp("windowplane")) as (cp, api):
+        names = [(f"w-{z}-{i:03d}", z) for z, count in ZONES.items() for i in range(count)]
+        with ThreadPoolExecutor(4) as pool:
+            list(pool.map(lambda nz: create_node(api, nz[0], zone=f"zone-{nz[1]}", region="r1"), names))
         yield Cluster(cp, api)
-    finally:
-        devcluster.stop_scheduler(state_dir)
-        api.close()
-        devcluster.down(state_dir, keep_logs=False)
 
 
 def _replicaset(namespace: str) -> dict[str, Any]:
