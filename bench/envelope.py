@@ -31,13 +31,11 @@ from __future__ import annotations
 
 import argparse
 import contextlib
-import importlib.util
 import itertools
 import json
 import os
 import random
 import signal
-import socket
 import ssl
 import subprocess
 import sys
@@ -50,7 +48,6 @@ from collections.abc import Callable, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
-from types import ModuleType
 from typing import Any
 
 import orjson
@@ -59,13 +56,14 @@ import yaml
 
 HERE = Path(__file__).resolve().parent
 ROOT = HERE.parent
-sys.path.insert(0, str(HERE))
+sys.path.insert(0, str(ROOT))  # (also run as a script: bench/envelope.py)
 
-import synth  # noqa: E402
+from bench.soak_cluster import devcluster, free_port  # noqa: E402
 from kubernetes import client  # noqa: E402
 from kubernetes import config as kube_config  # noqa: E402
 from kubernetes.client.exceptions import ApiException  # noqa: E402
 
+from bench import synth  # noqa: E402
 from spreadwatch.cli import build_parser  # noqa: E402
 from spreadwatch.cli.run_config import operator_config  # noqa: E402
 from spreadwatch.index import SpreadIndex  # noqa: E402
@@ -84,22 +82,6 @@ _PATHS = {r.kind: r for r in CLUSTER_RESOURCES}
 _ENTRYPOINT = ("spreadwatch", "run")  # the Dockerfile's ENTRYPOINT (tests/chart/test_dockerfile.py checks it)
 _STATUS_EXTRA = frozenset({"conditions", "observedGeneration", "lastUpdateTime"})
 _PHASES = (("Service", "Deployment", "StatefulSet", "ReplicationController"), ("ReplicaSet",), ("Pod",))
-
-
-def _devcluster() -> ModuleType:
-    spec = importlib.util.spec_from_file_location("devcluster", ROOT / "hack" / "devcluster.py")
-    if spec is None or spec.loader is None:
-        raise RuntimeError("cannot load hack/devcluster.py")
-    module = importlib.util.module_from_spec(spec)
-    sys.modules["devcluster"] = module
-    spec.loader.exec_module(module)
-    return module
-
-
-def _free_port() -> int:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return int(sock.getsockname()[1])
 
 
 def _content(status: dict[str, Any]) -> bytes:
@@ -574,14 +556,14 @@ def measure(scale: float = 1.0, seed: int = 1, threads: int = 16, churn_rate: fl
             churn_seconds: float = 300.0, burst: int = 200, sample: int = 20,
             report_timeout: float = 1800.0, log: Callable[[str], None] = print) -> dict[str, Any]:
     """Run the whole envelope benchmark (see the module docstring); returns the figures."""
-    devcluster = _devcluster()
+    cluster_tool = devcluster()
     result: dict[str, Any] = {"scale": scale, "seed": seed}
     with tempfile.TemporaryDirectory(prefix="spreadwatch-envelope-") as tmp:
         state = Path(tmp)
         bin_dir = state / "bin"
-        devcluster.ensure_tools(bin_dir)
-        cluster = devcluster.up(state, bin_dir=bin_dir, ports="auto", die_with_parent=True,
-                                workload_controllers=False)  # fmt: skip
+        cluster_tool.ensure_tools(bin_dir)
+        cluster = cluster_tool.up(state, bin_dir=bin_dir, ports="auto", die_with_parent=True,
+                                  workload_controllers=False)  # fmt: skip
         proc: subprocess.Popen[bytes] | None = None
         stop = threading.Event()
         try:
@@ -598,7 +580,7 @@ def measure(scale: float = 1.0, seed: int = 1, threads: int = 16, churn_rate: fl
                               "requests_per_s": round(loader.requests / (time.monotonic() - started), 1)}  # fmt: skip
             log(f"loaded {sum(counts.values()):,} objects in {result['load']['seconds']:.0f}s: {counts}")
 
-            port, metrics_port = _free_port(), _free_port()
+            port, metrics_port = free_port(), free_port()
             command, env = chart_command(bin_dir / "helm", kubeconfig, port, metrics_port)
             limit_mib = _mib(env.pop("_MEMORY_LIMIT"))
             config = operator_config(build_parser().parse_args(command[1:]))
@@ -679,7 +661,7 @@ def measure(scale: float = 1.0, seed: int = 1, threads: int = 16, churn_rate: fl
             stop.set()
             if proc is not None:
                 result["operator_exit"] = _stop(proc)
-            devcluster.down(state, keep_logs=False)
+            cluster_tool.down(state, keep_logs=False)
     return result
 
 

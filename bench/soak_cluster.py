@@ -43,7 +43,7 @@ from kubernetes import client
 from kubernetes import config as kube_config
 from kubernetes.client.exceptions import ApiException
 
-__all__ = ["measure", "run_cluster_soak"]
+__all__ = ["devcluster", "free_port", "measure", "run_cluster_soak"]
 
 ROOT = Path(__file__).resolve().parent.parent
 
@@ -53,7 +53,8 @@ NAMESPACE = "soak"
 ZONES = ("a", "b", "c")
 
 
-def _devcluster() -> ModuleType:
+def devcluster() -> ModuleType:
+    """hack/devcluster.py as a module (the local control plane)."""
     path = ROOT / "hack" / "devcluster.py"
     spec = importlib.util.spec_from_file_location("devcluster", path)
     if spec is None or spec.loader is None:
@@ -64,7 +65,8 @@ def _devcluster() -> ModuleType:
     return module
 
 
-def _free_port() -> int:
+def free_port() -> int:
+    """A TCP port on 127.0.0.1 nothing listens on now."""
     with socket.socket() as s:
         s.bind(("127.0.0.1", 0))
         port: int = s.getsockname()[1]
@@ -249,13 +251,13 @@ def _stop(proc: subprocess.Popen[bytes], grace: float = 60.0) -> int:
 def run_cluster_soak(minutes: float, sample_seconds: float, workloads: int, base_pods: int, threads: int,
                      keep: int, log: Callable[[str], None]) -> dict[str, Any]:  # fmt: skip
     """Start a control plane, the operator and the churn; sample; tear everything down. Blocks ``minutes``."""
-    devcluster = _devcluster()
+    cluster_tool = devcluster()
     with tempfile.TemporaryDirectory(prefix="spreadwatch-soak-") as tmp:
         state = Path(tmp) / "cluster"
         bin_dir = Path(os.environ.get("SPREADWATCH_CONTROLPLANE_BIN") or state / "bin")
         if not os.environ.get("SPREADWATCH_CONTROLPLANE_BIN"):
-            devcluster.ensure_tools(bin_dir)
-        cluster = devcluster.up(state, bin_dir=bin_dir, ports="auto", die_with_parent=True)
+            cluster_tool.ensure_tools(bin_dir)
+        cluster = cluster_tool.up(state, bin_dir=bin_dir, ports="auto", die_with_parent=True)
         proc: subprocess.Popen[bytes] | None = None
         churn: _Churn | None = None
         probe: _Probe | None = None
@@ -264,9 +266,9 @@ def run_cluster_soak(minutes: float, sample_seconds: float, workloads: int, base
             started = time.monotonic()
             nodes = _setup(api, bin_dir / "kubectl", str(cluster.kubeconfig), workloads, base_pods)
             log(f"soak: cluster ready with {base_pods} pods in {time.monotonic() - started:.0f}s")
-            port = _free_port()
+            port = free_port()
             env = {k: v for k, v in os.environ.items() if not k.startswith("SPREADWATCH_")}
-            env["SPREADWATCH_METRICS_PORT"] = str(_free_port())  # secure metrics (issue 16 item 2) on a free port
+            env["SPREADWATCH_METRICS_PORT"] = str(free_port())  # secure metrics (issue 16 item 2) on a free port
             cmd = [sys.executable, "-m", "spreadwatch.cli", "run", "--kubeconfig", str(cluster.kubeconfig),
                    "--port", str(port), "--bind-address", "127.0.0.1", "--log-format", "json", "--identity", "soak",
                    "--lease-namespace", "default", "--skip-namespace", "kube-system"]  # fmt: skip
@@ -330,7 +332,7 @@ def run_cluster_soak(minutes: float, sample_seconds: float, workloads: int, base
                     worker.stop()
             if proc is not None:
                 _stop(proc)
-            devcluster.down(state)
+            cluster_tool.down(state)
 
 
 def measure(
