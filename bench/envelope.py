@@ -80,12 +80,13 @@ CHART = ROOT / "charts" / "spreadwatch"
 RELEASE, RELEASE_NS = "spreadwatch", "spreadwatch"
 _PATHS = {r.kind: r for r in CLUSTER_RESOURCES}
 _ENTRYPOINT = ("spreadwatch", "run")  # the Dockerfile's ENTRYPOINT (tests/chart/test_dockerfile.py checks it)
-_STATUS_EXTRA = frozenset({"conditions", "observedGeneration", "lastUpdateTime"})
+_STATUS_EXTRA = frozenset({"conditions", "observedGeneration", "lastUpdateTime", "lastPlacement"})
 _PHASES = (("Service", "Deployment", "StatefulSet", "ReplicationController"), ("ReplicaSet",), ("Pod",))
 
 
 def _content(status: dict[str, Any]) -> bytes:
-    """A report's content: its status without conditions, observedGeneration and lastUpdateTime."""
+    """A report's content: its status without conditions, observedGeneration, lastUpdateTime and
+    lastPlacement (what the operator saw happen, not what the cluster's state determines)."""
     return orjson.dumps({k: v for k, v in status.items() if k not in _STATUS_EXTRA}, option=orjson.OPT_SORT_KEYS)
 
 
