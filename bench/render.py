@@ -112,6 +112,9 @@ def _headline(spec: Mapping[str, Any], found: Mapping[str, Any]) -> list[str]:
             verdict = status(value, target) if target else "–"
             if target and cpu is not None:
                 verdict += f" ({status(cpu, target)})"
+            envelope = max(m.get("scales") or spec.get("scales") or [1.0])
+            if target and float(scale) < envelope:  # the target is the envelope's: not judged here yet
+                verdict += f", at {scale} (the target is for {envelope:g})"
             ref = _reference(f["reference"], spec, found, scale) if f.get("reference") else ""
             cells = [f["name"], fmt(value, unit), fmt(cpu, unit) if f.get("cpu") else "", scale, goal, verdict, ref,
                      f.get("meaning", "")]  # fmt: skip

@@ -196,3 +196,18 @@ def test_the_stored_results_render_with_the_real_declarative_file(tmp_path: Path
 )
 def test_growth_exponent_against_pods(small: float, large: float, k: str) -> None:
     assert render._exponent(small, large, 1000, 10000) == k
+
+
+def test_a_target_measured_below_its_scale_says_so(tmp_path: Path) -> None:
+    """A measure whose scales reach 1 but that only ran at 0.1 (the envelope, small): its verdict says that
+    the target is for scale 1, so a PASS at 0.1 is not read as the envelope's."""
+    results = tmp_path / "results"
+    results.mkdir()
+    spec = tmp_path / "figures.toml"
+    spec.write_text(SPEC.replace('id = "speed"\n', 'id = "speed"\nscales = [1.0]\n', 1))
+    speed = _entry(s0_1={"values": {"t": 0.5, "cpu": 0.4}})
+    (results / "bench.json").write_text(json.dumps(_result("2026-02-01 00:00 UTC", {"speed": speed})))
+    out = tmp_path / "benchmarks.md"
+    render.write(out, results, spec)
+    row = next(r for r in _table(out.read_text(), "Headline figures") if r[0] == "time of the thing")
+    assert row[3:6] == ["0.1", "≤ 1 s", "PASS (PASS), at 0.1 (the target is for 1)"]
