@@ -8,12 +8,13 @@ import re
 from types import SimpleNamespace
 from typing import Any
 
+import orjson
 import pytest
 from kubernetes import client
 from kubernetes.client.exceptions import ApiException
 
 from spreadwatch.kube import LeaseElector, RetryPolicy, connection_params, retry
-from spreadwatch.kube.retry import retrying
+from spreadwatch.kube.retry import describe, retrying
 
 
 def api_error(status: int, reason: str = "") -> ApiException:
@@ -375,3 +376,23 @@ def test_every_lease_write_is_one_shape_with_the_observed_resource_version() -> 
     assert taken["acquireTime"] == taken["renewTime"]
     assert (released["holderIdentity"], released["leaseTransitions"], released["leaseDurationSeconds"]) == (None, 1, 1)
     assert "acquireTime" not in released
+
+
+@pytest.mark.parametrize(
+    ("status", "body", "expected"),
+    [
+        (404, {"reason": "NotFound", "message": "spreadreports \"x\" not found"}, "HTTP 404 NotFound"),
+        (500, {"reason": "InternalError", "message": "failed to create typed patch object (ns/x): "
+               ".status.nodesScored: field not declared in schema\nmore"},
+         "HTTP 500 InternalError: failed to create typed patch object (ns/x): .status.nodesScored: field not "
+         "declared in schema"),
+        (503, None, "HTTP 503 Service Unavailable"),
+    ],
+    ids=["a client error: its reason", "a server error: its message's first line", "no Status: the HTTP reason"],
+)  # fmt: skip
+def test_an_api_error_is_one_line_with_the_servers_message_for_a_server_error(
+    status: int, body: dict[str, str] | None, expected: str
+) -> None:
+    err = ApiException(status=status, reason="Service Unavailable" if body is None else "x")
+    err.body = orjson.dumps(body) if body is not None else None
+    assert describe(err) == expected

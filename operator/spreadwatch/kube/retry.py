@@ -42,6 +42,7 @@ T = TypeVar("T")
 
 #: (connect, read) seconds for every non-watch request.
 REQUEST_TIMEOUT: Final = (5.0, 30.0)
+_MESSAGE_CHARS: Final = 300  # of a server error's message in the one-line error
 #: What a request raises when no HTTP answer came back.
 CONNECTION_ERRORS: Final = (urllib3.exceptions.HTTPError, ConnectionError, TimeoutError, OSError)
 
@@ -80,6 +81,16 @@ def _reason(err: ApiException) -> str:
     return reason if isinstance(reason, str) else ""
 
 
+def _message(err: ApiException) -> str:
+    """The first line of the ``message`` of the Status the server sent ("" when there is none)."""
+    try:
+        body = orjson.loads(err.body) if err.body else {}
+    except orjson.JSONDecodeError:
+        return ""
+    message = body.get("message", "") if isinstance(body, dict) else ""
+    return message.splitlines()[0] if isinstance(message, str) and message else ""
+
+
 def _retry_after(err: BaseException) -> float | None:
     if isinstance(err, ApiException) and err.headers:
         raw = err.headers.get("Retry-After")
@@ -110,11 +121,14 @@ def retrying(policy: RetryPolicy, fn: Callable[P, T], *args: P.args, **kwargs: P
 
 
 def describe(err: BaseException) -> str:
-    """A client error in a few words: ``HTTP 403 Forbidden``, ``MaxRetryError: <first line>``. O(1)."""
+    """A client error in a few words: ``HTTP 403 Forbidden``, ``HTTP 500 InternalError: <the server's message>``
+    for a server error (e.g. an apply naming a field the CRD lacks), ``MaxRetryError: <first line>``. O(1)."""
     if isinstance(err, ApiException):
-        return f"HTTP {err.status} {_reason(err) or err.reason}".strip()
-    text = str(err).strip().splitlines()
-    return f"{type(err).__name__}: {text[0] if text else ''}"
+        status = f"HTTP {err.status} {_reason(err) or err.reason}".strip()
+        message = _message(err) if err.status and err.status >= 500 else ""
+        return f"{status}: {message[:_MESSAGE_CHARS]}" if message else status
+    lines = str(err).strip().splitlines()
+    return f"{type(err).__name__}: {lines[0] if lines else ''}"
 
 
 def api_error(err: BaseException, what: str) -> KubeApiError:
