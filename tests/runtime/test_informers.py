@@ -280,12 +280,14 @@ def test_nodes_and_namespaces_are_listed_before_the_namespaced_kinds() -> None:
     rt.router.handle_decoded = spy  # type: ignore[method-assign]
 
     async def main() -> list[str]:
+        namespaces = api.holding("Namespace")
+        rest = [api.holding(r.kind) for r in WATCHED if r.kind != "Namespace"]
         await rt.start()
         try:
-            await _first(api.holding("Namespace").wait())
+            await _first(namespaces.wait())
             requested = [r.kind for r in WATCHED if r.namespaced and api.list_requests(r.kind)]
             gate.set()
-            await _first(asyncio.gather(*(api.holding(r.kind).wait() for r in WATCHED)))
+            await _first(asyncio.gather(*(held.wait() for held in rest)))
             return requested
         finally:
             gate.set()

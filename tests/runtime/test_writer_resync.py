@@ -9,6 +9,8 @@ import pytest
 from handler_fakes import Pipeline, deployment, ev, pipeline, pod_of, run, web_cluster
 
 from spreadwatch.model import WorkloadKey
+from spreadwatch.runtime.status import content_digest
+from spreadwatch.runtime.store import DIGEST_ANNOTATION
 
 
 def _three(p: Pipeline) -> None:
@@ -81,6 +83,29 @@ def test_the_first_resync_of_each_leadership_checks_every_workload() -> None:
     second.step()  # a standby forgets
     second.leader = True
     assert _resync(second) == 3  # leading again: check everything once more
+
+
+def test_a_new_leader_keeps_the_last_placement_its_predecessor_wrote() -> None:
+    """lastPlacement is what the writing replica saw happen: a new leader that has seen no binding since keeps
+    the listed one (no rewrite without it), and keeps it in its own next write."""
+    first = pipeline()
+    _three(first)
+    stored = first.api.objects[("shop", "deployment-web")]
+    placement = {"pod": "web-abc-9", "node": "node-b1", "outcome": "best_node", "time": "2026-11-25T00:00:00Z",
+                 "consecutiveMisses": 0}  # fmt: skip
+    stored["status"]["lastPlacement"] = placement  # (as the first leader wrote it after a binding)
+    stored["metadata"]["annotations"][DIGEST_ANNOTATION] = content_digest(stored["status"]).hex()
+    second = pipeline()
+    second.api = second.writer.store.sink = first.api  # type: ignore[assignment]
+    for name in ("web", "api", "db"):
+        second.feed(*web_cluster(name=name))
+    writes = len(first.api.writes())
+    second.settle()
+    assert len(first.api.writes()) == writes  # nothing rewritten: the placement is part of what is kept
+    second.feed(ev("MODIFIED", deployment("web", generation=2)))  # a real change: one write, placement kept
+    second.settle()
+    assert [c.name for c in first.api.writes()[writes:]] == ["deployment-web"]
+    assert first.api.status("shop", "deployment-web")["lastPlacement"] == placement
 
 
 # --- material changes first ---------------------------------------------------------------------------

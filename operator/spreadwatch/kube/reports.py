@@ -41,7 +41,7 @@ MANAGED_BY: Final = {"app.kubernetes.io/managed-by": "spreadwatch"}
 #: The server-side apply field manager of every report write.
 FIELD_MANAGER: Final = "spreadwatch"
 _MANAGED_SELECTOR: Final = ",".join(f"{k}={v}" for k, v in MANAGED_BY.items())
-_KEPT_STATUS: Final = ("health", "bestNodes", "bestNodeCount", "conditions")
+_KEPT_STATUS: Final = ("health", "bestNodes", "bestNodeCount", "conditions", "lastPlacement")
 _GROUP, _VERSION, _PLURAL = SPREAD_REPORTS.group, SPREAD_REPORTS.version, SPREAD_REPORTS.plural
 
 
@@ -206,8 +206,9 @@ class ReportClient:
 
 
 def _slim(report: dict[str, Any]) -> dict[str, Any]:
-    """What the writer keeps of a listed report: metadata, ``spec`` and the status' health, best nodes and
-    conditions (not the per-node tables: a page of 500 reports is released before the next is read). O(1)."""
+    """What the writer keeps of a listed report: metadata, ``spec`` and the status' health, best nodes, last
+    placement and conditions (not the per-node tables: a page of 500 reports is released before the next is
+    read). O(1)."""
     meta = report.get("metadata")
     if isinstance(meta, dict):
         meta.pop("managedFields", None)

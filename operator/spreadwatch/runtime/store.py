@@ -139,6 +139,7 @@ class StoredReport:
     condition: Mapping[str, Any] | None = None  # its Balanced condition (keeps lastTransitionTime)
     health: str = ""  # its status.health ("": no status yet)
     material: int = 0  # material_key of its health and best nodes (0: unknown)
+    placement: Mapping[str, Any] | None = None  # its status.lastPlacement (kept across a change of leader)
     owner_uid: str = ""  # the workload uid it points to (spec.workloadRef, else its ownerReference)
     uid: str = ""  # the report's own metadata.uid and resourceVersion (what an Event refers to)
     resource_version: str = ""
@@ -210,6 +211,7 @@ def stored_report(obj: Mapping[str, Any]) -> StoredReport | None:
         find_condition(status),
         health,
         material_key(health, best if isinstance(best, list) else (), count if isinstance(count, int) else -1),
+        _mapping(status.get("lastPlacement")) or None,
     ).with_object(obj)
 
 
@@ -268,6 +270,9 @@ class ReportStore:
         failure."""
         known = self._known.get(key)
         status = build_status(report, generation, known.condition if known else None, self.wall())
+        if "lastPlacement" not in status and known is not None and known.placement is not None:
+            # the last placement another replica saw (this one has seen none since): kept, not dropped
+            status["lastPlacement"] = dict(known.placement)
         digest = content_digest(status)
         if known is not None and known.digest == digest and known.owner_uid == report.workload.uid:
             self.stats.skipped_unchanged += 1
@@ -289,7 +294,8 @@ class ReportStore:
         self.stats.last_write = self.clock()
         previous = known.health if known is not None else ""
         self._known[key] = StoredReport(
-            key, name, digest, status["conditions"][0], report.health.value, report_material(report)
+            key, name, digest, status["conditions"][0], report.health.value, report_material(report),
+            status.get("lastPlacement"),
         ).with_object(obj)
         log.info(
             "report %s/%s: %s, %d pods, best score %d",
