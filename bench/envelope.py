@@ -35,7 +35,6 @@ import itertools
 import json
 import os
 import random
-import signal
 import ssl
 import subprocess
 import sys
@@ -58,7 +57,7 @@ HERE = Path(__file__).resolve().parent
 ROOT = HERE.parent
 sys.path.insert(0, str(ROOT))  # (also run as a script: bench/envelope.py)
 
-from bench.soak_cluster import devcluster, free_port  # noqa: E402
+from bench.soak_cluster import devcluster, free_port, stop_process  # noqa: E402
 from kubernetes import client  # noqa: E402
 from kubernetes import config as kube_config  # noqa: E402
 from kubernetes.client.exceptions import ApiException  # noqa: E402
@@ -540,16 +539,6 @@ def _wait(predicate: Callable[[], bool], timeout: float, what: str) -> float:
     return time.monotonic() - started
 
 
-def _stop(proc: subprocess.Popen[bytes], grace: float = 60.0) -> int:
-    if proc.poll() is None:
-        proc.send_signal(signal.SIGTERM)
-        try:
-            return proc.wait(grace)
-        except subprocess.TimeoutExpired:
-            proc.kill()
-    return proc.wait()
-
-
 # --------------------------------------------------------------------------------------------- measure
 
 
@@ -661,7 +650,7 @@ def measure(scale: float = 1.0, seed: int = 1, threads: int = 16, churn_rate: fl
         finally:
             stop.set()
             if proc is not None:
-                result["operator_exit"] = _stop(proc)
+                result["operator_exit"] = stop_process(proc)
             cluster_tool.down(state, keep_logs=False)
     return result
 

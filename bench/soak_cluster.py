@@ -43,7 +43,7 @@ from kubernetes import client
 from kubernetes import config as kube_config
 from kubernetes.client.exceptions import ApiException
 
-__all__ = ["devcluster", "free_port", "measure", "run_cluster_soak"]
+__all__ = ["devcluster", "free_port", "measure", "run_cluster_soak", "stop_process"]
 
 ROOT = Path(__file__).resolve().parent.parent
 
@@ -237,7 +237,7 @@ def _setup(api: client.ApiClient, kubectl: Path, kubeconfig: str, workloads: int
     return nodes
 
 
-def _stop(proc: subprocess.Popen[bytes], grace: float = 60.0) -> int:
+def stop_process(proc: subprocess.Popen[bytes], grace: float = 60.0) -> int:
     """SIGTERM, SIGKILL after ``grace`` s; returns the exit code."""
     if proc.poll() is None:
         proc.send_signal(signal.SIGTERM)
@@ -331,7 +331,7 @@ def run_cluster_soak(minutes: float, sample_seconds: float, workloads: int, base
                 if worker is not None:
                     worker.stop()
             if proc is not None:
-                _stop(proc)
+                stop_process(proc)
             cluster_tool.down(state)
 
 
