@@ -93,7 +93,7 @@ def make_event_stream(snapshot: Snapshot, n: int, seed: int = 7) -> list[Event]:
             continue
         if kind == "add":
             new = msgspec.structs.replace(
-                p, name=f"{p.name}-e{k}", node_name=r.choice(nodes), phase="Running", deleting=False, uid=f"bench-{k}"
+                p, name=f"{p.name}-e{k}", node_name=r.choice(nodes), phase="Running", deleting=False
             )
         else:
             new = _changed(kind, p, r, nodes)

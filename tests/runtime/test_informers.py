@@ -300,3 +300,25 @@ def test_nodes_and_namespaces_are_listed_before_the_namespaced_kinds() -> None:
     first_namespaced = min(i for i, kind in enumerate(applied) if kind not in cluster_scoped)
     assert last_cluster_scoped < first_namespaced
     assert rt.ready()
+
+
+def test_an_unexpected_error_is_logged_and_the_informer_lists_again(caplog: pytest.LogCaptureFixture) -> None:
+    # A bug while applying a listed object (here: the first pod) must not end the informer in silence: it
+    # would never be "listed", and the operator never ready.
+    p, api, watch = _informed(_web())
+    apply = p.router.handle_decoded
+    broken = [True]
+
+    def handle_once_broken(kind: str, item: Any) -> None:
+        if broken.pop() if broken else False:
+            raise RuntimeError("a bug")
+        apply(kind, item)
+
+    p.router.handle_decoded = handle_once_broken  # type: ignore[method-assign]
+    with caplog.at_level(logging.INFO, logger="spreadwatch.watch"):
+        _run_until_held(watch, api)
+    assert _pods(p) == {"web-abc-0", "web-abc-1", "web-abc-2"}
+    assert (watch.stats.lists, watch.stats.failures) == (1, 1)
+    assert api.list_requests("Pod") == [0, 0]  # listed again after the error
+    assert "pods: unexpected error" in caplog.messages
+    assert any(r.exc_info and "a bug" in str(r.exc_info[1]) for r in caplog.records)

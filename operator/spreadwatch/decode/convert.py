@@ -11,6 +11,7 @@ ReplicaSet come one after the other in a listing: a repeat costs one byte compar
 
 from __future__ import annotations
 
+import sys
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any, Final
 
@@ -192,7 +193,7 @@ class Converter:
         O(kept fields) per item.
         """
         pod_shape: Any = next((shape for shape, kind in kinds.items() if kind == "Pod"), None)
-        pod, other = rec.Pod, self._other
+        pod, other, intern = rec.Pod, self._other, sys.intern  # (namespaces and node names: one str each)
         label_cache, decode_labels = self._labels, _labels_decoder.decode
         controller_of, template_of = self.controller, self.template
         out: list[Record | None] = []
@@ -249,15 +250,14 @@ class Converter:
                 continue
             append(
                 pod(
-                    meta.namespace or "default",
+                    intern(meta.namespace or "default"),
                     name,
                     labels,
-                    spec.nodeName,
+                    intern(spec.nodeName),
                     obj.status.phase,
                     meta.deletionTimestamp is not None,
                     owner,
                     template,
-                    meta.uid,
                 )
             )
         return out, redo
@@ -305,7 +305,8 @@ class Converter:
         if not meta.name:
             raise Fallback
         taints = tuple(rec.Taint(t.key or "", t.value or "", t.effect or "") for t in spec.taints or ())
-        return rec.Node(meta.name, self.labels(meta.labels), taints, bool(spec.unschedulable), meta.uid or "")
+        labels = self.labels(meta.labels)
+        return rec.Node(sys.intern(meta.name), labels, taints, bool(spec.unschedulable), meta.uid or "")
 
     def _service(self, obj: shapes.ServiceFields) -> rec.Service:
         meta = obj.metadata or _SERVICE_META

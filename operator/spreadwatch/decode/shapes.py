@@ -169,7 +169,6 @@ class LabelSelector(msgspec.Struct, frozen=True, gc=False):
 class PodMeta(msgspec.Struct, frozen=True, gc=False):
     name: str = ""
     namespace: str = ""
-    uid: str = ""
     labels: msgspec.Raw = ABSENT  # dict[str, str] | None
     ownerReferences: msgspec.Raw = ABSENT  # list[OwnerReference] | None
     deletionTimestamp: str | None = None

@@ -27,7 +27,7 @@ _Entry = tuple[dict[str, int], Callable[[Mapping[str, str]], bool] | None]
 
 def _index_group(group_index: dict[tuple[str, str], set[LabelKey]], label_key: LabelKey) -> None:
     """File a new label group under the index entries of its labels (only anchors have one). O(labels)."""
-    for item in label_key:
+    for item in label_key.items():
         keys = group_index.get(item)
         if keys is not None:
             keys.add(label_key)
@@ -38,7 +38,7 @@ def _groups_with(ns: NamespaceState, item: tuple[str, str]) -> set[LabelKey]:
     entry gets one (found without the index, O(groups)). O(1) once the entry exists."""
     found = ns.group_index.get(item)
     if found is None:
-        found = {label_key for label_key in ns.groups if item in label_key}
+        found = {label_key for label_key in ns.groups if item in label_key.items()}
         if item in ns.anchor_index:  # (a one-off workload is not filed: its labels get no entry)
             ns.group_index[item] = found
     return found
@@ -151,7 +151,7 @@ class PodCounting(CandidateSets):
         if not group.nodes:
             del ns.groups[label_key]
             group_index = ns.group_index
-            for item in label_key:
+            for item in label_key.items():
                 keys = group_index.get(item)
                 if keys is not None:
                     keys.discard(label_key)  # (an empty entry stays while its anchor has workloads)
@@ -166,7 +166,7 @@ class PodCounting(CandidateSets):
         for item in wanted:
             group_index[item] = set()
         for label_key in ns.groups:
-            for item in wanted.intersection(label_key):
+            for item in wanted.intersection(label_key.items()):
                 group_index[item].add(label_key)
 
     def _count_first(self, ns: NamespaceState, added: Iterable[Workload]) -> None:

@@ -13,7 +13,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 
-from spreadwatch.model import Controller, Node, Pod, PodTemplate, Service, WorkloadKey
+from spreadwatch.model import Controller, LabelMap, Node, Pod, PodTemplate, Service, WorkloadKey
 from spreadwatch.report import CandidateLayout, Placement, ReportOptions, SpreadReport
 from spreadwatch.scoring import Profile, SpreadSelector, WorkloadRef, ZoneKey
 from spreadwatch.scoring.topology import SpreadPlan
@@ -22,7 +22,7 @@ from spreadwatch.scoring.window import WindowLayout
 
 __all__ = ["CandidateSet", "IndexSizes", "IndexState", "LabelGroup", "LabelKey", "NamespaceState", "Workload"]
 
-LabelKey = frozenset[tuple[str, str]]
+LabelKey = LabelMap  # (an interned label map is its own key: hashed by content)
 
 
 @dataclass(slots=True)

@@ -7,6 +7,7 @@ the wrong type. Label maps are interned. Cost: O(size of the object's scheduling
 
 from __future__ import annotations
 
+import sys
 from collections.abc import Mapping
 from typing import Any, Final, TypeVar, cast
 
@@ -264,20 +265,19 @@ def parse_pod(obj: Mapping[str, Any]) -> Pod:
     if obj.get("kind") not in ("Pod", None):
         raise ObjectError(object_ref(obj), "kind", f"expected a Pod, got {_shown(obj.get('kind'))}")
     r = _Reader(obj)
-    namespace, name, uid, labels = _meta(r, obj, namespaced=True)
+    namespace, name, _, labels = _meta(r, obj, namespaced=True)
     meta = r.mapping(obj, "metadata", "metadata")
     spec = r.mapping(obj, "spec", "spec")
     status = r.mapping(obj, "status", "status")
     return Pod(
-        namespace=namespace,
+        namespace=sys.intern(namespace),
         name=name,
         labels=labels,
-        node_name=r.string(spec, "nodeName", "spec.nodeName"),
+        node_name=sys.intern(r.string(spec, "nodeName", "spec.nodeName")),
         phase=r.string(status, "phase", "status.phase"),
         deleting=meta.get("deletionTimestamp") is not None,
         controller=_controller(r, meta),
         template=_intern_template(_template(r, spec, "spec")),
-        uid=uid,
     )
 
 

@@ -140,7 +140,6 @@ class Pod(msgspec.Struct, frozen=True, gc=False):
     deleting: bool = False
     controller: OwnerRef | None = None
     template: PodTemplate = msgspec.field(default_factory=PodTemplate)
-    uid: str = ""
 
     @property
     def counts(self) -> bool:

@@ -209,6 +209,10 @@ class ResourceWatch:
                     failure = str(err)
                 except (SpreadwatchError, OSError) as err:
                     failure = str(err)
+                except Exception as err:  # a bug: its traceback is logged and the informer lists again, never
+                    log.exception("%s: unexpected error", self.name)  # stops silently (it would hold readiness)
+                    self._version = ""
+                    failure = f"{type(err).__name__}: {err}"
                 self.stats.failures += 1
                 log.warning("%s: %s (retrying in %.0fs)", self.name, failure, backoff)
                 await asyncio.wait([stopping], timeout=backoff)
