@@ -432,6 +432,7 @@ class Churn:
         self.events = 0
         self.lock = threading.Lock()
         self._names = itertools.count()
+        self._run = os.urandom(3).hex()  # in new pods' names: a run on a reused cluster never meets an old name
         self.nodes = sorted(n for _, n in expectation.index.object_keys("Node"))
         self.pods: dict[tuple[str, str], list[dict[str, Any]]] = {}
 
@@ -465,7 +466,7 @@ class Churn:
     def add_pod(self, namespace: str, template: dict[str, Any], prefix: str) -> None:
         """A copy of ``template`` bound to a random node."""
         with self.lock:
-            name = f"{prefix}-{next(self._names):07d}"
+            name = f"{prefix}-{self._run}{next(self._names):06d}"
             node = self.random.choice(self.nodes)
         new = {
             "apiVersion": "v1", "kind": "Pod",
@@ -544,31 +545,53 @@ def _wait(predicate: Callable[[], bool], timeout: float, what: str) -> float:
 
 def measure(scale: float = 1.0, seed: int = 1, threads: int = 16, churn_rate: float = 100.0,
             churn_seconds: float = 300.0, burst: int = 200, sample: int = 20,
-            report_timeout: float = 1800.0, log: Callable[[str], None] = print) -> dict[str, Any]:
-    """Run the whole envelope benchmark (see the module docstring); returns the figures."""
+            report_timeout: float = 1800.0, cluster_dir: str = "",
+            log: Callable[[str], None] = print) -> dict[str, Any]:
+    """Run the whole envelope benchmark (see the module docstring); returns the figures (with ``error`` and
+    the figures measured before it when a step fails).
+
+    ``cluster_dir``: keep the loaded control plane running in that directory, and reuse it when a run with the
+    same scale and seed loaded it there: the ~15 min load is skipped, the SpreadReports (and the CRD) are
+    deleted and made anew, and the cluster is as the previous run's churn left it (``make dev-cluster-down
+    DEV_CLUSTER_DIR=...`` ends it). Empty: a temporary control plane, torn down at the end."""
     cluster_tool = devcluster()
     result: dict[str, Any] = {"scale": scale, "seed": seed}
-    with tempfile.TemporaryDirectory(prefix="spreadwatch-envelope-") as tmp:
-        state = Path(tmp)
+    with contextlib.ExitStack() as scope:
+        state = Path(cluster_dir) if cluster_dir else Path(scope.enter_context(
+            tempfile.TemporaryDirectory(prefix="spreadwatch-envelope-")))  # fmt: skip
+        state.mkdir(parents=True, exist_ok=True)
         bin_dir = state / "bin"
         cluster_tool.ensure_tools(bin_dir)
-        cluster = cluster_tool.up(state, bin_dir=bin_dir, ports="auto", die_with_parent=True,
+        cluster = cluster_tool.up(state, bin_dir=bin_dir, ports="auto", die_with_parent=not cluster_dir,
                                   workload_controllers=False)  # fmt: skip
         proc: subprocess.Popen[bytes] | None = None
         stop = threading.Event()
         try:
             kubeconfig = str(cluster.kubeconfig)
             kubectl = [str(bin_dir / "kubectl"), f"--kubeconfig={kubeconfig}"]
-            subprocess.run([*kubectl, "apply", "-f", str(CRD)], check=True, capture_output=True)
-            subprocess.run([*kubectl, "create", "namespace", RELEASE_NS], check=True, capture_output=True)
             api = kube_config.new_client_from_config(config_file=kubeconfig)
             api.configuration.connection_pool_maxsize = threads + 8
             loader = Loader(api, threads)
-            started = time.monotonic()
-            counts = load_cluster(loader, scale, seed)
-            result["load"] = {"seconds": round(time.monotonic() - started, 1), "objects": counts,
-                              "requests_per_s": round(loader.requests / (time.monotonic() - started), 1)}  # fmt: skip
-            log(f"loaded {sum(counts.values()):,} objects in {result['load']['seconds']:.0f}s: {counts}")
+            marker = state / "envelope-loaded.json"
+            loaded = orjson.loads(marker.read_bytes()) if cluster_dir and marker.is_file() else {}
+            if loaded.get("scale") == scale and loaded.get("seed") == seed:
+                subprocess.run([*kubectl, "delete", "-f", str(CRD), "--wait=true"], check=True, capture_output=True)
+                subprocess.run([*kubectl, "apply", "-f", str(CRD)], check=True, capture_output=True)
+                subprocess.run([*kubectl, "wait", "--for=condition=Established", "-f", str(CRD)], check=True,
+                               capture_output=True)  # fmt: skip
+                result["load"] = {**loaded["load"], "reused": True}
+                log(f"reusing the cluster loaded in {state}: {loaded['load']['objects']}")
+            else:
+                subprocess.run([*kubectl, "apply", "-f", str(CRD)], check=True, capture_output=True)
+                subprocess.run([*kubectl, "create", "namespace", RELEASE_NS], check=True, capture_output=True)
+                started = time.monotonic()
+                counts = load_cluster(loader, scale, seed)
+                took = time.monotonic() - started
+                result["load"] = {"seconds": round(took, 1), "objects": counts,
+                                  "requests_per_s": round(loader.requests / took, 1)}  # fmt: skip
+                if cluster_dir:
+                    marker.write_bytes(orjson.dumps({"scale": scale, "seed": seed, "load": result["load"]}))
+                log(f"loaded {sum(counts.values()):,} objects in {result['load']['seconds']:.0f}s: {counts}")
 
             port, metrics_port = free_port(), free_port()
             command, env = chart_command(bin_dir / "helm", kubeconfig, port, metrics_port)
@@ -582,6 +605,8 @@ def measure(scale: float = 1.0, seed: int = 1, threads: int = 16, churn_rate: fl
             result["workloads"] = len(expectation.expected)
             token = subprocess.run([*kubectl, "create", "token", "default", "-n", "default"], check=True,
                                    capture_output=True, text=True).stdout.strip()  # fmt: skip
+            subprocess.run([*kubectl, "delete", "clusterrolebinding", "envelope-metrics", "--ignore-not-found"],
+                           check=True, capture_output=True)  # fmt: skip
             subprocess.run([*kubectl, "create", "clusterrolebinding", "envelope-metrics",
                             "--clusterrole=cluster-admin", "--serviceaccount=default:default"],
                            check=True, capture_output=True)  # fmt: skip
@@ -647,11 +672,15 @@ def measure(scale: float = 1.0, seed: int = 1, threads: int = 16, churn_rate: fl
                 "report_events": writes,
                 "api_writes": _api_writes(port),
             })  # fmt: skip
+        except Exception as err:  # the figures measured so far stay in the result, beside what failed
+            result["error"] = f"{type(err).__name__}: {err}"
+            log(f"failed: {result['error']}")
         finally:
             stop.set()
             if proc is not None:
                 result["operator_exit"] = stop_process(proc)
-            cluster_tool.down(state, keep_logs=False)
+            if not cluster_dir:
+                cluster_tool.down(state, keep_logs=False)
     return result
 
 
@@ -737,10 +766,12 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--churn-seconds", type=float, default=300.0)
     parser.add_argument("--burst", type=int, default=200, help="Deployments scaled +2 at once")
     parser.add_argument("--sample", type=int, default=20)
+    parser.add_argument("--cluster-dir", default="", help="keep the loaded control plane there and reuse it")
     parser.add_argument("--out", default="-", help="JSON result file (default: stdout)")
     args = parser.parse_args(argv)
     result = measure(args.scale, args.seed, args.threads, args.churn_rate, args.churn_seconds, args.burst,
-                     args.sample, log=lambda line: print(line, file=sys.stderr, flush=True))  # fmt: skip
+                     args.sample, cluster_dir=args.cluster_dir,
+                     log=lambda line: print(line, file=sys.stderr, flush=True))  # fmt: skip
     text = json.dumps(result, indent=2, sort_keys=True)
     if args.out == "-":
         print(text)

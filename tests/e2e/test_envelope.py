@@ -5,6 +5,8 @@ and the sampled reports equal ``spreadwatch analyze`` of a ``kubectl get -o json
 
 from __future__ import annotations
 
+from collections.abc import Iterator
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -13,14 +15,35 @@ from repo_tools import load_bench
 
 pytestmark = pytest.mark.e2e
 
+_SMALL: dict[str, Any] = {"scale": 0.01, "threads": 8, "churn_rate": 20.0, "churn_seconds": 10.0, "burst": 5,
+                          "sample": 10, "report_timeout": 900.0}  # fmt: skip
+
 
 @pytest.fixture(scope="module")
-def result() -> dict[str, Any]:
-    figures: dict[str, Any] = load_bench("envelope").measure(
-        scale=0.01, threads=8, churn_rate=20.0, churn_seconds=10.0, burst=5, sample=10, report_timeout=900.0,
-        log=lambda _line: None,
-    )
+def cluster_dir(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Path]:
+    """A control plane the runs keep loaded (``cluster_dir``), ended after the module."""
+    path = tmp_path_factory.mktemp("envelope-cluster")
+    yield path
+    load_bench("soak_cluster").devcluster().down(path, keep_logs=False)
+
+
+@pytest.fixture(scope="module")
+def result(cluster_dir: Path) -> dict[str, Any]:
+    figures: dict[str, Any] = load_bench("envelope").measure(**_SMALL, cluster_dir=str(cluster_dir),
+                                                             log=lambda _line: None)  # fmt: skip
+    assert "error" not in figures, figures["error"]
     return figures
+
+
+def test_a_second_run_reuses_the_loaded_cluster(result: dict[str, Any], cluster_dir: Path) -> None:
+    again: dict[str, Any] = load_bench("envelope").measure(**{**_SMALL, "churn_seconds": 2.0, "burst": 2},
+                                                           cluster_dir=str(cluster_dir), log=lambda _line: None)
+    assert "error" not in again, again["error"]
+    assert again["load"] == {**result["load"], "reused": True}
+    assert again["workloads"] >= result["workloads"]
+    assert again["every_report_correct_s"] is not None
+    writer = again["api_writes"]["writer"]
+    assert writer["creates"] == again["workloads"]  # the previous run's reports were deleted: all made anew
 
 
 def test_every_workload_gets_a_correct_report(result: dict[str, Any]) -> None:
