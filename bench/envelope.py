@@ -350,23 +350,34 @@ class Samples:
     restarts_a_kubelet_would_make: int = 0
     scrape_s: list[float] = field(default_factory=list)
     scrape_failures: int = 0
+    oldest_pending_s: list[tuple[float, float]] = field(default_factory=list)  # (t, the gauge) of each scrape
     ready_at: float | None = None
     cpu_s: float = 0.0
     peak_rss_mib: float = 0.0
 
 
-def _get(url: str, timeout: float, token: str = "", context: ssl.SSLContext | None = None) -> tuple[int, float]:
+def _get(url: str, timeout: float, token: str = "", context: ssl.SSLContext | None = None) -> tuple[int, float, bytes]:
+    """(HTTP status or 0, seconds, body) of one GET."""
     started = time.monotonic()
     request = urllib.request.Request(url, headers={"Authorization": f"Bearer {token}"} if token else {})
+    body = b""
     try:
         with urllib.request.urlopen(request, timeout=timeout, context=context) as response:
-            response.read()
+            body = response.read()
             code = int(response.status)
     except urllib.error.HTTPError as err:
         code = err.code
     except (OSError, TimeoutError):
         code = 0
-    return code, time.monotonic() - started
+    return code, time.monotonic() - started, body
+
+
+def _gauge(exposition: bytes, name: bytes) -> float | None:
+    """The value of an unlabelled sample ``name`` in a Prometheus text exposition, if present."""
+    for line in exposition.splitlines():
+        if line.startswith(name + b" "):
+            return float(line.split()[1])
+    return None
 
 
 def _proc(pid: int) -> tuple[float, float, float]:
@@ -393,7 +404,7 @@ def sample_process(pid: int, port: int, metrics_port: int, token: str, samples: 
             samples.rss_mib.append((time.monotonic() - started, rss))
             samples.peak_rss_mib, samples.cpu_s = peak, cpu
         for path in ("healthz", "readyz"):
-            code, took = _get(f"http://127.0.0.1:{port}/{path}", 1.0)
+            code, took, _ = _get(f"http://127.0.0.1:{port}/{path}", 1.0)
             samples.probe_ms[path].append(took * 1000)
             if code == 200:
                 answered.add(path)
@@ -409,10 +420,13 @@ def sample_process(pid: int, port: int, metrics_port: int, token: str, samples: 
                     samples.restarts_a_kubelet_would_make += 1
         tick += 1
         if tick % 10 == 0:
-            code, took = _get(f"https://127.0.0.1:{metrics_port}/metrics", 10.0, token, insecure)
+            code, took, body = _get(f"https://127.0.0.1:{metrics_port}/metrics", 10.0, token, insecure)
             samples.scrape_s.append(took)
             if code != 200:
                 samples.scrape_failures += 1
+            oldest = _gauge(body, b"spreadwatch_oldest_pending_seconds")
+            if oldest is not None:
+                samples.oldest_pending_s.append((time.monotonic() - started, oldest))
 
 
 # ----------------------------------------------------------------------------------------------- churn
@@ -636,6 +650,7 @@ def measure(scale: float = 1.0, seed: int = 1, threads: int = 16, churn_rate: fl
             phases: dict[str, Any] = {}
             for name, targets in (("rollouts", rollouts), ("scattered", apps)):
                 expectation.latencies.clear()
+                began = time.monotonic() - started
                 achieved = churn.run(targets, churn_rate, churn_seconds)
                 try:
                     settle = _wait(lambda: expectation.unresolved() == 0, 120 + churn_seconds, f"{name} reported")
@@ -644,13 +659,15 @@ def measure(scale: float = 1.0, seed: int = 1, threads: int = 16, churn_rate: fl
                     raise
                 phases[name] = {**_latency(expectation.latencies), "settled_after_s": round(settle, 1),
                                 "events_per_s": round(achieved, 1),
-                                "oldest_pending_s": _oldest_pending(metrics_port, token)}  # fmt: skip
+                                "oldest_pending_max_s": _max_since(samples.oldest_pending_s, began)}  # fmt: skip
                 log(f"{name}: {phases[name]}")
             expectation.latencies.clear()
+            began = time.monotonic() - started
             deployments = [k for k in keys if k.kind == "Deployment"][:burst]
             _scale_deployments(api, churn, deployments)
             _wait(lambda: expectation.unresolved() == 0, 600, "burst reported")
-            phases["burst"] = _latency(expectation.latencies)
+            phases["burst"] = {**_latency(expectation.latencies),
+                               "oldest_pending_max_s": _max_since(samples.oldest_pending_s, began)}  # fmt: skip
             log(f"burst: {phases['burst']}")
             result["churn"] = phases
             rss_now = _proc(proc.pid)[0]
@@ -690,17 +707,9 @@ def _rss_at(samples: Samples, at: float | None) -> float | None:
     return next((round(r, 1) for t, r in samples.rss_mib if t >= at), None)
 
 
-def _oldest_pending(metrics_port: int, token: str) -> float | None:
-    insecure = ssl.create_default_context()
-    insecure.check_hostname = False
-    insecure.verify_mode = ssl.CERT_NONE
-    request = urllib.request.Request(f"https://127.0.0.1:{metrics_port}/metrics",
-                                     headers={"Authorization": f"Bearer {token}"})  # fmt: skip
-    with contextlib.suppress(OSError), urllib.request.urlopen(request, timeout=10, context=insecure) as r:
-        for line in r.read().decode().splitlines():
-            if line.startswith("spreadwatch_oldest_pending_seconds "):
-                return float(line.split()[1])
-    return None
+def _max_since(series: Sequence[tuple[float, float]], since: float) -> float | None:
+    """The largest value of a sampled series (t, value) from ``since`` on (None: no sample since)."""
+    return max((v for t, v in series if t >= since), default=None)
 
 
 def _api_writes(port: int) -> dict[str, Any]:
