@@ -55,7 +55,8 @@ TAINT = {"key": "spreadwatch.io/local-node", "value": "true", "effect": "NoSched
 PAUSE_IMAGE = "spreadwatch.local/pause:latest"
 NODE_TOOLS = ("kubelet", "kube-proxy", "crictl", "pause.oci.tar")
 HOST_TOOLS = {"containerd": "containerd", "ctr": "containerd", "runc": "runc", "socat": "socat",
-              "iptables": "iptables", "ip": "iproute2", "nsenter": "util-linux", "umount": "mount"}
+              "iptables": "iptables", "iptables-save": "iptables", "ip": "iproute2", "nsenter": "util-linux",
+              "mount": "mount", "umount": "mount", "openssl": "openssl"}
 CNI_PLUGINS = ("bridge", "host-local", "loopback")
 CNI_BIN_DIR = Path("/usr/lib/cni")
 REGISTRY = Path("/run/spreadwatch-localnode")  # N.json per node on this machine: what a stale node left
