@@ -45,8 +45,8 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any, Protocol
 
-__all__ = ["NAME", "PAUSE_IMAGE", "TAINT", "Node", "NodeError", "bind_pending", "check_prerequisites", "down",
-           "ensure_tools", "leftovers", "load", "normalize_image_ref", "up"]
+__all__ = ["NAME", "PAUSE_IMAGE", "TAINT", "Node", "NodeError", "bind_pending", "check_host", "check_prerequisites",
+           "down", "ensure_tools", "leftovers", "load", "normalize_image_ref", "up"]
 
 HERE = Path(__file__).resolve().parent
 BUILD_SCRIPT = HERE / "build.sh"
@@ -249,8 +249,9 @@ def _cgroup_mounts() -> list[Path]:
 # --------------------------------------------------------------------------- prerequisites
 
 
-def check_prerequisites(bin_dir: Path) -> None:
-    """Raise NodeError naming the first missing thing: a tool, a CNI plugin, overlayfs, the memory cgroup."""
+def check_host() -> None:
+    """Raise NodeError naming the first missing thing of the machine's: a tool, a CNI plugin, root, overlayfs, the
+    memory cgroup. Quick, so it runs before the build (ensure_tools) as well as in up()."""
     for tool, package in HOST_TOOLS.items():
         if shutil.which(tool) is None:
             raise NodeError(f"{tool} not found: install the Debian package {package} (make node-tools)")
@@ -258,17 +259,26 @@ def check_prerequisites(bin_dir: Path) -> None:
         if not (CNI_BIN_DIR / plugin).exists():
             raise NodeError(f"CNI plugin {CNI_BIN_DIR / plugin} missing: install containernetworking-plugins "
                             "(make node-tools)")
-    missing = [t for t in NODE_TOOLS if not (bin_dir / t).exists()]
-    if missing:
-        raise NodeError(f"{', '.join(missing)} missing in {bin_dir}: run hack/node/build.sh {bin_dir}")
     if os.geteuid() != 0:
         raise NodeError("a node needs root (network namespaces, mounts, cgroups)")
     if "overlay" not in _filesystems():
-        _run(["modprobe", "overlay"], check=False)
+        with contextlib.suppress(NodeError):  # no modprobe, or it hung: /proc/filesystems tells
+            _run(["modprobe", "overlay"], check=False)
         if "overlay" not in _filesystems():
+            if shutil.which("modprobe") is None:
+                raise NodeError("overlayfs is not loaded (containerd's overlayfs snapshotter needs it) and modprobe "
+                                "is not found to load it: install the Debian package kmod (make node-tools)")
             raise NodeError("the kernel has no overlayfs (containerd's overlayfs snapshotter needs it)")
     if not (CGROUP_ROOT / "memory" / "memory.limit_in_bytes").exists() and "memory" not in _cgroup2_controllers():
         raise NodeError("no cgroup memory controller mounted (neither /sys/fs/cgroup/memory nor cgroup v2 memory)")
+
+
+def check_prerequisites(bin_dir: Path) -> None:
+    """check_host(), then the built tools in bin_dir (kubelet, kube-proxy, crictl, the pause image)."""
+    check_host()
+    missing = [t for t in NODE_TOOLS if not (bin_dir / t).exists()]
+    if missing:
+        raise NodeError(f"{', '.join(missing)} missing in {bin_dir}: run hack/node/build.sh {bin_dir}")
 
 
 def _filesystems() -> list[str]:
@@ -283,7 +293,11 @@ def _cgroup2_controllers() -> list[str]:
 
 
 def ensure_tools(bin_dir: Path) -> None:
-    """Build or reuse kubelet, kube-proxy, crictl and the pause image (hack/node/build.sh), linked into bin_dir."""
+    """Build or reuse kubelet, kube-proxy, crictl and the pause image (hack/node/build.sh), linked into bin_dir.
+
+    check_host() first: a machine that cannot run a node says so at once, not after a cold build (~9 min).
+    """
+    check_host()
     done = subprocess.run(["bash", str(BUILD_SCRIPT), str(bin_dir)], check=False)
     if done.returncode != 0:
         raise NodeError(f"{BUILD_SCRIPT} failed with exit code {done.returncode}")
