@@ -35,6 +35,7 @@ import ctypes
 import fcntl
 import json
 import os
+import re
 import shutil
 import signal
 import subprocess
@@ -46,7 +47,7 @@ from pathlib import Path
 from typing import Any, Protocol
 
 __all__ = ["NAME", "PAUSE_IMAGE", "TAINT", "Node", "NodeError", "bind_pending", "check_host", "check_prerequisites",
-           "down", "ensure_tools", "leftovers", "load", "normalize_image_ref", "up"]
+           "down", "ensure_tools", "iptables_changes", "leftovers", "load", "normalize_image_ref", "up"]
 
 HERE = Path(__file__).resolve().parent
 BUILD_SCRIPT = HERE / "build.sh"
@@ -94,6 +95,7 @@ class Node:
     api_target: str  # 127.0.0.1:PORT of the API server
     ca_file: Path  # the cluster CA: the kubelet's client CA, the kubeconfigs' server CA
     pids: dict[str, int] = field(default_factory=dict)
+    host_iptables: str = ""  # `iptables-save` of the host's network namespace before up(): leftovers() compares
 
     @property
     def netns(self) -> str:
@@ -320,7 +322,8 @@ def _save(node: Node) -> None:
 def _from_json(text: str) -> Node:
     data = json.loads(text)
     return Node(Path(data["dir"]), int(data["index"]), Path(data["bin_dir"]), Path(data["admin_kubeconfig"]),
-                str(data["api_target"]), Path(data["ca_file"]), {k: int(v) for k, v in data["pids"].items()})
+                str(data["api_target"]), Path(data["ca_file"]), {k: int(v) for k, v in data["pids"].items()},
+                str(data.get("host_iptables", "")))  # a stale node.json of an older version has none
 
 
 def load(node_dir: Path) -> Node | None:
@@ -379,7 +382,7 @@ def up(cluster: ClusterLike, node_dir: Path, *, timeout: float = 240.0, die_with
     with _registry_lock():
         index = _claim_index(node_dir)
         node = Node(node_dir, index, cluster.bin_dir, cluster.kubeconfig, f"127.0.0.1:{port}",
-                    cluster.pki_dir / "ca.crt")
+                    cluster.pki_dir / "ca.crt", host_iptables=_run(["iptables-save"]))
         node.log_dir.mkdir(exist_ok=True)
         _save(node)
         try:
@@ -646,7 +649,8 @@ def down(node_dir: Path) -> None:
 
 def leftovers(node: Node) -> list[str]:
     """What of the node is still on this machine (empty after down()): processes, mounts, cgroups, the network
-    namespace (and with it its iptables rules and interfaces), the host's veth and route, kubelet log links."""
+    namespace (and with it its iptables rules and interfaces), the host's veth and route, kubelet log links, and
+    any change to the host's own iptables rules since up()."""
     left = [f"process {name} ({pid})" for name, pid in node.pids.items() if _alive(pid)]
     left += [f"mount {point}" for point in _mounts_under(node.dir)]
     left += [f"cgroup {path}" for path in node.cgroup_dirs() if path.exists()]
@@ -656,10 +660,39 @@ def leftovers(node: Node) -> list[str]:
         left.append(f"interface {node.host_veth}")
     if _run(["ip", "route", "show", node.pod_cidr], check=False).strip():
         left.append(f"route {node.pod_cidr}")
+    left += [f"host iptables {change}" for change in iptables_changes(node.host_iptables, _run(["iptables-save"]))]
     logs = Path("/var/log/containers")
     left += [f"log link {link}" for link in (logs.glob("*.log") if logs.exists() else [])
              if link.is_symlink() and str(node.dir) in os.readlink(link)]
     return left
+
+
+def iptables_changes(before: str, after: str) -> list[str]:
+    """The difference of two `iptables-save` outputs, as `+ TABLE LINE` (added) and `- TABLE LINE` (gone), sorted.
+
+    Rules and chains count; counters, comments, and built-in chains with the default policy ACCEPT do not (a
+    table the kernel lists once something touched it, with nothing in it, is no rule). O(lines).
+    """
+    old, new = _iptables_entries(before), _iptables_entries(after)
+    added = [f"+ {table} {line}" for table, line in new - old]
+    return sorted(added + [f"- {table} {line}" for table, line in old - new])
+
+
+def _iptables_entries(text: str) -> set[tuple[str, str]]:
+    """{(table, chain declaration or rule)} of an `iptables-save` output, without counters."""
+    entries: set[tuple[str, str]] = set()
+    table = ""
+    for raw in text.splitlines():
+        line = re.sub(r"^\[\d+:\d+\]\s*", "", raw.strip())  # `iptables-save -c` puts a rule's counters first
+        if line.startswith("*"):
+            table = line[1:]
+        elif line.startswith(":"):  # `:CHAIN POLICY [packets:bytes]`; a user chain's policy is `-`
+            chain, policy = line[1:].split()[:2]
+            if policy != "ACCEPT":
+                entries.add((table, f":{chain} {policy}"))
+        elif line.startswith("-"):
+            entries.add((table, line))
+    return entries
 
 
 def _stop(node: Node, name: str, grace: float = 15.0) -> None:
