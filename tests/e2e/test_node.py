@@ -70,6 +70,7 @@ ARCHIVE = ROOT / "build" / "spreadwatch.oci.tar"
 GROUP, VERSION, PLURAL = "spreadwatch.io", "v1alpha1", "spreadreports"
 START = 300.0  # a pod's start on a loaded 2-core machine: sandbox, Python imports, initial listing, probes
 MEMORY_UNITS = {"Ki": 2**10, "Mi": 2**20, "Gi": 2**30}
+CGROUP_ROOT = Path("/sys/fs/cgroup")
 # GET argv[1] with the bearer token in the file argv[2] (HTTPS unverified); prints the status code
 FETCH_STATUS = """import ssl, sys, urllib.request
 req = urllib.request.Request(sys.argv[1], headers={"Authorization": "Bearer " + open(sys.argv[2]).read()})
@@ -185,8 +186,14 @@ def memory_bytes(quantity: str) -> int:
     return int(quantity)
 
 
-def memory_limit_in_cgroup(cgroups_path: str) -> int:
-    return int((Path("/sys/fs/cgroup/memory") / cgroups_path.lstrip("/") / "memory.limit_in_bytes").read_text())
+def memory_limit_in_cgroup(cgroups_path: str) -> int | None:
+    """A cgroup's memory limit (cgroupfs path, as in the runtime spec): memory.limit_in_bytes in the v1 memory
+    hierarchy if one is mounted, else memory.max in the unified hierarchy (cgroup v2); None for v2's `max`."""
+    relative = cgroups_path.lstrip("/")
+    if (CGROUP_ROOT / "memory" / "memory.limit_in_bytes").exists():
+        return int((CGROUP_ROOT / "memory" / relative / "memory.limit_in_bytes").read_text())
+    value = (CGROUP_ROOT / relative / "memory.max").read_text().strip()
+    return None if value == "max" else int(value)
 
 
 def lease_holder(api: client.ApiClient, chart: ChartInstall) -> str | None:
