@@ -659,7 +659,7 @@ def load_localnode() -> ModuleType:
 
 
 def up_node(cluster: Cluster, die_with_parent: bool = False) -> Path:
-    """Build (or reuse) the node's tools and start the node in DIR/node; returns that dir."""
+    """Check the machine, build (or reuse) the node's tools and start the node in DIR/node; returns that dir."""
     localnode = load_localnode()
     try:
         localnode.ensure_tools(cluster.bin_dir)

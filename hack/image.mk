@@ -4,7 +4,8 @@
 #                      spreadwatch:<pyproject version>; prints the manifest digest (hack/image/build.sh)
 #   make image-base    only the stand-in for the Dockerfile's FROM image (hack/image/base.sh; cached by inputs)
 #   make image-lock    re-resolve hack/image/constraints.txt after changing pyproject.toml's dependencies
-#   make image-tools   Debian's buildah, mmdebstrap, runc, umoci and skopeo (apt-get; also used by tests/e2e)
+#   make image-tools   Debian's buildah, mmdebstrap, runc, umoci and skopeo (apt-get) for `make image`; the
+#                      chart's pod runs under the kubelet of the real node (tests/e2e/test_node.py, make node-tools)
 #
 # `make image` checks that hack/image/constraints.txt is in step with pyproject.toml (else: run
 # `make image-lock`) and never re-resolves by itself, so two builds of one commit give one digest.
@@ -16,7 +17,7 @@ IMAGE_APT_PACKAGES := buildah mmdebstrap runc umoci skopeo
 
 .PHONY: image image-base image-lock image-lock-check image-tools
 
-image-tools:  ## Debian's buildah, mmdebstrap, runc, umoci, skopeo (apt-get) for `make image` and the pod test
+image-tools:  ## Debian's buildah, mmdebstrap, runc, umoci, skopeo (apt-get) for `make image`
 	@missing=; for tool in $(IMAGE_APT_PACKAGES); do command -v $$tool >/dev/null 2>&1 || missing="$$missing $$tool"; done; \
 	if [ -n "$$missing" ]; then \
 		set -e; SUDO=; if [ "$$(id -u)" != 0 ]; then SUDO=sudo; fi; \

@@ -35,6 +35,7 @@ import ctypes
 import fcntl
 import json
 import os
+import re
 import shutil
 import signal
 import subprocess
@@ -45,8 +46,8 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any, Protocol
 
-__all__ = ["NAME", "PAUSE_IMAGE", "TAINT", "Node", "NodeError", "bind_pending", "check_prerequisites", "down",
-           "ensure_tools", "leftovers", "load", "normalize_image_ref", "up"]
+__all__ = ["NAME", "PAUSE_IMAGE", "TAINT", "Node", "NodeError", "bind_pending", "check_host", "check_prerequisites",
+           "down", "ensure_tools", "iptables_changes", "leftovers", "load", "normalize_image_ref", "up"]
 
 HERE = Path(__file__).resolve().parent
 BUILD_SCRIPT = HERE / "build.sh"
@@ -55,7 +56,8 @@ TAINT = {"key": "spreadwatch.io/local-node", "value": "true", "effect": "NoSched
 PAUSE_IMAGE = "spreadwatch.local/pause:latest"
 NODE_TOOLS = ("kubelet", "kube-proxy", "crictl", "pause.oci.tar")
 HOST_TOOLS = {"containerd": "containerd", "ctr": "containerd", "runc": "runc", "socat": "socat",
-              "iptables": "iptables", "ip": "iproute2", "nsenter": "util-linux", "umount": "mount"}
+              "iptables": "iptables", "iptables-save": "iptables", "ip": "iproute2", "nsenter": "util-linux",
+              "mount": "mount", "umount": "mount", "openssl": "openssl"}
 CNI_PLUGINS = ("bridge", "host-local", "loopback")
 CNI_BIN_DIR = Path("/usr/lib/cni")
 REGISTRY = Path("/run/spreadwatch-localnode")  # N.json per node on this machine: what a stale node left
@@ -93,6 +95,7 @@ class Node:
     api_target: str  # 127.0.0.1:PORT of the API server
     ca_file: Path  # the cluster CA: the kubelet's client CA, the kubeconfigs' server CA
     pids: dict[str, int] = field(default_factory=dict)
+    host_iptables: str = ""  # `iptables-save` of the host's network namespace before up(): leftovers() compares
 
     @property
     def netns(self) -> str:
@@ -248,8 +251,9 @@ def _cgroup_mounts() -> list[Path]:
 # --------------------------------------------------------------------------- prerequisites
 
 
-def check_prerequisites(bin_dir: Path) -> None:
-    """Raise NodeError naming the first missing thing: a tool, a CNI plugin, overlayfs, the memory cgroup."""
+def check_host() -> None:
+    """Raise NodeError naming the first missing thing of the machine's: a tool, a CNI plugin, root, overlayfs, the
+    memory cgroup. Quick, so it runs before the build (ensure_tools) as well as in up()."""
     for tool, package in HOST_TOOLS.items():
         if shutil.which(tool) is None:
             raise NodeError(f"{tool} not found: install the Debian package {package} (make node-tools)")
@@ -257,17 +261,26 @@ def check_prerequisites(bin_dir: Path) -> None:
         if not (CNI_BIN_DIR / plugin).exists():
             raise NodeError(f"CNI plugin {CNI_BIN_DIR / plugin} missing: install containernetworking-plugins "
                             "(make node-tools)")
-    missing = [t for t in NODE_TOOLS if not (bin_dir / t).exists()]
-    if missing:
-        raise NodeError(f"{', '.join(missing)} missing in {bin_dir}: run hack/node/build.sh {bin_dir}")
     if os.geteuid() != 0:
         raise NodeError("a node needs root (network namespaces, mounts, cgroups)")
     if "overlay" not in _filesystems():
-        _run(["modprobe", "overlay"], check=False)
+        with contextlib.suppress(NodeError):  # no modprobe, or it hung: /proc/filesystems tells
+            _run(["modprobe", "overlay"], check=False)
         if "overlay" not in _filesystems():
+            if shutil.which("modprobe") is None:
+                raise NodeError("overlayfs is not loaded (containerd's overlayfs snapshotter needs it) and modprobe "
+                                "is not found to load it: install the Debian package kmod (make node-tools)")
             raise NodeError("the kernel has no overlayfs (containerd's overlayfs snapshotter needs it)")
     if not (CGROUP_ROOT / "memory" / "memory.limit_in_bytes").exists() and "memory" not in _cgroup2_controllers():
         raise NodeError("no cgroup memory controller mounted (neither /sys/fs/cgroup/memory nor cgroup v2 memory)")
+
+
+def check_prerequisites(bin_dir: Path) -> None:
+    """check_host(), then the built tools in bin_dir (kubelet, kube-proxy, crictl, the pause image)."""
+    check_host()
+    missing = [t for t in NODE_TOOLS if not (bin_dir / t).exists()]
+    if missing:
+        raise NodeError(f"{', '.join(missing)} missing in {bin_dir}: run hack/node/build.sh {bin_dir}")
 
 
 def _filesystems() -> list[str]:
@@ -282,7 +295,11 @@ def _cgroup2_controllers() -> list[str]:
 
 
 def ensure_tools(bin_dir: Path) -> None:
-    """Build or reuse kubelet, kube-proxy, crictl and the pause image (hack/node/build.sh), linked into bin_dir."""
+    """Build or reuse kubelet, kube-proxy, crictl and the pause image (hack/node/build.sh), linked into bin_dir.
+
+    check_host() first: a machine that cannot run a node says so at once, not after a cold build (~9 min).
+    """
+    check_host()
     done = subprocess.run(["bash", str(BUILD_SCRIPT), str(bin_dir)], check=False)
     if done.returncode != 0:
         raise NodeError(f"{BUILD_SCRIPT} failed with exit code {done.returncode}")
@@ -305,7 +322,8 @@ def _save(node: Node) -> None:
 def _from_json(text: str) -> Node:
     data = json.loads(text)
     return Node(Path(data["dir"]), int(data["index"]), Path(data["bin_dir"]), Path(data["admin_kubeconfig"]),
-                str(data["api_target"]), Path(data["ca_file"]), {k: int(v) for k, v in data["pids"].items()})
+                str(data["api_target"]), Path(data["ca_file"]), {k: int(v) for k, v in data["pids"].items()},
+                str(data.get("host_iptables", "")))  # a stale node.json of an older version has none
 
 
 def load(node_dir: Path) -> Node | None:
@@ -364,7 +382,7 @@ def up(cluster: ClusterLike, node_dir: Path, *, timeout: float = 240.0, die_with
     with _registry_lock():
         index = _claim_index(node_dir)
         node = Node(node_dir, index, cluster.bin_dir, cluster.kubeconfig, f"127.0.0.1:{port}",
-                    cluster.pki_dir / "ca.crt")
+                    cluster.pki_dir / "ca.crt", host_iptables=_run(["iptables-save"]))
         node.log_dir.mkdir(exist_ok=True)
         _save(node)
         try:
@@ -631,7 +649,8 @@ def down(node_dir: Path) -> None:
 
 def leftovers(node: Node) -> list[str]:
     """What of the node is still on this machine (empty after down()): processes, mounts, cgroups, the network
-    namespace (and with it its iptables rules and interfaces), the host's veth and route, kubelet log links."""
+    namespace (and with it its iptables rules and interfaces), the host's veth and route, kubelet log links, and
+    any change to the host's own iptables rules since up()."""
     left = [f"process {name} ({pid})" for name, pid in node.pids.items() if _alive(pid)]
     left += [f"mount {point}" for point in _mounts_under(node.dir)]
     left += [f"cgroup {path}" for path in node.cgroup_dirs() if path.exists()]
@@ -641,10 +660,39 @@ def leftovers(node: Node) -> list[str]:
         left.append(f"interface {node.host_veth}")
     if _run(["ip", "route", "show", node.pod_cidr], check=False).strip():
         left.append(f"route {node.pod_cidr}")
+    left += [f"host iptables {change}" for change in iptables_changes(node.host_iptables, _run(["iptables-save"]))]
     logs = Path("/var/log/containers")
     left += [f"log link {link}" for link in (logs.glob("*.log") if logs.exists() else [])
              if link.is_symlink() and str(node.dir) in os.readlink(link)]
     return left
+
+
+def iptables_changes(before: str, after: str) -> list[str]:
+    """The difference of two `iptables-save` outputs, as `+ TABLE LINE` (added) and `- TABLE LINE` (gone), sorted.
+
+    Rules and chains count; counters, comments, and built-in chains with the default policy ACCEPT do not (a
+    table the kernel lists once something touched it, with nothing in it, is no rule). O(lines).
+    """
+    old, new = _iptables_entries(before), _iptables_entries(after)
+    added = [f"+ {table} {line}" for table, line in new - old]
+    return sorted(added + [f"- {table} {line}" for table, line in old - new])
+
+
+def _iptables_entries(text: str) -> set[tuple[str, str]]:
+    """{(table, chain declaration or rule)} of an `iptables-save` output, without counters."""
+    entries: set[tuple[str, str]] = set()
+    table = ""
+    for raw in text.splitlines():
+        line = re.sub(r"^\[\d+:\d+\]\s*", "", raw.strip())  # `iptables-save -c` puts a rule's counters first
+        if line.startswith("*"):
+            table = line[1:]
+        elif line.startswith(":"):  # `:CHAIN POLICY [packets:bytes]`; a user chain's policy is `-`
+            chain, policy = line[1:].split()[:2]
+            if policy != "ACCEPT":
+                entries.add((table, f":{chain} {policy}"))
+        elif line.startswith("-"):
+            entries.add((table, line))
+    return entries
 
 
 def _stop(node: Node, name: str, grace: float = 15.0) -> None:

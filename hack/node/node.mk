@@ -1,20 +1,25 @@
 # hack/node/node.mk — a real node (containerd + kubelet + kube-proxy) for the local cluster; included by the
 # top-level Makefile. See docs/development.md, "A real node".
 #
-#   make node-tools       Debian's containerd, runc, containernetworking-plugins, iptables, socat, umoci (apt-get)
-#                         and kubelet, kube-proxy, crictl, the pause image (hack/node/build.sh; cached)
+#   make node-tools       Debian's containerd, runc, containernetworking-plugins, iptables, iproute2, kmod, mount,
+#                         socat, umoci, openssl, gcc (apt-get) and kubelet, kube-proxy, crictl, the pause image (hack/node/build.sh; cached)
 #   make dev-cluster-node the dev cluster plus the node (`hack/devcluster.py up --node`); `make dev-cluster-down`
 #                         removes both
 
 _NODE_SAVED_GOAL := $(.DEFAULT_GOAL)
 
-NODE_APT_PACKAGES := containerd runc containernetworking-plugins iptables socat umoci libc6-dev gcc
-NODE_COMMANDS := containerd ctr runc iptables socat umoci gcc
+# What hack/node/localnode.py, the kubelet and kube-proxy invoke (ip, nsenter, iptables-save, modprobe for overlayfs,
+# mount/umount, openssl for the node's certificates) and what hack/node/build.sh needs (umoci, gcc, libc6-dev).
+NODE_APT_PACKAGES := containerd runc containernetworking-plugins iptables iproute2 kmod mount util-linux socat umoci \
+	openssl libc6-dev gcc
+NODE_COMMANDS := containerd ctr runc iptables iptables-save iptables-restore ip modprobe mount umount nsenter socat \
+	umoci openssl gcc
 
 .PHONY: node-apt node-tools dev-cluster-node
 
 node-apt:
-	@missing=; for tool in $(NODE_COMMANDS); do command -v $$tool >/dev/null 2>&1 || missing="$$missing $$tool"; done; \
+	@missing=; for tool in $(NODE_COMMANDS); do PATH="$$PATH:/usr/sbin:/sbin" command -v $$tool >/dev/null 2>&1 \
+		|| missing="$$missing $$tool"; done; \
 	[ -x /usr/lib/cni/bridge ] || missing="$$missing cni-plugins"; \
 	if [ -n "$$missing" ]; then \
 		set -e; SUDO=; if [ "$$(id -u)" != 0 ]; then SUDO=sudo; fi; \

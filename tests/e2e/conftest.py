@@ -84,7 +84,8 @@ def real_node(control_plane: ControlPlane, request: pytest.FixtureRequest,
     """A real node in the session's cluster for one test module (hack/node/localnode.py): containerd, kubelet and
     kube-proxy in a network namespace of their own; a `localnode.Node` (.name, .node_ip, .crictl(...),
     .import_image(archive), .cgroup_name). Tainted spreadwatch.io/local-node=true:NoSchedule. Removed after the
-    module (no mounts, cgroups, interfaces or iptables rules left); its logs are kept if a test failed.
+    module (no mounts, cgroups, interfaces or iptables rules left: the host's `iptables-save` is what it was
+    before up()); its logs are kept if a test failed.
     Cost: ~15-40 s to start, plus the first build of kubelet/kube-proxy/crictl (cached)."""
     devcluster = load_devcluster()
     localnode = devcluster.load_localnode()

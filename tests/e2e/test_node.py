@@ -13,7 +13,8 @@ Checks (one node for the module, ~2-4 min on a busy 2-core machine):
   capabilities, no_new_privs, read-only root) and the rendered readiness probe makes it Ready; it takes the
   Lease and writes a SpreadReport for a workload on fake nodes;
 * the real Prometheus scrapes /metrics at the pod IP, found through the chart's Service by Kubernetes service
-  discovery, with the ServiceMonitor's endpoint settings (port name, scheme, path, bearer token, TLS config);
+  discovery, with the ServiceMonitor's endpoint settings (port name, scheme, path, bearer token, TLS config,
+  honorLabels, interval, scrapeTimeout);
 * `helm upgrade` rolls the pod: the new pod is Ready while standby, the old one exits 0 on SIGTERM within
   terminationGracePeriodSeconds, the Lease goes to the new pod; `helm uninstall` leaves no pod in containerd;
 * the pod's memory cgroup limit is the chart's resources.limits.memory; the pod survives a restart of the API
@@ -69,6 +70,7 @@ ARCHIVE = ROOT / "build" / "spreadwatch.oci.tar"
 GROUP, VERSION, PLURAL = "spreadwatch.io", "v1alpha1", "spreadreports"
 START = 300.0  # a pod's start on a loaded 2-core machine: sandbox, Python imports, initial listing, probes
 MEMORY_UNITS = {"Ki": 2**10, "Mi": 2**20, "Gi": 2**30}
+CGROUP_ROOT = Path("/sys/fs/cgroup")
 # GET argv[1] with the bearer token in the file argv[2] (HTTPS unverified); prints the status code
 FETCH_STATUS = """import ssl, sys, urllib.request
 req = urllib.request.Request(sys.argv[1], headers={"Authorization": "Bearer " + open(sys.argv[2]).read()})
@@ -184,8 +186,14 @@ def memory_bytes(quantity: str) -> int:
     return int(quantity)
 
 
-def memory_limit_in_cgroup(cgroups_path: str) -> int:
-    return int((Path("/sys/fs/cgroup/memory") / cgroups_path.lstrip("/") / "memory.limit_in_bytes").read_text())
+def memory_limit_in_cgroup(cgroups_path: str) -> int | None:
+    """A cgroup's memory limit (cgroupfs path, as in the runtime spec): memory.limit_in_bytes in the v1 memory
+    hierarchy if one is mounted, else memory.max in the unified hierarchy (cgroup v2); None for v2's `max`."""
+    relative = cgroups_path.lstrip("/")
+    if (CGROUP_ROOT / "memory" / "memory.limit_in_bytes").exists():
+        return int((CGROUP_ROOT / "memory" / relative / "memory.limit_in_bytes").read_text())
+    value = (CGROUP_ROOT / relative / "memory.max").read_text().strip()
+    return None if value == "max" else int(value)
 
 
 def lease_holder(api: client.ApiClient, chart: ChartInstall) -> str | None:
@@ -260,19 +268,22 @@ def service_monitor(cp: ControlPlane, chart: ChartInstall, tmp: Path, values: Ma
 
 def scrape_config(monitor: Mapping[str, Any], token_file: Path, sd_file: Path) -> dict[str, Any]:
     """What prometheus-operator generates for the ServiceMonitor's first endpoint: targets of the Services it
-    selects, kept by the Service labels and the port name, scraped with the endpoint's scheme, path and TLS
-    settings; its bearerTokenFile is Prometheus's own ServiceAccount token, here a file with a token of such an
-    account. Debian's prometheus is built without Kubernetes service discovery, so the targets come from a file
-    (`endpoint_targets` writes it from the EndpointSlices, with the labels that discovery would set)."""
+    selects, kept by the Service labels and the port name, scraped with the endpoint's scheme, path, TLS settings,
+    honorLabels, interval and scrapeTimeout (one it leaves unset: the global setting); its bearerTokenFile is
+    Prometheus's own ServiceAccount token, here a file with a token of such an account. Debian's prometheus is
+    built without Kubernetes service discovery, so the targets come from a file (`endpoint_targets` writes it from
+    the EndpointSlices, with the labels that discovery would set)."""
     [endpoint] = monitor["spec"]["endpoints"]
     keep = [{"source_labels": [f"__meta_kubernetes_service_label_{_label(k)}"], "regex": v, "action": "keep"}
             for k, v in monitor["spec"]["selector"]["matchLabels"].items()]  # fmt: skip
     keep.append({"source_labels": ["__meta_kubernetes_endpoint_port_name"], "regex": endpoint["port"],
                  "action": "keep"})  # fmt: skip
     tls = endpoint.get("tlsConfig", {})
+    timing = {option: endpoint[field] for option, field in (("scrape_interval", "interval"),
+                                                            ("scrape_timeout", "scrapeTimeout")) if endpoint.get(field)}
     return {
         "job_name": f"serviceMonitor/{monitor['metadata']['namespace']}/{monitor['metadata']['name']}/0",
-        "scrape_interval": "2s", "scrape_timeout": "2s",
+        **timing, "honor_labels": bool(endpoint.get("honorLabels", False)),
         "scheme": endpoint.get("scheme", "http"), "metrics_path": endpoint.get("path", "/metrics"),
         "bearer_token_file": str(token_file),
         "tls_config": {"insecure_skip_verify": bool(tls.get("insecureSkipVerify", False)),

@@ -4,6 +4,7 @@ errors, and the configuration it writes (no root, no network, no processes)."""
 from __future__ import annotations
 
 import json
+import subprocess
 from pathlib import Path
 from types import ModuleType
 
@@ -41,23 +42,76 @@ def test_a_missing_tool_is_one_line_naming_its_package(localnode: ModuleType, mo
     assert str(err.value) == "socat not found: install the Debian package socat (make node-tools)"
 
 
-def test_missing_overlayfs_and_memory_cgroup_are_named(localnode: ModuleType, monkeypatch: pytest.MonkeyPatch,
-                                                       tmp_path: Path) -> None:  # fmt: skip
+@pytest.fixture
+def host_ok(localnode: ModuleType, monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> Path:
+    """A machine that can run a node (every tool and CNI plugin, root, overlayfs, the v1 memory cgroup); each
+    test takes one thing away. Returns the bin dir, with the built tools in it."""
+    bin_dir = tmp_path / "bin"
+    bin_dir.mkdir()
     for tool in localnode.NODE_TOOLS:
-        (tmp_path / tool).write_text("")
+        (bin_dir / tool).write_text("")
     monkeypatch.setattr(localnode.shutil, "which", lambda tool: f"/usr/bin/{tool}")
-    monkeypatch.setattr(localnode, "CNI_BIN_DIR", tmp_path)
+    monkeypatch.setattr(localnode, "CNI_BIN_DIR", tmp_path / "cni")
+    (tmp_path / "cni").mkdir()
     for plugin in localnode.CNI_PLUGINS:
-        (tmp_path / plugin).write_text("")
+        (tmp_path / "cni" / plugin).write_text("")
     monkeypatch.setattr(localnode.os, "geteuid", lambda: 0)
+    monkeypatch.setattr(localnode, "_filesystems", lambda: ["ext4", "overlay"])
+    monkeypatch.setattr(localnode, "CGROUP_ROOT", tmp_path / "cgroup")
+    (tmp_path / "cgroup" / "memory").mkdir(parents=True)
+    (tmp_path / "cgroup" / "memory" / "memory.limit_in_bytes").write_text("9223372036854771712\n")
+    return bin_dir
+
+
+def test_missing_overlayfs_and_memory_cgroup_are_named(localnode: ModuleType, monkeypatch: pytest.MonkeyPatch,
+                                                       host_ok: Path, tmp_path: Path) -> None:  # fmt: skip
+    localnode.check_prerequisites(host_ok)
     monkeypatch.setattr(localnode, "_run", lambda *a, **k: "")  # modprobe does nothing
     monkeypatch.setattr(localnode, "_filesystems", lambda: ["ext4", "tmpfs"])
     with pytest.raises(localnode.NodeError, match=r"^the kernel has no overlayfs \(containerd's overlayfs"):
-        localnode.check_prerequisites(tmp_path)
+        localnode.check_prerequisites(host_ok)
     monkeypatch.setattr(localnode, "_filesystems", lambda: ["overlay"])
     monkeypatch.setattr(localnode, "CGROUP_ROOT", tmp_path / "no-cgroups")
     with pytest.raises(localnode.NodeError, match=r"^no cgroup memory controller mounted"):
-        localnode.check_prerequisites(tmp_path)
+        localnode.check_prerequisites(host_ok)
+
+
+def test_missing_overlayfs_without_modprobe_names_kmod(localnode: ModuleType, monkeypatch: pytest.MonkeyPatch,
+                                                       host_ok: Path) -> None:  # fmt: skip
+    def no_such_command(cmd: list[str], **_: object) -> subprocess.CompletedProcess[str]:
+        raise FileNotFoundError(cmd[0])
+
+    monkeypatch.setattr(localnode.shutil, "which", lambda tool: None if tool == "modprobe" else f"/usr/bin/{tool}")
+    monkeypatch.setattr(localnode.subprocess, "run", no_such_command)
+    monkeypatch.setattr(localnode, "_filesystems", lambda: ["ext4"])
+    with pytest.raises(localnode.NodeError) as err:
+        localnode.check_prerequisites(host_ok)
+    assert str(err.value) == ("overlayfs is not loaded (containerd's overlayfs snapshotter needs it) and modprobe is "
+                              "not found to load it: install the Debian package kmod (make node-tools)")
+
+
+def test_the_host_is_checked_before_the_build(localnode: ModuleType, monkeypatch: pytest.MonkeyPatch,
+                                              host_ok: Path) -> None:  # fmt: skip
+    """ensure_tools (a cold build takes ~9 min) says at once what the machine lacks, before building anything."""
+    commands: list[list[str]] = []
+
+    def record(cmd: list[str], **_: object) -> subprocess.CompletedProcess[str]:
+        commands.append(cmd)
+        return subprocess.CompletedProcess(cmd, 0, stdout="", stderr="")
+
+    monkeypatch.setattr(localnode.subprocess, "run", record)
+    localnode.ensure_tools(host_ok)
+    assert commands == [["bash", str(localnode.BUILD_SCRIPT), str(host_ok)]]
+    commands.clear()
+    monkeypatch.setattr(localnode, "_filesystems", lambda: ["ext4"])
+    with pytest.raises(localnode.NodeError, match=r"^the kernel has no overlayfs"):
+        localnode.ensure_tools(host_ok)
+    assert commands == [["modprobe", "overlay"]], "no build on a machine without overlayfs"
+    monkeypatch.setattr(localnode, "_filesystems", lambda: ["overlay"])
+    monkeypatch.setattr(localnode.os, "geteuid", lambda: 1000)
+    with pytest.raises(localnode.NodeError, match=r"^a node needs root"):
+        localnode.ensure_tools(host_ok)
+    assert commands == [["modprobe", "overlay"]]
 
 
 def test_the_kubelet_and_containerd_configuration(localnode: ModuleType, tmp_path: Path) -> None:
@@ -80,3 +134,55 @@ def test_the_kubelet_and_containerd_configuration(localnode: ModuleType, tmp_pat
     proxy = json.loads((tmp_path / "kube-proxy.yaml").read_text())
     assert (proxy["mode"], proxy["clusterCIDR"], proxy["hostnameOverride"]) == ("iptables", "10.214.7.0/24",
                                                                                "localnode")
+
+
+HOST_RULES_BEFORE = """# Generated by iptables-nft-save v1.8.9 (nf_tables) on Mon Nov 23 10:00:00 2026
+*filter
+:INPUT ACCEPT [1200:80000]
+:FORWARD DROP [0:0]
+:OUTPUT ACCEPT [900:70000]
+:DOCKER - [0:0]
+-A FORWARD -o docker0 -j DOCKER
+-A INPUT -i lo -j ACCEPT
+COMMIT
+# Completed on Mon Nov 23 10:00:00 2026
+"""
+
+
+def test_iptables_changes_ignore_counters_comments_and_empty_tables(localnode: ModuleType) -> None:
+    """Counters move and the kernel may list a table once a netns touched it: no change. A rule or a chain
+    added, a rule gone or a policy changed is one line each."""
+    same = (HOST_RULES_BEFORE.replace("[1200:80000]", "[5100:391000]").replace("10:00:00", "10:04:41")
+            + "*nat\n:PREROUTING ACCEPT [7:420]\n:INPUT ACCEPT [0:0]\n:OUTPUT ACCEPT [3:180]\n"
+              ":POSTROUTING ACCEPT [3:180]\nCOMMIT\n")  # fmt: skip
+    assert localnode.iptables_changes(HOST_RULES_BEFORE, same) == []
+    changed = (HOST_RULES_BEFORE.replace(":FORWARD DROP", ":FORWARD ACCEPT").replace("-A INPUT -i lo -j ACCEPT\n", "")
+               + "*nat\n:POSTROUTING ACCEPT [0:0]\n:CNI-1 - [0:0]\n"
+                 "[4:240] -A POSTROUTING -s 10.214.7.0/24 -j CNI-1\nCOMMIT\n")  # fmt: skip
+    assert localnode.iptables_changes(HOST_RULES_BEFORE, changed) == [
+        "+ nat -A POSTROUTING -s 10.214.7.0/24 -j CNI-1",
+        "+ nat :CNI-1 -",
+        "- filter -A INPUT -i lo -j ACCEPT",
+        "- filter :FORWARD DROP",
+    ]
+
+
+def test_leftovers_name_a_host_rule_added_since_up(localnode: ModuleType, monkeypatch: pytest.MonkeyPatch,
+                                                   tmp_path: Path) -> None:  # fmt: skip
+    """The snapshot taken at up() is kept in node.json (a node reused or cleaned up later compares with it)."""
+    monkeypatch.setattr(localnode, "REGISTRY", tmp_path / "registry")
+    (tmp_path / "registry").mkdir()
+    node = localnode.Node(tmp_path, 7, tmp_path / "bin", tmp_path / "kubeconfig", "127.0.0.1:16443",
+                          tmp_path / "ca.crt", host_iptables=HOST_RULES_BEFORE)  # fmt: skip
+    localnode._save(node)
+    node = localnode.load(tmp_path)
+    host_rules = HOST_RULES_BEFORE
+
+    def run(cmd: list[str], **_: object) -> str:  # nothing else of the node is left
+        return host_rules if cmd == ["iptables-save"] else ""
+
+    monkeypatch.setattr(localnode, "_run", run)
+    monkeypatch.setattr(localnode, "_cgroup_mounts", list)  # not this machine's: a node of index 7 may run here
+    assert localnode.leftovers(node) == []
+    host_rules = HOST_RULES_BEFORE.replace("COMMIT", "-A INPUT -s 10.213.7.2/32 -j ACCEPT\nCOMMIT")
+    assert localnode.leftovers(node) == ["host iptables + filter -A INPUT -s 10.213.7.2/32 -j ACCEPT"]

@@ -5,14 +5,18 @@ from __future__ import annotations
 
 import asyncio
 import gc
+import threading
 import weakref
-from collections.abc import Iterator
+from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import replace
 
 import pytest
 from handler_fakes import FakeReportApi, web_cluster
 
 from spreadwatch.config import OperatorConfig
+from spreadwatch.decode import Decoded
+from spreadwatch.errors import KubeApiError
+from spreadwatch.resources import ApiResource
 from spreadwatch.runtime.gcpolicy import GcPolicy
 from spreadwatch.runtime.process import Runtime
 
@@ -65,14 +69,49 @@ def test_every_full_every_th_checkpoint_collects_the_whole_heap() -> None:
     assert gc.get_freeze_count() > 0  # frozen again afterwards
 
 
-def test_start_checkpoints_now_and_every_period_until_stopped() -> None:
+def test_start_freezes_the_loaded_heap_without_collecting_it() -> None:
+    """The loaded heap is frozen as it is: an old cycle's garbage waits for the first whole-heap checkpoint
+    (collecting a whole envelope-sized heap blocked the event loop 1-2 s), young garbage is collected."""
+    old = _Cycle()
+    gc.collect()  # old: in the oldest generation
+    old_ref = weakref.ref(old)
+    del old
+    young = _cyclic_garbage()
+    policy = GcPolicy(full_every=2)
+
+    async def main() -> None:
+        stop = asyncio.Event()
+        task = policy.start(stop)
+        assert gc.get_freeze_count() > 0 and policy.checkpoints == 0
+        assert young() is None and old_ref() is not None
+        policy.checkpoint()  # 1: the frozen heap is not looked at
+        assert old_ref() is not None
+        policy.checkpoint()  # 2: the whole heap
+        assert old_ref() is None
+        stop.set()
+        await task
+
+    asyncio.run(main())
+
+
+def test_hold_stops_automatic_full_collections_until_stopped() -> None:
+    before = gc.get_threshold()
+    policy = GcPolicy()
+    policy.hold()
+    policy.hold()  # idempotent: stop restores the thresholds from before the first
+    assert gc.get_threshold()[:2] == before[:2] and gc.get_threshold()[2] >= 10**9
+    policy.stop()
+    assert gc.get_threshold() == before
+
+
+def test_start_checkpoints_every_period_until_stopped() -> None:
     policy = GcPolicy(period=0.01)
     before = gc.get_threshold()
 
     async def main() -> int:
         stop = asyncio.Event()
         task = policy.start(stop)
-        first = policy.checkpoints  # the checkpoint at start is synchronous
+        first = policy.checkpoints  # start freezes; the checkpoints come with the period
         young, middle, full = gc.get_threshold()
         assert (young, middle) == before[:2]  # the young generations keep their thresholds
         assert full >= 10**9  # only the checkpoints collect the whole (unfrozen) heap
@@ -84,7 +123,7 @@ def test_start_checkpoints_now_and_every_period_until_stopped() -> None:
         await task
         return first
 
-    assert asyncio.run(main()) == 1
+    assert asyncio.run(main()) == 0
     assert policy.checkpoints >= 3
     assert gc.get_freeze_count() == 0  # stopping unfreezes
     assert gc.get_threshold() == before  # and restores the thresholds
@@ -109,5 +148,41 @@ def test_the_runtime_starts_the_policy_once_loaded_and_stops_it() -> None:
         return frozen, checkpoints, full_threshold
 
     frozen, checkpoints, full_threshold = asyncio.run(main())
-    assert checkpoints == 1 and frozen > 0 and full_threshold >= 10**9
+    assert checkpoints == 0 and frozen > 0 and full_threshold >= 10**9
     assert gc.get_freeze_count() == 0 and gc.get_threshold() == before
+
+
+class _SlowLists:
+    """A WatchSource whose lists answer (empty) only once released; its watches fail."""
+
+    def __init__(self) -> None:
+        self.release = threading.Event()
+
+    def list(self, resource: ApiResource, namespace: str | None) -> Iterable[tuple[Sequence[Decoded], str]]:
+        self.release.wait(60)
+        return [((), "1")]
+
+    def watch(self, resource: ApiResource, namespace: str | None, resource_version: str) -> Iterator[object]:
+        raise KubeApiError("no watch here")
+
+
+def test_the_runtime_holds_full_collections_back_during_the_first_lists() -> None:
+    cfg = replace(OperatorConfig(), host="127.0.0.1", port=0, metrics_port=0, metrics_secure=False)
+    source = _SlowLists()
+    rt = Runtime(cfg, sink=FakeReportApi(), source=source)  # type: ignore[arg-type]
+    before = gc.get_threshold()
+
+    async def main() -> tuple[int, int, bool]:
+        await rt.start()
+        await asyncio.sleep(0)
+        held, frozen, ready = gc.get_threshold()[2], gc.get_freeze_count(), rt.ready()
+        source.release.set()
+        await rt.stop()
+        return held, frozen, ready
+
+    try:
+        held, frozen, ready = asyncio.run(main())
+    finally:
+        source.release.set()
+    assert held >= 10**9 and frozen == 0 and not ready  # listing: held back, nothing frozen yet
+    assert gc.get_threshold() == before and gc.get_freeze_count() == 0

@@ -284,6 +284,7 @@ class Runtime:
         """Start the probe server, the elector, the informers and the writer (ready after the first lists)."""
         self._stop = asyncio.Event()
         await self.serve_probes()
+        self.gc_policy.hold()  # no full collection of the growing heap during the first lists
         if self.serving_cert is not None and not self.serving_cert.self_signed:
             reloading = keep_reloading(self.serving_cert, self._stop)
             self._tasks.append(asyncio.create_task(reloading, name="spreadwatch metrics certificate reload"))
@@ -305,6 +306,7 @@ class Runtime:
                 task.cancel()
             await asyncio.gather(*self._tasks, return_exceptions=True)
         self._tasks.clear()
+        self.gc_policy.stop()  # (also when stopped before the first lists ended: the thresholds held back)
         await self.server.stop()
         if self.metrics_server is not None:
             await self.metrics_server.stop()
