@@ -677,6 +677,7 @@ def measure(scale: float = 1.0, seed: int = 1, threads: int = 16, churn_rate: fl
             sampler.join(15)
             result.update({
                 "memory_limit_mib": limit_mib,
+                "rss_imports_mib": _imports_rss(command[0]),
                 "peak_rss_mib": round(samples.peak_rss_mib, 1),
                 "cpu_s": round(samples.cpu_s, 1),
                 "probe_failures": samples.probe_failures,
@@ -705,6 +706,15 @@ def _rss_at(samples: Samples, at: float | None) -> float | None:
     if at is None:
         return None
     return next((round(r, 1) for t, r in samples.rss_mib if t >= at), None)
+
+
+def _imports_rss(spreadwatch: str) -> float:
+    """RSS (MiB) of a process of the operator's interpreter that imports what ``spreadwatch run`` imports and
+    holds no data: the floor under every RSS figure."""
+    python = str(Path(spreadwatch).with_name("python"))
+    code = ("import spreadwatch.cli, spreadwatch.runtime.process, pathlib; "
+            "print(pathlib.Path('/proc/self/status').read_text().split('VmRSS:')[1].split()[0])")  # fmt: skip
+    return round(int(subprocess.run([python, "-c", code], check=True, capture_output=True, text=True).stdout) / 1024, 1)
 
 
 def _max_since(series: Sequence[tuple[float, float]], since: float) -> float | None:
