@@ -268,7 +268,7 @@ def run_cluster_soak(minutes: float, sample_seconds: float, workloads: int, base
             log(f"soak: cluster ready with {base_pods} pods in {time.monotonic() - started:.0f}s")
             port = free_port()
             env = {k: v for k, v in os.environ.items() if not k.startswith("SPREADWATCH_")}
-            env["SPREADWATCH_METRICS_PORT"] = str(free_port())  # secure metrics (issue 16 item 2) on a free port
+            env["SPREADWATCH_METRICS_PORT"] = str(free_port())  # the operator's default HTTPS /metrics, on a free port
             cmd = [sys.executable, "-m", "spreadwatch.cli", "run", "--kubeconfig", str(cluster.kubeconfig),
                    "--port", str(port), "--bind-address", "127.0.0.1", "--log-format", "json", "--identity", "soak",
                    "--lease-namespace", "default", "--skip-namespace", "kube-system"]  # fmt: skip

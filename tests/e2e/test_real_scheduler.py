@@ -12,9 +12,9 @@ and the tainted node.
 Each step scales one workload up by one. Just before, spreadwatch reports on a fresh dump (the prediction);
 the scheduler then binds the new pod. With spreading as the only score the chosen node must be in the
 report's best set, and every node the scheduler scored must be a candidate whose score derived from the
-report equals the plugin's logged score ÷ its weight. Under the default profile (every score plugin, pods
-requesting resources, three nodes partly filled by another namespace) the spreading part of every score must
-still match exactly, while the share of placements in the best set is a measured figure, written to
+report equals the plugin's logged score ÷ its weight. Under kube-scheduler's default profile (every score
+plugin, pods requesting resources, three nodes partly filled by another namespace) the spreading part of every
+score must still match exactly, while the share of placements in the best set is a measured figure, written to
 build/scheduler-default-profile.json (docs/scoring.md §10). Clusters stay under 100 nodes: the scheduler
 scores every feasible node.
 """
