@@ -4,6 +4,7 @@
 #
 #   make bench                             # every default measure at scales 0.1, 0.3, 1.0 (soaks included)
 #   make bench FIGURES=cold,events         # only these measures (`make bench-list` shows the ids)
+#   make bench FIGURES=scheduler-default-profile   # the real kube-scheduler's default profile against the reports
 #   make bench QUICK=1                     # smoke run (tiny scales, quick params), no doc written
 #   make bench BASELINE=REV                # the same measures on REV's package too, in the same run
 #   make bench BENCH_ARGS="--scales 0.1"   # any bench/run.py flags (--set ID.PARAM=VALUE, --no-render)
@@ -24,9 +25,12 @@ BENCH_RUN = cd $(BENCH_ROOT) && BENCH_COMMAND="make $@$(if $(FIGURES), FIGURES=$
 .PHONY: bench bench-quick bench-list bench-render bench-metrics bench-pts bench-soak bench-soak-index bench-soak-cluster
 
 # what a selection needs built first: the Go plugin for go-plugin, the control plane for soak-cluster, envelope
+# and scheduler-default-profile, kube-scheduler for scheduler-default-profile (named only: not in the default set)
 _BENCH_ALL = $(if $(FIGURES),,all)
+_BENCH_SCHEDULER = $(findstring scheduler-default-profile,$(FIGURES))
 _BENCH_NEEDS = $(if $(or $(_BENCH_ALL),$(findstring go-plugin,$(FIGURES))),oracle) \
-	$(if $(or $(_BENCH_ALL),$(findstring soak-cluster,$(FIGURES)),$(findstring envelope,$(FIGURES))),dev-cluster-tools)
+	$(if $(or $(_BENCH_ALL),$(findstring soak-cluster,$(FIGURES)),$(findstring envelope,$(FIGURES)),$(_BENCH_SCHEDULER)),dev-cluster-tools) \
+	$(if $(_BENCH_SCHEDULER),scheduler-tools)
 
 bench: setup $(_BENCH_NEEDS)  ## benchmarks from bench/figures.toml (FIGURES=ids, QUICK=1, BASELINE=rev); writes docs/benchmarks.md
 	$(BENCH_RUN) $(if $(FIGURES),--figures $(FIGURES)) $(if $(QUICK),, \

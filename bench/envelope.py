@@ -757,7 +757,7 @@ def _compare_sample(kubectl: list[str], command: list[str], state: Path, keys: S
     with open(dump, "wb") as out:
         subprocess.run([*kubectl, "get", kinds, "-A", "-o", "json"], check=True, stdout=out)
     report_flags = ("--profile=", "--top-nodes=", "--max-report-nodes=", "--max-node-skew=", "--max-zone-skew=",
-                    "--spof-min-pods=")  # fmt: skip
+                    "--spof-min-pods=", "--window-samples=")  # fmt: skip
     flags = [a for a in command if a.startswith(report_flags)]
     analyzed = subprocess.run([command[0], "analyze", "--cluster", str(dump), "-o", "json", *flags],
                               check=True, capture_output=True).stdout  # fmt: skip

@@ -191,26 +191,32 @@ def _series(measure: Mapping[str, Any], entry: Mapping[str, Any]) -> list[str]:
     return [*lines, ""]
 
 
+def _load(env: Mapping[str, Any]) -> str:
+    """The load average at start → end; ``–`` for one not recorded."""
+    start, end = env.get("load_start") or [], env.get("load_end") or []
+    return f"{' '.join(f'{x:.2f}' for x in start) or '–'} → {' '.join(f'{x:.2f}' for x in end) or '–'}"
+
+
 def _runs(found: Mapping[str, Any]) -> list[str]:
+    """The table of the results files in use, then a note per file whose run says where its figures come from
+    (``source``: figures not measured by bench/run.py, e.g. transcribed from a documented run)."""
     results = {r["file"]: r for _, r in found.values()}
     lines = [
         "| results | date | commit | machine | software | load average start → end | speed probe start → end"
         " | minutes | command |",
         "|---|---|---|---|---|---|---|---:|---|",
     ]
+    notes = []
     for name, r in sorted(results.items(), key=lambda kv: kv[1]["run"]["date"]):
         env = r["run"]
-        load = (
-            " ".join(f"{x:.2f}" for x in env["load_start"])
-            + " → "
-            + " ".join(f"{x:.2f}" for x in env.get("load_end", []))
-        )
         probe = f"{fmt(env.get('probe_start_s'), 's')} → {fmt(env.get('probe_end_s'), 's')}"
         commit = env["commit"] + (" + uncommitted changes" if env.get("uncommitted") else "")
         base = f"; baseline {r['baseline']['commit']}" if r.get("baseline") else ""
         lines.append(f"| bench/results/{name} | {env['date']} | {commit}{base} | {env['machine']} | {env['software']} "
-                     f"| {load} | {probe} | {fmt(env.get('minutes'))} | `{env['command']}` |")  # fmt: skip
-    return lines
+                     f"| {_load(env)} | {probe} | {fmt(env.get('minutes'))} | `{env['command']}` |")  # fmt: skip
+        if env.get("source"):
+            notes.append(f"* bench/results/{name}: {env['source']}")
+    return [*lines, *([""] if notes else []), *notes]
 
 
 def _method(spec: Mapping[str, Any], found: Mapping[str, Any]) -> list[str]:

@@ -24,7 +24,7 @@ pending reports, event latency (p50/p99/max of ``EventRouter.handle`` per event 
 and its p99 in process CPU time, which a busy machine does not inflate), the share of a core the process got,
 the achieved event rate, the API writes per minute, and CPython's full (generation-2) collections: how many,
 their total and longest pause, wall clock and CPU (``gc.callbacks``, bench/soak_gc.py). :func:`measure`
-returns the summary figures (slopes over the second half) and the series, which bench/render.py tabulates.
+returns the summary figures (growth and slopes over the second half) and the series, which bench/render.py tabulates.
 Costs: O(scale) memory; CPU ≈ rate ×
 ~0.15 ms per second.
 """
@@ -390,8 +390,11 @@ def measure(
     result = asyncio.run(run_soak(cfg, log=bench_log))
     s, samples = result["summary"], result["samples"]
     return {
+        "minutes": samples[-1]["t_min"],
         "rss_mib": s["rss_mib"]["last"],
+        "rss_growth_second_half_mib": s["rss_mib"]["growth_second_half"],
         "rss_slope_mib_per_h": s["rss_mib"]["slope_per_hour_second_half"],
+        "label_maps_growth_second_half": s["interned_label_maps"]["growth_second_half"],
         "label_maps_slope_per_h": s["interned_label_maps"]["slope_per_hour_second_half"],
         "events_per_s": s["events_per_s"],
         "p50_us": s["p50_us_overall"],
@@ -420,13 +423,16 @@ def slope_per_hour(points: Sequence[tuple[float, float]]) -> float:
 
 
 def trend(samples: Sequence[dict[str, Any]], key: str) -> dict[str, float]:
-    """First, last and max of ``key`` over the samples, and its least-squares slope over the second half."""
+    """First, last and max of ``key`` over the samples; over the second half, how much it grew (last minus the
+    half's first sample: what a run of this length shows, not extrapolated) and its least-squares slope per
+    hour. O(samples)."""
     values = [float(s[key]) for s in samples]
     half = samples[len(samples) // 2 :]
     return {
         "first": values[0],
         "last": values[-1],
         "max": max(values),
+        "growth_second_half": round(values[-1] - float(half[0][key]), 2),
         "slope_per_hour_second_half": round(slope_per_hour([(x["t_min"], x[key]) for x in half]), 2),
     }
 

@@ -268,7 +268,7 @@ def run_cluster_soak(minutes: float, sample_seconds: float, workloads: int, base
             log(f"soak: cluster ready with {base_pods} pods in {time.monotonic() - started:.0f}s")
             port = free_port()
             env = {k: v for k, v in os.environ.items() if not k.startswith("SPREADWATCH_")}
-            env["SPREADWATCH_METRICS_PORT"] = str(free_port())  # secure metrics (issue 16 item 2) on a free port
+            env["SPREADWATCH_METRICS_PORT"] = str(free_port())  # the operator's default HTTPS /metrics, on a free port
             cmd = [sys.executable, "-m", "spreadwatch.cli", "run", "--kubeconfig", str(cluster.kubeconfig),
                    "--port", str(port), "--bind-address", "127.0.0.1", "--log-format", "json", "--identity", "soak",
                    "--lease-namespace", "default", "--skip-namespace", "kube-system"]  # fmt: skip
@@ -352,7 +352,9 @@ def measure(
     result = run_cluster_soak(minutes, max(5.0, minutes * 2), workloads, base_pods, threads, keep, bench_log)
     s, samples = result["summary"], result["samples"]
     return {
+        "minutes": samples[-1]["t_min"],
         "rss_mib": s["rss_mib"]["last"],
+        "rss_growth_second_half_mib": s["rss_mib"]["growth_second_half"],
         "rss_slope_mib_per_h": s["rss_mib"]["slope_per_hour_second_half"],
         "label_maps_slope_per_h": s["interned_label_maps"]["slope_per_hour_second_half"],
         "events_per_s": s["events_per_s"],

@@ -1,4 +1,4 @@
-"""A deterministic, structure-aware fuzzer of spreadwatch's inputs (tests/test_fuzz_input.py, ``make fuzz``).
+"""A deterministic, structure-aware fuzzer of spreadwatch's inputs (tests/test_hostile_input.py, ``make fuzz``).
 
 Each case is drawn from a seeded ``random.Random(f"{seed}/{index}")`` (so any case is reproduced alone by its
 seed and index): a valid dump (``examples/cluster.yaml``'s objects, as JSON or YAML) with one object mutated —

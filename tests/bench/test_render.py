@@ -211,3 +211,22 @@ def test_a_target_measured_below_its_scale_says_so(tmp_path: Path) -> None:
     render.write(out, results, spec)
     row = next(r for r in _table(out.read_text(), "Headline figures") if r[0] == "time of the thing")
     assert row[3:6] == ["0.1", "≤ 1 s", "PASS (PASS), at 0.1 (the target is for 1)"]
+
+
+def test_a_result_not_measured_by_the_runner_says_where_it_comes_from(tmp_path: Path) -> None:
+    """A results file transcribed from a documented run: what was not recorded shows as –, and its ``source``
+    follows the runs table."""
+    results = tmp_path / "results"
+    results.mkdir()
+    spec = tmp_path / "figures.toml"
+    spec.write_text(SPEC)
+    run_env = {"date": "2026-01-01 00:00 UTC", "commit": "abc1234", "machine": "not recorded", "software": "S",
+               "command": "make test", "source": "transcribed from docs/x.md at abc1234"}  # fmt: skip
+    other = _entry(s1={"values": {"t": 3.0, "share": 0.75}})
+    (results / "other.json").write_text(json.dumps({"run": run_env, "measures": {"other": other}}))
+    out = tmp_path / "benchmarks.md"
+    render.write(out, results, spec)
+    (row,) = _table(out.read_text(), "Runs")
+    assert row[:4] == ["bench/results/other.json", "2026-01-01 00:00 UTC", "abc1234", "not recorded"]
+    assert row[5:8] == ["– → –", "– → –", "–"]
+    assert "\n\n* bench/results/other.json: transcribed from docs/x.md at abc1234\n" in out.read_text()

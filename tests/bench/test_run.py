@@ -192,7 +192,8 @@ def test_a_baseline_measures_that_commits_package_in_the_same_run(spec_file: Pat
 
 def test_every_figure_of_figures_toml_is_returned_by_its_measure() -> None:
     spec = run.load_spec()
-    heavy = ("go-plugin", "soak-index", "soak-cluster", "envelope")  # (tests/e2e, tests/oracle, test_soak.py)
+    heavy = ("go-plugin", "soak-index", "soak-cluster", "envelope", "scheduler-default-profile")
+    # (tests/e2e, tests/oracle, test_soak.py, test_scheduler_agreement.py)
     cheap = [m["id"] for m in spec["measure"] if m["id"] not in heavy]
     got = run.run(run.select(spec, cheap), spec, scales=[0.005], quick=True)
     for m in run.select(spec, cheap):

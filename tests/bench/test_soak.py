@@ -27,6 +27,17 @@ def test_slope_per_hour(points: list[tuple[float, float]], per_hour: float) -> N
     assert soak.slope_per_hour(points) == pytest.approx(per_hour)
 
 
+def test_trend_growth_is_what_the_second_half_shows_not_extrapolated() -> None:
+    """A run that grows while the start's pods are replaced, then levels off: the second half's growth and
+    slope are the level part's; the whole run's max and ends stay."""
+    rss = [100.0, 140.0, 170.0, 180.0, 181.0, 181.0, 182.0, 182.5]
+    samples = [{"t_min": float(i), "rss_mib": v} for i, v in enumerate(rss)]
+    t = soak.trend(samples, "rss_mib")
+    assert (t["first"], t["last"], t["max"]) == (100.0, 182.5, 182.5)
+    assert t["growth_second_half"] == 1.5  # 182.5 at 7 min minus 181 at 4 min, the second half's first sample
+    assert t["slope_per_hour_second_half"] == pytest.approx(33.0)  # least squares over minutes 4-7: 0.55/min
+
+
 def test_a_short_soak_samples_every_series_and_keeps_reports_in_the_stand_in() -> None:
     cfg = soak.SoakConfig(minutes=0.05, rate=300, scale=0.005, seed=3, sample_seconds=1.0, rev_seconds=0.5)
     result = asyncio.run(soak.run_soak(cfg, log=lambda _m: None))
@@ -39,7 +50,7 @@ def test_a_short_soak_samples_every_series_and_keeps_reports_in_the_stand_in() -
         assert s["rss_mib"] > 0
         assert s["pods"] > 0
         assert s["interned_label_maps"] > 0
-    assert set(summary["rss_mib"]) >= {"first", "last", "slope_per_hour_second_half"}
+    assert set(summary["rss_mib"]) >= {"first", "last", "growth_second_half", "slope_per_hour_second_half"}
     assert summary["p99_us_overall"] >= summary["p50_us_overall"] > 0
 
 

@@ -227,6 +227,7 @@ def test_default_args_are_the_operator_defaults_plus_the_lease(helm: Helm, tmp_p
     assert (config.leader.lease_name, config.leader.lease_namespace) == (f"{FULLNAME}-leader", NAMESPACE)
     assert (config.leader.lease_duration, config.leader.renew_period) == (15.0, 2.0)
     assert "--node-metrics=default" in args
+    assert config.report.window_samples == 0 and "--window-samples=0" in args
 
 
 # --------------------------------------------------------------------------- values → flags
@@ -245,6 +246,7 @@ FLAG_CASES = [
     ({"debounce": 0.25}, lambda c: c.debounce == 0.25),
     ({"topN": 7}, lambda c: c.report.top_n == 7 == c.metrics.top_n),
     ({"maxReportNodes": 1000000}, lambda c: c.report.max_nodes == 1000000),
+    ({"windowSamples": 16}, lambda c: c.report.window_samples == 16),
     ({"health": {"maxNodeSkew": 2, "maxZoneSkew": 3, "spofMinPods": 4}},
      lambda c: (c.report.thresholds.max_node_skew, c.report.thresholds.max_zone_skew,
                 c.report.thresholds.min_replicas) == (2, 3, 4)),

@@ -40,6 +40,7 @@ BAD_VALUES = [
     ({"metrics": {"port": 70000}}, "/metrics/port", "maximum"),
     ({"probes": {"port": 0}}, "/probes/port", "minimum"),
     ({"runAsUser": 0}, "/runAsUser", "minimum"),
+    ({"windowSamples": -1}, "/windowSamples", "minimum"),
     ({"writes": {"perSecond": 0}}, "/writes/perSecond", "exclusiveMinimum"),
     ({"watchNamespaces": ["Bad_Name"]}, "/watchNamespaces/0", "does not match pattern"),
     ({"serviceMonitor": {"interval": "soon"}}, "/serviceMonitor/interval", "does not match pattern"),
@@ -74,7 +75,7 @@ def test_inconsistent_values_fail_with_a_clear_message(helm: Helm, tmp_path: Pat
 def test_a_full_set_of_good_values_renders(helm: Helm, tmp_path: Path) -> None:
     values = {
         "replicaCount": 2, "watchNamespaces": ["a"], "skipNamespaces": ["kube-system"], "optOutLabel": "k=v",
-        "profile": "v1.18", "debounce": 0.5, "topN": 5, "maxReportNodes": 100,
+        "profile": "v1.18", "debounce": 0.5, "topN": 5, "maxReportNodes": 100, "windowSamples": 16,
         "health": {"maxNodeSkew": 2, "maxZoneSkew": 2, "spofMinPods": 3},
         "writes": {"perSecond": 5.5, "burst": 10}, "resyncPeriod": 60, "events": False,
         "logFormat": "text", "logLevel": "WARNING",

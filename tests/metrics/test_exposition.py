@@ -11,7 +11,7 @@ from prometheus_client.openmetrics.exposition import generate_latest as generate
 from prometheus_client.openmetrics.parser import text_string_to_metric_families as parse_openmetrics
 from prometheus_client.parser import text_string_to_metric_families as parse_text
 
-from spreadwatch.metrics import MetricsOptions, WorkloadCollector, freeze, registry_for, render
+from spreadwatch.metrics import MetricsOptions, WorkloadCollector, chunks, freeze, registry_for, render
 from spreadwatch.metrics.families import HEALTH_STATES, escape_label_value
 from spreadwatch.model import WorkloadKey
 
@@ -206,3 +206,16 @@ def test_a_frozen_view_does_not_see_later_changes() -> None:
     after = {(n, lab): v for n, lab, v in samples(render(freeze(registry)).decode())}
     assert before[key] == 3
     assert after[key] == 4
+
+
+@pytest.mark.parametrize("openmetrics", [False, True])
+def test_chunks_are_the_exposition_in_pieces_of_about_the_size_asked(openmetrics: bool) -> None:
+    """A server streams these: each piece is made when taken and holds about ``size`` bytes (it ends at the
+    first line that reaches the size), never the whole text; joined, they are ``render``'s text."""
+    registry = freeze(registry_for(index(), MetricsOptions(node_series="all")))
+    whole = render(registry, openmetrics=openmetrics)
+    longest = max(map(len, whole.splitlines(keepends=True)))
+    pieces = list(chunks(registry, openmetrics=openmetrics, size=256))
+    assert b"".join(pieces) == whole
+    assert len(pieces) >= len(whole) // (256 + longest)  # many pieces, not one text
+    assert all(len(piece) < 256 + longest for piece in pieces)

@@ -42,6 +42,8 @@ def scrape_runtime(options: MetricsOptions) -> tuple[Runtime, dict[str, Scrape]]
                 for accept in ("", OPENMETRICS_ACCEPT):
                     async with session.get(base, headers={"Accept": accept} if accept else {}) as resp:
                         got[accept or "text"] = (resp.status, resp.headers["Content-Type"], await resp.text())
+                        # streamed: no Content-Length, the pieces written as they are made
+                        assert resp.headers.get("Transfer-Encoding") == "chunked"
         finally:
             await rt.stop()
         return got

@@ -104,6 +104,31 @@ def test_hold_stops_automatic_full_collections_until_stopped() -> None:
     assert gc.get_threshold() == before
 
 
+def test_free_memory_goes_back_to_the_os_after_the_start_and_every_checkpoint() -> None:
+    calls: list[int] = []
+    policy = GcPolicy(period=0.01, release=lambda: calls.append(policy.checkpoints))
+
+    async def main() -> None:
+        stop = asyncio.Event()
+        task = policy.start(stop)
+        for _ in range(1000):  # up to 10 s, however busy the machine
+            await asyncio.sleep(0.01)
+            if len(calls) >= 3:
+                break
+        stop.set()
+        await task
+
+    asyncio.run(main())
+    assert calls[:3] == [0, 1, 2]  # after the start's freeze, then after each checkpoint
+    assert policy.releases == len(calls)
+
+
+def test_the_default_release_is_the_c_librarys_trim() -> None:
+    release = GcPolicy().release
+    assert release is not None  # glibc: malloc_trim
+    assert release() in (0, 1)  # 1: memory was released, 0: there was none to release
+
+
 def test_start_checkpoints_every_period_until_stopped() -> None:
     policy = GcPolicy(period=0.01)
     before = gc.get_threshold()

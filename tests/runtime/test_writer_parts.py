@@ -1,5 +1,5 @@
 """The writer's parts: throughput (bounded writes in flight, oldest change first, short cycles), the
-debounce scheduler alone, and stored reports read from the API.
+debouncer alone, and stored reports read from the API.
 
 The fake API here blocks its calls on a gate, so several writes really are in flight at once (a fake sink in a
 unit test; the e2e tests run the writer against the real control plane).

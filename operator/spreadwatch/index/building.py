@@ -169,16 +169,25 @@ class ReportBuilding(WorkloadTracking):
             report, nodes_scored=odds.nodes_scored, best_node_probability=node, best_zone_probability=zone
         )
 
-    def window_model(self, key: WorkloadKey) -> WindowModel | None:
-        """The window model of a workload's next pod (None: unknown, in Error or skipped), for ``simulate``
-        and the tests. O(busy nodes) after its report is built."""
+    def _built(self, key: WorkloadKey) -> tuple[Workload, SpreadReport] | None:
+        """A workload and its current report, built now if it is dirty (None: unknown workload). O(1) when
+        the report is current, else the building's cost."""
         ns = self._ns.get(key.namespace)
         w = ns.workloads.get(key) if ns else None
         if w is None:
             return None
         if w.report is None:
             w.report = self._build(w)
-        if w.report.skipped or w.error:
+        return w, w.report
+
+    def window_model(self, key: WorkloadKey) -> WindowModel | None:
+        """The window model of a workload's next pod (None: unknown, in Error or skipped), for ``simulate``
+        and the tests. O(busy nodes) after its report is built."""
+        built = self._built(key)
+        if built is None:
+            return None
+        w, report = built
+        if report.skipped or w.error:
             return None
         candidates = self._candidate_set(w)
         if w.plan is None:

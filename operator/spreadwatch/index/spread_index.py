@@ -165,19 +165,17 @@ class SpreadIndex(ReportBuilding):
 
     def report_for(self, key: WorkloadKey) -> SpreadReport | None:
         """The current report of a workload (rebuilt if it changed). O(busy nodes) when dirty, else O(1)."""
-        ns = self._ns.get(key.namespace)
-        w = ns.workloads.get(key) if ns else None
-        if w is None:
+        built = self._built(key)
+        if built is None:
             return None
-        if w.report is None:
-            w.report = self._build(w)
+        w, report = built
         if self.shadow is None:
-            return w.report
+            return report
         other = self.shadow.report_for(key)
         if other is None:
-            return w.report
-        if w.compared is None or w.compared[0] is not w.report or w.compared[1] is not other:
-            w.compared = (w.report, other, self._with_comparison(w.report, other, key))
+            return report
+        if w.compared is None or w.compared[0] is not report or w.compared[1] is not other:
+            w.compared = (report, other, self._with_comparison(report, other, key))
         return w.compared[2]
 
     def _with_comparison(self, report: SpreadReport, other: SpreadReport, key: WorkloadKey) -> SpreadReport:

@@ -2,7 +2,8 @@
 
 The names are a contract (docs/metrics.md). Custom collectors read the index and the runtime's counters at
 scrape time: :func:`registry_for` builds the registry, :func:`freeze` takes an immutable view in the thread
-that owns the index, :func:`render` formats it (Prometheus text or OpenMetrics) in any thread.
+that owns the index, :func:`render` formats it (Prometheus text or OpenMetrics) in any thread, :func:`chunks`
+piece by piece (the operator's ``/metrics`` streams it).
 
 Layering: below the operator runtime (which serves ``/metrics``) and above config/index/report; imports
 prometheus_client, never kopf, kubernetes or the runtime.
@@ -15,6 +16,7 @@ from spreadwatch.metrics.exposition import (
     CONTENT_TYPE_OPENMETRICS,
     CONTENT_TYPE_TEXT,
     SpreadwatchRegistry,
+    chunks,
     content_type,
     freeze,
     registry_for,
@@ -51,6 +53,7 @@ __all__ = [
     "StaticSource",
     "WorkloadCollector",
     "WorkloadView",
+    "chunks",
     "content_type",
     "freeze",
     "registry_for",

@@ -190,62 +190,61 @@ class WorkloadView:
             out += [_NODE_SCORE, _NODE_PODS]
         return out
 
-    def render_text(self, openmetrics: bool = False) -> list[str]:
-        """The exposition text as chunks (no ``# EOF``). O(series); any thread."""
-        out: list[str] = []
-        add = out.append
+    def render_text(self, openmetrics: bool = False) -> Iterator[str]:
+        """The exposition text, a line (or a family's header) at a time, no ``# EOF``: a consumer may write it
+        out as it goes and never hold the whole text. O(series) time, O(workloads) memory; any thread."""
         reports = [r.report for r in self.rows]
         keys = [_label_text(r.workload.namespace, r.workload.kind, r.workload.name) for r in reports]
         for family, value_of in _WORKLOAD_VALUES:
-            add(family.header(openmetrics))
+            yield family.header(openmetrics)
             name = family.name
             for key, report in zip(keys, reports, strict=True):
-                add(f"{name}{{{key}}} {value_of(report)}\n")
-        add(_HEALTH.header(openmetrics))
+                yield f"{name}{{{key}}} {value_of(report)}\n"
+        yield _HEALTH.header(openmetrics)
         name = _HEALTH.name
         for key, report in zip(keys, reports, strict=True):
             current = report.health.value
             for state in HEALTH_STATES:
-                add(f'{name}{{{key},state="{state}"}} {1 if state == current else 0}\n')
-        add(_SKIPPED.header(openmetrics))
+                yield f'{name}{{{key},state="{state}"}} {1 if state == current else 0}\n'
+        yield _SKIPPED.header(openmetrics)
         name = _SKIPPED.name
         for key, report in zip(keys, reports, strict=True):
-            add(f"{name}{{{key}}} {1 if report.skipped else 0}\n")
+            yield f"{name}{{{key}}} {1 if report.skipped else 0}\n"
         for family, compared in _COMPARISON if any(r.comparison is not None for r in reports) else ():
-            add(family.header(openmetrics))
+            yield family.header(openmetrics)
             name = family.name
             for key, report in zip(keys, reports, strict=True):
                 c = report.comparison
                 if c is not None:
-                    add(f'{name}{{{key},profile="{escape_label_value(c.profile)}"}} {compared(c)}\n')
+                    yield f'{name}{{{key},profile="{escape_label_value(c.profile)}"}} {compared(c)}\n'
         for family, odds in _ODDS if any(r.best_node_probability is not None for r in reports) else ():
-            add(family.header(openmetrics))
+            yield family.header(openmetrics)
             name = family.name
             for key, report in zip(keys, reports, strict=True):
                 value = odds(report)
                 if value is not None:
-                    add(f"{name}{{{key}}} {value}\n")
+                    yield f"{name}{{{key}}} {value}\n"
         if any(r.last_placement is not None for r in reports):
-            add(_MISSES.header(openmetrics))
+            yield _MISSES.header(openmetrics)
             name = _MISSES.name
             for key, report in zip(keys, reports, strict=True):
                 placed = report.last_placement
                 if placed is not None:
-                    add(f"{name}{{{key}}} {placed.consecutive_misses}\n")
+                    yield f"{name}{{{key}}} {placed.consecutive_misses}\n"
         zone_keys = [
             [f'{key},zone="{escape_label_value(z.zone)}",region="{escape_label_value(z.region)}"' for z in report.zones]
             for key, report in zip(keys, reports, strict=True)
         ]
         for family, attr in _ZONE_VALUES:
-            add(family.header(openmetrics))
+            yield family.header(openmetrics)
             name = family.name
             for zkeys, report in zip(zone_keys, reports, strict=True):
                 for zkey, zone in zip(zkeys, report.zones, strict=True):
-                    add(f"{name}{{{zkey}}} {getattr(zone, attr)}\n")
+                    yield f"{name}{{{zkey}}} {getattr(zone, attr)}\n"
         if self.options.node_series != "none":
             node_text: dict[str, str] = {}  # node -> its escaped labels (a node's zone is the same everywhere)
             for family, samples_of in ((_NODE_SCORE, self._score_points), (_NODE_PODS, self._pods_points)):
-                add(family.header(openmetrics))
+                yield family.header(openmetrics)
                 name = family.name
                 for key, row in zip(keys, self.rows, strict=True):
                     for node, node_zone, node_region, value in samples_of(row):
@@ -254,8 +253,7 @@ class WorkloadView:
                             e = escape_label_value
                             text = f'node="{e(node)}",zone="{e(node_zone)}",region="{e(node_region)}"'
                             node_text[node] = text
-                        add(f"{name}{{{key},{text}}} {value}\n")
-        return out
+                        yield f"{name}{{{key},{text}}} {value}\n"
 
     def _score_points(self, row: _Row) -> Iterable[tuple[str, str, str, int]]:
         """node_score points without intermediate objects in the common case (the report lists them)."""
@@ -371,13 +369,10 @@ class BuildInfoCollector(Collector):
     def labels(self) -> tuple[str, str, str]:
         return (__version__, platform.python_version(), self.profile)
 
-    def render_text(self, openmetrics: bool = False) -> list[str]:
+    def render_text(self, openmetrics: bool = False) -> Iterator[str]:
         version, python, profile = (escape_label_value(v) for v in self.labels())
-        return [
-            _BUILD_INFO.header(openmetrics),
-            f'{_BUILD_INFO.name}{{version="{version}",python_version="{python}",profile="{profile}"}} '
-            "1\n",
-        ]
+        yield _BUILD_INFO.header(openmetrics)
+        yield f'{_BUILD_INFO.name}{{version="{version}",python_version="{python}",profile="{profile}"}} 1\n'
 
     def collect(self) -> Iterator[Metric]:
         family = GaugeMetricFamily(_BUILD_INFO.name, _BUILD_INFO.help, labels=_BUILD_INFO.labels)

@@ -26,6 +26,10 @@ cause; it is now spread over the misses that follow it: ``model/interning.py``.)
   generation-1 collections between two automatic ones, i.e. never), so a burst of allocations, such as the
   interning sweep's, sets off young collections only, not several full ones in a row (measured: 7-8 full
   collections in the 10 s around a sweep with the default threshold). The young generations keep theirs;
+* after the freeze at start and after every checkpoint, the C heap's free pages go back to the OS (glibc's
+  ``malloc_trim(0)``, in a worker thread: it releases the GIL; none on another C library). Freed memory
+  otherwise stays in the process: measured on the operator at the envelope after 10 minutes of churn, one
+  trim took its RSS from 498 to 449 MiB;
 * :meth:`GcPolicy.stop` (when the operator stops) restores the thresholds and unfreezes: other code in the
   process sees the collector as it was.
 
@@ -38,9 +42,11 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import ctypes
 import gc
 import logging
 import time
+from collections.abc import Callable
 from dataclasses import dataclass, field
 
 __all__ = ["GcPolicy"]
@@ -49,6 +55,18 @@ log = logging.getLogger("spreadwatch.gc")
 
 #: gc.set_threshold's third value while the policy runs: automatic full collections never come due.
 _NO_AUTOMATIC_FULL = 1_000_000_000
+
+
+def _malloc_trim() -> Callable[[], object] | None:
+    """glibc's ``malloc_trim(0)`` (the C heap's free pages back to the OS; O(C heap), milliseconds), or None
+    where the C library has none."""
+    try:
+        trim = ctypes.CDLL(None).malloc_trim
+    except (OSError, AttributeError):
+        return None
+    trim.argtypes = [ctypes.c_size_t]
+    trim.restype = ctypes.c_int
+    return lambda: trim(0)
 
 
 @dataclass
@@ -61,6 +79,9 @@ class GcPolicy:
     full_every: int = 720
     checkpoints: int = 0
     whole_heap: int = 0
+    #: Returns the C heap's free memory to the OS (after the start's freeze and every checkpoint); None: never.
+    release: Callable[[], object] | None = field(default_factory=_malloc_trim, repr=False, compare=False)
+    releases: int = field(default=0, compare=False)
     _saved: tuple[int, int, int] | None = field(default=None, init=False, repr=False, compare=False)
 
     def checkpoint(self) -> None:
@@ -102,13 +123,21 @@ class GcPolicy:
 
     async def _run(self, stop: asyncio.Event) -> None:
         try:
+            await self._release()
             while not stop.is_set():
                 with contextlib.suppress(asyncio.TimeoutError):
                     await asyncio.wait_for(stop.wait(), self.period)
                 if not stop.is_set():
                     self.checkpoint()
+                    await self._release()
         finally:
             self.stop()
+
+    async def _release(self) -> None:
+        """The C heap's free memory back to the OS, in a worker thread (the loop goes on meanwhile)."""
+        if self.release is not None:
+            await asyncio.to_thread(self.release)
+            self.releases += 1
 
     def stop(self) -> None:
         """Restore the thresholds and give the frozen objects back to the collector. O(1)."""
