@@ -672,7 +672,6 @@ def measure(scale: float = 1.0, seed: int = 1, threads: int = 16, churn_rate: fl
             result["churn"] = phases
             rss_now = _proc(proc.pid)[0]
             result["rss_after_churn_mib"] = round(rss_now, 1)
-            result["sampled_exact"] = _compare_sample(kubectl, command, state, keys, sample)
             stop.set()
             sampler.join(15)
             result.update({
@@ -690,6 +689,7 @@ def measure(scale: float = 1.0, seed: int = 1, threads: int = 16, churn_rate: fl
                 "report_events": writes,
                 "api_writes": _api_writes(port),
             })  # fmt: skip
+            result["sampled_exact"] = _compare_sample(kubectl, command, state, keys, sample)
         except Exception as err:  # the figures measured so far stay in the result, beside what failed
             result["error"] = f"{type(err).__name__}: {err}"
             log(f"failed: {result['error']}")
@@ -751,11 +751,19 @@ def _scale_deployments(api: client.ApiClient, churn: Churn, deployments: Sequenc
 
 def _compare_sample(kubectl: list[str], command: list[str], state: Path, keys: Sequence[WorkloadKey],
                     sample: int) -> dict[str, int]:
-    """``sample`` reports compared with ``spreadwatch analyze`` of a ``kubectl get -o json`` dump."""
-    dump = state / "dump.json"
-    kinds = "nodes,namespaces,pods,services,replicationcontrollers,replicasets,statefulsets,deployments"
-    with open(dump, "wb") as out:
-        subprocess.run([*kubectl, "get", kinds, "-A", "-o", "json"], check=True, stdout=out)
+    """``sample`` reports compared with ``spreadwatch analyze`` of a ``kubectl get -o json`` dump: the nodes and
+    namespaces, and every object of the sampled workloads' namespaces (all a report reads: a workload's
+    selectors match in its own namespace; one dump of the whole envelope took kubectl past the machine's
+    memory)."""
+    chosen = random.Random(7).sample(list(keys), min(sample, len(keys)))
+    dump = state / "dump"
+    dump.mkdir(exist_ok=True)
+    kinds = "pods,services,replicationcontrollers,replicasets,statefulsets,deployments"
+    gets = [("cluster", ["nodes,namespaces"]), *((f"ns-{ns}", [kinds, "-n", ns])
+                                                 for ns in sorted({k.namespace for k in chosen}))]  # fmt: skip
+    for name, args in gets:
+        with open(dump / f"{name}.json", "wb") as out:
+            subprocess.run([*kubectl, "get", *args, "-o", "json"], check=True, stdout=out)
     report_flags = ("--profile=", "--top-nodes=", "--max-report-nodes=", "--max-node-skew=", "--max-zone-skew=",
                     "--spof-min-pods=", "--window-samples=")  # fmt: skip
     flags = [a for a in command if a.startswith(report_flags)]
@@ -763,9 +771,9 @@ def _compare_sample(kubectl: list[str], command: list[str], state: Path, keys: S
                               check=True, capture_output=True).stdout  # fmt: skip
     offline = {(r["workload"]["namespace"], r["workload"]["kind"], r["workload"]["name"]): r
                for r in orjson.loads(analyzed)["reports"]}  # fmt: skip
-    chosen = random.Random(7).sample(list(keys), min(sample, len(keys)))
-    reports = orjson.loads(subprocess.run([*kubectl, "get", "spreadreports", "-A", "-o", "json"], check=True,
-                                          capture_output=True).stdout)["items"]  # fmt: skip
+    reports = [item for ns in sorted({k.namespace for k in chosen})
+               for item in orjson.loads(subprocess.run([*kubectl, "get", "spreadreports", "-n", ns, "-o", "json"],
+                                                       check=True, capture_output=True).stdout)["items"]]  # fmt: skip
     live = {(r["metadata"]["namespace"], r["spec"]["workloadRef"]["kind"], r["spec"]["workloadRef"]["name"]): r
             for r in reports}  # fmt: skip
     same = 0
