@@ -370,6 +370,7 @@ async def _churn(cfg: SoakConfig, index: SpreadIndex, sink: StandInSink, writer:
         "gc_full_max_s": max(s["gc_full_max_s"] for s in samples),
         "gc_full_max_cpu_s": max(s["gc_full_max_cpu_s"] for s in samples),
         "gc_checkpoints": policy.checkpoints, "gc_whole_heap": policy.whole_heap,
+        "gc_releases": policy.releases,
     })  # fmt: skip
     return {"config": cfg.__dict__, "baseline": baseline, "samples": samples, "summary": summary}
 

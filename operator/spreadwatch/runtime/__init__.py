@@ -2,7 +2,7 @@
 
 Inside, each layer imports only those below it (import-linter): ``process`` → ``probes``, ``metricsauth``,
 ``servingcert``, ``watches``, ``writer`` → ``events``, ``store``, ``debounce`` → ``status``, ``ratelimit``,
-``apierrors``, ``logs``, ``gcpolicy``.
+``apierrors``, ``logs``, ``gcpolicy``, ``pump``.
 
 * :mod:`~spreadwatch.runtime.watches` — the informers: one list + watch loop per resource, records straight
   from the API's bytes;
@@ -18,7 +18,10 @@ Inside, each layer imports only those below it (import-linter): ``process`` → 
 * :mod:`~spreadwatch.runtime.metricsauth` — TokenReview/SubjectAccessReview of ``/metrics`` requests, cached;
 * :mod:`~spreadwatch.runtime.servingcert` — the metrics TLS certificate (mounted or self-signed);
 * :mod:`~spreadwatch.runtime.logs` — text/JSON structured logs;
-* :mod:`~spreadwatch.runtime.gcpolicy` — the garbage collector: freeze the loaded state, short full collections;
+* :mod:`~spreadwatch.runtime.gcpolicy` — the garbage collector: freeze the loaded state, short full collections,
+  free memory back to the OS;
+* :mod:`~spreadwatch.runtime.pump` — a blocking iterator in a worker thread, its items handed to the loop
+  (the informers' decoding, the ``/metrics`` text);
 * :mod:`~spreadwatch.runtime.process` — kopf registry and settings, startup/cleanup, ``run_operator``.
 
 See ``docs/operator.md``.
