@@ -52,13 +52,18 @@ _JSON_LOAD = (
     "    json.load(f)\n"
     "print(time.perf_counter() - t, time.process_time() - c)\n"
 )
-_ANALYZE_RSS = (
-    "import os, sys\n"
+_ANALYZE_IN_PROCESS = (
+    "import gc, os, sys, time\n"
     "from spreadwatch.cli import main\n"
-    "with open(os.devnull, 'w') as sink:\n"
+    "if sys.argv[2] == 'off':\n"
+    "    gc.disable()\n"
+    "from bench.timing import GCMeter\n"
+    "with open(os.devnull, 'w') as sink, GCMeter() as meter:\n"
+    "    t = time.perf_counter()\n"
     "    code = main(['analyze', '--cluster', sys.argv[1], '-o', 'json'], out=sink)\n"
+    "    seconds = time.perf_counter() - t\n"
     "hwm = [l for l in open('/proc/self/status') if l.startswith('VmHWM:')][0].split()[1]\n"
-    "print(code, int(hwm) * 1024)\n"
+    "print(code, int(hwm) * 1024, seconds, meter.seconds)\n"
 )
 
 
@@ -106,7 +111,8 @@ def _json_load(path: Path) -> Any:
 
 
 def decode(*, scale: float, quick: bool = False, profile: str = "v1.28", repeats: int = 3) -> dict[str, Any]:
-    """Typed decoding against ``json.load`` per format, YAML, the cold path incl. decode, the initial list."""
+    """Typed decoding against ``json.load`` per format (the ratio and both CPU seconds), YAML, the cold path
+    incl. decode, the initial list."""
     c, prof, repeats = cluster(scale), get_profile(profile), 1 if quick else repeats
     out: dict[str, Any] = {}
     for fmt in DUMP_FORMATS:
@@ -115,6 +121,8 @@ def decode(*, scale: float, quick: bool = False, profile: str = "v1.28", repeats
         typed_wall, typed_cpu = median_cpu_wall(lambda p=path: load_snapshot([p]), repeats)
         out[f"{fmt}_mib"] = path.stat().st_size / MIB
         out[f"{fmt}_load_snapshot_s"] = typed_wall
+        out[f"{fmt}_load_snapshot_cpu_s"] = typed_cpu
+        out[f"{fmt}_json_load_cpu_s"] = load_cpu
         out[f"{fmt}_over_json_load"] = typed_cpu / load_cpu
     step = max(1, len(c.objects) // YAML_SAMPLE)
     sample = {"apiVersion": "v1", "kind": "List", "items": c.objects[::step]}
@@ -137,8 +145,9 @@ def decode(*, scale: float, quick: bool = False, profile: str = "v1.28", repeats
     return out
 
 
-def _analyze_once(dump: Path, out_path: Path) -> tuple[float, float, float, float]:
-    """(analyze wall s, its CPU s, json.load wall s, its CPU s): one pair of subprocesses."""
+def _analyze_once(dump: Path, out_path: Path) -> tuple[float, float, float, float, float]:
+    """(analyze wall s, its CPU s, json.load wall s, its CPU s, the json.load process's wall s including the
+    interpreter's start-up): one pair of subprocesses."""
     gc.collect()
     with open(out_path, "wb") as out:
         c0, t0 = children_cpu(), time.perf_counter()
@@ -148,33 +157,46 @@ def _analyze_once(dump: Path, out_path: Path) -> tuple[float, float, float, floa
             stdout=out,
         )
         wall, cpu = time.perf_counter() - t0, children_cpu() - c0
+    t0 = time.perf_counter()
     res = subprocess.run([sys.executable, "-c", _JSON_LOAD, str(dump)], check=True, capture_output=True, text=True)
+    process_wall = time.perf_counter() - t0
     load_wall, load_cpu = (float(x) for x in res.stdout.split())
-    return wall, cpu, load_wall, load_cpu
+    return wall, cpu, load_wall, load_cpu, process_wall
 
 
-def _peak_rss(dump: Path) -> float:
-    out = subprocess.run([sys.executable, "-c", _ANALYZE_RSS, str(dump)], check=True, capture_output=True, text=True)
-    code, hwm = out.stdout.split()
+def _in_process(dump: Path, gc_on: bool = True) -> tuple[float, float, float]:
+    """(peak RSS MiB, seconds, of which cyclic GC s) of ``cli.main(analyze … -o json)`` in a fresh
+    interpreter (its start-up and imports excluded from the seconds), GC on or off throughout."""
+    argv = [sys.executable, "-c", _ANALYZE_IN_PROCESS, str(dump), "on" if gc_on else "off"]
+    out = subprocess.run(argv, check=True, capture_output=True, text=True)
+    code, hwm, seconds, gc_s = out.stdout.split()
     if code != "0":
         raise RuntimeError(f"analyze exited {code}: {out.stderr.strip()}")
-    return int(hwm) / MIB
+    return int(hwm) / MIB, float(seconds), float(gc_s)
 
 
 def analyze(*, scale: float, quick: bool = False, repeats: int = 3) -> dict[str, Any]:
     """``analyze --cluster DUMP -o json`` (subprocess, interpreter start included, output to a file) against
-    ``json.load`` of the same dump (its own subprocess, startup excluded), medians; peak RSS per format."""
+    ``json.load`` of the same dump (its own subprocess, startup excluded; the process's wall time too),
+    medians, wall and CPU; per format one more run of ``cli.main`` in a fresh interpreter for its peak RSS and
+    its time without the start-up (GC on), and on the 2-space dump one with the GC off; the reports written."""
     c = cluster(scale)
     out: dict[str, Any] = {}
     for fmt in DUMP_FORMATS:
         runs = [_analyze_once(c.dump(fmt), c.path("analyze.json")) for _ in range(1 if quick else repeats)]
-        wall, cpu, load_wall, load_cpu = (median([r[i] for r in runs]) for i in range(4))
+        wall, cpu, load_wall, load_cpu, load_process = (median([r[i] for r in runs]) for i in range(5))
         out[f"{fmt}_analyze_s"] = wall
+        out[f"{fmt}_analyze_cpu_s"] = cpu
         out[f"{fmt}_json_load_s"] = load_wall
+        out[f"{fmt}_json_load_cpu_s"] = load_cpu
+        out[f"{fmt}_json_load_process_s"] = load_process
         out[f"{fmt}_ratio"] = wall / load_wall
         out[f"{fmt}_cpu_ratio"] = cpu / load_cpu
-        out[f"{fmt}_peak_rss_mib"] = _peak_rss(c.dump(fmt))
-    out["output_mib"] = c.path("analyze.json").stat().st_size / MIB
+        out[f"{fmt}_peak_rss_mib"], out[f"{fmt}_main_s"], out[f"{fmt}_main_gc_s"] = _in_process(c.dump(fmt))
+    _, out["indent2_main_gc_off_s"], _ = _in_process(c.dump("indent2"), gc_on=False)
+    output = c.path("analyze.json")
+    out["output_mib"] = output.stat().st_size / MIB
+    out["reports"] = len(orjson.loads(output.read_bytes())["reports"])
     return out
 
 
@@ -270,23 +292,31 @@ _pod_page = msgspec.json.Decoder(_PodPage)
 
 
 def floor(*, scale: float, quick: bool = False, repeats: int = 3) -> dict[str, Any]:
-    """The CPython floors (module docstring), GC off, medians of ``repeats``: CPU seconds."""
+    """The CPython floors (module docstring), GC off, medians of ``repeats``: CPU seconds of each floor and of
+    the cold floor's three parts (decode, count, per workload), and each floor's wall seconds."""
     c, repeats = cluster(scale), 1 if quick else repeats
     data = c.dump("compact").read_bytes()
     pod_pages = [page for kind, _, page in api_pages(c.objects) if kind == "Pod"]
-    cold, listing = [], []
+    cold, cold_wall, listing, listing_wall = [], [], [], []
     gc.disable()
     try:
         for _ in range(repeats):
+            t0 = time.perf_counter()
             cold.append(_cold_once(data)[:3])
-            c0 = time.process_time()
+            cold_wall.append(time.perf_counter() - t0)
+            c0, t0 = time.process_time(), time.perf_counter()
             decoded = [_pod_page.decode(page).items for page in pod_pages]
             listing.append(time.process_time() - c0)
+            listing_wall.append(time.perf_counter() - t0)
             del decoded
     finally:
         gc.enable()
     return {
         "cold_floor_cpu_s": median([sum(r) for r in cold]),
         "cold_floor_decode_cpu_s": median([r[0] for r in cold]),
+        "cold_floor_count_cpu_s": median([r[1] for r in cold]),
+        "cold_floor_workloads_cpu_s": median([r[2] for r in cold]),
+        "cold_floor_s": median(cold_wall),
         "list_floor_cpu_s": median(listing),
+        "list_floor_s": median(listing_wall),
     }

@@ -13,6 +13,7 @@ from __future__ import annotations
 import gc
 import json
 import random
+import resource
 import subprocess
 import sys
 import time
@@ -42,19 +43,29 @@ def fresh_index(snapshot: Snapshot, profile: Profile) -> SpreadIndex:
     return index
 
 
+#: workload kinds, in the order the cluster's figures list them
+_WORKLOAD_KINDS = ("Deployment", "StatefulSet", "ReplicaSet", "ReplicationController")
+
+
 def sizes(*, scale: float, quick: bool = False) -> dict[str, Any]:
-    """What the cluster of ``scale`` holds: nodes, namespaces, workloads, pods, label groups, dump size."""
+    """What the cluster of ``scale`` holds: nodes, namespaces, workloads (and per kind: ``workloads_<kind>``
+    lower-cased, standalone ReplicaSets only), every ReplicaSet, pods, the index's label groups and candidate
+    sets, the dump size. O(objects) plus one cold computation."""
     c = cluster(scale)
     kinds: dict[str, int] = {}
     for o in c.objects:
         kinds[o["kind"]] = kinds.get(o["kind"], 0) + 1
-    index = fresh_index(c.snapshot, get_profile("v1.28"))
+    workloads = naive.workloads_of(c.snapshot)
+    index_sizes = fresh_index(c.snapshot, get_profile("v1.28")).sizes()
     return {
         "nodes": kinds.get("Node", 0),
         "namespaces": kinds.get("Namespace", 0),
-        "workloads": len(naive.workloads_of(c.snapshot)),
+        "workloads": len(workloads),
+        **{f"workloads_{k.lower()}": sum(1 for w in workloads if w.kind == k) for k in _WORKLOAD_KINDS},
+        "replicasets": kinds.get("ReplicaSet", 0),
         "pods": kinds.get("Pod", 0),
-        "label_groups": index.sizes().label_groups,
+        "label_groups": index_sizes.label_groups,
+        "candidate_sets": index_sizes.candidate_sets,
         "dump_mib": c.dump("indent2").stat().st_size / MIB,
     }
 
@@ -115,7 +126,8 @@ def cold(
     *, scale: float, quick: bool = False, profile: str = "v1.28", repeats: int = 3, exact: int = 0
 ) -> dict[str, Any]:
     """The cold full computation ``SpreadIndex.load`` + ``reports()`` from records (median of ``repeats``, GC
-    on, and once with the GC off), a cordon, parsing, and with ``exact`` that many workloads checked against
+    on, and once with the GC off), a cordon, parsing (``parse_object`` of every object, and the share of it in
+    cyclic GC, which ``Snapshot.from_objects`` pauses), and with ``exact`` that many workloads checked against
     the reference scorer."""
     c, prof = cluster(scale), get_profile(profile)
     snapshot, repeats = c.snapshot, 1 if quick else repeats
@@ -132,9 +144,10 @@ def cold(
         parse_pod(o)
     parse_pod_us = (time.perf_counter() - t0) / max(1, len(pods)) * 1e6
     gc.collect()
-    t0 = time.perf_counter()
-    Snapshot.from_objects(c.objects)
-    parse_s = time.perf_counter() - t0
+    with GCMeter() as parse_gc:
+        t0 = time.perf_counter()
+        Snapshot.from_objects(c.objects)
+        parse_s = time.perf_counter() - t0
     total = median([r[0] + r[1] for r in runs])
     out = {
         "cold_s": total,
@@ -147,6 +160,7 @@ def cold(
         "cordon_s": cordon_s,
         "cordon_dirty": dirty,
         "parse_snapshot_s": parse_s,
+        "parse_snapshot_gc_share": parse_gc.seconds / parse_s,
         "parse_pod_us": parse_pod_us,
     }
     if exact:
@@ -171,6 +185,8 @@ def _replay(
 
 
 def _stream_stats(run: StreamRun, meter: GCMeter) -> dict[str, float]:
+    """One replay's figures: latency percentiles (wall and CPU, µs), rates, the share of the loop's wall time
+    the process was on a CPU and spent in cyclic GC, full (generation-2) collections. O(events log events)."""
     s, cs = sorted(run.wall_ns), sorted(run.cpu_ns)
     n = len(s)
     return {
@@ -180,10 +196,13 @@ def _stream_stats(run: StreamRun, meter: GCMeter) -> dict[str, float]:
         "max_us": s[-1] / 1e3,
         "mean_us": sum(s) / n / 1e3,
         "events_per_s": n / run.wall_s,
+        "cpu_p50_us": percentile(cs, 50) / 1e3,
         "cpu_p99_us": percentile(cs, 99) / 1e3,
         "cpu_events_per_s": n / run.cpu_s,
+        "cpu_share": run.cpu_s / run.wall_s,
         "dirty_mean": sum(run.dirty) / n,
         "gc_share": meter.seconds / run.wall_s,
+        "gc_full": meter.collections[2],
     }
 
 
@@ -192,24 +211,30 @@ def events(
 ) -> dict[str, Any]:
     """Pod events through ``apply``/``remove``, ``take_dirty()`` and every dirty report's rebuild, each timed:
     medians over ``repeats`` replays on a freshly loaded index, GC enabled (as in the operator); per event type
-    the p99 over all replays; once more with ``gc.freeze()`` after the load (what-if)."""
+    the p50, p99 and CPU p99 over all replays (``<type>_p50_us`` …); once more with ``gc.freeze()`` after the
+    load (what-if: ``frozen_gc_*``)."""
     c, prof = cluster(scale), get_profile(profile)
     stream = c.stream(1000 if quick else events)
     replays = [_replay(c.snapshot, prof, stream) for _ in range(1 if quick else repeats)]
     stats = [_stream_stats(run, meter) for run, meter in replays]
     out: dict[str, Any] = {k: median([s[k] for s in stats]) for k in stats[0]}
     for t in EVENT_TYPES:
-        per_type = sorted(ns for run, _ in replays for ev, ns in zip(stream, run.wall_ns, strict=True) if ev[-1] == t)
-        out[f"{t}_p99_us"] = percentile(per_type, 99) / 1e3
+        wall = sorted(ns for run, _ in replays for ev, ns in zip(stream, run.wall_ns, strict=True) if ev[-1] == t)
+        cpu = sorted(ns for run, _ in replays for ev, ns in zip(stream, run.cpu_ns, strict=True) if ev[-1] == t)
+        out[f"{t}_p50_us"] = percentile(wall, 50) / 1e3
+        out[f"{t}_p99_us"] = percentile(wall, 99) / 1e3
+        out[f"{t}_cpu_p99_us"] = percentile(cpu, 99) / 1e3
     del replays
     frozen = _stream_stats(*_replay(c.snapshot, prof, stream, freeze_gc=True))
-    out["frozen_gc_p99_us"] = frozen["p99_us"]
-    out["frozen_gc_events_per_s"] = frozen["events_per_s"]
+    for k in ("p50_us", "p99_us", "max_us", "events_per_s"):
+        out[f"frozen_gc_{k}"] = frozen[k]
     return out
 
 
 def memory_child(scale: float, profile_name: str) -> dict[str, float]:
-    """In this (fresh) interpreter: RSS (MiB) at each stage of building the index from streamed objects."""
+    """In this (fresh) interpreter: RSS (MiB) at each stage of building the index from streamed objects; the
+    peak (VmHWM) after parsing and at the end, absolute; ``ru_maxrss`` (KiB on Linux, given in MiB), which
+    Linux carries over from the parent across fork/exec, so it can exceed this process's own peak."""
     profile = get_profile(profile_name)
     gc.collect()
     base = rss_bytes()
@@ -218,6 +243,7 @@ def memory_child(scale: float, profile_name: str) -> dict[str, float]:
         snapshot.add(parse_object(obj))
     gc.collect()
     records = rss_bytes()
+    peak_after_parse = vm_hwm_bytes()
     index = SpreadIndex(profile, ReportOptions())
     index.load(snapshot)
     gc.collect()
@@ -232,6 +258,8 @@ def memory_child(scale: float, profile_name: str) -> dict[str, float]:
         "reports_mib": (with_reports - loaded) / MIB,
         "index_rss_mib": (with_reports - base) / MIB,
         "peak_rss_mib": vm_hwm_bytes() / MIB,
+        "peak_rss_after_parse_mib": peak_after_parse / MIB,
+        "maxrss_mib": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024,
     }
 
 
@@ -259,12 +287,14 @@ def _scrape(index: SpreadIndex, mode: str, repeats: int) -> dict[str, float]:
     from spreadwatch.metrics import render as render_metrics  # noqa: PLC0415
 
     registry = registry_for(index, MetricsOptions(node_series=mode))  # type: ignore[arg-type]
-    freezes, renders, oms, body = [], [], [], b""
+    freezes, renders, render_cpus, oms, body = [], [], [], [], b""
     for _ in range(repeats):
         t0 = time.perf_counter()
         frozen = freeze(registry)
         t1 = time.perf_counter()
+        c1 = time.process_time()
         body = render_metrics(frozen)
+        render_cpus.append(time.process_time() - c1)
         t2 = time.perf_counter()
         render_metrics(frozen, openmetrics=True)
         oms.append(time.perf_counter() - t2)
@@ -275,6 +305,7 @@ def _scrape(index: SpreadIndex, mode: str, repeats: int) -> dict[str, float]:
         "body_mib": len(body) / MIB,
         "freeze_s": median(freezes),
         "render_s": median(renders),
+        "render_cpu_s": median(render_cpus),
         "openmetrics_s": median(oms),
         "scrape_s": median([f + r for f, r in zip(freezes, renders, strict=True)]),
     }
@@ -282,8 +313,9 @@ def _scrape(index: SpreadIndex, mode: str, repeats: int) -> dict[str, float]:
 
 def metrics(*, scale: float, quick: bool = False, profile: str = "v1.28", repeats: int = 3) -> dict[str, Any]:
     """Series per ``--node-metrics`` mode against the budget (pods + 10 × workloads × zones) and a scrape's
-    cost: ``freeze`` (event loop) + ``render`` (worker thread), medians, GC on; ``all`` is counted, not
-    rendered (tens of millions of series at scale 1.0)."""
+    cost: ``freeze`` (event loop) + ``render`` (worker thread, text format; its CPU time too), medians, GC on;
+    ``all`` is counted, not rendered (tens of millions of series at scale 1.0): ``none`` + 2 × the
+    workload × candidate-node pairs. Also the workload × zone pairs the per-zone series are made of."""
     c, prof = cluster(scale), get_profile(profile)
     index = fresh_index(c.snapshot, prof)
     reports = index.reports()
@@ -292,11 +324,15 @@ def metrics(*, scale: float, quick: bool = False, profile: str = "v1.28", repeat
     default = _scrape(index, "default", 1 if quick else repeats)
     none = _scrape(index, "none", 1 if quick else repeats)
     budget = pods + 10 * len(reports) * len(zones)
+    workload_nodes = sum(r.candidate_nodes for r in reports)
     return {
         **{f"default_{k}": v for k, v in default.items()},
         "none_series": none["series"],
         "none_scrape_s": none["scrape_s"],
-        "all_series": none["series"] + 2 * sum(r.candidate_nodes for r in reports),
+        "none_body_mib": none["body_mib"],
+        "all_series": none["series"] + 2 * workload_nodes,
+        "workload_zone_pairs": sum(len(r.zones) for r in reports),
+        "workload_node_pairs": workload_nodes,
         "series_budget": budget,
         "budget_used": default["series"] / budget,
     }

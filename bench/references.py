@@ -58,17 +58,16 @@ def _derived_scores(
 
 def _naive_once(
     snapshot: Snapshot, profile: Profile, chosen: Sequence[Controller]
-) -> tuple[naive_algorithm.NaiveScorer, float, float, float]:
-    """(scorer, NodeInfo build s, wall s per workload, CPU s per workload) of one naive pass over ``chosen``."""
+) -> tuple[naive_algorithm.NaiveScorer, tuple[float, float], tuple[float, float]]:
+    """(scorer, NodeInfo build (wall s, CPU s), per workload (wall s, CPU s)) of one naive pass over ``chosen``."""
     gc.collect()
-    t0 = time.perf_counter()
+    c0, t0 = time.process_time(), time.perf_counter()
     scorer = naive_algorithm.NaiveScorer(snapshot, profile)
-    t1 = time.perf_counter()
-    c1 = time.process_time()
+    c1, t1 = time.process_time(), time.perf_counter()
     for ctrl in chosen:
         scorer.scores(ctrl)
-    t2 = time.perf_counter()
-    return scorer, t1 - t0, (t2 - t1) / len(chosen), (time.process_time() - c1) / len(chosen)
+    c2, t2 = time.process_time(), time.perf_counter()
+    return scorer, (t1 - t0, c1 - c0), ((t2 - t1) / len(chosen), (c2 - c1) / len(chosen))
 
 
 def _cold_s(snapshot: Snapshot, profile: Profile) -> float:
@@ -84,14 +83,15 @@ def _cold_s(snapshot: Snapshot, profile: Profile) -> float:
 def naive(
     *, scale: float, quick: bool = False, sample: int = 100, full_max: int = 1000, check: int = 20, seed: int = 11
 ) -> dict[str, Any]:
-    """The naive seed algorithm on all workloads (or a sample, extrapolated), checked against the reports."""
+    """The naive seed algorithm on all workloads (or a sample, extrapolated the same way in wall and CPU
+    time), checked against the reports."""
     c, profile = cluster(scale), get_profile("v1.28")
     snapshot = c.snapshot
     index = fresh_index(snapshot, profile)
     workloads = naive_algorithm.workloads_of(snapshot)
     n = len(workloads) if len(workloads) <= full_max and not quick else min(sample, 20 if quick else sample)
     chosen = workloads if len(workloads) <= n else random.Random(seed).sample(workloads, n)
-    scorer, build_s, per_workload_s, _ = _naive_once(snapshot, profile, chosen)
+    scorer, (build_s, build_cpu_s), (per_workload_s, per_workload_cpu_s) = _naive_once(snapshot, profile, chosen)
     nodes = {node.name: node for node in snapshot.nodes}
     checked = same = 0
     for ctrl in chosen[:check]:
@@ -105,6 +105,7 @@ def naive(
     total = build_s + per_workload_s * len(workloads)
     return {
         "naive_s": total,
+        "naive_cpu_s": build_cpu_s + per_workload_cpu_s * len(workloads),
         "naive_per_workload_ms": per_workload_s * 1e3,
         "naive_sampled": len(chosen),
         "naive_speedup": total / _cold_s(snapshot, profile),
@@ -191,7 +192,9 @@ def go_plugin(
     *, scale: float, quick: bool = False, sample: int = 0, budget: int = 2_000_000, check: int = 50
 ) -> dict[str, Any]:
     """The real plugin once per workload (or per sampled workload, ``sample`` > 0), chunks of at most
-    ``budget`` node scores; the cluster is encoded once and re-sent with every chunk."""
+    ``budget`` node scores; the cluster is encoded once and re-sent with every chunk. Besides the summed
+    ``elapsedNs``: the requests sent and their round trips' wall seconds (the oracle's JSON decode of the
+    cluster, its filters and its answer included; not extrapolated)."""
     client = _oracle_client()
     binary = str(client.build())
     c, profile = cluster(scale), get_profile("v1.28")
@@ -204,22 +207,29 @@ def go_plugin(
     incoming = _incoming_pods(objects, snapshot, chosen)
     cluster_bytes = orjson.dumps(_oracle_cluster(objects))
     checker = _Checker(snapshot, profile, index, check)
-    elapsed_ns = 0
+    elapsed_ns = requests = 0
+    wall_s = 0.0
     log(f"scale {scale}: Go plugin, {len(chosen)} workloads in chunks of {chunk}")
     with client.Oracle(binary) as oracle:
         for start in range(0, len(incoming), chunk):
             line = b'{"cluster":' + cluster_bytes + b',"incoming":' + orjson.dumps(incoming[start : start + chunk])
-            answer = orjson.loads(oracle.request_bytes(line + b"}"))
+            t0 = time.perf_counter()
+            reply = oracle.request_bytes(line + b"}")
+            wall_s += time.perf_counter() - t0
+            requests += 1
+            answer = orjson.loads(reply)
             if "error" in answer:
                 raise RuntimeError(f"oracle error: {answer['error']}")
             elapsed_ns += int(answer["elapsedNs"])
             for ctrl, result in zip(chosen[start : start + chunk], answer["results"], strict=True):
                 checker.check(ctrl, result)
-            del answer, line
+            del answer, line, reply
     plugin_s = elapsed_ns / 1e9 * len(workloads) / len(chosen)
     return {
         "plugin_s": plugin_s,
         "plugin_per_workload_ms": elapsed_ns / 1e6 / len(chosen),
+        "plugin_wall_s": wall_s,
+        "plugin_requests": requests,
         "plugin_sampled": len(chosen),
         "plugin_speedup": plugin_s / _cold_s(snapshot, profile),
         "plugin_checked": checker.checked,

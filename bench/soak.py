@@ -384,8 +384,9 @@ def measure(
     rev_seconds: float = 60.0,
     gc_policy: bool = True,
 ) -> dict[str, Any]:
-    """The soak as figures (bench/figures.toml ``soak-index``): trends, latencies, stalls, GC, writes; the
-    per-interval samples under ``series``. ``quick``: 0.2 min."""
+    """The soak as figures (bench/figures.toml ``soak-index``): trends, latencies, CPU, stalls, full
+    collections, writes and their staleness, resyncs, the load's seconds; the per-interval samples under
+    ``series``. ``quick``: 0.2 min."""
     minutes = 0.2 if quick else minutes
     cfg = SoakConfig(minutes, rate, scale, 1, max(5.0, minutes * 2), rev_seconds, gc_policy)
     result = asyncio.run(run_soak(cfg, log=bench_log))
@@ -402,9 +403,15 @@ def measure(
         "p99_us": s["p99_us_overall"],
         "cpu_p99_us": s["cpu_p99_us_overall"],
         "max_stall_ms": s["max_ms_overall"],
+        "cpu_share": s["cpu_share"],
+        "cpu_us_per_event": s["cpu_us_per_event"],
+        "gc_full": s["gc_full"],
+        "gc_full_s": s["gc_full_s"],
         "gc_full_max_s": s["gc_full_max_s"],
         "writes_per_min": s["writes_per_min_mean"],
+        "oldest_pending_max_s": max(x["oldest_pending_s"] for x in samples),
         "writer_failures": s["writer_failures"],
+        "resyncs": s["resyncs"],
         "load_s": result["baseline"]["load_seconds"],
         "series": samples,
     }

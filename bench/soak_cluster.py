@@ -361,7 +361,9 @@ def measure(
         "probe_p50_s": s["probe_p50_s"],
         "probe_p99_s": s["probe_p99_s"],
         "writes_per_min": round(sum(x["writes_per_min"] for x in samples) / len(samples), 1),
+        "api_writes": s["api_writes"],
         "writer_failures": s["writer_failures"],
+        "probes": s["probes"],
         "churn_errors": len(s["churn_errors"]),
         "series": samples,
     }

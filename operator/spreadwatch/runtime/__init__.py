@@ -21,7 +21,7 @@ Inside, each layer imports only those below it (import-linter): ``process`` → 
 * :mod:`~spreadwatch.runtime.gcpolicy` — the garbage collector: freeze the loaded state, short full collections,
   free memory back to the OS;
 * :mod:`~spreadwatch.runtime.pump` — a blocking iterator in a worker thread, its items handed to the loop
-  (the informers' decoding, the ``/metrics`` text);
+  (the informers' decoding);
 * :mod:`~spreadwatch.runtime.process` — kopf registry and settings, startup/cleanup, ``run_operator``.
 
 See ``docs/operator.md``.
