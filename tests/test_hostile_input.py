@@ -207,6 +207,32 @@ def test_yaml_expansion_and_depth_are_refused_early(tmp_path: Path, text: str, m
     assert str(path) in err and message in err
 
 
+def test_a_pyyaml_dump_sharing_one_spec_among_thousands_of_pods_is_read(tmp_path: Path) -> None:
+    """3,000 pods of a ReplicaSet whose one spec and label map PyYAML writes once each (anchors) and 2,999 times
+    as aliases: the aliases add ~130,000 nodes, more than 100,000 but a few times the document's own, so it
+    is read like the plain dump (a billion-laughs document adds millions of times its own)."""
+    labels = {"app": "a"}
+    spec = {"containers": [{"name": "c", "image": "i", "ports": [{"containerPort": p} for p in range(8)]}],
+            "tolerations": [{"key": f"k{i}", "operator": "Exists"} for i in range(4)], "nodeName": "n"}  # fmt: skip
+    items: list[dict[str, Any]] = [
+        {"apiVersion": "v1", "kind": "Node", "metadata": {"name": "n", "labels": {}}, "spec": {}},
+        {"apiVersion": "apps/v1", "kind": "ReplicaSet", "metadata": {"name": "a", "namespace": "ns"},
+         "spec": {"replicas": 3_000, "selector": {"matchLabels": {"app": "a"}},
+                  "template": {"metadata": {"labels": {"app": "a"}}, "spec": {"containers": []}}}},
+    ]  # fmt: skip
+    items += [{"apiVersion": "v1", "kind": "Pod", "metadata": {"name": f"a-{i}", "namespace": "ns", "labels": labels},
+               "spec": spec, "status": {"phase": "Running"}} for i in range(3_000)]  # fmt: skip
+    shared = tmp_path / "shared.yaml"
+    shared.write_text(yaml.safe_dump({"kind": "List", "items": items}))
+    assert shared.read_text().count("*id00") == 2 * 2_999
+    code, out, err = run("analyze", "-o", "json", "--cluster", str(shared))
+    assert (code, err) == (0, "")
+    plain = tmp_path / "plain.json"
+    plain.write_text(json.dumps({"kind": "List", "items": items}))
+    assert out == run("analyze", "-o", "json", "--cluster", str(plain))[1]
+    assert json.loads(out)["reports"][0]["pods"] == 3_000
+
+
 def test_a_few_harmless_aliases_are_read(tmp_path: Path, cluster: list[dict[str, Any]]) -> None:
     plain = tmp_path / "plain.yaml"
     plain.write_text(yaml.safe_dump_all(cluster))

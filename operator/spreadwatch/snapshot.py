@@ -18,7 +18,8 @@ SnapshotError; one with some has a note (:attr:`Snapshot.notes`: how many of whi
 **Hostile input, bounded work.** JSON that is not UTF-8, is malformed or nests deeper than the decoders'
 limit (about 1,000 levels) is one SnapshotError (:mod:`spreadwatch.decode`); YAML is refused the same way
 (libyaml stops at 1,000 levels as written), and a YAML document with aliases is checked before it is
-constructed: an alias inside its own anchor, aliases adding more than :data:`MAX_ALIAS_EXPANSION` nodes, or
+constructed: an alias inside its own anchor, aliases adding more than :data:`MAX_ALIAS_EXPANSION` nodes and more
+than :data:`MAX_ALIAS_RATIO` times the document's own, or
 nesting deeper than :data:`MAX_YAML_DEPTH` once expanded is refused in O(distinct nodes), never walked.
 Lists in Lists are flattened iteratively (any depth).
 """
@@ -53,6 +54,7 @@ from spreadwatch.model import (
 
 __all__ = [
     "MAX_ALIAS_EXPANSION",
+    "MAX_ALIAS_RATIO",
     "MAX_YAML_DEPTH",
     "Snapshot",
     "iter_documents",
@@ -87,9 +89,12 @@ def paused_gc() -> Iterator[None]:
 
 #: Kinds read into records; any other kind is skipped (and said so, see :class:`_Tally`).
 _READ_KINDS: Final = frozenset({"Pod", "Node", "Service", "Namespace", *WORKLOAD_KINDS})
-#: YAML aliases may add at most this many nodes to a document beyond its own (a billion-laughs document
-#: is refused before it is walked), and nothing may nest deeper than :data:`MAX_YAML_DEPTH` once expanded.
+#: YAML aliases may add to a document at most this many nodes, or :data:`MAX_ALIAS_RATIO` times its own
+#: distinct nodes where that is more: the work stays linear in the input (a billion-laughs document is
+#: refused before it is walked) while a PyYAML dump, whose repeated maps (one spec shared by thousands of
+#: pods) are anchors and aliases, is read. Nothing may nest deeper than :data:`MAX_YAML_DEPTH` once expanded.
 MAX_ALIAS_EXPANSION: Final = 100_000
+MAX_ALIAS_RATIO: Final = 10
 MAX_YAML_DEPTH: Final = 1_000  # (libyaml's own limit for nesting written out)
 _SHOWN_KINDS: Final = 5  # kinds named in a note; the rest are counted
 _END: Final = object()  # (an exhausted iterator)
@@ -162,7 +167,8 @@ def _yaml_nodes(node: Any) -> list[Any]:
 
 def _check_aliases(root: Any) -> str | None:
     """Why a composed YAML document with aliases is refused (None: it is not): an alias inside its own
-    anchor, an expansion beyond :data:`MAX_ALIAS_EXPANSION` nodes or :data:`MAX_YAML_DEPTH` levels. Each
+    anchor, an expansion adding more than both :data:`MAX_ALIAS_EXPANSION` nodes and :data:`MAX_ALIAS_RATIO`
+    times the distinct nodes, or deeper than :data:`MAX_YAML_DEPTH` levels. Each
     distinct node once, iteratively (shared nodes memoised): O(distinct nodes), never the expansion."""
     size: dict[int, int] = {}
     depth: dict[int, int] = {}
@@ -176,8 +182,11 @@ def _check_aliases(root: Any) -> str | None:
             kids = _yaml_nodes(node)
             size[key] = 1 + sum(size[id(k)] for k in kids)
             depth[key] = 1 + max((depth[id(k)] for k in kids), default=0)
-            if size[key] > len(size) + MAX_ALIAS_EXPANSION:
-                return f"its aliases expand to more than {MAX_ALIAS_EXPANSION:,} nodes beyond its own"
+            if size[key] > len(size) + max(MAX_ALIAS_EXPANSION, MAX_ALIAS_RATIO * len(size)):
+                return (
+                    f"its aliases expand to more than {MAX_ALIAS_EXPANSION:,} nodes and more than "
+                    f"{MAX_ALIAS_RATIO} times its own"
+                )
             if depth[key] > MAX_YAML_DEPTH:
                 return f"it nests deeper than {MAX_YAML_DEPTH:,} levels once its aliases are expanded"
             continue
