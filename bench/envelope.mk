@@ -4,6 +4,9 @@
 #
 #   make bench-envelope                          # scale 1.0: ~15-30 min of loading, ~10 GiB for the API server
 #   make bench-envelope ENVELOPE_SCALE=0.3       # a smaller cluster
+#   make bench-envelope BENCH_ARGS="--set envelope.cluster_dir=/var/tmp/envelope"
+#                         # keep the loaded cluster there; a later run with the same scale reuses it (no load)
+#   make dev-cluster-down DEV_CLUSTER_DIR=/var/tmp/envelope   # ends it
 
 ENVELOPE_SCALE ?= 1.0
 
