@@ -35,7 +35,6 @@ import itertools
 import json
 import os
 import random
-import ssl
 import subprocess
 import sys
 import tempfile
@@ -43,6 +42,7 @@ import threading
 import time
 import urllib.error
 import urllib.request
+import zlib
 from collections.abc import Callable, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
@@ -299,16 +299,20 @@ def _key_of(report: dict[str, Any]) -> WorkloadKey | None:
     return WorkloadKey(report["metadata"]["namespace"], ref["kind"], ref["name"])
 
 
-def watch_reports(api: client.ApiClient, expectation: Expectation, stop: threading.Event,
-                  writes: dict[str, int]) -> None:
+def watch_reports(
+    api: client.ApiClient, expectation: Expectation, stop: threading.Event, writes: dict[str, int]
+) -> None:
     """Watch SpreadReports (from the current list) and tell the expectation what each shows."""
     path = "/apis/spreadwatch.io/v1alpha1/spreadreports"
     version = ""
     while not stop.is_set():
         try:
             if not version:
-                listed = orjson.loads(api.call_api(path, "GET", auth_settings=["BearerToken"], _preload_content=False,
-                                                   _return_http_data_only=True).data)
+                listed = orjson.loads(
+                    api.call_api(
+                        path, "GET", auth_settings=["BearerToken"], _preload_content=False, _return_http_data_only=True
+                    ).data
+                )
                 now = time.monotonic()
                 for item in listed.get("items") or []:
                     key = _key_of(item)
@@ -350,19 +354,21 @@ class Samples:
     restarts_a_kubelet_would_make: int = 0
     scrape_s: list[float] = field(default_factory=list)
     scrape_failures: int = 0
+    scrape_identity_s: list[float] = field(default_factory=list)  # the same scrape without gzip, once a minute
+    scrape_gzip_bytes: int = 0  # of the last scrape, as sent
+    scrape_text_bytes: int = 0
     oldest_pending_s: list[tuple[float, float]] = field(default_factory=list)  # (t, the gauge) of each scrape
     ready_at: float | None = None
     cpu_s: float = 0.0
     peak_rss_mib: float = 0.0
 
 
-def _get(url: str, timeout: float, token: str = "", context: ssl.SSLContext | None = None) -> tuple[int, float, bytes]:
+def _get(url: str, timeout: float) -> tuple[int, float, bytes]:
     """(HTTP status or 0, seconds, body) of one GET."""
     started = time.monotonic()
-    request = urllib.request.Request(url, headers={"Authorization": f"Bearer {token}"} if token else {})
     body = b""
     try:
-        with urllib.request.urlopen(request, timeout=timeout, context=context) as response:
+        with urllib.request.urlopen(url, timeout=timeout) as response:
             body = response.read()
             code = int(response.status)
     except urllib.error.HTTPError as err:
@@ -370,6 +376,48 @@ def _get(url: str, timeout: float, token: str = "", context: ssl.SSLContext | No
     except (OSError, TimeoutError):
         code = 0
     return code, time.monotonic() - started, body
+
+
+MIB = 1024 * 1024
+#: What Prometheus sends (v2/v3 scrape manager): OpenMetrics first, gzip.
+PROMETHEUS_ACCEPT = (
+    "application/openmetrics-text;version=1.0.0,application/openmetrics-text;version=0.0.1;q=0.75,"
+    "text/plain;version=0.0.4;q=0.5,*/*;q=0.1"
+)
+
+
+def _scrape(url: str, token: str, timeout: float, gzip: bool = True) -> tuple[int, float, int, bytes]:
+    """(HTTP status or 0, seconds, bytes sent, text) of one scrape as Prometheus makes it, by curl: a
+    process of its own, so the harness's churn threads (and its GIL) are not part of the figure. Seconds
+    are curl's ``time_total``: from the connection to the last byte of the body."""
+    out = Path(tempfile.mkstemp(prefix="spreadwatch-scrape-")[1])
+    try:
+        args = [
+            "curl",
+            "-sk",
+            "--max-time",
+            str(timeout),
+            "-o",
+            str(out),
+            "-w",
+            "%{http_code} %{time_total} %{size_download}",
+            "-H",
+            f"Authorization: Bearer {token}",
+            "-H",
+            f"Accept: {PROMETHEUS_ACCEPT}",
+        ]
+        if gzip:
+            args += ["-H", "Accept-Encoding: gzip"]  # and decompressed below, as Prometheus does
+        done = subprocess.run([*args, url], capture_output=True, text=True, timeout=timeout + 30, check=False)
+        code, took, sent = done.stdout.split() if done.stdout.count(" ") == 2 else ("0", str(timeout), "0")
+        body = out.read_bytes()
+        if gzip and body[:2] == b"\x1f\x8b":
+            body = zlib.decompress(body, 16 + zlib.MAX_WBITS)
+        return int(code), float(took), int(sent), body
+    except (OSError, subprocess.TimeoutExpired, zlib.error, ValueError):
+        return 0, timeout, 0, b""
+    finally:
+        out.unlink(missing_ok=True)
 
 
 def _gauge(exposition: bytes, name: bytes) -> float | None:
@@ -389,13 +437,12 @@ def _proc(pid: int) -> tuple[float, float, float]:
     return int(fields["VmRSS"]) / 1024, int(fields["VmHWM"]) / 1024, cpu
 
 
-def sample_process(pid: int, port: int, metrics_port: int, token: str, samples: Samples, stop: threading.Event,
-                   started: float) -> None:
+def sample_process(
+    pid: int, port: int, metrics_port: int, token: str, samples: Samples, stop: threading.Event, started: float
+) -> None:
     """Probes every second (1 s timeout; 3 liveness failures in a row = one kubelet restart; failures count
-    once the probe has answered 200), /metrics every 10 s (10 s timeout), RSS and CPU every second."""
-    insecure = ssl.create_default_context()
-    insecure.check_hostname = False
-    insecure.verify_mode = ssl.CERT_NONE
+    once the probe has answered 200), /metrics every 10 s as Prometheus scrapes it (10 s timeout; gzip) and
+    once a minute without gzip, RSS and CPU every second."""
     tick = 0
     answered: set[str] = set()
     while not stop.wait(1.0):
@@ -420,10 +467,17 @@ def sample_process(pid: int, port: int, metrics_port: int, token: str, samples: 
                     samples.restarts_a_kubelet_would_make += 1
         tick += 1
         if tick % 10 == 0:
-            code, took, body = _get(f"https://127.0.0.1:{metrics_port}/metrics", 10.0, token, insecure)
+            url = f"https://127.0.0.1:{metrics_port}/metrics"
+            code, took, sent, body = _scrape(url, token, 10.0)
             samples.scrape_s.append(took)
+            samples.scrape_gzip_bytes, samples.scrape_text_bytes = sent, len(body)
             if code != 200:
                 samples.scrape_failures += 1
+            if tick % 60 == 0:
+                code, took, _, _ = _scrape(url, token, 10.0, gzip=False)
+                samples.scrape_identity_s.append(took)
+                if code != 200:
+                    samples.scrape_failures += 1
             oldest = _gauge(body, b"spreadwatch_oldest_pending_seconds")
             if oldest is not None:
                 samples.oldest_pending_s.append((time.monotonic() - started, oldest))
@@ -557,10 +611,18 @@ def _wait(predicate: Callable[[], bool], timeout: float, what: str) -> float:
 # --------------------------------------------------------------------------------------------- measure
 
 
-def measure(scale: float = 1.0, seed: int = 1, threads: int = 16, churn_rate: float = 100.0,
-            churn_seconds: float = 300.0, burst: int = 200, sample: int = 20,
-            report_timeout: float = 1800.0, cluster_dir: str = "",
-            log: Callable[[str], None] = print) -> dict[str, Any]:
+def measure(
+    scale: float = 1.0,
+    seed: int = 1,
+    threads: int = 16,
+    churn_rate: float = 100.0,
+    churn_seconds: float = 300.0,
+    burst: int = 200,
+    sample: int = 20,
+    report_timeout: float = 1800.0,
+    cluster_dir: str = "",
+    log: Callable[[str], None] = print,
+) -> dict[str, Any]:
     """Run the whole envelope benchmark (see the module docstring); returns the figures (with ``error`` and
     the figures measured before it when a step fails).
 
@@ -686,6 +748,10 @@ def measure(scale: float = 1.0, seed: int = 1, threads: int = 16, churn_rate: fl
                 "scrapes": len(samples.scrape_s), "scrape_failures": samples.scrape_failures,
                 "scrape_max_s": round(max(samples.scrape_s, default=0.0), 2),
                 "scrape_p50_s": round(_percentile(samples.scrape_s, 0.5), 2),
+                "scrape_identity_max_s": round(max(samples.scrape_identity_s, default=0.0), 2),
+                "scrape_identity_p50_s": round(_percentile(samples.scrape_identity_s, 0.5), 2),
+                "scrape_mib": round(samples.scrape_text_bytes / MIB, 1),
+                "scrape_gzip_mib": round(samples.scrape_gzip_bytes / MIB, 2),
                 "report_events": writes,
                 "api_writes": _api_writes(port),
             })  # fmt: skip
@@ -749,8 +815,9 @@ def _scale_deployments(api: client.ApiClient, churn: Churn, deployments: Sequenc
         list(pool.map(scale, deployments))
 
 
-def _compare_sample(kubectl: list[str], command: list[str], state: Path, keys: Sequence[WorkloadKey],
-                    sample: int) -> dict[str, int]:
+def _compare_sample(
+    kubectl: list[str], command: list[str], state: Path, keys: Sequence[WorkloadKey], sample: int
+) -> dict[str, int]:
     """``sample`` reports compared with ``spreadwatch analyze`` of a ``kubectl get -o json`` dump: the nodes and
     namespaces, and every object of the sampled workloads' namespaces (all a report reads: a workload's
     selectors match in its own namespace; one dump of the whole envelope took kubectl past the machine's

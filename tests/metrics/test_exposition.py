@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+import gzip
+import random
+from collections.abc import Iterator
 from typing import Any
 
 import pytest
@@ -11,7 +14,17 @@ from prometheus_client.openmetrics.exposition import generate_latest as generate
 from prometheus_client.openmetrics.parser import text_string_to_metric_families as parse_openmetrics
 from prometheus_client.parser import text_string_to_metric_families as parse_text
 
-from spreadwatch.metrics import MetricsOptions, WorkloadCollector, chunks, freeze, registry_for, render
+from spreadwatch.metrics import (
+    MetricsOptions,
+    WorkloadCollector,
+    chunks,
+    freeze,
+    gzipped,
+    registry_for,
+    render,
+    wants_gzip,
+)
+from spreadwatch.metrics import workloads as workloads_module
 from spreadwatch.metrics.families import HEALTH_STATES, escape_label_value
 from spreadwatch.model import WorkloadKey
 
@@ -209,13 +222,88 @@ def test_a_frozen_view_does_not_see_later_changes() -> None:
 
 
 @pytest.mark.parametrize("openmetrics", [False, True])
-def test_chunks_are_the_exposition_in_pieces_of_about_the_size_asked(openmetrics: bool) -> None:
+def test_chunks_are_the_exposition_in_pieces_of_about_the_size_asked(
+    openmetrics: bool, monkeypatch: pytest.MonkeyPatch
+) -> None:
     """A server streams these: each piece is made when taken and holds about ``size`` bytes (it ends at the
-    first line that reaches the size), never the whole text; joined, they are ``render``'s text."""
+    first block of the collectors' text that reaches the size), never the whole text; joined, they are
+    ``render``'s text. (One workload a block here: the fixture is small.)"""
+    monkeypatch.setattr(workloads_module, "_BLOCK", 1)
     registry = freeze(registry_for(index(), MetricsOptions(node_series="all")))
     whole = render(registry, openmetrics=openmetrics)
-    longest = max(map(len, whole.splitlines(keepends=True)))
+    blocks = [b for c in registry.collectors() if hasattr(c, "render_text") for b in c.render_text(openmetrics)]
+    longest = max(len(b.encode()) for b in blocks)
     pieces = list(chunks(registry, openmetrics=openmetrics, size=256))
     assert b"".join(pieces) == whole
     assert len(pieces) >= len(whole) // (256 + longest)  # many pieces, not one text
     assert all(len(piece) < 256 + longest for piece in pieces)
+
+
+def test_render_text_blocks_are_one_family_of_up_to_block_workloads(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Each piece of ``render_text`` is a family's header, or lines of that family only, of at most
+    ``_BLOCK`` workloads, in the order ``render`` writes them."""
+    monkeypatch.setattr(workloads_module, "_BLOCK", 2)
+    view = WorkloadCollector(index(), MetricsOptions(node_series="all")).view()
+    blocks = list(view.render_text())
+    assert len(view.rows) > 2  # several blocks per family
+    family = ""
+    for block in blocks:
+        if block.startswith("# HELP"):
+            family = block.split()[2]
+            continue
+        lines = block.splitlines()
+        assert {line.split("{")[0] for line in lines} <= {family}
+        workloads = {tuple(line.split("{")[1].split(",")[:3]) for line in lines}
+        assert len(workloads) <= 2, block
+    monkeypatch.undo()
+    assert "".join(blocks) == "".join(
+        WorkloadCollector(index(), MetricsOptions(node_series="all")).view().render_text()
+    )
+
+
+def test_gzipped_is_one_gzip_stream_of_the_exposition() -> None:
+    """What ``/metrics`` sends a client that accepts gzip: decompressed, exactly the text."""
+    registry = freeze(registry_for(index(), MetricsOptions(node_series="all")))
+    assert gzip.decompress(b"".join(gzipped(chunks(registry, size=64)))) == render(registry)
+    assert gzip.decompress(b"".join(gzipped([]))) == b""
+
+
+def test_gzipped_takes_its_input_as_it_goes_in_pieces_of_about_the_size_asked() -> None:
+    """Each piece is made when taken, from as few input pieces as reach ``size`` bytes of gzip: the whole
+    input is never held. (Random hex: zlib emits a deflate block, tens of KiB, at a time.)"""
+    rng = random.Random(7)
+    text = [rng.randbytes(2048).hex().encode() for _ in range(256)]  # 1 MiB
+    taken = 0
+
+    def source() -> Iterator[bytes]:
+        nonlocal taken
+        for piece in text:
+            taken += 1
+            yield piece
+
+    out = gzipped(source(), size=8192)
+    first = next(out)
+    assert taken < len(text)  # made before the input ran out
+    rest = list(out)
+    assert gzip.decompress(first + b"".join(rest)) == b"".join(text)
+    assert len(rest) > 4
+    assert all(8192 <= len(piece) < 8192 + 64 * 1024 for piece in [first, *rest[:-1]])
+
+
+@pytest.mark.parametrize(
+    ("accept_encoding", "wanted"),
+    [
+        ("gzip", True),  # what Prometheus sends
+        ("gzip, deflate", True),
+        ("deflate, GZIP;q=0.5", True),
+        ("*", True),
+        ("identity", False),
+        ("", False),
+        ("gzip;q=0", False),  # refused explicitly
+        ("gzip;q=0.0", False),
+        ("gzip;q=nonsense", False),
+        ("x-gzip", False),
+    ],
+)
+def test_wants_gzip(accept_encoding: str, wanted: bool) -> None:
+    assert wants_gzip(accept_encoding) is wanted

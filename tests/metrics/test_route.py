@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import gzip
 from dataclasses import replace
 
 import aiohttp
@@ -40,10 +41,21 @@ def scrape_runtime(options: MetricsOptions) -> tuple[Runtime, dict[str, Scrape]]
                     if api.objects.get(("shop", "deployment-web"), {}).get("status"):
                         break
                 for accept in ("", OPENMETRICS_ACCEPT):
-                    async with session.get(base, headers={"Accept": accept} if accept else {}) as resp:
+                    headers = {"Accept-Encoding": "identity", **({"Accept": accept} if accept else {})}
+                    async with session.get(base, headers=headers) as resp:
                         got[accept or "text"] = (resp.status, resp.headers["Content-Type"], await resp.text())
                         # streamed: no Content-Length, the pieces written as they are made
                         assert resp.headers.get("Transfer-Encoding") == "chunked"
+                        assert "Content-Encoding" not in resp.headers
+                # as Prometheus asks: one gzip stream of the same text
+                async with session.get(base, headers={"Accept-Encoding": "gzip"}, auto_decompress=False) as resp:
+                    assert resp.headers.get("Content-Encoding") == "gzip"
+                    assert resp.headers.get("Transfer-Encoding") == "chunked"
+                    got["gzip"] = (
+                        resp.status,
+                        resp.headers["Content-Type"],
+                        gzip.decompress(await resp.read()).decode(),
+                    )
         finally:
             await rt.stop()
         return got
@@ -78,6 +90,12 @@ def test_metrics_route_serves_workload_and_operator_families() -> None:
     om_values = {(s.name, tuple(sorted(s.labels.items()))): s.value for f in parse_openmetrics(om) for s in f.samples}
     assert om_values[("spreadwatch_workload_pods", web)] == 3
     assert om_values[("spreadwatch_events_total", (("kind", "Pod"),))] == pods
+
+    status, ctype, unzipped = got["gzip"]
+    assert (status, ctype) == (200, CONTENT_TYPE_TEXT)
+    spread = [line for line in text.splitlines() if line.startswith("spreadwatch_workload_")]
+    assert spread  # the workload families, identical in both encodings (the self-metrics move between scrapes)
+    assert [line for line in unzipped.splitlines() if line.startswith("spreadwatch_workload_")] == spread
 
 
 def test_runtime_is_an_operator_source() -> None:

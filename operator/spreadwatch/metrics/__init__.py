@@ -3,7 +3,7 @@
 The names are a contract (docs/metrics.md). Custom collectors read the index and the runtime's counters at
 scrape time: :func:`registry_for` builds the registry, :func:`freeze` takes an immutable view in the thread
 that owns the index, :func:`render` formats it (Prometheus text or OpenMetrics) in any thread, :func:`chunks`
-piece by piece (the operator's ``/metrics`` streams it).
+piece by piece (the operator's ``/metrics`` streams it, :func:`gzipped` when the client accepts gzip).
 
 Layering: below the operator runtime (which serves ``/metrics``) and above config/index/report; imports
 prometheus_client, never kopf, kubernetes or the runtime.
@@ -19,8 +19,10 @@ from spreadwatch.metrics.exposition import (
     chunks,
     content_type,
     freeze,
+    gzipped,
     registry_for,
     render,
+    wants_gzip,
     wants_openmetrics,
 )
 from spreadwatch.metrics.families import FAMILIES, FamilySpec
@@ -56,7 +58,9 @@ __all__ = [
     "chunks",
     "content_type",
     "freeze",
+    "gzipped",
     "registry_for",
     "render",
+    "wants_gzip",
     "wants_openmetrics",
 ]

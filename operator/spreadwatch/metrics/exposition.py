@@ -16,6 +16,7 @@ prometheus_client's own formatter.
 from __future__ import annotations
 
 import threading
+import zlib
 from collections.abc import Collection, Iterable, Iterator
 from typing import Final, Protocol, runtime_checkable
 
@@ -40,8 +41,10 @@ __all__ = [
     "chunks",
     "content_type",
     "freeze",
+    "gzipped",
     "registry_for",
     "render",
+    "wants_gzip",
     "wants_openmetrics",
 ]
 
@@ -49,6 +52,11 @@ CONTENT_TYPE_TEXT: Final = CONTENT_TYPE_PLAIN_0_0_4
 #: Bytes of text per piece of a streamed exposition (:func:`chunks`; about 8,000 series): the operator's
 #: ``/metrics`` hands each piece from its formatting thread to the event loop, ~50 hops at the envelope.
 CHUNK_BYTES: Final = 1024 * 1024
+#: Bytes of gzip per piece of :func:`gzipped` (~4 MiB of text at the envelope's ~18:1): ~12 hops a scrape there.
+GZIP_CHUNK_BYTES: Final = 256 * 1024
+#: zlib level of :func:`gzipped`: level 1 compresses the envelope's 54 MiB to 3.1 MiB in 0.15 s of CPU here
+#: (level 6: 2.4 MiB in 0.40 s); zlib releases the GIL while it compresses.
+_GZIP_LEVEL: Final = 1
 _EOF: Final = "# EOF\n"
 
 
@@ -166,6 +174,25 @@ def chunks(registry: CollectorRegistry, *, openmetrics: bool = False, size: int 
         yield "".join(lines).encode()
 
 
+def gzipped(pieces: Iterable[bytes], *, size: int = GZIP_CHUNK_BYTES) -> Iterator[bytes]:
+    """One gzip stream (RFC 1952) of the concatenated ``pieces``, in pieces of about ``size`` bytes, made as
+    they are taken: ``gzipped(chunks(registry))`` is the exposition for a client that accepts gzip (as
+    Prometheus does), with O(size + a piece of ``pieces``) memory. O(bytes) time, outside the GIL."""
+    stream = zlib.compressobj(_GZIP_LEVEL, zlib.DEFLATED, 16 + zlib.MAX_WBITS)
+    out: list[bytes] = []
+    held = 0
+    for piece in pieces:
+        packed = stream.compress(piece)
+        if packed:
+            out.append(packed)
+            held += len(packed)
+        if held >= size:
+            yield b"".join(out)
+            out, held = [], 0
+    out.append(stream.flush())
+    yield b"".join(out)
+
+
 def render(registry: CollectorRegistry, *, openmetrics: bool = False) -> bytes:
     """The exposition of ``registry``: Prometheus text 0.0.4, or OpenMetrics 1.0 (ending in ``# EOF``).
 
@@ -178,6 +205,20 @@ def render(registry: CollectorRegistry, *, openmetrics: bool = False) -> bytes:
 def wants_openmetrics(accept: str) -> bool:
     """Whether an ``Accept`` header asks for OpenMetrics (as Prometheus does when it supports it). O(len)."""
     return any(part.split(";")[0].strip() == "application/openmetrics-text" for part in accept.split(","))
+
+
+def wants_gzip(accept_encoding: str) -> bool:
+    """Whether an ``Accept-Encoding`` header accepts gzip (Prometheus sends ``gzip``): listed by name (or
+    ``*``) without ``q=0``. O(len)."""
+    for part in accept_encoding.split(","):
+        coding, _, params = part.partition(";")
+        if coding.strip().lower() in ("gzip", "*"):
+            q = params.strip().lower().removeprefix("q=")
+            try:
+                return not params.strip() or float(q) > 0
+            except ValueError:
+                return False
+    return False
 
 
 def content_type(openmetrics: bool) -> str:

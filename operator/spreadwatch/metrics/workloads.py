@@ -25,6 +25,7 @@ from __future__ import annotations
 import platform
 from collections.abc import Callable, Collection, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
+from typing import NamedTuple
 
 from prometheus_client.core import GaugeMetricFamily, Metric
 from prometheus_client.registry import Collector
@@ -34,7 +35,7 @@ from spreadwatch.config import MetricsOptions, Scope
 from spreadwatch.index import SpreadIndex
 from spreadwatch.metrics.families import HEALTH_STATES, FamilySpec, escape_label_value, spec
 from spreadwatch.model import WorkloadKey
-from spreadwatch.report import CandidateLayout, Comparison, SpreadReport
+from spreadwatch.report import CandidateLayout, Comparison, SpreadReport, ZoneEntry
 from spreadwatch.scoring import SpreadSummary, ZoneKey
 
 __all__ = ["BuildInfoCollector", "NodeSample", "WorkloadCollector", "WorkloadView"]
@@ -71,11 +72,22 @@ _ZONE_VALUES: tuple[tuple[FamilySpec, str], ...] = (
 _NODE_SCORE = spec("spreadwatch_workload_node_score")
 _NODE_PODS = spec("spreadwatch_workload_node_pods")
 _BUILD_INFO = spec("spreadwatch_build_info")
+#: workloads whose lines of one family :meth:`WorkloadView.render_text` joins into one piece
+_BLOCK = 512
 
 
-@dataclass(frozen=True, slots=True)
-class NodeSample:
-    """One node series point: (node, zone, region) labels and the value."""
+class _NodeLabels(dict[tuple[str, str, str], str]):
+    """(node, zone, region) → the text of a node sample's labels after the workload's, escaped once per
+    node per scrape (a dict hit for every other sample of the node: a C lookup)."""
+
+    def __missing__(self, key: tuple[str, str, str]) -> str:
+        node, zone, region = (escape_label_value(v) for v in key)
+        text = self[key] = f',node="{node}",zone="{zone}",region="{region}"}} '
+        return text
+
+
+class NodeSample(NamedTuple):
+    """One node series point: (node, zone, region) labels and the value (a tuple: sliced for the labels)."""
 
     node: str
     zone: str
@@ -191,80 +203,93 @@ class WorkloadView:
         return out
 
     def render_text(self, openmetrics: bool = False) -> Iterator[str]:
-        """The exposition text, a line (or a family's header) at a time, no ``# EOF``: a consumer may write it
-        out as it goes and never hold the whole text. O(series) time, O(workloads) memory; any thread."""
+        """The exposition text, no ``# EOF``, as a family's header or the lines of up to :data:`_BLOCK`
+        workloads of one family at a time (about 1 MiB at most at the envelope): a consumer may write it out
+        as it goes and never hold the whole text. O(series) time, O(workloads) memory; any thread. A block
+        is one ``join`` of a list comprehension's lines (410,000 series in ~0.2 s here, ~30 % less than a
+        line at a time)."""
         reports = [r.report for r in self.rows]
         keys = [_label_text(r.workload.namespace, r.workload.kind, r.workload.name) for r in reports]
+
+        def blocks() -> Iterator[zip[tuple[str, SpreadReport]]]:
+            for a in range(0, len(reports), _BLOCK):
+                yield zip(keys[a : a + _BLOCK], reports[a : a + _BLOCK], strict=True)
+
         for family, value_of in _WORKLOAD_VALUES:
             yield family.header(openmetrics)
-            name = family.name
-            for key, report in zip(keys, reports, strict=True):
-                yield f"{name}{{{key}}} {value_of(report)}\n"
+            prefix = family.name + "{"
+            for block in blocks():
+                yield "".join([f"{prefix}{k}}} {value_of(r)}\n" for k, r in block])
         yield _HEALTH.header(openmetrics)
-        name = _HEALTH.name
-        for key, report in zip(keys, reports, strict=True):
-            current = report.health.value
-            for state in HEALTH_STATES:
-                yield f'{name}{{{key},state="{state}"}} {1 if state == current else 0}\n'
+        prefix = _HEALTH.name + "{"
+        tails = {now: [f',state="{s}"}} {1 if s == now else 0}\n' for s in HEALTH_STATES] for now in HEALTH_STATES}
+        for block in blocks():
+            yield "".join([f"{prefix}{k}{tail}" for k, r in block for tail in tails[r.health.value]])
         yield _SKIPPED.header(openmetrics)
-        name = _SKIPPED.name
-        for key, report in zip(keys, reports, strict=True):
-            yield f"{name}{{{key}}} {1 if report.skipped else 0}\n"
+        prefix = _SKIPPED.name + "{"
+        for block in blocks():
+            yield "".join([f"{prefix}{k}}} {1 if r.skipped else 0}\n" for k, r in block])
         for family, compared in _COMPARISON if any(r.comparison is not None for r in reports) else ():
             yield family.header(openmetrics)
-            name = family.name
-            for key, report in zip(keys, reports, strict=True):
-                c = report.comparison
-                if c is not None:
-                    yield f'{name}{{{key},profile="{escape_label_value(c.profile)}"}} {compared(c)}\n'
+            prefix = family.name + "{"
+            for block in blocks():
+                yield "".join(
+                    [
+                        f'{prefix}{k},profile="{escape_label_value(c.profile)}"}} {compared(c)}\n'
+                        for k, r in block
+                        if (c := r.comparison) is not None
+                    ]
+                )
         for family, odds in _ODDS if any(r.best_node_probability is not None for r in reports) else ():
             yield family.header(openmetrics)
-            name = family.name
-            for key, report in zip(keys, reports, strict=True):
-                value = odds(report)
-                if value is not None:
-                    yield f"{name}{{{key}}} {value}\n"
+            prefix = family.name + "{"
+            for block in blocks():
+                yield "".join([f"{prefix}{k}}} {v}\n" for k, r in block if (v := odds(r)) is not None])
         if any(r.last_placement is not None for r in reports):
             yield _MISSES.header(openmetrics)
-            name = _MISSES.name
-            for key, report in zip(keys, reports, strict=True):
-                placed = report.last_placement
-                if placed is not None:
-                    yield f"{name}{{{key}}} {placed.consecutive_misses}\n"
-        zone_keys = [
-            [f'{key},zone="{escape_label_value(z.zone)}",region="{escape_label_value(z.region)}"' for z in report.zones]
-            for key, report in zip(keys, reports, strict=True)
-        ]
-        for family, attr in _ZONE_VALUES:
+            prefix = _MISSES.name + "{"
+            for block in blocks():
+                yield "".join(
+                    [f"{prefix}{k}}} {p.consecutive_misses}\n" for k, r in block if (p := r.last_placement) is not None]
+                )
+        e = escape_label_value
+        for family, field in _ZONE_VALUES:
             yield family.header(openmetrics)
-            name = family.name
-            for zkeys, report in zip(zone_keys, reports, strict=True):
-                for zkey, zone in zip(zkeys, report.zones, strict=True):
-                    yield f"{name}{{{zkey}}} {getattr(zone, attr)}\n"
-        if self.options.node_series != "none":
-            node_text: dict[str, str] = {}  # node -> its escaped labels (a node's zone is the same everywhere)
-            for family, samples_of in ((_NODE_SCORE, self._score_points), (_NODE_PODS, self._pods_points)):
-                yield family.header(openmetrics)
-                name = family.name
-                for key, row in zip(keys, self.rows, strict=True):
-                    for node, node_zone, node_region, value in samples_of(row):
-                        text = node_text.get(node)
-                        if text is None:
-                            e = escape_label_value
-                            text = f'node="{e(node)}",zone="{e(node_zone)}",region="{e(node_region)}"'
-                            node_text[node] = text
-                        yield f"{name}{{{key},{text}}} {value}\n"
+            prefix = family.name + "{"
+            at = ZoneEntry._fields.index(field)
+            for block in blocks():
+                yield "".join(
+                    [
+                        f'{prefix}{k},zone="{e(z.zone)}",region="{e(z.region)}"}} {z[at]}\n'
+                        for k, r in block
+                        for z in r.zones
+                    ]
+                )
+        mode = self.options.node_series
+        if mode == "none":
+            return
+        labels = _NodeLabels()
+        rows = self.rows
+        for family, points in ((_NODE_SCORE, self._node_scores_text), (_NODE_PODS, self._node_pods_text)):
+            yield family.header(openmetrics)
+            prefix = family.name + "{"
+            for a in range(0, len(rows), _BLOCK):
+                lines: list[str] = []
+                for k, row in zip(keys[a : a + _BLOCK], rows[a : a + _BLOCK], strict=True):
+                    lines += points(f"{prefix}{k}", row, labels)
+                yield "".join(lines)
 
-    def _score_points(self, row: _Row) -> Iterable[tuple[str, str, str, int]]:
-        """node_score points without intermediate objects in the common case (the report lists them)."""
-        if self.options.node_series == "default":
-            return ((e.node, e.zone, e.region, e.score) for e in row.report.nodes[: self.top_n])
-        return ((s.node, s.zone, s.region, s.value) for s in self.node_scores(row))
+    def _node_scores_text(self, head: str, row: _Row, labels: _NodeLabels) -> list[str]:
+        """node_score lines of a workload (``head``: the name and the workload's labels). O(its series)."""
+        if self.options.node_series == "default":  # NodeEntry: (node, zone, region, pods, score)
+            return [f"{head}{labels[e[:3]]}{e[4]}\n" for e in row.report.nodes[: self.top_n]]
+        return [f"{head}{labels[s[:3]]}{s[3]}\n" for s in self.node_scores(row)]
 
-    def _pods_points(self, row: _Row) -> Iterable[tuple[str, str, str, int]]:
-        if self.options.node_series == "default" and not row.report.nodes_omitted:
-            return ((e.node, e.zone, e.region, e.pods) for e in row.report.nodes if e.pods > 0)
-        return ((s.node, s.zone, s.region, s.value) for s in self.node_pods(row))
+    def _node_pods_text(self, head: str, row: _Row, labels: _NodeLabels) -> list[str]:
+        """node_pods lines of a workload. O(its series)."""
+        if self.options.node_series == "default" and not row.report.nodes_omitted:  # the report lists them all
+            return [f"{head}{labels[e[:3]]}{e[3]}\n" for e in row.report.nodes if e[3] > 0]
+        return [f"{head}{labels[s[:3]]}{s[3]}\n" for s in self.node_pods(row)]
 
     def collect(self) -> Iterator[Metric]:
         """The same samples as prometheus_client families (slower; for tests and generic registries)."""

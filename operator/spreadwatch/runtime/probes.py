@@ -10,9 +10,10 @@ Tiny aiohttp servers (aiohttp comes with kopf).
   (:mod:`~spreadwatch.runtime.servingcert`) with every request authenticated and authorized by the API
   server (:mod:`~spreadwatch.runtime.metricsauth`); plain HTTP and open with ``--metrics-secure=false``.
   A scrape takes an immutable view of the registry in the event loop (``metrics.freeze``: O(workloads),
-  milliseconds) and formats it in a worker thread (``metrics.render``: O(series), ~0.3 s at 450,000
+  milliseconds) and formats it in a worker thread (``metrics.chunks``: O(series), ~0.2 s at 410,000
   series), so watch events keep flowing during a scrape. OpenMetrics when the ``Accept`` header asks for it
-  (Prometheus does), else the Prometheus text format 0.0.4.
+  (Prometheus does), else the Prometheus text format 0.0.4; gzip when ``Accept-Encoding`` allows it
+  (Prometheus sends ``gzip``).
 
 More routes can be added to a server before it starts: ``server.add_route(...)``.
 """
@@ -28,7 +29,7 @@ from typing import Any
 from aiohttp import typedefs, web
 from prometheus_client import CollectorRegistry
 
-from spreadwatch.metrics import chunks, content_type, freeze, wants_openmetrics
+from spreadwatch.metrics import chunks, content_type, freeze, gzipped, wants_gzip, wants_openmetrics
 
 __all__ = ["Handler", "HttpServer", "MetricsServer", "Middleware", "ProbeServer"]
 
@@ -153,12 +154,18 @@ class MetricsServer(HttpServer):
     async def _serve_metrics(self, request: web.Request) -> web.StreamResponse:
         """The exposition streamed: each piece formatted in a worker thread, then written out before the next
         is made (the whole text of the envelope's 400,000 series is never held; the formatting thread waits
-        while the loop writes, so the watches keep most of the interpreter during a scrape). O(series) time,
-        O(piece) memory."""
+        while the loop writes, so the watches keep most of the interpreter during a scrape); gzip when the
+        client accepts it, as Prometheus does. O(series) time, O(piece) memory."""
         openmetrics = wants_openmetrics(request.headers.get("Accept", ""))
         frozen = freeze(self._registry)  # in the loop: the index is only ever read here
         pieces = chunks(frozen, openmetrics=openmetrics)
-        response = web.StreamResponse(headers={"Content-Type": content_type(openmetrics)})
+        headers = {"Content-Type": content_type(openmetrics), "Vary": "Accept-Encoding"}
+        if wants_gzip(request.headers.get("Accept-Encoding", "")):
+            # ~18× smaller at the envelope: ~12 pieces to hand over and write instead of ~56, and the
+            # compression runs in the worker thread, outside the GIL
+            pieces = gzipped(pieces)
+            headers["Content-Encoding"] = "gzip"
+        response = web.StreamResponse(headers=headers)
         piece: bytes | None = await asyncio.to_thread(next, pieces, None)  # a failure before any byte: a 500
         await response.prepare(request)
         while piece is not None:
