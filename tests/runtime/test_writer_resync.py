@@ -11,6 +11,7 @@ from handler_fakes import Pipeline, deployment, ev, pipeline, pod_of, run, web_c
 from spreadwatch.model import WorkloadKey
 from spreadwatch.runtime.status import content_digest
 from spreadwatch.runtime.store import DIGEST_ANNOTATION
+from spreadwatch.runtime.writer import MATERIAL_AFTER
 
 
 def _three(p: Pipeline) -> None:
@@ -123,18 +124,24 @@ def _changes(p: Pipeline) -> None:
 
 
 @pytest.mark.parametrize(
-    ("rate", "order"),
+    ("rate", "web_age", "order"),
     [
-        pytest.param(1.0, ["db", "web", "api"], id="1 write/s, 3 due: material first"),
-        pytest.param(100.0, ["web", "api", "db"], id="100 writes/s, 3 due: oldest first"),
+        pytest.param(1.0, 0.0, ["db", "web", "api"], id="1 write/s, 3 due: material first"),
+        pytest.param(100.0, 0.0, ["web", "api", "db"], id="100 writes/s, 3 due: oldest first"),
+        # the age of web's change when the cycle runs (api's is 0.1 s less): at MATERIAL_AFTER (5 s) or more
+        # a count-only change counts as material (newer material changes never starve it), oldest first
+        pytest.param(1.0, MATERIAL_AFTER + 0.15, ["web", "api", "db"], id="1 write/s, web 5.15 s, api 5.05 s"),
+        pytest.param(1.0, MATERIAL_AFTER + 0.05, ["web", "db", "api"], id="1 write/s, web 5.05 s, api 4.95 s"),
     ],
 )
-def test_material_changes_go_first_only_when_the_bucket_is_short(rate: float, order: list[str]) -> None:
+def test_material_changes_go_first_only_when_the_bucket_is_short(rate: float, web_age: float, order: list[str]) -> None:
     p = pipeline(max_writes_per_second=rate, write_burst=1)
     p.writer.max_in_flight = 1
     _three(p)
     p.clock.advance(10)  # the bucket refilled (to its burst of 1)
     _changes(p)
+    if web_age:  # _changes and settle() each advance the clock by debounce + 0.01 s: web's change 0.2 s before
+        p.clock.advance(web_age - 0.2 - 2 * (p.writer.debounce + 0.01))
     keys = {n: WorkloadKey("shop", "Deployment", n) for n in ("web", "api", "db")}
     store = p.writer.store
     material = {n: store.is_material(k, p.index.report_for(k)) for n, k in keys.items()}  # type: ignore[arg-type]

@@ -100,6 +100,11 @@ class Debouncer:
         ]
         return min(times) if times else None
 
+    def first_change(self, key: WorkloadKey) -> float | None:
+        """When ``key``'s oldest unwritten change was made (None: not pending). O(1)."""
+        p = self._pending.get(key)
+        return None if p is None else p.first
+
     def take_deletions(self) -> list[WorkloadKey]:
         """The queued deletions, sorted, and forget them. O(d log d)."""
         out = sorted(self._deletions)

@@ -16,7 +16,9 @@ loops:
 4. the due workloads, oldest change first, with at most ``max_in_flight`` writes in flight: a workload out
    of scope has its report (if any) deleted; else its report is rebuilt if it changed and written unless
    unchanged. When more workloads are due than the bucket allows this cycle, *material* changes (a new
-   report, another health, other best nodes) go first, then count-only ones, each group oldest first.
+   report, another health, other best nodes) go first, then count-only ones, each group oldest first; a
+   count-only change waiting ``MATERIAL_AFTER`` seconds counts as material (a steady stream of material
+   changes never starves it).
    After about one second of writing, the cycle ends and the next one takes the due list again,
    so a change made meanwhile is not queued behind younger ones: under the write budget the oldest pending
    change waits about (dirty workloads ÷ ``--max-writes-per-second``) seconds.
@@ -47,7 +49,7 @@ from spreadwatch.runtime.ratelimit import TokenBucket
 from spreadwatch.runtime.status import rfc3339
 from spreadwatch.runtime.store import ReportSink, ReportStore, StoredReport, WriterStats
 
-__all__ = ["MAX_DELAY_DEBOUNCES", "MAX_WRITES_IN_FLIGHT", "ReportWriter"]
+__all__ = ["MATERIAL_AFTER", "MAX_DELAY_DEBOUNCES", "MAX_WRITES_IN_FLIGHT", "ReportWriter"]
 
 log = logging.getLogger("spreadwatch.writer")
 
@@ -57,6 +59,9 @@ MAX_DELAY_DEBOUNCES: Final = 3
 #: Default bound on concurrent workload writes (each still takes its tokens from the one bucket): enough to keep
 #: the default 100 writes/s while a write takes up to 80 ms on a busy API server.
 MAX_WRITES_IN_FLIGHT: Final = 8
+#: Seconds after which a pending count-only change goes with the material ones when the budget is short (the
+#: envelope's target for a change reaching its report under scattered churn is 10 s).
+MATERIAL_AFTER: Final = 5.0
 #: Seconds of writing after which a cycle ends and the next one takes the due list again (oldest first).
 _CYCLE_BUDGET: Final = 1.0
 _YIELD_EVERY: Final = 200  # unchanged reports never await: let the watches run during a long cycle
@@ -228,14 +233,20 @@ class ReportWriter:
                 return
 
     async def _material_first(self, due: list[WorkloadKey]) -> list[WorkloadKey]:
-        """``due`` with the material changes first (both parts keep their order). Builds the reports that are
-        not current (they are written next anyway), yielding every ``_YIELD_EVERY``. O(due)."""
+        """``due`` with the material changes, and those pending ``MATERIAL_AFTER`` seconds or more, first
+        (both parts keep their order). Builds the reports that are not current (they are written next
+        anyway), yielding every ``_YIELD_EVERY``. O(due)."""
         material: list[WorkloadKey] = []
         other: list[WorkloadKey] = []
-        index, store = self.index, self.store
+        index, store, debouncer = self.index, self.store, self.debouncer
+        overdue = self.clock() - MATERIAL_AFTER
         for n, key in enumerate(due):
             if n % _YIELD_EVERY == _YIELD_EVERY - 1:
                 await asyncio.sleep(0)
+            first = debouncer.first_change(key)
+            if first is not None and first <= overdue:
+                material.append(key)
+                continue
             report = index.report_for(key)
             (material if report is None or store.is_material(key, report) else other).append(key)
         return material + other
