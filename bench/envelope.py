@@ -13,13 +13,15 @@
 3. ``spreadwatch run`` with exactly the args and environment of the chart's Deployment rendered from its
    default values (``helm template``; only the ports, the bind address and the kubeconfig differ), sampled
    every second: ``/healthz`` and ``/readyz`` with the kubelet's 1 s timeout, RSS and CPU from /proc;
-   ``/metrics`` every 10 s with a bearer token, 10 s timeout. A watch on SpreadReports compares each
+   ``/metrics`` every 10 s with a bearer token, 10 s timeout, gzip (as Prometheus asks), and once a minute
+   without gzip. Probes and scrapes are made by curl, a process of its own (as the kubelet and Prometheus
+   are): the harness's own threads never stretch the times. A watch on SpreadReports compares each
    report's content (the status without conditions and timestamps) with the expected one.
 4. Churn, each change applied to the harness's index too, so the expected report of every workload it
    touches is known: ``--churn-rate`` pod events/s for ``--churn-seconds`` as rollouts in 20 workloads
    (delete a pod, create one on another node), the same rate scattered over every workload, then a burst of
    ``--burst`` Deployments scaled +2. Latency of a change = the time until the report shows a state at or
-   after it.
+   after it. A workload's changes are made one at a time, so the harness sees them in the API's order.
 5. At the end ``--sample`` reports are compared with ``spreadwatch analyze`` of a ``kubectl get -o json``
    dump, and the operator is stopped (SIGTERM, then SIGKILL).
 
@@ -40,7 +42,6 @@ import sys
 import tempfile
 import threading
 import time
-import urllib.error
 import urllib.request
 import zlib
 from collections.abc import Callable, Sequence
@@ -363,19 +364,16 @@ class Samples:
     peak_rss_mib: float = 0.0
 
 
-def _get(url: str, timeout: float) -> tuple[int, float, bytes]:
-    """(HTTP status or 0, seconds, body) of one GET."""
-    started = time.monotonic()
-    body = b""
+def _probe(url: str, timeout: float) -> tuple[int, float]:
+    """(HTTP status or 0, seconds) of one probe as the kubelet makes it: the whole request within
+    ``timeout``. By curl, a process of its own, so the harness's threads are not part of the time."""
+    args = ["curl", "-s", "-o", "/dev/null", "--max-time", str(timeout), "-w", "%{http_code} %{time_total}", url]
     try:
-        with urllib.request.urlopen(url, timeout=timeout) as response:
-            body = response.read()
-            code = int(response.status)
-    except urllib.error.HTTPError as err:
-        code = err.code
-    except (OSError, TimeoutError):
-        code = 0
-    return code, time.monotonic() - started, body
+        done = subprocess.run(args, capture_output=True, text=True, timeout=timeout + 30, check=False)
+        code, took = done.stdout.split()
+        return int(code), float(took)
+    except (OSError, subprocess.TimeoutExpired, ValueError):
+        return 0, timeout
 
 
 MIB = 1024 * 1024
@@ -440,9 +438,9 @@ def _proc(pid: int) -> tuple[float, float, float]:
 def sample_process(
     pid: int, port: int, metrics_port: int, token: str, samples: Samples, stop: threading.Event, started: float
 ) -> None:
-    """Probes every second (1 s timeout; 3 liveness failures in a row = one kubelet restart; failures count
-    once the probe has answered 200), /metrics every 10 s as Prometheus scrapes it (10 s timeout; gzip) and
-    once a minute without gzip, RSS and CPU every second."""
+    """Probes every second (1 s for the whole request, as the kubelet's timeoutSeconds; 3 liveness failures in
+    a row = one kubelet restart; failures count once the probe has answered 200), /metrics every 10 s as
+    Prometheus scrapes it (10 s timeout; gzip) and once a minute without gzip, RSS and CPU every second."""
     tick = 0
     answered: set[str] = set()
     while not stop.wait(1.0):
@@ -451,7 +449,7 @@ def sample_process(
             samples.rss_mib.append((time.monotonic() - started, rss))
             samples.peak_rss_mib, samples.cpu_s = peak, cpu
         for path in ("healthz", "readyz"):
-            code, took, _ = _get(f"http://127.0.0.1:{port}/{path}", 1.0)
+            code, took = _probe(f"http://127.0.0.1:{port}/{path}", 1.0)
             samples.probe_ms[path].append(took * 1000)
             if code == 200:
                 answered.add(path)

@@ -2,18 +2,19 @@
 # top-level Makefile. See docs/development.md, "A real node".
 #
 #   make node-tools       Debian's containerd, runc, containernetworking-plugins, iptables, iproute2, kmod, mount,
-#                         socat, umoci, openssl, gcc (apt-get) and kubelet, kube-proxy, crictl, the pause image (hack/node/build.sh; cached)
+#                         socat, umoci, openssl, gcc, curl (apt-get) and kubelet, kube-proxy, crictl, the pause image (hack/node/build.sh; cached)
 #   make dev-cluster-node the dev cluster plus the node (`hack/devcluster.py up --node`); `make dev-cluster-down`
 #                         removes both
 
 _NODE_SAVED_GOAL := $(.DEFAULT_GOAL)
 
 # What hack/node/localnode.py, the kubelet and kube-proxy invoke (ip, nsenter, iptables-save, modprobe for overlayfs,
-# mount/umount, openssl for the node's certificates) and what hack/node/build.sh needs (umoci, gcc, libc6-dev).
+# mount/umount, openssl for the node's certificates), what hack/node/build.sh needs (umoci, gcc, libc6-dev) and
+# what the envelope harness probes and scrapes with (curl: a process of its own, as the kubelet and Prometheus are).
 NODE_APT_PACKAGES := containerd runc containernetworking-plugins iptables iproute2 kmod mount util-linux socat umoci \
-	openssl libc6-dev gcc
+	openssl libc6-dev gcc curl
 NODE_COMMANDS := containerd ctr runc iptables iptables-save iptables-restore ip modprobe mount umount nsenter socat \
-	umoci openssl gcc
+	umoci openssl gcc curl
 
 .PHONY: node-apt node-tools dev-cluster-node
 
