@@ -37,9 +37,9 @@ import json
 import random
 import time
 from collections import Counter
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, TypeVar
 
 import orjson
 from bench.events import EVENT_TYPES, EVENT_WEIGHTS
@@ -56,6 +56,8 @@ from spreadwatch.runtime.gcpolicy import GcPolicy
 from spreadwatch.runtime.ratelimit import TokenBucket
 from spreadwatch.runtime.writer import ReportWriter
 from spreadwatch.scoring import get_profile
+
+T = TypeVar("T")
 
 __all__ = ["SoakConfig", "StandInSink", "measure", "run_soak", "slope_per_hour", "trend"]
 
@@ -90,10 +92,11 @@ class StandInSink:
     def stored_bytes(self) -> int:
         return sum(len(v) for v in self.reports.values())
 
-    async def list_reports(self, namespaces: Iterable[str] = ()) -> list[dict[str, Any]]:
+    async def list_reports(self, namespaces: Iterable[str], keep: Callable[[dict[str, Any]], T | None]) -> list[T]:
         self.calls["list"] += 1
         wanted = set(namespaces)
-        return [orjson.loads(v) for (ns, _), v in self.reports.items() if not wanted or ns in wanted]
+        listed = (orjson.loads(v) for (ns, _), v in self.reports.items() if not wanted or ns in wanted)
+        return [kept for kept in map(keep, listed) if kept is not None]
 
     def _object(self, namespace: str, name: str, workload: Mapping[str, str]) -> dict[str, Any]:
         return {

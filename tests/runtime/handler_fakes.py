@@ -11,7 +11,7 @@ from __future__ import annotations
 import asyncio
 import copy
 import itertools
-from collections.abc import Coroutine, Iterable, Mapping
+from collections.abc import Callable, Coroutine, Iterable, Mapping
 from dataclasses import dataclass, field, replace
 from typing import Any, TypeVar
 
@@ -131,10 +131,11 @@ class FakeReportApi:
 
     # the ReportSink interface
 
-    async def list_reports(self, namespaces: Iterable[str] = ()) -> list[dict[str, Any]]:
+    async def list_reports(self, namespaces: Iterable[str], keep: Callable[[dict[str, Any]], T | None]) -> list[T]:
         self._maybe_fail("list", "", "")
         wanted = set(namespaces)
-        return [copy.deepcopy(o) for (ns, _), o in sorted(self.objects.items()) if not wanted or ns in wanted]
+        listed = (copy.deepcopy(o) for (ns, _), o in sorted(self.objects.items()) if not wanted or ns in wanted)
+        return [kept for kept in map(keep, listed) if kept is not None]
 
     async def apply(
         self,

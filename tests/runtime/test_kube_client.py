@@ -14,6 +14,7 @@ from kubernetes import client
 from kubernetes.client.exceptions import ApiException
 
 from spreadwatch.kube import LeaseElector, RetryPolicy, connection_params, retry
+from spreadwatch.kube.reports import REPORT_PAGE_SIZE, ReportClient
 from spreadwatch.kube.retry import describe, retrying
 
 
@@ -396,3 +397,37 @@ def test_an_api_error_is_one_line_with_the_servers_message_for_a_server_error(
     err = ApiException(status=status, reason="Service Unavailable" if body is None else "x")
     err.body = orjson.dumps(body) if body is not None else None
     assert describe(err) == expected
+
+
+def test_report_lists_are_kept_page_by_page() -> None:
+    """A resync's list: pages of REPORT_PAGE_SIZE, each report slimmed (no managedFields, no node tables) and
+    handed to ``keep`` before the next page is asked for (only one page of whole reports is ever held);
+    what ``keep`` maps to None is left out."""
+    total = 2 * REPORT_PAGE_SIZE + 7
+    log: list[str] = []
+
+    def report(i: int) -> dict[str, Any]:
+        return {"metadata": {"name": f"r{i}", "namespace": "ns", "managedFields": [{"manager": "x"}]},
+                "spec": {"workloadRef": {"kind": "Deployment", "name": f"w{i}"}},
+                "status": {"health": "Balanced", "bestNodes": ["n1"], "nodes": [{"name": "n1"}] * 50}}  # fmt: skip
+
+    def call_api(path: str, method: str, query_params: list[tuple[str, str]], **_: Any) -> SimpleNamespace:
+        query = dict(query_params)
+        start = int(query.get("continue", "0"))
+        log.append(f"page {start} limit {query['limit']}")
+        end = min(total, start + int(query["limit"]))
+        items = [report(i) for i in range(start, end)]
+        more = str(end) if end < total else ""
+        return SimpleNamespace(data=orjson.dumps({"metadata": {"continue": more}, "items": items}))
+
+    def keep(obj: dict[str, Any]) -> str | None:
+        assert "managedFields" not in obj["metadata"] and "nodes" not in obj["status"]
+        log.append("keep")
+        number = int(obj["metadata"]["name"][1:])
+        return None if number % 2 else obj["spec"]["workloadRef"]["name"]
+
+    kept = ReportClient(SimpleNamespace(call_api=call_api)).list_reports((), keep)  # type: ignore[arg-type]
+    assert kept == [f"w{i}" for i in range(0, total, 2)]
+    pages = [i for i, entry in enumerate(log) if entry.startswith("page")]
+    assert [log[i] for i in pages] == [f"page {s} limit {REPORT_PAGE_SIZE}" for s in range(0, total, REPORT_PAGE_SIZE)]
+    assert pages == [0, REPORT_PAGE_SIZE + 1, 2 * REPORT_PAGE_SIZE + 2]  # a page's reports kept before the next page

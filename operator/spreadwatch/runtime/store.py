@@ -27,7 +27,7 @@ import logging
 import time
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
-from typing import Any, Final, Protocol
+from typing import Any, Final, Protocol, TypeVar
 
 from spreadwatch.errors import SpreadwatchError
 from spreadwatch.jsonform import json_form
@@ -50,6 +50,8 @@ __all__ = [
     "stored_report",
 ]
 
+T = TypeVar("T")
+
 #: The annotation holding the digest of a report's status (``content_digest``, hex): a restarted operator
 #: skips a report whose computed status has the same digest, without reading the status itself.
 DIGEST_ANNOTATION: Final = "spreadwatch.io/status-digest"
@@ -64,7 +66,10 @@ _WARNING_HEALTH = frozenset({Health.IMBALANCED.value, Health.SINGLE_POINT_OF_FAI
 class ReportSink(Protocol):
     """The writer's view of the API (SpreadReports and Events only). Errors: KubeApiError (``.status``)."""
 
-    async def list_reports(self, namespaces: Iterable[str] = ()) -> list[dict[str, Any]]: ...
+    async def list_reports(self, namespaces: Iterable[str], keep: Callable[[dict[str, Any]], T | None]) -> list[T]:
+        """``keep`` of every managed SpreadReport of ``namespaces`` (empty: all) that it does not map to
+        None, each kept as it is read (the whole list of objects is never held)."""
+        ...
 
     async def apply(
         self,
@@ -350,8 +355,7 @@ class ReportStore:
     async def list(self, namespaces: Iterable[str]) -> list[StoredReport]:
         """Every SpreadReport in ``namespaces`` (all: empty) that names a workload, as records. One LIST;
         O(reports × status size). Raises on API failure."""
-        objs = await self.sink.list_reports(namespaces)
-        return [r for r in map(stored_report, objs) if r is not None]
+        return await self.sink.list_reports(namespaces, stored_report)
 
     def adopt(self, reports: Iterable[StoredReport]) -> None:
         """Make ``reports`` all this replica knows (after a resync). O(reports)."""
