@@ -364,16 +364,23 @@ class Samples:
     peak_rss_mib: float = 0.0
 
 
-def _probe(url: str, timeout: float) -> tuple[int, float]:
-    """(HTTP status or 0, seconds) of one probe as the kubelet makes it: the whole request within
-    ``timeout``. By curl, a process of its own, so the harness's threads are not part of the time."""
-    args = ["curl", "-s", "-o", "/dev/null", "--max-time", str(timeout), "-w", "%{http_code} %{time_total}", url]
+def _curl(url: str, timeout: float, *options: str, out: str = "/dev/null") -> tuple[int, float, int]:
+    """(HTTP status or 0, seconds, bytes received) of one GET by curl, a process of its own, so the harness's
+    threads (and its GIL) are not part of the time: curl's ``time_total``, from the connection to the last
+    byte, the whole request within ``timeout``. The body goes to ``out``."""
+    args = ["curl", "-sk", "--max-time", str(timeout), "-o", out, "-w", "%{http_code} %{time_total} %{size_download}"]
     try:
-        done = subprocess.run(args, capture_output=True, text=True, timeout=timeout + 30, check=False)
-        code, took = done.stdout.split()
-        return int(code), float(took)
+        done = subprocess.run([*args, *options, url], capture_output=True, text=True, timeout=timeout + 30, check=False)
+        code, took, received = done.stdout.split()
+        return int(code), float(took), int(received)
     except (OSError, subprocess.TimeoutExpired, ValueError):
-        return 0, timeout
+        return 0, timeout, 0
+
+
+def _probe(url: str, timeout: float) -> tuple[int, float]:
+    """(HTTP status or 0, seconds) of one probe as the kubelet makes it: the whole request within ``timeout``."""
+    code, took, _ = _curl(url, timeout)
+    return code, took
 
 
 MIB = 1024 * 1024
@@ -385,34 +392,18 @@ PROMETHEUS_ACCEPT = (
 
 
 def _scrape(url: str, token: str, timeout: float, gzip: bool = True) -> tuple[int, float, int, bytes]:
-    """(HTTP status or 0, seconds, bytes sent, text) of one scrape as Prometheus makes it, by curl: a
-    process of its own, so the harness's churn threads (and its GIL) are not part of the figure. Seconds
-    are curl's ``time_total``: from the connection to the last byte of the body."""
+    """(HTTP status or 0, seconds, bytes sent, text) of one scrape as Prometheus makes it (:func:`_curl`)."""
     out = Path(tempfile.mkstemp(prefix="spreadwatch-scrape-")[1])
     try:
-        args = [
-            "curl",
-            "-sk",
-            "--max-time",
-            str(timeout),
-            "-o",
-            str(out),
-            "-w",
-            "%{http_code} %{time_total} %{size_download}",
-            "-H",
-            f"Authorization: Bearer {token}",
-            "-H",
-            f"Accept: {PROMETHEUS_ACCEPT}",
-        ]
+        headers = ["-H", f"Authorization: Bearer {token}", "-H", f"Accept: {PROMETHEUS_ACCEPT}"]
         if gzip:
-            args += ["-H", "Accept-Encoding: gzip"]  # and decompressed below, as Prometheus does
-        done = subprocess.run([*args, url], capture_output=True, text=True, timeout=timeout + 30, check=False)
-        code, took, sent = done.stdout.split() if done.stdout.count(" ") == 2 else ("0", str(timeout), "0")
+            headers += ["-H", "Accept-Encoding: gzip"]  # and decompressed below, as Prometheus does
+        code, took, sent = _curl(url, timeout, *headers, out=str(out))
         body = out.read_bytes()
         if gzip and body[:2] == b"\x1f\x8b":
             body = zlib.decompress(body, 16 + zlib.MAX_WBITS)
-        return int(code), float(took), int(sent), body
-    except (OSError, subprocess.TimeoutExpired, zlib.error, ValueError):
+        return code, took, sent, body
+    except (OSError, zlib.error):
         return 0, timeout, 0, b""
     finally:
         out.unlink(missing_ok=True)
