@@ -20,7 +20,8 @@ FULLNAME = f"{RELEASE}-spreadwatch"
 MONITORING_API = "monitoring.coreos.com/v1"
 MONITORING_ON = {"serviceMonitor": {"enabled": True}, "prometheusRule": {"enabled": True}}
 READ = ["get", "list", "watch"]
-CORE_WATCHED = ["pods", "services", "replicationcontrollers"]
+CORE_WATCHED = ["pods", "services", "replicationcontrollers", "persistentvolumeclaims"]
+CLUSTER_WATCHED = ["nodes", "namespaces", "persistentvolumes"]
 APPS_WATCHED = ["replicasets", "statefulsets", "deployments"]
 REPORT_RULES = [
     {"apiGroups": ["spreadwatch.io"], "resources": ["spreadreports"],
@@ -32,8 +33,7 @@ STANDARD_LABELS = ("app.kubernetes.io/name", "app.kubernetes.io/instance", "app.
                    "helm.sh/chart")  # fmt: skip
 METRICS_READER = f"{FULLNAME}-metrics-reader"
 AUTH_DELEGATOR = f"{FULLNAME}-auth-delegator"
-ALLOWED_RESOURCES = {*CORE_WATCHED, *APPS_WATCHED, "nodes", "namespaces", "spreadreports",
-                     "events", "leases"}  # fmt: skip
+ALLOWED_RESOURCES = {*CORE_WATCHED, *APPS_WATCHED, *CLUSTER_WATCHED, "spreadreports", "events", "leases"}
 
 
 def pyproject() -> dict[str, Any]:
@@ -362,7 +362,7 @@ def assert_least_privilege(objects: list[dict[str, Any]]) -> None:
                 assert "*" not in rule.get(field, []), f"wildcard in {role['metadata']['name']}: {rule}"
             assert "nonResourceURLs" not in rule
             assert set(rule["resources"]) <= ALLOWED_RESOURCES, rule
-            if set(rule["resources"]) & {*CORE_WATCHED, *APPS_WATCHED, "nodes", "namespaces"}:
+            if set(rule["resources"]) & {*CORE_WATCHED, *APPS_WATCHED, *CLUSTER_WATCHED}:
                 assert rule["verbs"] == READ, rule
 
 
@@ -371,7 +371,7 @@ def test_clusterwide_rbac_is_exact(helm: Helm, tmp_path: Path) -> None:
     assert_least_privilege(objects)
     cluster_role = named(objects, "ClusterRole", FULLNAME)
     assert rules_of(cluster_role) == [
-        {"apiGroups": [""], "resources": ["nodes", "namespaces", *CORE_WATCHED], "verbs": READ},
+        {"apiGroups": [""], "resources": [*CLUSTER_WATCHED, *CORE_WATCHED], "verbs": READ},
         {"apiGroups": ["apps"], "resources": APPS_WATCHED, "verbs": READ},
         *REPORT_RULES,
     ]
@@ -424,7 +424,7 @@ def test_namespaced_mode_has_roles_per_namespace_and_a_minimal_cluster_role(
     objects = helm.template(tmp_path, values)
     assert_least_privilege(objects)
     assert rules_of(named(objects, "ClusterRole", FULLNAME)) == [
-        {"apiGroups": [""], "resources": ["nodes", "namespaces"], "verbs": READ}]
+        {"apiGroups": [""], "resources": CLUSTER_WATCHED, "verbs": READ}]
     expected = [
         {"apiGroups": [""], "resources": CORE_WATCHED, "verbs": READ},
         {"apiGroups": ["apps"], "resources": APPS_WATCHED, "verbs": READ},

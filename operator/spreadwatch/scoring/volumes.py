@@ -1,0 +1,123 @@
+"""VolumeBinding and VolumeZone for the incoming pod's PersistentVolumeClaims (``pkg/scheduler/framework/plugins/
+volumebinding`` and ``volumezone``, v1.36.4), for the claims kube-scheduler can decide from the claim alone.
+
+* A claim **bound** to a volume (``spec.volumeName`` and the ``pv.kubernetes.io/bind-completed`` annotation)
+  pins the pod: VolumeBinding passes only nodes matching the volume's required node affinity, VolumeZone
+  only nodes whose zone and region labels (GA or beta) are among the volume's (``a__b`` lists several).
+  A bound volume that does not exist rejects every node (VolumeZone's PreFilter).
+* A claim naming a volume whose binding is not complete is an unbound immediate claim: VolumeBinding's
+  PreFilter rejects every node until the PersistentVolume controller completes it.
+* A claim that does not exist rejects every node (VolumeBinding's PreFilter), except a StatefulSet's claim
+  for its next ordinal, which the StatefulSet controller creates before the pod (``new_claims``): it is
+  provisioned where the pod lands (a WaitForFirstConsumer class is assumed) and constrains nothing.
+* A claim without a volume yet depends on its StorageClass's binding mode, which spreadwatch does not read:
+  it constrains nothing, and the prediction says it is partial.
+
+Pure: O(claims) to plan, O(claims × terms) per node.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterable, Mapping
+from dataclasses import dataclass
+from typing import Final
+
+from spreadwatch.model import Node, NodeSelectorTerm, PersistentVolume, PersistentVolumeClaim
+from spreadwatch.scoring.candidates import node_term_matches
+
+__all__ = [
+    "VOLUME_BINDING",
+    "VOLUME_ZONE",
+    "VolumePlan",
+    "plan_volumes",
+]
+
+VOLUME_BINDING: Final = "VolumeBinding"
+VOLUME_ZONE: Final = "VolumeZone"
+_TOPOLOGY_LABELS: Final = (
+    "failure-domain.beta.kubernetes.io/zone",
+    "failure-domain.beta.kubernetes.io/region",
+    "topology.kubernetes.io/zone",
+    "topology.kubernetes.io/region",
+)
+_GA: Final = {
+    "failure-domain.beta.kubernetes.io/zone": "topology.kubernetes.io/zone",
+    "failure-domain.beta.kubernetes.io/region": "topology.kubernetes.io/region",
+}
+_ZONE_DELIMITER: Final = "__"
+
+
+def _zones(value: str) -> frozenset[str] | None:
+    """``LabelZonesToSet``: the ``__``-separated zones, trimmed; None when one is empty (the label is then
+    ignored). O(len)."""
+    zones = [z.strip() for z in value.split(_ZONE_DELIMITER)]
+    return None if any(not z for z in zones) else frozenset(zones)
+
+
+@dataclass(frozen=True, slots=True)
+class VolumePlan:
+    """What the pod's claims allow: ``rejected_by`` a plugin that rejects every node ("" none), the bound
+    volumes' node affinities (VolumeBinding), their topology labels (VolumeZone), and why the plan is
+    partial (claims whose StorageClass decides)."""
+
+    rejected_by: str = ""
+    reason: str = ""
+    affinities: tuple[tuple[NodeSelectorTerm, ...], ...] = ()
+    topologies: tuple[tuple[str, frozenset[str]], ...] = ()
+    unbound: tuple[str, ...] = ()
+    has_claims: bool = False
+
+    def binding_passes(self, node: Node) -> bool:
+        """VolumeBinding's Filter for the bound claims. O(volumes × terms)."""
+        return all(any(node_term_matches(t, node) for t in terms) for terms in self.affinities)
+
+    def zone_passes(self, labels: Mapping[str, str]) -> bool:
+        """VolumeZone's Filter: a node without any zone or region label passes. O(volumes)."""
+        if not self.topologies or not any(key in labels for key in _TOPOLOGY_LABELS):
+            return True
+        for key, values in self.topologies:
+            value = labels.get(key)
+            if value is None:
+                value = labels.get(_GA.get(key, key))
+            if value is None or value not in values:
+                return False
+        return True
+
+
+def plan_volumes(
+    namespace: str,
+    claims: Iterable[str],
+    new_claims: Iterable[str],
+    claim_of: Callable[[str, str], PersistentVolumeClaim | None],
+    volume_of: Callable[[str], PersistentVolume | None],
+) -> VolumePlan:
+    """The :class:`VolumePlan` of a pod in ``namespace`` with these claim names (``new_claims``: claims the
+    StatefulSet controller creates if missing). O(claims)."""
+    affinities: list[tuple[NodeSelectorTerm, ...]] = []
+    topologies: list[tuple[str, frozenset[str]]] = []
+    unbound: list[str] = []
+    creating = set(new_claims)
+    names = [*claims, *creating]
+    for name in names:
+        claim = claim_of(namespace, name)
+        if claim is None:
+            if name in creating:
+                continue
+            return VolumePlan(VOLUME_BINDING, f'persistentvolumeclaim "{name}" not found', has_claims=True)
+        if not claim.volume_name:
+            unbound.append(name)
+            continue
+        if not claim.bound:
+            return VolumePlan(VOLUME_BINDING, "pod has unbound immediate PersistentVolumeClaims", has_claims=True)
+        volume = volume_of(claim.volume_name)
+        if volume is None:
+            return VolumePlan(VOLUME_ZONE, f'persistentvolume "{claim.volume_name}" not found', has_claims=True)
+        if volume.node_terms is not None:
+            affinities.append(volume.node_terms)
+        for key in _TOPOLOGY_LABELS:
+            value = volume.labels.get(key)
+            if value is not None:
+                zones = _zones(value)
+                if zones is not None:
+                    topologies.append((key, zones))
+    return VolumePlan("", "", tuple(affinities), tuple(topologies), tuple(unbound), bool(names))
