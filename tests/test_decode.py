@@ -110,7 +110,8 @@ def _rs_pod() -> dict[str, Any]:
         {"name": "app", "image": "registry.example/web:1", "resources": {"requests": {"cpu": "250m", "memory": "1Gi"}},
          "ports": [{"containerPort": 80, "hostPort": 8080, "protocol": "TCP"}],
          "volumeMounts": [{"name": "kube-api-access-x1", "mountPath": "/var/run"}]},
-        {"name": "log", "image": "busybox", "resources": {"requests": {"ephemeral-storage": "1Gi", "example.com/dev": 1}}},
+        {"name": "log", "image": "busybox",
+         "resources": {"requests": {"ephemeral-storage": "1Gi", "example.com/dev": 1}}},
     ]
     p["spec"]["initContainers"] = [
         {"name": "init", "image": "init:2", "resources": {"requests": {"cpu": "1"}}},

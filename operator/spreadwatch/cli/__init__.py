@@ -34,6 +34,7 @@ from spreadwatch.cli.options import (
     add_kubeconfig_args,
     add_node_metrics_arg,
     add_number_arg,
+    add_prediction_arg,
     add_report_args,
 )
 from spreadwatch.cli.run_config import cmd_run, operator_config
@@ -70,6 +71,7 @@ def build_parser() -> argparse.ArgumentParser:
     analyze = sub.add_parser("analyze", help="spread report of every workload in a snapshot or the live cluster")
     add_cluster_args(analyze, cluster_required=False)
     add_report_args(analyze)
+    add_prediction_arg(analyze)
     analyze.add_argument(
         "-o",
         "--output",
@@ -84,6 +86,7 @@ def build_parser() -> argparse.ArgumentParser:
     explain = sub.add_parser("explain", help="step-by-step score table of one workload's next pod")
     add_cluster_args(explain, cluster_required=False)
     add_report_args(explain)
+    add_prediction_arg(explain)
     explain.add_argument("workload", metavar="KIND/NAMESPACE/NAME")
     explain.add_argument("--all-nodes", action="store_true", help="list every empty candidate node too")
     explain.add_argument("--compare", metavar="PROFILE", help="also print PROFILE's score of every candidate node")

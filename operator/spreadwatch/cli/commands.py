@@ -99,7 +99,8 @@ def cmd_analyze(args: argparse.Namespace, out: TextIO) -> int:
     only = WorkloadFilter(args.namespace, parse_selector(args.selector) if args.selector else None)
     with paused_gc():
         snapshot = snapshot_of(args, args.namespace)
-        index, reports = analyze_index(snapshot, profile, report_options(args), only)
+        live = not args.cluster and bool(args.namespace)
+        index, reports = analyze_index(snapshot, profile, report_options(args, namespaced=live), only)
         if args.output == "openmetrics":
             from spreadwatch.metrics import registry_for, render  # noqa: PLC0415 - only this output needs it
 

@@ -10,23 +10,26 @@ from __future__ import annotations
 
 import argparse
 from collections.abc import Callable, Sequence
+from typing import Final
 
 from spreadwatch.cli.argtypes import checked_number, whole_number
-from spreadwatch.cli.env import env, env_choice, env_float, env_int
+from spreadwatch.cli.env import env, env_bool, env_choice, env_float, env_int
 from spreadwatch.cli.output import write_notes
 from spreadwatch.config import NODE_SERIES_MODES, MetricsOptions
 from spreadwatch.errors import InputError
-from spreadwatch.profile_args import add_scheduler_config_args
+from spreadwatch.profile_args import add_scheduler_config_args, load_scheduler_profile
 from spreadwatch.report import DEFAULT_MAX_NODES, DEFAULT_TOP_N, HealthThresholds, ReportOptions
 from spreadwatch.scoring import DEFAULT_PROFILE, PROFILES
 from spreadwatch.scoring.window import DEFAULT_WINDOW_SAMPLES
 from spreadwatch.snapshot import Snapshot, load_snapshot
 
 __all__ = [
+    "NAMESPACED_PARTIAL",
     "add_cluster_args",
     "add_kubeconfig_args",
     "add_node_metrics_arg",
     "add_number_arg",
+    "add_prediction_arg",
     "add_profile_args",
     "add_report_args",
     "add_window_args",
@@ -150,14 +153,39 @@ def add_window_args(p: argparse.ArgumentParser) -> None:
     )
 
 
-def report_options(args: argparse.Namespace) -> ReportOptions:
-    """The report flags as :class:`~spreadwatch.report.ReportOptions`."""
+#: why every prediction is partial when the operator sees only some namespaces' pods
+NAMESPACED_PARTIAL: Final = (
+    "NamespacedMode: only the pods of the watched namespaces are seen (--namespace); pods of other namespaces "
+    "also take nodes' resources and ports and match pod affinity terms"
+)
+
+
+def add_prediction_arg(p: argparse.ArgumentParser) -> None:
+    """``--prediction``/``--no-prediction`` (env SPREADWATCH_PREDICTION, default on)."""
+    p.add_argument(
+        "--prediction",
+        action=argparse.BooleanOptionalAction,
+        default=env_bool("PREDICTION", True),
+        help="add where kube-scheduler's whole profile (--scheduler-config, else its default profile) puts each "
+        "workload's next pod to the reports (profile v1.29; env SPREADWATCH_PREDICTION)",
+    )
+
+
+def report_options(args: argparse.Namespace, namespaced: bool = False) -> ReportOptions:
+    """The report flags as :class:`~spreadwatch.report.ReportOptions` (the prediction's scheduler profile read
+    from ``--scheduler-config`` when ``--prediction``; ``namespaced``: only some namespaces are seen)."""
+    scheduler = None
+    if getattr(args, "prediction", False):
+        scheduler = load_scheduler_profile(getattr(args, "scheduler_config", None),
+                                           getattr(args, "scheduler_name", "") or "default-scheduler")  # fmt: skip
     return ReportOptions(
         top_n=args.top_nodes,
         max_nodes=args.max_report_nodes,
         thresholds=HealthThresholds(args.max_node_skew, args.max_zone_skew, args.spof_min_pods),
         window_samples=args.window_samples,
         score_percentage=args.percentage_of_nodes_to_score,
+        scheduler=scheduler,
+        prediction_partial=(NAMESPACED_PARTIAL,) if namespaced and scheduler is not None else (),
     )
 
 

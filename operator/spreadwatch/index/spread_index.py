@@ -6,10 +6,22 @@ from collections.abc import Callable, Mapping
 
 import msgspec
 
-from spreadwatch.index.building import ReportBuilding, best_set
+from spreadwatch.index.building import best_set
+from spreadwatch.index.predicting import PredictionBuilding
 from spreadwatch.index.state import IndexSizes, LabelGroup, Workload
 from spreadwatch.index.workloads import anchors
-from spreadwatch.model import Controller, Namespace, Node, Pod, Record, Service, WorkloadKey, label_key
+from spreadwatch.model import (
+    Controller,
+    Namespace,
+    Node,
+    PersistentVolume,
+    PersistentVolumeClaim,
+    Pod,
+    Record,
+    Service,
+    WorkloadKey,
+    label_key,
+)
 from spreadwatch.report import (
     PLACEMENT_OUTCOMES,
     Comparison,
@@ -26,7 +38,7 @@ from spreadwatch.snapshot import Snapshot, paused_gc
 __all__ = ["SpreadIndex"]
 
 
-class SpreadIndex(ReportBuilding):
+class SpreadIndex(PredictionBuilding):
     """Incremental cluster state and per-workload spread (see :mod:`spreadwatch.index` for costs).
 
     Implements ``scoring.ClusterLookup``. Not thread-safe: the operator calls it from one event loop.
@@ -49,10 +61,16 @@ class SpreadIndex(ReportBuilding):
                 self._apply_node(node)
             for namespace in snapshot.namespaces:
                 self._ns_of(namespace.name).labels = namespace.labels
+                self._namespace_seen(namespace.name, namespace.labels)
+            for volume in snapshot.volumes:
+                self._apply_storage(volume)
+            for claim in snapshot.claims:
+                self._apply_storage(claim)
             for svc in snapshot.services:
                 self._apply_service(svc)
             if fresh:
                 self._count_bulk(snapshot.pods)
+                self._pods_loaded(snapshot.pods)
             else:
                 for pod in snapshot.pods:
                     self._apply_pod(pod)
@@ -85,6 +103,9 @@ class SpreadIndex(ReportBuilding):
             self._apply_controller(record)
         elif isinstance(record, Namespace):
             self._ns_of(record.name).labels = record.labels
+            self._namespace_seen(record.name, record.labels)
+        elif isinstance(record, (PersistentVolumeClaim, PersistentVolume)):
+            self._apply_storage(record)
 
     def check_placement(self, pod: Pod, now: Callable[[], str]) -> list[tuple[WorkloadKey, Placement]]:
         """Check a new binding against the reports held just before it; call it *before* :meth:`apply` (pod).
@@ -140,6 +161,7 @@ class SpreadIndex(ReportBuilding):
             old = ns.pods.pop(name, None) if ns else None
             if ns is not None and old is not None:
                 self._shift(ns, old, -1)
+                self._pod_removed(old)
         elif kind == "Node":
             old_node = self._nodes.pop(name, None)
             if old_node is not None:
@@ -152,6 +174,9 @@ class SpreadIndex(ReportBuilding):
             ns = self._ns.get(name)
             if ns is not None:
                 ns.labels = {}
+            self._namespace_seen(name, None)
+        elif self._remove_storage(kind, namespace, name):
+            pass
         else:
             ns = self._ns.get(namespace)
             ctrl = ns.controllers.get(kind, {}).pop(name, None) if ns else None
@@ -222,6 +247,7 @@ class SpreadIndex(ReportBuilding):
         """(workloads whose report may have changed, workloads removed) since the last call."""
         dirty, removed = self._dirty, self._removed
         self._dirty, self._removed = set(), set()
+        dirty |= self.stale_predictions()
         if self.shadow is not None:  # a report also changes when its comparison does
             dirty |= self.shadow.take_dirty()[0]
         return dirty - removed, removed
@@ -261,6 +287,9 @@ class SpreadIndex(ReportBuilding):
             return {(name, pod) for name, ns in self._ns.items() for pod in ns.pods}
         if kind == "Service":
             return {(name, svc) for name, ns in self._ns.items() for svc in ns.services}
+        storage = self.storage_keys(kind)
+        if storage is not None:
+            return storage
         return {(name, ctrl) for name, ns in self._ns.items() for ctrl in ns.controllers.get(kind, ())}
 
     def report_is_current(self, key: WorkloadKey) -> bool:

@@ -64,10 +64,12 @@ from spreadwatch.scoring.topology import score_topology
 from spreadwatch.scoring.volumes import VOLUME_BINDING, VOLUME_ZONE, VolumePlan, plan_volumes
 
 __all__ = [
+    "DYNAMIC_RESOURCES",
     "NODE_UNSCHEDULABLE",
     "POD_TOPOLOGY_SPREAD",
     "ClusterView",
     "PodPrediction",
+    "partial_reasons",
     "predict_pod",
 ]
 
@@ -200,7 +202,7 @@ def _first_failure(
     return ""
 
 
-def _partial(pod: Pod, profile: SchedulerProfile, plan: VolumePlan) -> tuple[str, ...]:
+def partial_reasons(pod: Pod, profile: SchedulerProfile, plan: VolumePlan) -> tuple[str, ...]:
     """What the prediction cannot see for this pod (reasons, ``Code: sentence``). O(plugins)."""
     out = [f"UnmodelledPlugin: {name} (not an in-tree plugin spreadwatch computes)" for name in profile.unmodelled]
     if pod.needs.resource_claims:
@@ -232,7 +234,7 @@ def predict_pod(
         return PodPrediction((), {}, {}, {}, error=error)
     cache = _cache(nodes, pods)
     plan = plan_volumes(pod.namespace, pod.needs.claims, new_claims, cluster.claim, cluster.volume)
-    partial = _partial(pod, profile, plan)
+    partial = partial_reasons(pod, profile, plan)
     excluded: dict[str, str] = {}
     rejected = ""
     if VOLUME_BINDING in profile.filters and plan.rejected_by == VOLUME_BINDING:
