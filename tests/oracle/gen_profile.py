@@ -201,6 +201,19 @@ def _volumes(rng: random.Random, nodes: list[Obj], namespace: str) -> tuple[list
     return pvs, pvcs, names
 
 
+def _claim_users(rng: random.Random, pvcs: list[Obj], pods: list[Obj], namespace: str) -> None:
+    """Some claims ReadWriteOncePod, some used by existing pods (VolumeRestrictions); a separate random
+    stream, so that the rest of each case stays as it was."""
+    for pvc in pvcs:
+        if rng.random() < 0.3:
+            pvc["spec"]["accessModes"] = ["ReadWriteOncePod"]
+    users = [p for p in pods if p["metadata"]["namespace"] == namespace]
+    if pvcs and users and rng.random() < 0.5:
+        pod = rng.choice(users)
+        claim = rng.choice(pvcs)["metadata"]["name"]
+        pod["spec"].setdefault("volumes", []).append({"name": "data", "persistentVolumeClaim": {"claimName": claim}})
+
+
 def _node_term(rng: random.Random) -> Obj:
     return rng.choice([
         {"matchExpressions": [{"key": "disk", "operator": "In", "values": ["ssd"]}]},
@@ -304,6 +317,7 @@ def generate(seed: int) -> Obj:
                   for ns in namespaces]  # fmt: skip
     pods = [_pod(rng, i, names, namespaces) for i in range(rng.randint(0, 20))]
     pvs, pvcs, claims = _volumes(rng, nodes, namespaces[0])
+    _claim_users(random.Random(f"{seed}-claims"), pvcs, pods, namespaces[0])
     services = [{"apiVersion": "v1", "kind": "Service", "metadata": {"name": f"svc-{app}", "namespace": ns},
                  "spec": {"selector": {"app": app}}}
                 for ns in namespaces for app in APPS if rng.random() < 0.4]  # fmt: skip

@@ -21,6 +21,7 @@ from spreadwatch.decode import shapes
 from spreadwatch.errors import ObjectError, SelectorError
 from spreadwatch.model import (
     BIND_COMPLETED,
+    READ_WRITE_ONCE_POD,
     SHARED_IMAGES,
     SHARED_NEEDS,
     SHARED_RESOURCES,
@@ -415,6 +416,7 @@ class Converter:
             spec.volumeName or "",
             BIND_COMPLETED in (meta.annotations or ()),
             spec.storageClassName or "",
+            READ_WRITE_ONCE_POD in (spec.accessModes or ()),
         )
 
     def _volume(self, obj: shapes.PersistentVolumeFields) -> rec.PersistentVolume:

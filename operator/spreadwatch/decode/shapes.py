@@ -396,6 +396,7 @@ class ClaimMeta(msgspec.Struct, gc=False):
 class ClaimSpec(msgspec.Struct, gc=False):
     volumeName: str | None = None
     storageClassName: str | None = None
+    accessModes: list[str] | None = None
 
 
 class PersistentVolumeClaimFields(msgspec.Struct, gc=False):

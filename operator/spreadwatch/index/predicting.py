@@ -69,7 +69,7 @@ from spreadwatch.scoring.resource_fit import (
 from spreadwatch.scoring.scheduler_profile import SchedulerProfile
 from spreadwatch.scoring.taint_score import TAINT_TOLERATION, intolerable_taints, prefer_no_schedule_tolerations
 from spreadwatch.scoring.topology_groups import CandidateGroups, GroupScores, group_candidates, score_groups
-from spreadwatch.scoring.volumes import VOLUME_BINDING, VOLUME_ZONE, VolumePlan, plan_volumes
+from spreadwatch.scoring.volumes import VOLUME_BINDING, VOLUME_RESTRICTIONS, VOLUME_ZONE, VolumePlan, plan_volumes
 
 __all__ = ["PredictionBuilding"]
 
@@ -340,7 +340,7 @@ class PredictionBuilding(ReportBuilding):
         loads = self._loads
         n = len(loads)
         present = loads.present[:n]
-        rejected = _rejected_by(plan, sched)
+        rejected = plan.rejecting(sched.filters)
         if rejected:  # a PreFilter rejects every node before any filter runs
             return Prediction(excluded_nodes={rejected: len(self._nodes)}, partial_reasons=tuple(reasons))
         candidates = self._candidate_set(w)
@@ -469,6 +469,8 @@ class PredictionBuilding(ReportBuilding):
                         mask[self._loads.slot[node_name]] = False
             elif plugin == NODE_RESOURCES_FIT:
                 mask = self._fit_mask(pod, sched)
+            elif plugin == VOLUME_RESTRICTIONS and plan.rwop and self._claim_in_use(pod.namespace, plan.rwop):
+                mask = np.zeros_like(remaining)
             elif plugin == VOLUME_BINDING and plan.affinities:
                 mask = np.array([node is not None and plan.binding_passes(node) for node in nodes], dtype=np.bool_)
             elif plugin == VOLUME_ZONE and plan.has_claims and plan.topologies:
@@ -482,6 +484,16 @@ class PredictionBuilding(ReportBuilding):
                 excluded[plugin] = excluded.get(plugin, 0) + failed
                 remaining &= mask
         return remaining
+
+    def _claim_in_use(self, namespace: str, claims: Iterable[str]) -> bool:
+        """Whether a pod the scheduler's cache holds (on a node) uses one of these claims of ``namespace``
+        (VolumeRestrictions' ReadWriteOncePod check). O(pods of the namespace): only for such claims."""
+        ns = self._ns.get(namespace)
+        if ns is None:
+            return False
+        wanted, nodes = set(claims), self._nodes
+        return any(p.in_node_info and p.node_name in nodes and not wanted.isdisjoint(p.needs.claims)
+                   for p in ns.pods.values())  # fmt: skip
 
     # --- InterPodAffinity ---------------------------------------------------------------------------------
 
@@ -796,13 +808,6 @@ class PredictionBuilding(ReportBuilding):
         for (name, _, _), raw in zip(scores.rows, scores.row_raw, strict=True):
             out[slot[name]] = scores.normalized(raw)
         return out
-
-
-def _rejected_by(plan: VolumePlan, sched: SchedulerProfile) -> str:
-    """The volume plugin whose PreFilter rejects the pod on every node ("" none)."""
-    if plan.rejected_by in (VOLUME_BINDING, VOLUME_ZONE) and plan.rejected_by in sched.filters:
-        return plan.rejected_by
-    return ""
 
 
 def _matchfield_names(template: PodTemplate) -> frozenset[str] | None:

@@ -49,6 +49,7 @@ __all__ = [
     "BIND_COMPLETED",
     "INT32_RANGE",
     "INT64_RANGE",
+    "READ_WRITE_ONCE_POD",
     "SHARED_IMAGES",
     "SHARED_NEEDS",
     "SHARED_RESOURCES",
@@ -64,6 +65,7 @@ __all__ = [
 
 #: the annotation the PersistentVolume controller sets once a claim's binding is complete
 BIND_COMPLETED: Final = "pv.kubernetes.io/bind-completed"
+READ_WRITE_ONCE_POD: Final = "ReadWriteOncePod"
 #: process-wide tables of shared records (every decoder's records of equal values are one object)
 SHARED_NEEDS: Final[Shared[PodNeeds]] = Shared()
 SHARED_RESOURCES: Final[Shared[Resources]] = Shared()
@@ -336,6 +338,7 @@ def _parse_claim(obj: Mapping[str, Any]) -> PersistentVolumeClaim:
         r.string(spec, "volumeName", "spec.volumeName"),
         BIND_COMPLETED in annotations,
         r.string(spec, "storageClassName", "spec.storageClassName"),
+        READ_WRITE_ONCE_POD in r.strings(spec, "accessModes", "spec.accessModes"),
     )
 
 

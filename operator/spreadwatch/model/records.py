@@ -220,8 +220,9 @@ class PodNeeds(msgspec.Struct, frozen=True, gc=False):
 
     * ``requests``: the requests (``NodeInfo.Requested``, the Fit filter, BalancedAllocation);
     * ``non_zero_cpu``/``non_zero_memory``: with 100m CPU and 200 MiB for each container without a request,
-      as an existing pod counts in ``NodeInfo.NonZeroRequested``; ``score_cpu``/``score_memory``: the same
-      as NodeResourcesFit scores an incoming pod (they differ only for pod-level requests);
+      as an existing pod counts in ``NodeInfo.NonZeroRequested``; ``score_cpu``/``score_memory``: as
+      NodeResourcesFit scores an incoming pod (the containers' requests with those defaults and the overhead:
+      its scorer ignores pod-level requests, upstream's fit.go builds it without that gate);
     * ``host_ports`` (NodePorts), ``images`` (normalised names of the init containers, the containers and
       the image volumes, repeats kept; ImageLocality) and ``containers`` (init + regular);
     * ``claims`` (the persistentVolumeClaim volumes' claim names), ``resource_claims`` (DRA claims);
@@ -338,14 +339,16 @@ class Namespace(msgspec.Struct, frozen=True, gc=False):
 
 
 class PersistentVolumeClaim(msgspec.Struct, frozen=True, gc=False):
-    """A PersistentVolumeClaim: the volume it is bound to (``spec.volumeName``) and whether the binding is
-    complete (annotation ``pv.kubernetes.io/bind-completed``)."""
+    """A PersistentVolumeClaim: the volume it is bound to (``spec.volumeName``), whether the binding is
+    complete (annotation ``pv.kubernetes.io/bind-completed``) and whether its access modes include
+    ReadWriteOncePod (VolumeRestrictions: one pod at a time)."""
 
     namespace: str
     name: str
     volume_name: str = ""
     bound: bool = False
     storage_class: str = ""
+    read_write_once_pod: bool = False
 
 
 class PersistentVolume(msgspec.Struct, frozen=True, gc=False):

@@ -205,12 +205,14 @@ def pod_needs(r: FieldReader, spec: Mapping[str, Any], path: str) -> PodNeeds:
     overhead = _resource_list(r, spec, "overhead", f"{path}.overhead")
     pod_level = _pod_level(r, spec, path)
     requests = _pod_requests(containers, init, pod_level, overhead, {})
+    # NodeResourcesFit's scorer is built without the PodLevelResources gate (noderesources/fit.go getScorer
+    # leaves enablePodLevelResources false): it scores the containers' requests, pod-level ones ignored.
+    score = _pod_requests(containers, init, None, overhead, _DEFAULTS)
     if pod_level is None:
-        non_zero = score = _pod_requests(containers, init, None, overhead, _DEFAULTS)
+        non_zero = score
     else:
         missing = {n: q for n, q in _DEFAULTS.items() if n not in requests}
         non_zero = _pod_requests(containers, init, pod_level, overhead, missing) if missing else requests
-        score = _pod_requests(containers, init, pod_level, overhead, _DEFAULTS)
     ports = (*(p for c in init if c.sidecar for p in c.host_ports), *(p for c in containers for p in c.host_ports))
     images = [normalized_image(c.image) for c in (*init, *containers)]
     claims: list[str] = []

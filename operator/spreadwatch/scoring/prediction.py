@@ -61,7 +61,7 @@ from spreadwatch.scoring.taint_score import (
     prefer_no_schedule_tolerations,
 )
 from spreadwatch.scoring.topology import score_topology
-from spreadwatch.scoring.volumes import VOLUME_BINDING, VOLUME_ZONE, VolumePlan, plan_volumes
+from spreadwatch.scoring.volumes import VOLUME_BINDING, VOLUME_RESTRICTIONS, VOLUME_ZONE, VolumePlan, plan_volumes
 
 __all__ = [
     "DYNAMIC_RESOURCES",
@@ -170,10 +170,11 @@ def _cache(nodes: Sequence[Node], pods: Iterable[Pod]) -> _Cache:
 
 
 def _first_failure(
-    node: Node, pod: Pod, profile: SchedulerProfile, cache: _Cache, plan: VolumePlan,
+    node: Node, pod: Pod, profile: SchedulerProfile, cache: _Cache, plan: VolumePlan, rwop_used: bool,
     ipa_passes: Callable[[Node], bool],
 ) -> str:  # fmt: skip
-    """The first filter plugin of the profile that rejects ``node`` ("" none). O(plugins)."""
+    """The first filter plugin of the profile that rejects ``node`` ("" none; ``rwop_used``: a ReadWriteOncePod
+    claim of the pod is in use). O(plugins)."""
     needs = pod.needs
     for plugin in profile.filters:
         if plugin == NODE_UNSCHEDULABLE:
@@ -189,6 +190,8 @@ def _first_failure(
             failed = bool(needs.host_ports) and ports_conflict(needs.host_ports, cache.ports[node.name])
         elif plugin == NODE_RESOURCES_FIT:
             failed = bool(fit_failures(needs, cache.loads[node.name], profile.fit))
+        elif plugin == VOLUME_RESTRICTIONS:
+            failed = rwop_used
         elif plugin == VOLUME_BINDING:
             failed = not plan.binding_passes(node)
         elif plugin == VOLUME_ZONE:
@@ -236,11 +239,9 @@ def predict_pod(
     plan = plan_volumes(pod.namespace, pod.needs.claims, new_claims, cluster.claim, cluster.volume)
     partial = partial_reasons(pod, profile, plan)
     excluded: dict[str, str] = {}
-    rejected = ""
-    if VOLUME_BINDING in profile.filters and plan.rejected_by == VOLUME_BINDING:
-        rejected = VOLUME_BINDING
-    elif VOLUME_ZONE in profile.filters and plan.rejected_by == VOLUME_ZONE:
-        rejected = VOLUME_ZONE
+    rejected = plan.rejecting(profile.filters)
+    rwop_used = any(p.pod.namespace == pod.namespace and not set(plan.rwop).isdisjoint(p.pod.needs.claims)
+                    for p in cache.pods) if plan.rwop else False  # fmt: skip
     namespaces = cluster.namespace_labels_map()
     ns_labels = namespaces.get(pod.namespace)
     terms = incoming_terms(pod, namespaces)
@@ -254,7 +255,7 @@ def predict_pod(
         if allowed is not None and node.name not in allowed:
             excluded[node.name] = NODE_AFFINITY
             continue
-        plugin = _first_failure(node, pod, profile, cache, plan,
+        plugin = _first_failure(node, pod, profile, cache, plan, rwop_used,
                                 lambda n: ipa is None or ipa.passes(n.labels))  # fmt: skip
         if plugin:
             excluded[node.name] = plugin

@@ -1,5 +1,6 @@
-"""VolumeBinding and VolumeZone for the incoming pod's PersistentVolumeClaims (``pkg/scheduler/framework/plugins/
-volumebinding`` and ``volumezone``, v1.36.4), for the claims kube-scheduler can decide from the claim alone.
+"""VolumeRestrictions, VolumeBinding and VolumeZone for the incoming pod's PersistentVolumeClaims
+(``pkg/scheduler/framework/plugins/volumerestrictions``, ``volumebinding`` and ``volumezone``, v1.36.4), for the
+claims kube-scheduler can decide from the claim alone.
 
 * A claim **bound** to a volume (``spec.volumeName`` and the ``pv.kubernetes.io/bind-completed`` annotation)
   pins the pod: VolumeBinding passes only nodes matching the volume's required node affinity, VolumeZone
@@ -7,9 +8,12 @@ volumebinding`` and ``volumezone``, v1.36.4), for the claims kube-scheduler can 
   A bound volume that does not exist rejects every node (VolumeZone's PreFilter).
 * A claim naming a volume whose binding is not complete is an unbound immediate claim: VolumeBinding's
   PreFilter rejects every node until the PersistentVolume controller completes it.
-* A claim that does not exist rejects every node (VolumeBinding's PreFilter), except a StatefulSet's claim
-  for its next ordinal, which the StatefulSet controller creates before the pod (``new_claims``): it is
-  provisioned where the pod lands (a WaitForFirstConsumer class is assumed) and constrains nothing.
+* A claim that does not exist rejects every node (the PreFilter of the first of VolumeRestrictions,
+  VolumeBinding and VolumeZone in the profile: each looks the claim up), except a StatefulSet's claim for its
+  next ordinal, which the StatefulSet controller creates before the pod (``new_claims``): it is provisioned
+  where the pod lands (a WaitForFirstConsumer class is assumed) and constrains nothing.
+* A ReadWriteOncePod claim another pod in the scheduler's cache already uses fails VolumeRestrictions' Filter
+  on every node (``rwop``: the caller knows the pods).
 * A claim without a volume yet depends on its StorageClass's binding mode, which spreadwatch does not read:
   it constrains nothing, and the prediction says it is partial.
 
@@ -27,13 +31,17 @@ from spreadwatch.scoring.candidates import node_term_matches
 
 __all__ = [
     "VOLUME_BINDING",
+    "VOLUME_RESTRICTIONS",
     "VOLUME_ZONE",
     "VolumePlan",
     "plan_volumes",
 ]
 
 VOLUME_BINDING: Final = "VolumeBinding"
+VOLUME_RESTRICTIONS: Final = "VolumeRestrictions"
 VOLUME_ZONE: Final = "VolumeZone"
+#: the PreFilters that look each claim up and reject the pod when one does not exist, in the default order
+_CLAIM_LOOKUPS: Final = (VOLUME_RESTRICTIONS, VOLUME_BINDING, VOLUME_ZONE)
 _TOPOLOGY_LABELS: Final = (
     "failure-domain.beta.kubernetes.io/zone",
     "failure-domain.beta.kubernetes.io/region",
@@ -56,16 +64,21 @@ def _zones(value: str) -> frozenset[str] | None:
 
 @dataclass(frozen=True, slots=True)
 class VolumePlan:
-    """What the pod's claims allow: ``rejected_by`` a plugin that rejects every node ("" none), the bound
-    volumes' node affinities (VolumeBinding), their topology labels (VolumeZone), and why the plan is
+    """What the pod's claims allow: ``rejected_by`` the plugins whose PreFilter rejects every node (the
+    profile's first enabled one does; () none), the bound volumes' node affinities (VolumeBinding), their
+    topology labels (VolumeZone), the ReadWriteOncePod claims (VolumeRestrictions) and why the plan is
     partial (claims whose StorageClass decides)."""
 
-    rejected_by: str = ""
-    reason: str = ""
+    rejected_by: tuple[str, ...] = ()
     affinities: tuple[tuple[NodeSelectorTerm, ...], ...] = ()
     topologies: tuple[tuple[str, frozenset[str]], ...] = ()
     unbound: tuple[str, ...] = ()
     has_claims: bool = False
+    rwop: tuple[str, ...] = ()
+
+    def rejecting(self, filters: tuple[str, ...]) -> str:
+        """The plugin of ``filters`` (the profile's, in order) whose PreFilter rejects the pod ("" none)."""
+        return next((p for p in filters if p in self.rejected_by), "")
 
     def binding_passes(self, node: Node) -> bool:
         """VolumeBinding's Filter for the bound claims. O(volumes × terms)."""
@@ -93,25 +106,31 @@ def plan_volumes(
 ) -> VolumePlan:
     """The :class:`VolumePlan` of a pod in ``namespace`` with these claim names (``new_claims``: claims the
     StatefulSet controller creates if missing). O(claims)."""
+    creating = set(new_claims)
+    names = [*claims, *creating]
+    found = [(name, claim_of(namespace, name)) for name in names]
+    if any(claim is None and name not in creating for name, claim in found):
+        return VolumePlan(_CLAIM_LOOKUPS, has_claims=True)
     affinities: list[tuple[NodeSelectorTerm, ...]] = []
     topologies: list[tuple[str, frozenset[str]]] = []
     unbound: list[str] = []
-    creating = set(new_claims)
-    names = [*claims, *creating]
-    for name in names:
-        claim = claim_of(namespace, name)
+    rwop: list[str] = []
+    rejected: list[str] = []
+    for name, claim in found:
         if claim is None:
-            if name in creating:
-                continue
-            return VolumePlan(VOLUME_BINDING, f'persistentvolumeclaim "{name}" not found', has_claims=True)
+            continue
+        if claim.read_write_once_pod:
+            rwop.append(name)
         if not claim.volume_name:
             unbound.append(name)
             continue
-        if not claim.bound:
-            return VolumePlan(VOLUME_BINDING, "pod has unbound immediate PersistentVolumeClaims", has_claims=True)
+        if not claim.bound:  # "pod has unbound immediate PersistentVolumeClaims"
+            rejected.append(VOLUME_BINDING)
+            continue
         volume = volume_of(claim.volume_name)
-        if volume is None:
-            return VolumePlan(VOLUME_ZONE, f'persistentvolume "{claim.volume_name}" not found', has_claims=True)
+        if volume is None:  # 'persistentvolume "…" not found'
+            rejected.append(VOLUME_ZONE)
+            continue
         if volume.node_terms is not None:
             affinities.append(volume.node_terms)
         for key in _TOPOLOGY_LABELS:
@@ -120,4 +139,5 @@ def plan_volumes(
                 zones = _zones(value)
                 if zones is not None:
                     topologies.append((key, zones))
-    return VolumePlan("", "", tuple(affinities), tuple(topologies), tuple(unbound), bool(names))
+    return VolumePlan(tuple(dict.fromkeys(rejected)), tuple(affinities), tuple(topologies), tuple(unbound),
+                      bool(names), tuple(rwop))  # fmt: skip

@@ -17,6 +17,7 @@ import (
 	"k8s.io/client-go/tools/events"
 	resourceslicetracker "k8s.io/dynamic-resource-allocation/resourceslice/tracker"
 	"k8s.io/klog/v2"
+	fwk "k8s.io/kube-scheduler/framework"
 	"k8s.io/kubernetes/pkg/features"
 	"k8s.io/kubernetes/pkg/scheduler/apis/config"
 	"k8s.io/kubernetes/pkg/scheduler/apis/config/scheme"
@@ -254,6 +255,7 @@ func newWorld(ctx context.Context, client *clientsetfake.Clientset, prof *config
 		frameworkruntime.WithSnapshotSharedLister(snapshot),
 		frameworkruntime.WithEventRecorder(broadcaster),
 		frameworkruntime.WithParallelism(1),
+		frameworkruntime.WithPodNominator(noNominations{}),
 	)
 	if err != nil {
 		return nil, fmt.Errorf("building the framework: %w", err)
@@ -292,3 +294,13 @@ func kubernetesVersion() string {
 	}
 	return "k8s.io/kubernetes (unknown version)"
 }
+
+// noNominations is the scheduler queue's nominator with no nominated pods:
+// the oracle models one scheduling cycle over a snapshot, where nominations
+// are reported as partial by spreadwatch rather than modelled.
+type noNominations struct{}
+
+func (noNominations) AddNominatedPod(klog.Logger, fwk.PodInfo, *fwk.NominatingInfo) {}
+func (noNominations) DeleteNominatedPodIfExists(*v1.Pod)                            {}
+func (noNominations) UpdateNominatedPod(klog.Logger, *v1.Pod, fwk.PodInfo)          {}
+func (noNominations) NominatedPodsForNode(string) []fwk.PodInfo                     { return nil }
