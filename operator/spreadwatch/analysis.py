@@ -26,7 +26,7 @@ from spreadwatch.scoring import (
 from spreadwatch.scoring.next_pod import next_claims
 from spreadwatch.scoring.prediction import PodPrediction, predict_pod
 from spreadwatch.scoring.scheduler_profile import SchedulerProfile
-from spreadwatch.scoring.window import WindowOdds
+from spreadwatch.scoring.window import WindowOdds, nodes_to_score
 from spreadwatch.selectors import Selector
 from spreadwatch.snapshot import Snapshot
 
@@ -159,16 +159,24 @@ def explain_workload(
     return WorkloadExplanation(ctrl, scores, report, window, len(snapshot.nodes), percentage)
 
 
+def _window(snapshot: Snapshot, spread: Profile, percentage: int | None) -> int:
+    """Nodes the scheduler scores per pod in the snapshot (``percentage``: an override of the profile's)."""
+    return nodes_to_score(len(snapshot.nodes), spread.score_percentage if percentage is None else percentage)
+
+
 def predict_incoming(
-    snapshot: Snapshot, pod: Pod, scheduler: SchedulerProfile, spread: Profile, new_claims: Sequence[str] = ()
-) -> PodPrediction:
+    snapshot: Snapshot, pod: Pod, scheduler: SchedulerProfile, spread: Profile, new_claims: Sequence[str] = (),
+    percentage: int | None = None,
+) -> PodPrediction:  # fmt: skip
     """kube-scheduler's whole profile for an incoming pod over the snapshot (the reference path:
-    ``scoring/prediction.py``). O(pods × terms + nodes × plugins)."""
-    return predict_pod(pod, snapshot.nodes, snapshot.pods, snapshot, scheduler, spread, new_claims)
+    ``scoring/prediction.py``; ``percentage``: percentageOfNodesToScore, default the profile's).
+    O(pods × terms + nodes × plugins)."""
+    window = _window(snapshot, spread, percentage)
+    return predict_pod(pod, snapshot.nodes, snapshot.pods, snapshot, scheduler, spread, new_claims, window)
 
 
 def predict_workload(
-    snapshot: Snapshot, ref: str, scheduler: SchedulerProfile, spread: Profile
+    snapshot: Snapshot, ref: str, scheduler: SchedulerProfile, spread: Profile, percentage: int | None = None
 ) -> tuple[Controller, PodPrediction]:
     """The whole profile's prediction for a workload's next pod (``KIND/NAMESPACE/NAME``), on the reference
     path: its representative pod, and for a StatefulSet the claims its controller creates for it."""
@@ -179,7 +187,9 @@ def predict_workload(
     cluster: Any = snapshot
     if standin is not None and snapshot.controller(standin.key) is None:
         cluster = _WithStandin(snapshot, standin)
-    return ctrl, predict_pod(pod, snapshot.nodes, snapshot.pods, cluster, scheduler, spread, next_claims(ctrl))
+    window = _window(snapshot, spread, percentage)
+    return ctrl, predict_pod(pod, snapshot.nodes, snapshot.pods, cluster, scheduler, spread, next_claims(ctrl),
+                             window)  # fmt: skip
 
 
 class _WithStandin:

@@ -228,6 +228,7 @@ def test_default_args_are_the_operator_defaults_plus_the_lease(helm: Helm, tmp_p
     assert (config.leader.lease_duration, config.leader.renew_period) == (15.0, 2.0)
     assert "--node-metrics=default" in args
     assert config.report.window_samples == 0 and "--window-samples=0" in args
+    assert config.prediction and "--prediction" in args
 
 
 # --------------------------------------------------------------------------- values → flags
@@ -247,6 +248,7 @@ FLAG_CASES = [
     ({"topN": 7}, lambda c: c.report.top_n == 7 == c.metrics.top_n),
     ({"maxReportNodes": 1000000}, lambda c: c.report.max_nodes == 1000000),
     ({"windowSamples": 16}, lambda c: c.report.window_samples == 16),
+    ({"prediction": False}, lambda c: c.prediction is False),
     ({"health": {"maxNodeSkew": 2, "maxZoneSkew": 3, "spofMinPods": 4}},
      lambda c: (c.report.thresholds.max_node_skew, c.report.thresholds.max_zone_skew,
                 c.report.thresholds.min_replicas) == (2, 3, 4)),

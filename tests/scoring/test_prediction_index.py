@@ -93,7 +93,7 @@ def _expected(snapshot: Snapshot, ref: str, scheduler: SchedulerProfile, spread:
         "best": p.best_score, "count": len(p.best_nodes), "feasible": len(p.feasible),
         "excluded": dict(sorted(Counter(p.excluded.values()).items())),
         "nodes": [(n, p.totals[n], dict(p.scores[n])) for n in ranked_nodes(p)[:TOP]],
-        "partial": list(p.partial),
+        "partial": list(p.partial), "bestNodes": list(p.best_nodes[:TOP]), "probability": p.probability,
     }  # fmt: skip
 
 
@@ -103,14 +103,13 @@ def _got(index: SpreadIndex) -> dict[str, dict[str, Any]]:
         ref = f"{report.workload.kind}/{report.workload.namespace}/{report.workload.name}"
         p = report.prediction
         if p is None:
-            out[ref] = {"none": report.health.value}
-        elif p.error:
-            out[ref] = {"error": p.error}
+            out[ref] = {"error": report.reasons[0]} if report.health.value == "Error" else {"none": report.health.value}
         else:
             out[ref] = {
                 "best": p.best_score, "count": p.best_node_count, "feasible": p.feasible_nodes,
                 "excluded": dict(p.excluded_nodes), "nodes": [(n.node, n.score, dict(n.plugins)) for n in p.nodes],
-                "partial": list(p.partial_reasons),
+                "partial": list(p.partial_reasons), "bestNodes": list(p.best_nodes),
+                "probability": p.best_node_probability,
             }  # fmt: skip
     return out
 
@@ -143,6 +142,49 @@ def test_loaded_index_predicts_as_the_reference(seed: int) -> None:
     index = SpreadIndex(spread, ReportOptions(scheduler=scheduler, top_n=TOP))
     index.load(snapshot)
     _compare(index, snapshot, scheduler, spread)
+
+
+@pytest.mark.parametrize("seed", range(60))
+def test_large_clusters_and_the_window(seed: int) -> None:
+    """101-260 nodes and a percentageOfNodesToScore that leaves most of them out of the window: the grouped
+    path (nodes that score alike) and the window's probability equal the reference."""
+    case = GEN.generate(5000 + seed)
+    profiles = _profiles(case)
+    if profiles is None:
+        return
+    scheduler, spread = profiles
+    rng = random.Random(seed)
+    spread = dataclasses.replace(spread, score_percentage=rng.choice([0, 5, 10, 40]))
+    nodes = [GEN._node(rng, i) for i in range(rng.randint(101, 260))]
+    names = [n["metadata"]["name"] for n in nodes]
+    namespaces = [ns["metadata"]["name"] for ns in case["cluster"]["namespaces"]]
+    case["cluster"]["nodes"] = nodes
+    pods = [GEN._pod(rng, i, names, namespaces) for i in range(rng.randint(20, 300))]
+    for pod in pods:  # most without pod affinity: the workloads then take the grouped path
+        if seed % 2 or rng.random() < 0.9:
+            pod["spec"].pop("affinity", None)
+    case["cluster"]["pods"] = pods
+    workloads = _workloads(case, rng)
+    for w in workloads:
+        if rng.random() < 0.7:
+            _plain(w["spec"]["template"]["spec"])
+    objects = GEN.objects_of(case["cluster"]) + workloads
+    snapshot = Snapshot.from_objects(objects)
+    index = SpreadIndex(spread, ReportOptions(scheduler=scheduler, top_n=TOP))
+    index.load(snapshot)
+    _compare(index, snapshot, scheduler, spread)
+
+
+def _plain(spec: dict[str, Any]) -> None:
+    """A pod spec without what the grouped path leaves to the full one (pod affinity, preferred node
+    affinity, host ports, volumes)."""
+    affinity = spec.pop("affinity", {})
+    required = affinity.get("nodeAffinity", {}).get("requiredDuringSchedulingIgnoredDuringExecution")
+    if required is not None:
+        spec["affinity"] = {"nodeAffinity": {"requiredDuringSchedulingIgnoredDuringExecution": required}}
+    spec.pop("volumes", None)
+    for container in [*spec.get("containers", []), *spec.get("initContainers", [])]:
+        container.pop("ports", None)
 
 
 def _event(rng: random.Random, objects: list[dict[str, Any]]) -> tuple[str, dict[str, Any]]:

@@ -34,6 +34,7 @@ from spreadwatch.cli.options import (
     add_kubeconfig_args,
     add_node_metrics_arg,
     add_number_arg,
+    add_percentage_arg,
     add_prediction_arg,
     add_report_args,
 )
@@ -90,6 +91,9 @@ def build_parser() -> argparse.ArgumentParser:
     explain.add_argument("workload", metavar="KIND/NAMESPACE/NAME")
     explain.add_argument("--all-nodes", action="store_true", help="list every empty candidate node too")
     explain.add_argument("--compare", metavar="PROFILE", help="also print PROFILE's score of every candidate node")
+    explain.add_argument("--node", action="append", default=[], metavar="NODE",
+                         help="also show NODE in the prediction's per-plugin table, or the plugin that filtered it "
+                         "(repeatable)")  # fmt: skip
 
     predict = sub.add_parser("predict", help="where kube-scheduler's whole profile puts a pod: filters, scores, totals")
     predict.add_argument(
@@ -102,6 +106,9 @@ def build_parser() -> argparse.ArgumentParser:
     predict.add_argument("--pod", metavar="FILE", help="predict this incoming pod (YAML or JSON) instead")
     add_number_arg(predict, "--top-nodes", whole_number, "TOP_NODES", 10, "nodes listed (env SPREADWATCH_TOP_NODES)")
     predict.add_argument("--all-nodes", action="store_true", help="list every feasible node")
+    predict.add_argument("--node", action="append", default=[], metavar="NODE",
+                         help="also show NODE in the table, or the plugin that filtered it (repeatable)")
+    add_percentage_arg(predict)
     predict.add_argument("-o", "--output", choices=("table", "json"), default=env("OUTPUT", "table"))
 
     compare = sub.add_parser("compare", help="what a scheduler upgrade changes: best nodes under two profiles")

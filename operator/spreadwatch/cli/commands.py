@@ -62,17 +62,20 @@ def cmd_predict(args: argparse.Namespace, out: TextIO) -> int:
         if args.pod:
             pod = _pod_file(args.pod)
             snapshot = snapshot_of(args)
-            prediction, name = predict_incoming(snapshot, pod, scheduler, spread), f"{pod.namespace}/{pod.name}"
+            percentage = args.percentage_of_nodes_to_score
+            prediction = predict_incoming(snapshot, pod, scheduler, spread, percentage=percentage)
+            name = f"{pod.namespace}/{pod.name}"
         else:
             parts = args.workload.split("/")
             snapshot = snapshot_of(args, [parts[1]] if len(parts) == 3 and parts[1] else [])
-            ctrl, prediction = predict_workload(snapshot, args.workload, scheduler, spread)
+            ctrl, prediction = predict_workload(snapshot, args.workload, scheduler, spread,
+                                                args.percentage_of_nodes_to_score)  # fmt: skip
             name = f"{ctrl.namespace}/{ctrl.kind}/{ctrl.name} (its next pod)"
     if args.output == "json":
         write_json(prediction_document(prediction, name, scheduler), out)
     else:
         out.write(f"Pod:         {name}\n")
-        write_prediction(prediction, scheduler, out, 0 if args.all_nodes else args.top_nodes)
+        write_prediction(prediction, scheduler, out, 0 if args.all_nodes else args.top_nodes, args.node)
     return 0
 
 
@@ -122,4 +125,12 @@ def cmd_explain(args: argparse.Namespace, out: TextIO) -> int:
         write_explain_comparison(snapshot, args.workload, profile, resolve_profile(args, args.compare), out)
     write_explain_health(exp.report, out)
     write_score_weights(load_score_weights(profile, args.scheduler_config, args.scheduler_name), out)
+    options = report_options(args)
+    if options.scheduler is not None and profile.pod_topology_spread:
+        _, prediction = predict_workload(snapshot, args.workload, options.scheduler, profile,
+                                         args.percentage_of_nodes_to_score)  # fmt: skip
+        out.write("\nWhole scheduler profile (status.prediction; the reference computation):\n")
+        write_prediction(prediction, options.scheduler, out, 0 if args.all_nodes else args.top_nodes, args.node)
+    elif args.node:
+        out.write("\n--node: the prediction needs --profile v1.29 and --prediction\n")
     return 0

@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import argparse
 from collections.abc import Callable, Sequence
-from typing import Final
 
 from spreadwatch.cli.argtypes import checked_number, whole_number
 from spreadwatch.cli.env import env, env_bool, env_choice, env_float, env_int
@@ -18,7 +17,7 @@ from spreadwatch.cli.output import write_notes
 from spreadwatch.config import NODE_SERIES_MODES, MetricsOptions
 from spreadwatch.errors import InputError
 from spreadwatch.profile_args import add_scheduler_config_args, load_scheduler_profile
-from spreadwatch.report import DEFAULT_MAX_NODES, DEFAULT_TOP_N, HealthThresholds, ReportOptions
+from spreadwatch.report import DEFAULT_MAX_NODES, DEFAULT_TOP_N, NAMESPACED_PARTIAL, HealthThresholds, ReportOptions
 from spreadwatch.scoring import DEFAULT_PROFILE, PROFILES
 from spreadwatch.scoring.window import DEFAULT_WINDOW_SAMPLES
 from spreadwatch.snapshot import Snapshot, load_snapshot
@@ -29,6 +28,7 @@ __all__ = [
     "add_kubeconfig_args",
     "add_node_metrics_arg",
     "add_number_arg",
+    "add_percentage_arg",
     "add_prediction_arg",
     "add_profile_args",
     "add_report_args",
@@ -128,6 +128,20 @@ def _percentage(text: str) -> int:
 
 def add_window_args(p: argparse.ArgumentParser) -> None:
     """The scheduler's window: ``--percentage-of-nodes-to-score`` and ``--window-samples``."""
+    add_percentage_arg(p)
+    add_number_arg(
+        p,
+        "--window-samples",
+        whole_number,
+        "WINDOW_SAMPLES",
+        DEFAULT_WINDOW_SAMPLES,
+        "window starts averaged for the best-node probabilities (all of them, exactly, in clusters with no more "
+        "nodes; 0: none) (env SPREADWATCH_WINDOW_SAMPLES)",
+    )
+
+
+def add_percentage_arg(p: argparse.ArgumentParser) -> None:
+    """``--percentage-of-nodes-to-score`` (env SPREADWATCH_PERCENTAGE_OF_NODES_TO_SCORE)."""
     raw = env("PERCENTAGE_OF_NODES_TO_SCORE", "")
     try:
         default = _percentage(raw) if raw else None
@@ -142,22 +156,7 @@ def add_window_args(p: argparse.ArgumentParser) -> None:
         "default max(5, 50 - nodes/125); default: --scheduler-config's, else 0 (env "
         "SPREADWATCH_PERCENTAGE_OF_NODES_TO_SCORE)",
     )
-    add_number_arg(
-        p,
-        "--window-samples",
-        whole_number,
-        "WINDOW_SAMPLES",
-        DEFAULT_WINDOW_SAMPLES,
-        "window starts averaged for the best-node probabilities (all of them, exactly, in clusters with no more "
-        "nodes; 0: none) (env SPREADWATCH_WINDOW_SAMPLES)",
-    )
 
-
-#: why every prediction is partial when the operator sees only some namespaces' pods
-NAMESPACED_PARTIAL: Final = (
-    "NamespacedMode: only the pods of the watched namespaces are seen (--namespace); pods of other namespaces "
-    "also take nodes' resources and ports and match pod affinity terms"
-)
 
 
 def add_prediction_arg(p: argparse.ArgumentParser) -> None:
@@ -171,11 +170,12 @@ def add_prediction_arg(p: argparse.ArgumentParser) -> None:
     )
 
 
-def report_options(args: argparse.Namespace, namespaced: bool = False) -> ReportOptions:
+def report_options(args: argparse.Namespace, namespaced: bool = False, load: bool = True) -> ReportOptions:
     """The report flags as :class:`~spreadwatch.report.ReportOptions` (the prediction's scheduler profile read
-    from ``--scheduler-config`` when ``--prediction``; ``namespaced``: only some namespaces are seen)."""
+    from ``--scheduler-config`` when ``--prediction`` and ``load``; ``namespaced``: only some namespaces are
+    seen). ``run`` reads the configuration when the operator starts (``load`` False)."""
     scheduler = None
-    if getattr(args, "prediction", False):
+    if load and getattr(args, "prediction", False):
         scheduler = load_scheduler_profile(getattr(args, "scheduler_config", None),
                                            getattr(args, "scheduler_name", "") or "default-scheduler")  # fmt: skip
     return ReportOptions(

@@ -20,7 +20,7 @@ from typing import Final
 import numpy as np
 import numpy.typing as npt
 
-from spreadwatch.model import NO_RESOURCES, Node, Pod, PodNeeds, Resources
+from spreadwatch.model import NO_RESOURCES, TERMINAL_PHASES, Node, Pod, PodNeeds, Resources
 from spreadwatch.scoring.node_ports import UsedPorts, add_ports
 
 __all__ = ["Int64s", "NodeLoads"]
@@ -144,35 +144,46 @@ class NodeLoads:
             self.add(new, 1)  # type: ignore[arg-type]
 
     def add_all(self, pods: Iterable[Pod]) -> None:
-        """Count many pods in (a load): summed per node and needs first, then written once. O(pods)."""
-        first: dict[tuple[str, int], Pod] = {}
-        counts: dict[tuple[str, int], int] = {}
+        """Count many pods in (a load): one pass collecting each pod's slot and needs (shared per template),
+        then per needs one scattered addition. O(pods) in Python + O(pods) in numpy."""
+        slots: list[int] = []
+        kinds: list[int] = []
+        seen: dict[int, int] = {}
+        needs_of: list[PodNeeds] = []
+        slot, slot_of = self.slot, self.slot_of
         for pod in pods:
-            if pod.in_node_info:
-                key = (pod.node_name, id(pod.needs))
-                if key in counts:
-                    counts[key] += 1
-                else:
-                    first[key], counts[key] = pod, 1
-        for key, count in counts.items():
-            self._add_many(first[key], count)
-
-    def _add_many(self, pod: Pod, count: int) -> None:
-        i = self.slot_of(pod.node_name)
-        needs = pod.needs
-        r = needs.requests
-        self.req_cpu[i] += count * r.milli_cpu
-        self.req_memory[i] += count * r.memory
-        self.req_ephemeral[i] += count * r.ephemeral_storage
-        self.nz_cpu[i] += count * needs.non_zero_cpu
-        self.nz_memory[i] += count * needs.non_zero_memory
-        self.pods[i] += count
-        for key, amount in r.scalars:
-            self._scalar(key)[1][i] += count * amount
-        if needs.host_ports:
-            used = self.ports.setdefault(pod.node_name, {})
-            for _ in range(count):
-                add_ports(used, needs.host_ports, 1)
+            name = pod.node_name
+            if not name or pod.phase in TERMINAL_PHASES:
+                continue
+            i = slot.get(name)
+            slots.append(slot_of(name) if i is None else i)
+            needs = pod.needs
+            k = seen.get(id(needs))
+            if k is None:
+                k = seen[id(needs)] = len(needs_of)
+                needs_of.append(needs)
+            kinds.append(k)
+            if needs.host_ports:
+                add_ports(self.ports.setdefault(name, {}), needs.host_ports, 1)
+        if not slots:
+            return
+        at = np.array(slots, dtype=np.int64)
+        kind = np.array(kinds, dtype=np.int64)
+        columns = (
+            (self.req_cpu, [n.requests.milli_cpu for n in needs_of]),
+            (self.req_memory, [n.requests.memory for n in needs_of]),
+            (self.req_ephemeral, [n.requests.ephemeral_storage for n in needs_of]),
+            (self.nz_cpu, [n.non_zero_cpu for n in needs_of]),
+            (self.nz_memory, [n.non_zero_memory for n in needs_of]),
+        )
+        for target, per_kind in columns:
+            np.add.at(target, at, np.array(per_kind, dtype=np.int64)[kind])
+        np.add.at(self.pods, at, 1)
+        for k, needs in enumerate(needs_of):
+            if needs.requests.scalars:
+                mine = at[kind == k]
+                for key, amount in needs.requests.scalars:
+                    np.add.at(self._scalar(key)[1], mine, amount)
         self.version += 1
 
     def allocatable(self, i: int) -> Resources:

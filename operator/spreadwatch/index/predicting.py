@@ -27,7 +27,8 @@ most the time to go round every workload in batches. ``analyze`` builds every re
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable, Mapping, Sequence
+import gc
+from collections.abc import Callable, Iterable, Mapping, Sequence, Set
 from typing import Final, cast
 
 import msgspec
@@ -37,7 +38,8 @@ import numpy.typing as npt
 from spreadwatch.index.affinity_pods import AffinityPods
 from spreadwatch.index.building import ReportBuilding
 from spreadwatch.index.images import NodeImages
-from spreadwatch.index.loads import Int64s, NodeLoads
+from spreadwatch.index.loads import Int64s, NodeLoads, needs_key
+from spreadwatch.index.prediction_tables import HEAD, ShapeTable, split_classes
 from spreadwatch.index.state import CandidateSet, Workload
 from spreadwatch.model import (
     Node,
@@ -48,16 +50,30 @@ from spreadwatch.model import (
     WorkloadKey,
 )
 from spreadwatch.model.spec_fields import is_extended_resource, is_scalar_resource
-from spreadwatch.report import ReportOptions, SpreadReport
+from spreadwatch.report import (
+    PLACEMENT_OUTCOMES,
+    Outcome,
+    ReportOptions,
+    SpreadReport,
+    classify_placement,
+    error_report,
+)
 from spreadwatch.report.prediction import PredictedNode, Prediction
 from spreadwatch.scoring import Profile, ZoneKey
 from spreadwatch.scoring.candidates import exclusion_reason, node_term_matches
 from spreadwatch.scoring.image_locality import IMAGE_LOCALITY
 from spreadwatch.scoring.next_pod import next_claims
-from spreadwatch.scoring.node_affinity_score import NODE_AFFINITY, preferred_error, preferred_node_score
+from spreadwatch.scoring.node_affinity_score import NODE_AFFINITY, preferred_node_score
 from spreadwatch.scoring.node_ports import NODE_PORTS, ports_conflict
 from spreadwatch.scoring.pod_affinity import INTER_POD_AFFINITY, AffinityTerm, IncomingTerms, incoming_terms, term_of
-from spreadwatch.scoring.prediction import DYNAMIC_RESOURCES, NODE_UNSCHEDULABLE, POD_TOPOLOGY_SPREAD, partial_reasons
+from spreadwatch.scoring.prediction import (
+    DYNAMIC_RESOURCES,
+    NODE_UNSCHEDULABLE,
+    POD_TOPOLOGY_SPREAD,
+    partial_reasons,
+    template_error,
+)
+from spreadwatch.scoring.prediction_window import few_hit_probability, hit_probability, prefix_gaps
 from spreadwatch.scoring.resource_fit import (
     BALANCED_ALLOCATION,
     MAX_NODE_SCORE,
@@ -70,6 +86,7 @@ from spreadwatch.scoring.scheduler_profile import SchedulerProfile
 from spreadwatch.scoring.taint_score import TAINT_TOLERATION, intolerable_taints, prefer_no_schedule_tolerations
 from spreadwatch.scoring.topology_groups import CandidateGroups, GroupScores, group_candidates, score_groups
 from spreadwatch.scoring.volumes import VOLUME_BINDING, VOLUME_RESTRICTIONS, VOLUME_ZONE, VolumePlan, plan_volumes
+from spreadwatch.scoring.window import scheduler_order, tree_zone
 
 __all__ = ["PredictionBuilding"]
 
@@ -82,6 +99,9 @@ _PLUGIN_OF_REASON: Final = {
     "NodeAffinity": NODE_AFFINITY,
 }
 _CACHE_LIMIT: Final = 2048  # entries of each per-pod vector cache (cleared when full)
+_TABLE_LIMIT: Final = 64  # shape tables kept (cleared when full; ~0.5 MiB each at 5,000 nodes)
+_PROBABILITY_DIGITS: Final = 4  # as the spreading report's probabilities
+_FEW_BEST: Final = 16  # best nodes up to which the window's probability is computed in Python
 #: workloads whose stale prediction one call of :meth:`PredictionBuilding.stale_predictions` hands over
 REFRESH_BATCH: Final = 200
 _METADATA_NAME: Final = "metadata.name"
@@ -107,12 +127,15 @@ class PredictionBuilding(ReportBuilding):
         scheduler = self.options.scheduler
         #: the profile predicted with (None: no prediction; only the PodTopologySpread profile v1.29 has one)
         self.scheduler: SchedulerProfile | None = scheduler if profile.pod_topology_spread else None
+        #: placements checked against the prediction, by outcome (``predicted_outcome``)
+        self.predicted_placements: dict[str, int] = dict.fromkeys(PLACEMENT_OUTCOMES, 0)
         #: bumped whenever something every prediction reads changes (loads, nodes, volumes, nominations)
         self.prediction_epoch = 0
         self._node_epoch = 0  # bumped on node changes: the per-node vector caches compare it
         self._built_epoch: dict[WorkloadKey, int] = {}
         self._refresh_turn: list[WorkloadKey] = []
         self._vectors: dict[tuple[object, ...], tuple[tuple[int, int], object]] = {}
+        self._tables: dict[tuple[object, ...], tuple[tuple[int, int, int], CandidateSet, ShapeTable]] = {}
 
     # --- events -------------------------------------------------------------------------------------------
 
@@ -122,6 +145,8 @@ class PredictionBuilding(ReportBuilding):
     def _apply_node(self, node: Node) -> None:
         old = self._nodes.get(node.name)
         super()._apply_node(node)
+        if self.scheduler is None:  # (no prediction: none of its state is kept)
+            return
         if old is None or (old.labels, old.taints, old.unschedulable, old.allocatable, old.images) != (
             node.labels, node.taints, node.unschedulable, node.allocatable, node.images,
         ):  # fmt: skip
@@ -134,7 +159,8 @@ class PredictionBuilding(ReportBuilding):
 
     def _node_changed(self, old: Node | None, old_zone: ZoneKey | None, new: Node | None) -> None:
         super()._node_changed(old, old_zone, new)
-        if new is None and old is not None:  # a node removed (additions and changes: _apply_node)
+        # a node removed (additions and changes: _apply_node)
+        if new is None and old is not None and self.scheduler is not None:
             self._loads.set_node(old.name, None)
             self._images.node_changed(old, None)
             self._images.count_changed()
@@ -152,6 +178,8 @@ class PredictionBuilding(ReportBuilding):
         self._pod_event(old, None)
 
     def _pod_event(self, old: Pod | None, new: Pod | None) -> None:
+        if self.scheduler is None:
+            return
         if old is not None and new is not None and (
             old.node_name, old.phase, old.deleting, old.needs, old.labels, old.template, old.nominated
         ) == (new.node_name, new.phase, new.deleting, new.needs, new.labels, new.template, new.nominated):
@@ -169,6 +197,8 @@ class PredictionBuilding(ReportBuilding):
 
     def _pods_loaded(self, pods: Sequence[Pod]) -> None:
         """Every pod of a fresh load, in bulk (the label groups took them without :meth:`_apply_pod`)."""
+        if self.scheduler is None:
+            return
         self._loads.add_all(pods)
         self._affinity.add_all(pods)
         self._nominated.update((p.namespace, p.name) for p in pods if p.nominated and not p.node_name)
@@ -253,7 +283,42 @@ class PredictionBuilding(ReportBuilding):
         self._built_epoch[w.ctrl.key] = self.prediction_epoch
         if w.error:
             return report
-        return msgspec.structs.replace(report, prediction=self._predict(w, self.scheduler))
+        error = template_error(w.pod)
+        if error:  # a template the API server would refuse: the workload's report is Error, with that reason
+            return error_report(w.ref, self.profile.name, w.ctrl.replicas, error)
+        prediction = self._predict(w, self.scheduler)
+        if not report.skipped and prediction.best_nodes:
+            candidates = self._candidate_set(w).names
+            zones = self._zones
+            agrees = any(classify_placement(report, name, zones.get(name), name in candidates) is Outcome.BEST_NODE
+                         for name in prediction.best_nodes)  # fmt: skip
+            if not agrees:
+                prediction = msgspec.structs.replace(prediction, spreading_agrees=False)
+        return msgspec.structs.replace(report, prediction=prediction)
+
+    # --- the placement check ------------------------------------------------------------------------------
+
+    def predicted_outcome(self, w: Workload, report: SpreadReport, node: str) -> str:
+        """A binding to ``node`` judged against the report's prediction: ``best_node`` (one of its best
+        nodes), ``best_zone`` (a zone holding one of its listed best nodes), ``other``; "" without a
+        prediction. Counted in :attr:`predicted_placements`. O(listed nodes); a prediction rebuilt with every
+        best node listed when it has more than the report lists and ``node`` is not among them (rare)."""
+        p = report.prediction
+        if p is None or self.scheduler is None or not p.best_nodes:
+            return ""
+        best = node in p.best_nodes
+        if not best and p.best_node_count > len(p.best_nodes):
+            full = self._predict(w, self.scheduler, top_n=p.best_node_count)
+            best = node in full.best_nodes
+        zones = self._zones
+        if best:
+            outcome = Outcome.BEST_NODE
+        elif (zone := zones.get(node)) is not None and any(zones.get(n) == zone for n in p.best_nodes):
+            outcome = Outcome.BEST_ZONE
+        else:
+            outcome = Outcome.OTHER
+        self.predicted_placements[outcome.value] += 1
+        return outcome.value
 
     def _cached(self, key: tuple[object, ...], make: Callable[[], object]) -> object:
         """A per-node vector or table, made by ``make`` unless cached since the last node change (and with as
@@ -317,19 +382,14 @@ class PredictionBuilding(ReportBuilding):
         mask[[slot[n] for n in names if n in slot]] = True
         return mask
 
-    def _predict(self, w: Workload, sched: SchedulerProfile) -> Prediction:
-        """The prediction of ``w``'s next pod (see the module docstring)."""
+    def _predict(self, w: Workload, sched: SchedulerProfile, top_n: int | None = None) -> Prediction:
+        """The prediction of ``w``'s next pod (see the module docstring; ``top_n``: nodes listed, default the
+        reports')."""
+        if top_n is None:
+            top_n = self.options.top_n
         pod = w.pod
         assert pod is not None
         template, needs = pod.template, pod.needs
-        error = (needs.error and f"InvalidResources: {needs.error}") or (
-            template.affinity_error and f"InvalidAffinity: {template.affinity_error}"
-        )
-        if not error and template.preferred_node_terms is not None:
-            problem = preferred_error(template.preferred_node_terms)
-            error = problem and f"InvalidAffinity: {problem}"
-        if error:
-            return Prediction(error=error)
         plan = plan_volumes(pod.namespace, needs.claims, next_claims(w.ctrl),
                             lambda ns, name: self._claims.get((ns, name)), self._volumes.get)  # fmt: skip
         reasons = list(self.options.prediction_partial)
@@ -359,6 +419,8 @@ class PredictionBuilding(ReportBuilding):
             if dropped:
                 excluded[NODE_AFFINITY] = excluded.get(NODE_AFFINITY, 0) + dropped
             cand = cand & added  # type: ignore[operator]
+        if names_allowed is None and self._alike(pod, sched, plan):
+            return self._predict_alike(w, pod, sched, candidates, cand, excluded, tuple(reasons), top_n)
         feasible = self._filters(w, pod, sched, plan, cand, excluded)
         count = int(np.count_nonzero(feasible))
         excluded_nodes = dict(sorted((k, v) for k, v in excluded.items() if v))
@@ -373,7 +435,6 @@ class PredictionBuilding(ReportBuilding):
         best = int(totals.max())
         best_slots = np.flatnonzero(totals == best)
         rank = self._name_rank()[:n]
-        top_n = self.options.top_n
         names = loads.names
         best_names = [names[i] for i in best_slots[np.argsort(rank[best_slots])][:top_n]]
         listed = self._top(totals, rank, top_n)
@@ -382,9 +443,281 @@ class PredictionBuilding(ReportBuilding):
                           tuple((p, int(v[i]) * weights[p]) for p, v in per_plugin.items()))
             for i in listed
         )  # fmt: skip
-        probability = 1.0 if self._window_size() >= count else None
+        probability = self._probability(feasible, best_slots, count)
         return Prediction(best, tuple(best_names), len(best_slots), count, nodes, excluded_nodes, probability,
                           tuple(reasons))  # fmt: skip
+
+    # --- the window -----------------------------------------------------------------------------------------
+
+    def _positions(self) -> Int64s:
+        """Each slot's position in the scheduler's node order (-1: a node-less slot). Cached. O(n)."""
+
+        def make() -> Int64s:
+            if self._order is None:
+                self._order = scheduler_order((name, tree_zone(node.labels)) for name, node in self._nodes.items())
+            pos = np.full(len(self._loads), -1, dtype=np.int64)
+            slot = self._loads.slot
+            pos[[slot[name] for name in self._order]] = np.arange(len(self._order), dtype=np.int64)
+            return pos
+
+        return self._cached(("positions",), make)  # type: ignore[return-value]
+
+    def _probability(self, feasible: Bools, best_slots: Int64s, count: int) -> float | None:
+        """The chance the scheduler's window holds a best node (:mod:`~spreadwatch.scoring.prediction_window`):
+        1 when it scores every feasible node. O(n) in numpy otherwise."""
+        window = self._window_size()
+        if window >= count:
+            return 1.0
+        pos = self._positions()[: len(feasible)]
+        positions = np.sort(pos[feasible])
+        odds = hit_probability(positions, prefix_gaps(positions, len(self._nodes)), pos[best_slots],
+                               len(self._nodes), window)  # fmt: skip
+        return None if odds is None else round(odds, _PROBABILITY_DIGITS)
+
+    # --- nodes that score alike -------------------------------------------------------------------------------
+
+    def _alike(self, pod: Pod, sched: SchedulerProfile, plan: VolumePlan) -> bool:
+        """Whether the pod's prediction can be read from a :class:`ShapeTable`: no filter beyond the spreading
+        ones and NodeResourcesFit applies (no host ports, no claim that pins it), and no score beyond the
+        table's classes and its own nodes (no preferred node affinity, no pod affinity either way). O(labels)."""
+        template = pod.template
+        if pod.needs.host_ports or plan.affinities or plan.topologies or plan.rwop:
+            return False
+        if template.preferred_node_terms is not None or sched.added_preferred or template.has_pod_affinity:
+            return False
+        return not self._affinity.selecting(pod.labels)
+
+    def _spread_keys(self, w: Workload, sched: SchedulerProfile) -> tuple[str, ...] | None:
+        """The topology keys PodTopologySpread scores the workload's pod by (None: its PreScore skips)."""
+        plan = w.plan
+        if POD_TOPOLOGY_SPREAD not in sched.weights or plan is None or w.skip or plan.skip_reason:
+            return None
+        return tuple([t.topology_key for t in plan.terms])
+
+    def _shape_table(
+        self, w: Workload, pod: Pod, sched: SchedulerProfile, candidates: CandidateSet, cand: Bools
+    ) -> ShapeTable:
+        """The :class:`ShapeTable` of the workload's candidates and pod, cached until the loads or the nodes
+        change. O(n) in numpy + O(feasible) to group them when new."""
+        keys = self._spread_keys(w, sched)
+        tolerations = prefer_no_schedule_tolerations(pod.template)
+        key = (id(candidates), needs_key(pod.needs), keys, tolerations)
+        epoch = (self._node_epoch, self._loads.version, len(self._loads))
+        found = self._tables.get(key)
+        if found is not None and found[0] == epoch and found[1] is candidates:
+            return found[2]
+        table = self._new_table(pod, sched, cand, keys, tolerations)
+        if len(self._tables) >= _TABLE_LIMIT:
+            self._tables.clear()
+        self._tables[key] = (epoch, candidates, table)
+        return table
+
+    def _new_table(
+        self, pod: Pod, sched: SchedulerProfile, cand: Bools, keys: tuple[str, ...] | None, tolerations: object
+    ) -> ShapeTable:
+        n = len(self._loads)
+        weights = sched.weights
+        fit_ok = self._fit_mask(pod, sched)
+        feasible = cand & fit_ok
+        fit = self._fit_scores(pod, sched) if NODE_RESOURCES_FIT in weights else None
+        balanced = None
+        if BALANCED_ALLOCATION in weights and not balanced_skips(pod.needs, sched.balanced_resources):
+            balanced = self._balanced_scores(pod, sched)
+        base = np.zeros(n, dtype=np.int64)
+        if fit is not None:
+            base += fit * weights[NODE_RESOURCES_FIT]
+        if balanced is not None:
+            base += balanced * weights[BALANCED_ALLOCATION]
+        taint = self._taint_raw(pod.template) if TAINT_TOLERATION in weights else np.zeros(n, dtype=np.int64)
+        groups, group_of = self._feasible_groups(feasible, keys)
+        failed = int(np.count_nonzero(cand & ~fit_ok))
+        top = int(taint[feasible].max(initial=0))
+        table = ShapeTable(feasible, int(np.count_nonzero(feasible)), failed, fit, balanced, base, groups, group_of,
+                           taint, top)  # fmt: skip
+        split_classes(table, self._name_rank()[:n])
+        return table
+
+    def _feasible_groups(self, feasible: Bools, keys: tuple[str, ...] | None) -> tuple[CandidateGroups | None, Int64s]:
+        """PodTopologySpread's groups of the feasible nodes and each slot's group (0 without keys), cached by the
+        feasible set itself: a pod event rarely changes which nodes fit, though it changes the loads. O(n)
+        to look up; O(feasible × keys) when new."""
+        n = len(feasible)
+        if keys is None:
+            return None, np.zeros(n, dtype=np.int64)
+        key = ("groups", keys, np.packbits(feasible).tobytes(), n)
+        found = self._vectors.get(key)
+        if found is not None and found[0] == (self._node_epoch, n):
+            return found[1]  # type: ignore[return-value]
+        names = self._loads.names
+        chosen = sorted(names[i] for i in np.flatnonzero(feasible).tolist())
+        groups = group_candidates((self._nodes[name] for name in chosen), keys, self._zones)
+        group_of = np.zeros(n, dtype=np.int64)
+        slot = self._loads.slot
+        for g, members in enumerate(groups.names):
+            group_of[[slot[name] for name in members]] = g
+        return self._cached(key, lambda: (groups, group_of))  # type: ignore[return-value]
+
+    def _predict_alike(
+        self, w: Workload, pod: Pod, sched: SchedulerProfile, candidates: CandidateSet, cand: Bools,
+        excluded: dict[str, int], reasons: tuple[str, ...], top_n: int,
+    ) -> Prediction:  # fmt: skip
+        """The prediction from the workload's :class:`ShapeTable`: its own nodes (those with its pods, those with
+        its images) scored one by one, every other feasible node through its class. O(classes × top_n + own
+        nodes), plus O(best nodes) for the window when the scheduler scores only some."""
+        table = self._shape_table(w, pod, sched, candidates, cand)
+        if table.fit_failed:
+            excluded[NODE_RESOURCES_FIT] = excluded.get(NODE_RESOURCES_FIT, 0) + table.fit_failed
+        excluded_nodes = dict(sorted((k, v) for k, v in excluded.items() if v))
+        if table.count == 0:
+            return Prediction(excluded_nodes=excluded_nodes, partial_reasons=reasons)
+        weights = sched.weights
+        slot_of = self._loads.slot
+        spread = self._group_scores(w, table.groups) if table.groups is not None else None
+        plugins = [p for p, _ in sched.scores if p in (TAINT_TOLERATION, DYNAMIC_RESOURCES, IMAGE_LOCALITY) or (
+            p == NODE_RESOURCES_FIT and table.fit is not None) or (
+            p == BALANCED_ALLOCATION and table.balanced is not None) or (
+            p == POD_TOPOLOGY_SPREAD and spread is not None)]  # fmt: skip
+        w_taint = weights[TAINT_TOLERATION] if TAINT_TOLERATION in plugins else 0
+        w_spread = weights[POD_TOPOLOGY_SPREAD] if spread is not None else 0
+        w_image = weights[IMAGE_LOCALITY] if IMAGE_LOCALITY in plugins else 0
+        top = table.taint_top
+        taint_scores = [MAX_NODE_SCORE if top == 0 else MAX_NODE_SCORE - (MAX_NODE_SCORE * t) // top
+                        for t in range(top + 1)]  # fmt: skip
+        group_score: list[int] = [0] * max(1, len(table.groups.names) if table.groups is not None else 1)
+        own: dict[int, int] = {}  # own node slot -> its PodTopologySpread score
+        if spread is not None:
+            group_score = [spread.normalized(raw) for raw in spread.group_raw]
+            normalized = spread.normalized
+            for (name, _, _), raw in zip(spread.rows, spread.row_raw, strict=True):
+                own[slot_of[name]] = normalized(raw)
+        feasible = table.feasible_list
+        image = {i: score for name, score in self._images.scores(pod.needs).items() if feasible[i := slot_of[name]]}
+        base, group_of, taint = table.base_list, table.group_list, table.taint_list
+        own_slots = own.keys() | image.keys()
+        scored = [(base[i] + w_spread * (own[i] if i in own else group_score[group_of[i]])
+                   + w_taint * taint_scores[taint[i]] + w_image * image.get(i, 0), i) for i in own_slots]  # fmt: skip
+        own_best = max(scored)[0] if scored else None
+        width = max(top_n, 1)
+        heads: list[tuple[int, int, int]] = []  # (class, its best total, the base of its first non-own node)
+        for c, (g, t) in enumerate(table.keys):
+            constant = w_spread * group_score[g] + w_taint * taint_scores[t]
+            taken = 0
+            for i, b in zip(table.head_slots[c], table.head_bases[c], strict=True):
+                if i in own_slots:
+                    continue
+                if not taken:
+                    heads.append((c, b + constant, b))
+                scored.append((b + constant, i))
+                taken += 1
+                if taken == width:
+                    break
+            else:
+                if len(table.head_slots[c]) < len(table.slots[c]):
+                    for i, b in self._class_rest(table, c, own_slots, width - taken):
+                        if not taken:
+                            heads.append((c, b + constant, b))
+                        scored.append((b + constant, i))
+                        taken += 1
+        best = max(t for _, t, _ in heads) if heads else own_best
+        if own_best is not None and best is not None:
+            best = max(best, own_best)
+        assert best is not None
+        rank: list[int] = self._cached(("rank-list",), lambda: self._name_rank().tolist())  # type: ignore[assignment]
+        best_own = [i for t, i in scored[: len(own_slots)] if t == best]
+        best_count = len(best_own)
+        best_candidates = list(best_own)
+        tie_runs: list[tuple[Int64s, list[int]]] = []  # per class at the best: its run and own nodes in it
+        for c, t, b in heads:
+            if t != best:
+                continue
+            run = self._tie_run(table, c, b)
+            g, tt = table.keys[c]
+            inside = [i for i in own_slots if base[i] == b and group_of[i] == g and taint[i] == tt]
+            tie_runs.append((run, inside))
+            best_count += len(run) - len(inside)
+            best_candidates += [i for i in run[: max(top_n, 0) + len(inside)].tolist() if i not in own_slots]
+        names = self._loads.names
+        best_names = [names[i] for i in sorted(best_candidates, key=rank.__getitem__)[:top_n]]
+        listed = sorted(scored, key=lambda p: (-p[0], rank[p[1]]))[: max(top_n, 0)]
+        nodes = tuple(PredictedNode(names[i], t, self._breakdown(i, plugins, table, weights, own, group_score, image,
+                                                                 taint_scores))
+                      for t, i in listed)  # fmt: skip
+        probability: float | None = 1.0
+        window = self._window_size()
+        if window < table.count:
+            probability = self._table_probability(table, best_own, tie_runs, window)
+        return Prediction(best, tuple(best_names), best_count, table.count, nodes, excluded_nodes, probability,
+                          reasons)  # fmt: skip
+
+    def _table_probability(
+        self, table: ShapeTable, best_own: list[int], tie_runs: list[tuple[Int64s, list[int]]], window: int
+    ) -> float | None:
+        """The window's probability from the table's feasible positions (built once per table). O(best
+        nodes) in numpy."""
+        if table.positions is None:
+            pos = self._positions()[: len(table.feasible)]
+            table.positions = np.sort(pos[table.feasible])
+            table.prefix = prefix_gaps(table.positions, len(self._nodes))
+            table.position_list, table.prefix_list = table.positions.tolist(), table.prefix.tolist()
+        assert table.prefix is not None
+        positions = self._positions()
+        if len(best_own) + sum(len(run) for run, _ in tie_runs) <= _FEW_BEST:
+            best = [*best_own, *(i for run, inside in tie_runs for i in run.tolist() if i not in inside)]
+            odds = few_hit_probability(table.position_list, table.prefix_list, [int(positions[i]) for i in best],
+                                       len(self._nodes), window)  # fmt: skip
+        else:
+            runs = [run[~np.isin(run, inside)] if inside else run for run, inside in tie_runs]
+            best_slots = np.concatenate([np.array(best_own, dtype=np.int64), *runs])
+            odds = hit_probability(table.positions, table.prefix, positions[best_slots], len(self._nodes), window)
+        return None if odds is None else round(odds, _PROBABILITY_DIGITS)
+
+    @staticmethod
+    def _class_rest(table: ShapeTable, c: int, own: Set[int], wanted: int) -> Iterable[tuple[int, int]]:
+        """Up to ``wanted`` (slot, base) of class ``c`` past its head, own nodes skipped (a class whose head
+        is mostly own nodes). O(nodes read)."""
+        start = len(table.head_slots[c])
+        slots, bases = table.slots[c], table.bases[c]
+        step = max(wanted, HEAD)
+        while start < len(slots) and wanted > 0:
+            for i, b in zip(slots[start : start + step].tolist(), bases[start : start + step].tolist(), strict=True):
+                if i not in own:
+                    yield i, b
+                    wanted -= 1
+                    if not wanted:
+                        return
+            start += step
+
+    @staticmethod
+    def _tie_run(table: ShapeTable, c: int, base: int) -> Int64s:
+        """The slots of class ``c`` with this base, in name order (the class is sorted by base, then name)."""
+        if base == table.head_bases[c][0]:
+            return table.slots[c][: table.ties[c]]
+        run: Int64s = table.slots[c][table.bases[c] == base]
+        return run
+
+    def _breakdown(
+        self, i: int, plugins: list[str], table: ShapeTable, weights: Mapping[str, int], own: Mapping[int, int],
+        group_score: list[int], image: Mapping[int, int], taint_scores: list[int],
+    ) -> tuple[tuple[str, int], ...]:  # fmt: skip
+        """Each running plugin's weighted score on slot ``i`` (a listed node). O(plugins)."""
+        out = []
+        for plugin in plugins:
+            if plugin == TAINT_TOLERATION:
+                value = taint_scores[table.taint_list[i]]
+            elif plugin == NODE_RESOURCES_FIT:
+                assert table.fit is not None
+                value = int(table.fit[i])
+            elif plugin == BALANCED_ALLOCATION:
+                assert table.balanced is not None
+                value = int(table.balanced[i])
+            elif plugin == POD_TOPOLOGY_SPREAD:
+                value = own[i] if i in own else group_score[table.group_list[i]]
+            elif plugin == IMAGE_LOCALITY:
+                value = image.get(i, 0)
+            else:
+                value = 0
+            out.append((plugin, value * weights[plugin]))
+        return tuple(out)
 
     @staticmethod
     def _top(totals: Int64s, rank: Int64s, top_n: int) -> list[int]:
@@ -784,13 +1117,18 @@ class PredictionBuilding(ReportBuilding):
             key = ("groups", w.sig, keys, frozenset(candidates.names - set(chosen)))
             groups = cast(CandidateGroups, self._cached(key, lambda: group_candidates(
                 (self._nodes[name] for name in sorted(chosen)), keys, self._zones)))  # fmt: skip
+        return self._spread_vector(groups, self._group_scores(w, groups))
+
+    def _group_scores(self, w: Workload, groups: CandidateGroups) -> GroupScores:
+        """PodTopologySpread's scores of the workload's pod over these (feasible) node groups. O(busy nodes)."""
+        plan = w.plan
+        assert plan is not None
         template = self._template(w)
+        keep = not gc.isenabled()  # (memos kept only while the cyclic GC is paused, as the reports' own)
         if w.multi:
-            scores = score_groups(plan, template, groups, self._term_counts(w), self._nodes, keep=False)
-        else:
-            per_term = [w.counts if w.counting else {}] * len(plan.terms)
-            scores = score_groups(plan, template, groups, per_term, self._nodes, shared=True, keep=False)
-        return self._spread_vector(groups, scores)
+            return score_groups(plan, template, groups, self._term_counts(w), self._nodes, keep=keep)
+        per_term = [w.counts if w.counting else {}] * len(plan.terms)
+        return score_groups(plan, template, groups, per_term, self._nodes, shared=True, keep=keep)
 
     def _spread_vector(self, groups: CandidateGroups, scores: GroupScores) -> Int64s:
         n = len(self._loads)

@@ -139,7 +139,8 @@ class SpreadIndex(PredictionBuilding):
             outcome = classify_placement(report, node, zone, candidate)
             previous = w.placement.consecutive_misses if w.placement is not None else 0
             misses = 0 if outcome is Outcome.BEST_NODE else previous + 1
-            w.placement = Placement(pod.name, node, outcome.value, seen, misses)
+            predicted = self.predicted_outcome(w, report, node)
+            w.placement = Placement(pod.name, node, outcome.value, seen, misses, predicted)
             self.placements[outcome.value] += 1
             self._touch(w, key)
             out.append((key, w.placement))

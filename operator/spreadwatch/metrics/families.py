@@ -133,6 +133,40 @@ FAMILIES: Final = (
         "1 when the best nodes under the profile and under --compare-profile overlap, else 0.",
         (*_W, "profile"),
     ),
+    # per workload, the whole scheduler profile's prediction (reports that carry one)
+    FamilySpec(
+        "spreadwatch_workload_predicted_best_score",
+        "gauge",
+        "The highest total of the whole kube-scheduler profile over the feasible nodes for the next replica "
+        "(status.prediction.bestScore).",
+        _W,
+    ),
+    FamilySpec(
+        "spreadwatch_workload_predicted_feasible_nodes",
+        "gauge",
+        "Nodes that pass every filter of the scheduler profile for the next replica (0: it would stay Pending).",
+        _W,
+    ),
+    FamilySpec(
+        "spreadwatch_workload_predicted_best_node_probability",
+        "gauge",
+        "Probability (0-1) that the scheduler's window of scored nodes holds one of the predicted best nodes "
+        "(no sample when there is no feasible node).",
+        _W,
+    ),
+    FamilySpec(
+        "spreadwatch_workload_prediction_spreading_agrees",
+        "gauge",
+        "1 when a predicted best node is also a best node of the spreading report, 0 when the other plugins "
+        "(resources, images, affinity) are defeating the spread.",
+        _W,
+    ),
+    FamilySpec(
+        "spreadwatch_workload_prediction_partial",
+        "gauge",
+        "1 when the prediction cannot see everything the scheduler sees (status.prediction.partialReasons).",
+        _W,
+    ),
     FamilySpec(
         "spreadwatch_workload_placement_misses",
         "gauge",
@@ -179,7 +213,7 @@ FAMILIES: Final = (
         "spreadwatch_placements_total",
         "counter",
         "New pod bindings checked against the report held just before, by scoring profile and outcome: "
-        "best_node, best_zone (a best node's zone) or other.",
+        "best_node, best_zone (a best node's zone) or other; profile prediction: against the prediction.",
         ("profile", "outcome"),
     ),
     FamilySpec(

@@ -35,7 +35,7 @@ from spreadwatch.config import MetricsOptions, Scope
 from spreadwatch.index import SpreadIndex
 from spreadwatch.metrics.families import HEALTH_STATES, FamilySpec, escape_label_value, spec
 from spreadwatch.model import WorkloadKey
-from spreadwatch.report import CandidateLayout, Comparison, SpreadReport, ZoneEntry
+from spreadwatch.report import CandidateLayout, Comparison, Prediction, SpreadReport, ZoneEntry
 from spreadwatch.scoring import SpreadSummary, ZoneKey
 
 __all__ = ["BuildInfoCollector", "NodeSample", "WorkloadCollector", "WorkloadView"]
@@ -54,6 +54,14 @@ _WORKLOAD_VALUES: tuple[tuple[FamilySpec, Callable[[SpreadReport], int]], ...] =
 _ODDS: tuple[tuple[FamilySpec, Callable[[SpreadReport], float | None]], ...] = (
     (spec("spreadwatch_workload_best_node_probability"), lambda r: r.best_node_probability),
     (spec("spreadwatch_workload_best_zone_probability"), lambda r: r.best_zone_probability),
+)
+#: the whole profile's prediction: a sample only for the reports that carry one (the probability: when set)
+_PREDICTION: tuple[tuple[FamilySpec, Callable[[Prediction], float | int | None]], ...] = (
+    (spec("spreadwatch_workload_predicted_best_score"), lambda p: p.best_score),
+    (spec("spreadwatch_workload_predicted_feasible_nodes"), lambda p: p.feasible_nodes),
+    (spec("spreadwatch_workload_predicted_best_node_probability"), lambda p: p.best_node_probability),
+    (spec("spreadwatch_workload_prediction_spreading_agrees"), lambda p: 1 if p.spreading_agrees else 0),
+    (spec("spreadwatch_workload_prediction_partial"), lambda p: 1 if p.partial_reasons else 0),
 )
 #: the operator's placement check: a sample only for the reports that carry one
 _MISSES = spec("spreadwatch_workload_placement_misses")
@@ -197,6 +205,8 @@ class WorkloadView:
             out += [f for f, _ in _ODDS]
         if any(r.report.last_placement is not None for r in self.rows):
             out.append(_MISSES)
+        if any(r.report.prediction is not None for r in self.rows):
+            out += [f for f, _ in _PREDICTION]
         out += [f for f, _ in _ZONE_VALUES]
         if self.options.node_series != "none":
             out += [_NODE_SCORE, _NODE_PODS]
@@ -251,6 +261,17 @@ class WorkloadView:
             for block in blocks():
                 yield "".join(
                     [f"{prefix}{k}}} {p.consecutive_misses}\n" for k, r in block if (p := r.last_placement) is not None]
+                )
+        for family, predicted in _PREDICTION if any(r.prediction is not None for r in reports) else ():
+            yield family.header(openmetrics)
+            prefix = family.name + "{"
+            for block in blocks():
+                yield "".join(
+                    [
+                        f"{prefix}{k}}} {v}\n"
+                        for k, r in block
+                        if (pr := r.prediction) is not None and (v := predicted(pr)) is not None
+                    ]
                 )
         e = escape_label_value
         for family, field in _ZONE_VALUES:
@@ -314,6 +335,11 @@ class WorkloadView:
                     families[family.name].add_metric(base, value)
             if report.last_placement is not None:
                 families[_MISSES.name].add_metric(base, report.last_placement.consecutive_misses)
+            if report.prediction is not None:
+                for family, predicted in _PREDICTION:
+                    value = predicted(report.prediction)
+                    if value is not None:
+                        families[family.name].add_metric(base, value)
             for zone in report.zones:
                 for family, attr in _ZONE_VALUES:
                     families[family.name].add_metric([*base, zone.zone, zone.region], getattr(zone, attr))

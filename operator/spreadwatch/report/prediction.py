@@ -3,24 +3,35 @@
 JSON (camelCase, a contract: docs/report.md)::
 
     prediction: {bestScore, bestNodes, bestNodeCount, feasibleNodes, nodes [{node, score, plugins {Plugin: n}}],
-                 excludedNodes {Plugin: count}, [bestNodeProbability], partial, [partialReasons], [error]}
+                 excludedNodes {Plugin: count}, [bestNodeProbability], spreadingAgrees, partial, [partialReasons]}
 
 ``nodes`` are the best-scoring feasible nodes (up to ``--top-nodes``, by total then name), each with every
 score plugin's weighted score; ``excludedNodes`` counts the nodes each filter plugin rejected;
 ``bestNodeProbability`` is the chance the next pod lands on one of the best nodes when the scheduler scores
-only a window of the feasible nodes (1 when it scores them all). ``partial`` says the operator cannot see
-everything the scheduler sees (``partialReasons``: ``Code: sentence``); ``error`` why the scheduler cannot
-place the pod at all (then nothing else is set).
+only a window of the feasible nodes (1 when it scores them all). ``spreadingAgrees`` is false when no best
+node of the prediction is a best node of the spreading report: the other plugins (resources, images,
+affinity) are defeating the spread. ``partial`` says the operator cannot see
+everything the scheduler sees (``partialReasons``: ``Code: sentence``). No feasible node: ``bestNodes`` and
+``nodes`` are empty and ``excludedNodes`` says why. A template the prediction cannot read (requests or affinity
+terms the API server would refuse) makes the whole report Error instead.
 """
 
 from __future__ import annotations
 
 from collections.abc import Mapping
-from typing import Any, NamedTuple
+from typing import Any, Final, NamedTuple
 
 import msgspec
 
-__all__ = ["PredictedNode", "Prediction", "prediction_form"]
+__all__ = ["NAMESPACED_PARTIAL", "PREDICTION_PLACEMENTS", "PredictedNode", "Prediction", "prediction_form"]
+
+#: the ``profile`` of spreadwatch_placements_total whose outcomes judge bindings against the prediction
+PREDICTION_PLACEMENTS: Final = "prediction"
+#: why every prediction is partial when the operator sees only some namespaces' pods
+NAMESPACED_PARTIAL: Final = (
+    "NamespacedMode: only the pods of the watched namespaces are seen (--namespace); pods of other namespaces "
+    "also take nodes' resources and ports and match pod affinity terms"
+)
 
 
 class PredictedNode(NamedTuple):
@@ -42,7 +53,7 @@ class Prediction(msgspec.Struct, frozen=True, gc=False):
     excluded_nodes: Mapping[str, int] = msgspec.field(default_factory=dict)
     best_node_probability: float | None = None
     partial_reasons: tuple[str, ...] = ()
-    error: str = ""
+    spreading_agrees: bool = True
 
     @property
     def partial(self) -> bool:
@@ -59,9 +70,6 @@ def _number(value: float) -> float | int:
 
 def prediction_form(p: Prediction) -> dict[str, Any]:
     """:meth:`Prediction.to_dict` (a function: the report's JSON form calls it per report). O(listed nodes)."""
-    if p.error:
-        return {"error": p.error, "partial": p.partial, **({"partialReasons": list(p.partial_reasons)}
-                                                            if p.partial_reasons else {})}  # fmt: skip
     out: dict[str, Any] = {
         "bestScore": p.best_score,
         "bestNodes": list(p.best_nodes),
@@ -72,6 +80,7 @@ def prediction_form(p: Prediction) -> dict[str, Any]:
     }
     if p.best_node_probability is not None:
         out["bestNodeProbability"] = _number(p.best_node_probability)
+    out["spreadingAgrees"] = p.spreading_agrees
     out["partial"] = p.partial
     if p.partial_reasons:
         out["partialReasons"] = list(p.partial_reasons)

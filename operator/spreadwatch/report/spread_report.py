@@ -70,7 +70,8 @@ class Placement(NamedTuple):
     just before (``report/placement.py``): the pod, its node, the outcome (``best_node``, ``best_zone`` or
     ``other``), when it was seen (RFC 3339) and the placements in a row, this one included, that did not land
     on a best node (0 when this one did); ``predicted``: the outcome against the report's prediction
-    (``predicted_node``: one of its best nodes, ``other``; "" without a prediction)."""
+    (``best_node``: one of its best nodes, ``best_zone``: a zone of its listed best nodes, ``other``; ""
+    without a prediction)."""
 
     pod: str
     node: str

@@ -22,6 +22,7 @@ scheduler cannot place the pod at all. Cost: O(pods × terms + nodes × plugins)
 
 from __future__ import annotations
 
+import dataclasses
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Final, Protocol
@@ -41,6 +42,7 @@ from spreadwatch.scoring.pod_affinity import (
     node_raw_score,
     normalize_min_max,
 )
+from spreadwatch.scoring.prediction_window import window_hit_probability
 from spreadwatch.scoring.profiles import Profile
 from spreadwatch.scoring.resource_fit import (
     BALANCED_ALLOCATION,
@@ -62,17 +64,21 @@ from spreadwatch.scoring.taint_score import (
 )
 from spreadwatch.scoring.topology import score_topology
 from spreadwatch.scoring.volumes import VOLUME_BINDING, VOLUME_RESTRICTIONS, VOLUME_ZONE, VolumePlan, plan_volumes
+from spreadwatch.scoring.window import scheduler_order, tree_zone
 
 __all__ = [
     "DYNAMIC_RESOURCES",
     "NODE_UNSCHEDULABLE",
     "POD_TOPOLOGY_SPREAD",
+    "PROBABILITY_DIGITS",
     "ClusterView",
     "PodPrediction",
     "partial_reasons",
     "predict_pod",
 ]
 
+#: digits the prediction's probability is rounded to (as the spreading report's)
+PROBABILITY_DIGITS: Final = 4
 NODE_UNSCHEDULABLE: Final = "NodeUnschedulable"
 POD_TOPOLOGY_SPREAD: Final = "PodTopologySpread"
 DYNAMIC_RESOURCES: Final = "DynamicResources"
@@ -105,6 +111,8 @@ class PodPrediction:
     plugins: tuple[str, ...] = ()  # the score plugins that ran (not skipped), in the profile's order
     error: str = ""
     partial: tuple[str, ...] = ()
+    #: the chance the scheduler's window holds a best node (scoring/prediction_window.py; None: no feasible node)
+    probability: float | None = None
 
     @property
     def best_score(self) -> int:
@@ -205,6 +213,22 @@ def _first_failure(
     return ""
 
 
+def template_error(pod: Pod) -> str:
+    """Why the prediction cannot be made for a pod of this template ("" it can): requests that do not parse
+    (``InvalidResources``), affinity terms the API server would refuse (``InvalidAffinity``). The workload's
+    report is then Error with that one reason. O(terms)."""
+    if pod.needs.error:
+        return f"InvalidResources: {pod.needs.error}"
+    template = pod.template
+    if template.affinity_error:
+        return f"InvalidAffinity: {template.affinity_error}"
+    if template.preferred_node_terms is not None:
+        problem = preferred_error(template.preferred_node_terms)
+        if problem:
+            return f"InvalidAffinity: {problem}"
+    return ""
+
+
 def partial_reasons(pod: Pod, profile: SchedulerProfile, plan: VolumePlan) -> tuple[str, ...]:
     """What the prediction cannot see for this pod (reasons, ``Code: sentence``). O(plugins)."""
     out = [f"UnmodelledPlugin: {name} (not an in-tree plugin spreadwatch computes)" for name in profile.unmodelled]
@@ -225,14 +249,12 @@ def predict_pod(
     profile: SchedulerProfile,
     spread: Profile,
     new_claims: Sequence[str] = (),
+    window: int | None = None,
 ) -> PodPrediction:
     """One scheduling cycle for ``pod`` (see the module docstring); ``spread`` is the PodTopologySpread
-    profile (its default constraints); ``new_claims`` the claims a StatefulSet creates for the pod."""
-    error = pod.needs.error and f"InvalidResources: {pod.needs.error}"
-    error = error or (pod.template.affinity_error and f"InvalidAffinity: {pod.template.affinity_error}")
-    if not error and pod.template.preferred_node_terms is not None:
-        problem = preferred_error(pod.template.preferred_node_terms)
-        error = problem and f"InvalidAffinity: {problem}"
+    profile (its default constraints); ``new_claims`` the claims a StatefulSet creates for the pod; ``window``
+    the nodes the scheduler scores per pod (``numFeasibleNodesToFind``; None: every feasible node)."""
+    error = template_error(pod)
     if error:
         return PodPrediction((), {}, {}, {}, error=error)
     cache = _cache(nodes, pods)
@@ -273,7 +295,22 @@ def predict_pod(
         for n, score in by_node.items():
             scores[n][plugin] = score * weight
             totals[n] += score * weight
-    return PodPrediction(names, excluded, scores, totals, tuple(per_plugin), partial=partial)
+    done = PodPrediction(names, excluded, scores, totals, tuple(per_plugin), partial=partial)
+    return dataclasses.replace(done, probability=_probability(done, nodes, window))
+
+
+def _probability(p: PodPrediction, nodes: Sequence[Node], window: int | None) -> float | None:
+    """:func:`~spreadwatch.scoring.prediction_window.window_hit_probability` of the prediction, rounded as
+    the reports round probabilities. O(nodes)."""
+    if not p.feasible:
+        return None
+    if window is None or window >= len(p.feasible):
+        return 1.0
+    order = scheduler_order((n.name, tree_zone(n.labels)) for n in nodes)
+    position = {name: i for i, name in enumerate(order)}
+    feasible = sorted(position[n] for n in p.feasible)
+    odds = window_hit_probability(feasible, [position[n] for n in p.best_nodes], len(nodes), window)
+    return None if odds is None else round(odds, PROBABILITY_DIGITS)
 
 
 def _scores(

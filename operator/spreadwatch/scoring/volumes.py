@@ -97,6 +97,9 @@ class VolumePlan:
         return True
 
 
+_NO_CLAIMS: Final = VolumePlan()
+
+
 def plan_volumes(
     namespace: str,
     claims: Iterable[str],
@@ -108,6 +111,8 @@ def plan_volumes(
     StatefulSet controller creates if missing). O(claims)."""
     creating = set(new_claims)
     names = [*claims, *creating]
+    if not names:
+        return _NO_CLAIMS
     found = [(name, claim_of(namespace, name)) for name in names]
     if any(claim is None and name not in creating for name, claim in found):
         return VolumePlan(_CLAIM_LOOKUPS, has_claims=True)
