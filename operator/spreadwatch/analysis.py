@@ -7,7 +7,7 @@ directly (the reference path of kube-scheduler's plugin).
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Collection, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, Final
 
@@ -176,10 +176,12 @@ def predict_incoming(
 
 
 def predict_workload(
-    snapshot: Snapshot, ref: str, scheduler: SchedulerProfile, spread: Profile, percentage: int | None = None
-) -> tuple[Controller, PodPrediction]:
+    snapshot: Snapshot, ref: str, scheduler: SchedulerProfile, spread: Profile, percentage: int | None = None,
+    scored: Collection[str] | None = None,
+) -> tuple[Controller, PodPrediction]:  # fmt: skip
     """The whole profile's prediction for a workload's next pod (``KIND/NAMESPACE/NAME``), on the reference
-    path: its representative pod, and for a StatefulSet the claims its controller creates for it."""
+    path: its representative pod, and for a StatefulSet the claims its controller creates for it (``scored``:
+    score only these feasible nodes, the scheduler's window)."""
     ctrl = find_workload(snapshot, ref)
     if ctrl.selector_error is not None:
         return ctrl, PodPrediction((), {}, {}, {}, error=f"InvalidSelector: {ctrl.selector_error}")
@@ -189,7 +191,7 @@ def predict_workload(
         cluster = _WithStandin(snapshot, standin)
     window = _window(snapshot, spread, percentage)
     return ctrl, predict_pod(pod, snapshot.nodes, snapshot.pods, cluster, scheduler, spread, next_claims(ctrl),
-                             window)  # fmt: skip
+                             window, scored)  # fmt: skip
 
 
 class _WithStandin:

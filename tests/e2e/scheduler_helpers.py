@@ -6,7 +6,9 @@ scheduler binds the new pod, and :class:`SchedulerLog` reads what each score plu
 (``--vmodule=schedule_one=10``: ``"Plugin scored node for pod" pod="ns/name" plugin="P" node="n" score=S``,
 the plugin's normalised score times its weight). :func:`derived_scores` derives every candidate's score from
 the report alone, as docs/report.md promises (a node listed in ``nodes`` has its score there, any other its
-zone's ``emptyNodeScore``, or the top-level one without a zone).
+zone's ``emptyNodeScore``, or the top-level one without a zone). Given the scheduler's profile, the report
+carries the whole profile's prediction and :func:`place_one` also keeps the reference prediction (every
+node's plugin scores, the filtered nodes) from the same dump.
 """
 
 from __future__ import annotations
@@ -27,9 +29,11 @@ from kubernetes import client
 from kubernetes import config as kube_config
 
 from repo_tools import load_devcluster
-from spreadwatch.analysis import WorkloadFilter, analyze_index
+from spreadwatch.analysis import WorkloadFilter, analyze_index, predict_workload
 from spreadwatch.report import ReportOptions
 from spreadwatch.scoring import Profile
+from spreadwatch.scoring.prediction import PodPrediction
+from spreadwatch.scoring.scheduler_profile import SchedulerProfile
 from spreadwatch.snapshot import load_snapshot
 
 __all__ = [
@@ -42,7 +46,7 @@ __all__ = [
     "workload_report",
 ]
 
-KINDS = "nodes,namespaces,pods,services,rc,rs,sts,deploy"
+KINDS = "nodes,namespaces,pods,services,rc,rs,sts,deploy,pv,pvc"
 GA_ZONE, GA_REGION = "topology.kubernetes.io/zone", "topology.kubernetes.io/region"
 BETA_ZONE, BETA_REGION = "failure-domain.beta.kubernetes.io/zone", "failure-domain.beta.kubernetes.io/region"
 _SCORE_LINE = re.compile(
@@ -82,10 +86,23 @@ class Placement:
     report: dict[str, Any]
     derived: dict[str, int]  # candidate → score derived from the report (for the nodes the scheduler scored)
     logged: dict[str, dict[str, int]]  # plugin → node → weighted score from the scheduler's log
+    predicted: PodPrediction | None = None  # the reference prediction from the same dump (with a scheduler)
 
     @property
     def in_best_set(self) -> bool:
         return self.derived.get(self.node) == self.report["bestScore"]
+
+    @property
+    def in_predicted_set(self) -> bool:
+        return self.predicted is not None and self.node in self.predicted.best_nodes
+
+    def logged_by_node(self) -> dict[str, dict[str, int]]:
+        """node → plugin → weighted score, as the scheduler logged them."""
+        out: dict[str, dict[str, int]] = {}
+        for plugin, scores in self.logged.items():
+            for node, score in scores.items():
+                out.setdefault(node, {})[plugin] = score
+        return out
 
 
 def apply_objects(cp: ControlPlane, objects: Sequence[Mapping[str, Any]]) -> None:
@@ -93,18 +110,25 @@ def apply_objects(cp: ControlPlane, objects: Sequence[Mapping[str, Any]]) -> Non
     cp.kubectl("apply", "-f", "-", input=json.dumps({"apiVersion": "v1", "kind": "List", "items": list(objects)}))
 
 
-def workload_report(cp: ControlPlane, profile: Profile, namespace: str, kind: str, name: str,
-                    tmp: Path) -> tuple[dict[str, Any], dict[str, dict[str, str]]]:  # fmt: skip
-    """spreadwatch's report of one workload on a fresh dump of the cluster, and every node's labels."""
+def workload_report(cp: ControlPlane, profile: Profile, namespace: str, kind: str, name: str, tmp: Path,
+                    scheduler: SchedulerProfile | None = None,
+                    ) -> tuple[dict[str, Any], dict[str, dict[str, str]], PodPrediction | None]:  # fmt: skip
+    """spreadwatch's report of one workload on a fresh dump of the cluster (with ``scheduler``: its prediction
+    too), every node's labels, and the reference prediction (None without a scheduler)."""
     dump = tmp / f"dump-{time.monotonic_ns()}.json"
     dump.write_text(cp.kubectl("get", KINDS, "-A", "-o", "json", timeout=120).stdout)
-    reports = analyze_index(load_snapshot([dump]), profile, ReportOptions(), WorkloadFilter([namespace]))[1]
+    snapshot = load_snapshot([dump])
+    options = ReportOptions(scheduler=scheduler)
+    reports = analyze_index(snapshot, profile, options, WorkloadFilter([namespace]))[1]
     found = [r.to_dict() for r in reports if r.workload.kind == kind and r.workload.name == name]
     assert len(found) == 1, f"no single report for {kind} {namespace}/{name}: {[r.workload for r in reports]}"
+    predicted = None
+    if scheduler is not None:
+        predicted = predict_workload(snapshot, f"{kind}/{namespace}/{name}", scheduler, profile)[1]
     items = json.loads(dump.read_text())["items"]
     labels = {o["metadata"]["name"]: o["metadata"].get("labels") or {} for o in items if o["kind"] == "Node"}
     dump.unlink()
-    return found[0], labels
+    return found[0], labels, predicted
 
 
 def node_zone(labels: Mapping[str, str], profile: Profile) -> tuple[str, str] | None:
@@ -147,9 +171,11 @@ def _bound_pods(api: client.ApiClient, namespace: str, selector: str) -> dict[st
 
 
 def place_one(cp: ControlPlane, api: client.ApiClient, log: SchedulerLog, profile: Profile, namespace: str,
-              kind: str, name: str, selector: str, tmp: Path) -> Placement:  # fmt: skip
-    """Predict, scale the workload up by one, wait for the scheduler to bind the new pod, read its scores."""
-    report, labels = workload_report(cp, profile, namespace, kind, name, tmp)
+              kind: str, name: str, selector: str, tmp: Path,
+              scheduler: SchedulerProfile | None = None) -> Placement:  # fmt: skip
+    """Predict, scale the workload up by one, wait for the scheduler to bind the new pod, read its scores
+    (``scheduler``: the profile it runs, for the whole-profile prediction)."""
+    report, labels, predicted = workload_report(cp, profile, namespace, kind, name, tmp, scheduler)
     before = _bound_pods(api, namespace, selector)
     assert all(before.values()), f"unbound pods of {kind} {name} before scaling: {before}"
     _scale(api, namespace, kind, name, len(before) + 1)
@@ -159,10 +185,13 @@ def place_one(cp: ControlPlane, api: client.ApiClient, log: SchedulerLog, profil
         return next(iter(fresh.items())) if fresh and all(fresh.values()) else None
 
     pod, node = wait_for(new_bound, timeout=120, message=f"the scheduler to bind a new pod of {kind} {name}")
-    logged = wait_for(lambda: log.plugin_scores(f"{namespace}/{pod}") or None, timeout=30,
-                      message=f"the scheduler's plugin scores for {namespace}/{pod} in {log.path}")  # fmt: skip
+    if predicted is not None and len(predicted.feasible) == 1:  # one feasible node: the scheduler scores nothing
+        logged: dict[str, dict[str, int]] = {}
+    else:
+        logged = wait_for(lambda: log.plugin_scores(f"{namespace}/{pod}") or None, timeout=30,
+                          message=f"the scheduler's plugin scores for {namespace}/{pod} in {log.path}")  # fmt: skip
     scored = sorted({n for scores in logged.values() for n in scores})
-    return Placement(name, pod, node, report, derived_scores(report, scored, labels, profile), logged)
+    return Placement(name, pod, node, report, derived_scores(report, scored, labels, profile), logged, predicted)
 
 
 @contextlib.contextmanager

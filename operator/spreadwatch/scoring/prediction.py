@@ -23,7 +23,7 @@ scheduler cannot place the pod at all. Cost: O(pods × terms + nodes × plugins)
 from __future__ import annotations
 
 import dataclasses
-from collections.abc import Callable, Iterable, Mapping, Sequence
+from collections.abc import Callable, Collection, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Final, Protocol
 
@@ -250,10 +250,13 @@ def predict_pod(
     spread: Profile,
     new_claims: Sequence[str] = (),
     window: int | None = None,
+    scored: Collection[str] | None = None,
 ) -> PodPrediction:
     """One scheduling cycle for ``pod`` (see the module docstring); ``spread`` is the PodTopologySpread
     profile (its default constraints); ``new_claims`` the claims a StatefulSet creates for the pod; ``window``
-    the nodes the scheduler scores per pod (``numFeasibleNodesToFind``; None: every feasible node)."""
+    the nodes the scheduler scores per pod (``numFeasibleNodesToFind``; None: every feasible node);
+    ``scored``: score only these of the feasible nodes, as the scheduler scores its window (the others stay
+    out of ``feasible`` without being excluded; None: all)."""
     error = template_error(pod)
     if error:
         return PodPrediction((), {}, {}, {}, error=error)
@@ -281,7 +284,7 @@ def predict_pod(
                                 lambda n: ipa is None or ipa.passes(n.labels))  # fmt: skip
         if plugin:
             excluded[node.name] = plugin
-        else:
+        elif scored is None or node.name in scored:
             feasible.append(node)
     names = tuple(n.name for n in feasible)
     if not feasible:
