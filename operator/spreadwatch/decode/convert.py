@@ -36,7 +36,7 @@ from spreadwatch.model import (
 )
 from spreadwatch.model import records as rec
 from spreadwatch.model.reader import FieldReader
-from spreadwatch.model.spec_fields import node_allocatable, pod_needs
+from spreadwatch.model.spec_fields import node_allocatable, normalized_image, pod_needs
 from spreadwatch.selectors import NOTHING, Requirement, Selector, from_match_labels
 
 __all__ = ["Converter", "Fallback"]
@@ -159,6 +159,23 @@ def _needs_key(spec: shapes.PodSpec) -> tuple[object, ...]:
     )
 
 
+def _shape_key(spec: shapes.PodSpec) -> tuple[object, ...]:
+    """What a pod spec's needs depend on but its images (a spec without volumes): the key of the needs computed
+    once per request shape (most workloads share a few shapes, each with its own image)."""
+    return (
+        tuple([(bytes(c.resources), bytes(c.ports), c.restartPolicy) for c in spec.containers]),
+        tuple([(bytes(c.resources), bytes(c.ports), c.restartPolicy) for c in spec.initContainers]),
+        bytes(spec.overhead),
+        bytes(spec.resources),
+        bytes(spec.resourceClaims),
+    )
+
+
+def _images(spec: shapes.PodSpec) -> tuple[str, ...]:
+    """The images of a spec without volumes as ``pod_needs`` lists them (init containers first). O(containers)."""
+    return tuple([normalized_image(c.image) for c in (*spec.initContainers, *spec.containers)])
+
+
 def _same_needs(a: shapes.PodSpec, b: shapes.PodSpec) -> bool:
     """Whether two pod specs have the same needs fields (equal Structs compare in C). O(containers)."""
     return (
@@ -178,7 +195,16 @@ class Converter:
     records anyway); dropped with the converter.
     """
 
-    __slots__ = ("_allocatable", "_labels", "_needs", "_owners", "_requirements", "_templates", "_tolerations")
+    __slots__ = (
+        "_allocatable",
+        "_labels",
+        "_needs",
+        "_owners",
+        "_requirements",
+        "_shapes",
+        "_templates",
+        "_tolerations",
+    )
 
     def __init__(self) -> None:
         self._labels: dict[bytes, Mapping[str, str]] = {}
@@ -187,6 +213,7 @@ class Converter:
         self._templates: dict[tuple[bytes, bytes, bytes, bytes], rec.PodTemplate] = {}
         self._tolerations: dict[bytes, rec.PodTemplate] = {}  # templates of pods with tolerations only
         self._needs: dict[tuple[object, ...], rec.PodNeeds] = {}
+        self._shapes: dict[tuple[object, ...], rec.PodNeeds] = {}
         self._allocatable: dict[bytes, rec.Resources] = {}
 
     def labels(self, raw: msgspec.Raw) -> Mapping[str, str]:
@@ -246,10 +273,36 @@ class Converter:
         key = _needs_key(spec)
         needs = self._needs.get(key)
         if needs is None:
-            fields = _needs_fields(spec)
-            found = _reference(lambda: pod_needs(_NO_READER, fields, "spec"))
+            found = self._shaped(spec, template=False)
             needs = self._needs[key] = rec.NO_NEEDS if found == rec.NO_NEEDS else SHARED_NEEDS.get(found)
         return needs
+
+    def template_needs(self, spec: shapes.PodSpec) -> rec.PodNeeds:
+        """A workload template's needs (its ``error`` when they cannot be read: that workload's report is
+        Error), shared. O(1) for a request shape seen before, else O(containers)."""
+        return SHARED_NEEDS.get(self._shaped(spec, template=True))
+
+    def _shaped(self, spec: shapes.PodSpec, template: bool) -> rec.PodNeeds:
+        """``pod_needs`` of a spec, its requests computed once per request shape (:func:`_shape_key`) and the
+        images set per spec (a spec with volumes: computed whole). Raises Fallback (a pod's unreadable field)."""
+        path = "spec.template.spec" if template else "spec"
+        if spec.volumes:
+            fields = _needs_fields(spec)
+            if template:
+                return template_needs(_NO_READER, fields, path)
+            found: rec.PodNeeds = _reference(lambda: pod_needs(_NO_READER, fields, path))
+            return found
+        shape = (template, _shape_key(spec))
+        base = self._shapes.get(shape)
+        if base is None:
+            fields = _needs_fields(spec)
+            if template:
+                base = template_needs(_NO_READER, fields, path)
+            else:
+                base = _reference(lambda: pod_needs(_NO_READER, fields, path))
+            self._shapes[shape] = base
+        images = _images(spec)
+        return base if base.images == images or base.error else msgspec.structs.replace(base, images=images)
 
     def convert(
         self, items: Sequence[Any], kinds: Mapping[type, str], api_version: str = ""
@@ -473,8 +526,7 @@ class Converter:
         pod_spec = template.spec
         needs = rec.NO_NEEDS
         if pod_spec is not _POD_SPEC:
-            fields = _needs_fields(pod_spec)
-            needs = template_needs(_NO_READER, fields, "spec.template.spec")
+            needs = self.template_needs(pod_spec)
         claim_templates: tuple[str, ...] = ()
         if kind == "StatefulSet" and isinstance(spec, shapes.WorkloadSpec):
             claim_templates = tuple(t.metadata.name for t in spec.volumeClaimTemplates)

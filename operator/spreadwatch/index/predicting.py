@@ -27,9 +27,9 @@ most the time to go round every workload in batches. ``analyze`` builds every re
 
 from __future__ import annotations
 
-import gc
 from collections.abc import Callable, Iterable, Mapping, Sequence, Set
-from typing import Final, cast
+from types import MappingProxyType
+from typing import Final, TypeVar, cast
 
 import msgspec
 import numpy as np
@@ -105,6 +105,36 @@ _FEW_BEST: Final = 16  # best nodes up to which the window's probability is comp
 #: workloads whose stale prediction one call of :meth:`PredictionBuilding.stale_predictions` hands over
 REFRESH_BATCH: Final = 200
 _METADATA_NAME: Final = "metadata.name"
+
+
+_SHARED: dict[object, object] = {}  # equal breakdowns, pairs and excluded counts: one object (cleared when large)
+_SHARED_LIMIT: Final = 200_000
+
+
+_T = TypeVar("_T")
+
+
+def _shared(value: _T) -> _T:
+    """``value``, or the equal one met before (a report's prediction keeps few distinct parts). O(size)."""
+    found = _SHARED.get(value)
+    if found is not None:
+        return found  # type: ignore[return-value]
+    if len(_SHARED) >= _SHARED_LIMIT:
+        _SHARED.clear()
+    _SHARED[value] = value
+    return value
+
+
+def _shared_counts(counts: dict[str, int]) -> Mapping[str, int]:
+    """Excluded-node counts, shared by equal content (read-only). O(plugins)."""
+    key = tuple(counts.items())
+    found = _SHARED.get(("counts", key))
+    if found is None:
+        found = MappingProxyType(counts)
+        if len(_SHARED) >= _SHARED_LIMIT:
+            _SHARED.clear()
+        _SHARED[("counts", key)] = found
+    return found  # type: ignore[return-value]
 
 
 def _go_half(values: Int64s) -> Int64s:
@@ -423,7 +453,7 @@ class PredictionBuilding(ReportBuilding):
             return self._predict_alike(w, pod, sched, candidates, cand, excluded, tuple(reasons), top_n)
         feasible = self._filters(w, pod, sched, plan, cand, excluded)
         count = int(np.count_nonzero(feasible))
-        excluded_nodes = dict(sorted((k, v) for k, v in excluded.items() if v))
+        excluded_nodes = _shared_counts(dict(sorted((k, v) for k, v in excluded.items() if v)))
         if count == 0:
             return Prediction(excluded_nodes=excluded_nodes, partial_reasons=tuple(reasons))
         per_plugin = self._scores(w, pod, sched, feasible, candidates)
@@ -440,7 +470,7 @@ class PredictionBuilding(ReportBuilding):
         listed = self._top(totals, rank, top_n)
         nodes = tuple(
             PredictedNode(names[i], int(totals[i]),
-                          tuple((p, int(v[i]) * weights[p]) for p, v in per_plugin.items()))
+                          _shared(tuple(_shared((p, int(v[i]) * weights[p])) for p, v in per_plugin.items())))
             for i in listed
         )  # fmt: skip
         probability = self._probability(feasible, best_slots, count)
@@ -567,7 +597,7 @@ class PredictionBuilding(ReportBuilding):
         table = self._shape_table(w, pod, sched, candidates, cand)
         if table.fit_failed:
             excluded[NODE_RESOURCES_FIT] = excluded.get(NODE_RESOURCES_FIT, 0) + table.fit_failed
-        excluded_nodes = dict(sorted((k, v) for k, v in excluded.items() if v))
+        excluded_nodes = _shared_counts(dict(sorted((k, v) for k, v in excluded.items() if v)))
         if table.count == 0:
             return Prediction(excluded_nodes=excluded_nodes, partial_reasons=reasons)
         weights = sched.weights
@@ -658,12 +688,11 @@ class PredictionBuilding(ReportBuilding):
             pos = self._positions()[: len(table.feasible)]
             table.positions = np.sort(pos[table.feasible])
             table.prefix = prefix_gaps(table.positions, len(self._nodes))
-            table.position_list, table.prefix_list = table.positions.tolist(), table.prefix.tolist()
         assert table.prefix is not None
         positions = self._positions()
         if len(best_own) + sum(len(run) for run, _ in tie_runs) <= _FEW_BEST:
             best = [*best_own, *(i for run, inside in tie_runs for i in run.tolist() if i not in inside)]
-            odds = few_hit_probability(table.position_list, table.prefix_list, [int(positions[i]) for i in best],
+            odds = few_hit_probability(table.positions, table.prefix, [int(positions[i]) for i in best],
                                        len(self._nodes), window)  # fmt: skip
         else:
             runs = [run[~np.isin(run, inside)] if inside else run for run, inside in tie_runs]
@@ -716,8 +745,8 @@ class PredictionBuilding(ReportBuilding):
                 value = image.get(i, 0)
             else:
                 value = 0
-            out.append((plugin, value * weights[plugin]))
-        return tuple(out)
+            out.append(_shared((plugin, value * weights[plugin])))
+        return _shared(tuple(out))
 
     @staticmethod
     def _top(totals: Int64s, rank: Int64s, top_n: int) -> list[int]:
@@ -1124,11 +1153,12 @@ class PredictionBuilding(ReportBuilding):
         plan = w.plan
         assert plan is not None
         template = self._template(w)
-        keep = not gc.isenabled()  # (memos kept only while the cyclic GC is paused, as the reports' own)
+        # (no memo: these groups are the feasible nodes of one request shape, rebuilt as the loads change; keeping
+        # each workload's level there, as the reports keep theirs with the GC paused, only grows them)
         if w.multi:
-            return score_groups(plan, template, groups, self._term_counts(w), self._nodes, keep=keep)
+            return score_groups(plan, template, groups, self._term_counts(w), self._nodes, keep=False)
         per_term = [w.counts if w.counting else {}] * len(plan.terms)
-        return score_groups(plan, template, groups, per_term, self._nodes, shared=True, keep=keep)
+        return score_groups(plan, template, groups, per_term, self._nodes, shared=True, keep=False)
 
     def _spread_vector(self, groups: CandidateGroups, scores: GroupScores) -> Int64s:
         n = len(self._loads)

@@ -66,8 +66,6 @@ class ShapeTable:
     ties: list[int] = field(default_factory=list)
     positions: Int64s | None = None
     prefix: Int64s | None = None
-    position_list: list[int] = field(default_factory=list)
-    prefix_list: list[int] = field(default_factory=list)
 
 
 def split_classes(table: ShapeTable, rank: Int64s) -> None:

@@ -89,9 +89,9 @@ def hit_probability(feasible: Int64s, prefix: Int64s, best: Int64s, all_nodes: i
 
 
 def few_hit_probability(
-    feasible: Sequence[int], prefix: Sequence[int], best: Sequence[int], all_nodes: int, window: int
+    feasible: Sequence[int] | Int64s, prefix: Sequence[int] | Int64s, best: Sequence[int], all_nodes: int, window: int
 ) -> float | None:
-    """:func:`hit_probability` in Python for a few best nodes (lists instead of arrays). O(best × log feasible)."""
+    """:func:`hit_probability` in Python for a few best nodes (no array operation). O(best × log feasible)."""
     count = len(feasible)
     if count == 0:
         return None
@@ -105,6 +105,6 @@ def few_hit_probability(
     for j in b:
         low = max(j - window + 1, previous + 1)
         shift = count if low < 0 else 0
-        hit += prefix[j + 1 + shift] - prefix[low + shift]
+        hit += int(prefix[j + 1 + shift]) - int(prefix[low + shift])
         previous = j
     return hit / all_nodes

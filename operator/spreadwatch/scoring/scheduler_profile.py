@@ -25,6 +25,7 @@ from __future__ import annotations
 import itertools
 from collections.abc import Mapping
 from dataclasses import dataclass, field
+from types import MappingProxyType
 from typing import Any, Final
 
 from spreadwatch.errors import InputError
@@ -140,11 +141,11 @@ class SchedulerProfile:
     added_required: tuple[NodeSelectorTerm, ...] | None = None
     added_preferred: tuple[PreferredSchedulingTerm, ...] = ()
     unmodelled: tuple[str, ...] = ()
+    #: score plugin -> weight (from ``scores``; read per prediction)
+    weights: Mapping[str, int] = field(init=False, repr=False, compare=False)
 
-    @property
-    def weights(self) -> Mapping[str, int]:
-        """Score plugin → weight. O(plugins)."""
-        return dict(self.scores)
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "weights", MappingProxyType(dict(self.scores)))
 
 
 def _fail(source: str, path: str, problem: str) -> InputError:
