@@ -10,7 +10,8 @@
   end: :func:`phase_figures` makes the phase's writes per second inside and outside its resyncs, the resyncs
   themselves and the write-latency distribution of their difference;
 * :func:`apiserver_state` — the API server's resident memory and age when the operator starts (loaded or
-  fresh), and :func:`listed_seconds` — the operator's own time to list the cluster, from its log.
+  fresh), and :func:`operator_start` — from the operator's log, its own time to list the cluster and the
+  instant it turned ready.
 
 Costs: the floor is one more listing of the cluster (at scale 1.0 ~150,000 pods, a few hundred MiB of JSON);
 a view is one ``/statusz`` and one scrape.
@@ -18,6 +19,7 @@ a view is one ``/statusz`` and one scrape.
 
 from __future__ import annotations
 
+import datetime as dt
 import json
 import os
 import re
@@ -39,7 +41,7 @@ __all__ = [
     "apiserver_state",
     "distribution",
     "list_floor",
-    "listed_seconds",
+    "operator_start",
     "operator_view",
     "phase_figures",
     "sum_phases",
@@ -97,14 +99,25 @@ def list_floor(
             "pages": sum(k["pages"] for k in kinds.values()), "kinds": kinds}  # fmt: skip
 
 
-def listed_seconds(log_path: Path) -> float | None:
-    """The operator's own time to list the cluster (its log line ``listed the cluster in N s``, JSON or text)."""
+def operator_start(log_path: Path, started: float) -> dict[str, float | None]:
+    """From the operator's log (JSON lines, as the chart logs): ``listed_s``, its own time from starting the
+    informers to every first list applied (``listed the cluster in N s``), and ``ready_s``, the time of that
+    line after ``started`` (unix seconds, the process's start): when it turned ready, exactly (the writer is
+    ready right after that line; ``/readyz`` is only sampled every second)."""
     pattern = re.compile(r"listed the cluster in ([0-9.]+)s")
     for line in log_path.read_text(errors="replace").splitlines():
         found = pattern.search(line)
-        if found:
-            return float(found.group(1))
-    return None
+        if not found:
+            continue
+        ready: float | None = None
+        try:
+            stamp = json.loads(line).get("time", "")
+            ready = round(dt.datetime.strptime(stamp, "%Y-%m-%dT%H:%M:%S.%fZ").replace(tzinfo=dt.UTC).timestamp()
+                          - started, 2)  # fmt: skip
+        except (ValueError, AttributeError):
+            pass  # a text log: no time on the line
+        return {"listed_s": float(found.group(1)), "ready_s": ready}
+    return {"listed_s": None, "ready_s": None}
 
 
 def apiserver_state(pid: int | None, loaded_by: int | None) -> dict[str, Any]:

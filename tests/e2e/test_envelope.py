@@ -101,4 +101,5 @@ def test_the_start_is_measured_against_the_list_floor_of_a_loaded_api_server(res
                                    "StatefulSet", "Deployment"}  # fmt: skip
     assert floor["page_size"] == 500
     assert result["ready_over_floor"] > 0 and result["listed_s"] is not None
+    assert result["ready_s"] > 0 and result["ready_probe_s"] > 0  # ready by its log; seen by a probe
     assert result["apiserver"]["loaded"] == 1  # the API server that served the load, not a fresh one

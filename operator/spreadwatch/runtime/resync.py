@@ -9,7 +9,8 @@ and every ``--resync-period`` seconds, and makes a :class:`ResyncPlan` of the li
   and last placement included, and comparing digests, so every live workload is checked. The writes wait
   for it (there is nothing they could rely on before it);
 * :func:`compare_plan` — every later resync lists **metadata only** (``PartialObjectMetadataList``: name,
-  owner, uid and the ``spreadwatch.io/status-digest`` annotation: about a twentieth of the bytes) and
+  owner, uid and the ``spreadwatch.io/status-digest`` annotation: ~1.9 KiB a report, most of it its
+  managedFields, where a whole report is 4.6 KiB at scale 0.05 and tens of KiB at the envelope) and
   compares each report with this replica's own record of it, **while the writes go on beside it**. Only
   what differs is queued: a report whose digest or owner is not what this replica last wrote (another
   writer, a user), a report missing (deleted behind the operator's back), a workload without one. A report
