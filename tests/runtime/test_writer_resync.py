@@ -132,10 +132,10 @@ def _changes(p: Pipeline) -> None:
     [
         pytest.param(1.0, 0.0, ["db", "web", "api"], id="1 write/s, 3 due: material first"),
         pytest.param(100.0, 0.0, ["web", "api", "db"], id="100 writes/s, 3 due: oldest first"),
-        # the age of web's change when the cycle runs (api's is 0.1 s less): at MATERIAL_AFTER (5 s) or more
+        # the age of web's change when the cycle runs (api's is 0.1 s less): at MATERIAL_AFTER (3 s) or more
         # a count-only change counts as material (newer material changes never starve it), oldest first
-        pytest.param(1.0, MATERIAL_AFTER + 0.15, ["web", "api", "db"], id="1 write/s, web 5.15 s, api 5.05 s"),
-        pytest.param(1.0, MATERIAL_AFTER + 0.05, ["web", "db", "api"], id="1 write/s, web 5.05 s, api 4.95 s"),
+        pytest.param(1.0, MATERIAL_AFTER + 0.15, ["web", "api", "db"], id="1 write/s, web 3.15 s, api 3.05 s"),
+        pytest.param(1.0, MATERIAL_AFTER + 0.05, ["web", "db", "api"], id="1 write/s, web 3.05 s, api 2.95 s"),
     ],
 )
 def test_material_changes_go_first_only_when_the_bucket_is_short(rate: float, web_age: float, order: list[str]) -> None:

@@ -71,7 +71,7 @@ log = logging.getLogger("spreadwatch.writer")
 #: API server and 50-200 ms on a loaded one (finer than the generic duration buckets there).
 WRITE_BUCKETS: Final = (0.005, 0.01, 0.02, 0.03, 0.05, 0.075, 0.1, 0.15, 0.2, 0.3, 0.5, 0.75, 1.0, 2.0, 5.0, 10.0)
 #: Upper bounds (seconds) of ``spreadwatch_report_lag_seconds`` (a change to its report's write: the debounce
-#: of 1 s at least, ``max(1 s, 3 × debounce)`` under constant churn, more when the write budget is short).
+#: of 1 s at least, ``max(1 s, 2 × debounce)`` under constant churn, more when the write budget is short).
 LAG_BUCKETS: Final = (0.5, 1.0, 1.5, 2.0, 2.5, 3.0, 4.0, 5.0, 7.5, 10.0, 15.0, 30.0, 60.0, 120.0, 300.0)
 
 _WARNING_HEALTH = frozenset({Health.IMBALANCED.value, Health.SINGLE_POINT_OF_FAILURE.value, Health.ERROR.value})
