@@ -121,7 +121,8 @@ def operator_start(log_path: Path, started: float) -> dict[str, float | None]:
 
 
 def apiserver_state(pid: int | None, loaded_by: int | None) -> dict[str, Any]:
-    """The API server's RSS (MiB), its age (s) and whether the process that loaded the cluster serves it."""
+    """The API server's RSS (MiB), its age (s) and whether the process that loaded the cluster serves it (1 or
+    0; None when the load left no record of it: a cluster loaded by an older harness)."""
     if pid is None:
         return {}
     try:
@@ -132,7 +133,8 @@ def apiserver_state(pid: int | None, loaded_by: int | None) -> dict[str, Any]:
         return {}
     rss = next(int(line.split()[1]) for line in status.splitlines() if line.startswith("VmRSS:"))
     age = uptime - int(stat[19]) / os.sysconf("SC_CLK_TCK")
-    return {"rss_mib": round(rss / 1024, 1), "age_s": round(age, 1), "loaded": int(pid == loaded_by)}
+    loaded = None if loaded_by is None else int(pid == loaded_by)
+    return {"rss_mib": round(rss / 1024, 1), "age_s": round(age, 1), "loaded": loaded}
 
 
 # --------------------------------------------------------------------------------------- the operator's view
