@@ -50,9 +50,10 @@ class PodScores:
     scores: Mapping[str, int]
     topology: TopologyScores | None = None  # PodTopologySpread's state (profile v1.29)
     #: PodTopologySpread's Filter (v1.29, DoNotSchedule constraints): its PreFilter state, and the nodes it
-    #: rejected (among those the other filters pass) with kube-scheduler's reason
+    #: rejected (among those the other filters pass), by name with kube-scheduler's reason
     filter: FilterState | None = None
     rejected: Mapping[str, str] = field(default_factory=dict)
+    rejected_nodes: tuple[Node, ...] = ()
 
     @property
     def selector_text(self) -> str:
@@ -149,6 +150,7 @@ def _score_topology(
     :class:`PodScores` (``counts``: the first constraint's pods)."""
     state: FilterState | None = None
     rejected: dict[str, str] = {}
+    rejected_nodes: list[Node] = []
     if filtered:
         plan = plan_filter(pod, profile, lambda: build_spread_selector(pod, lookup, profile).selectors[0])
         if plan is not None:
@@ -160,6 +162,7 @@ def _score_topology(
                     passing.append(node)
                 else:
                     rejected[node.name] = why
+                    rejected_nodes.append(node)
             candidates = passing
             excluded = {**excluded, **dict.fromkeys(rejected, REASON_POD_TOPOLOGY_SPREAD)}
     topo = score_topology(pod, candidates, nodes, pods, lookup, profile)
@@ -180,4 +183,5 @@ def _score_topology(
         topo,
         state,
         rejected,
+        tuple(rejected_nodes),
     )
