@@ -179,7 +179,7 @@ _TARGETED: list[tuple[str, Any]] = [
                 [{"maxSkew": 1, "topologyKey": "z", "whenUnsatisfiable": "Sometimes"}],
                 [{"maxSkew": 1, "topologyKey": "z", "whenUnsatisfiable": "ScheduleAnyway", "minDomains": 2}],
                 [{"maxSkew": 1, "topologyKey": "z", "whenUnsatisfiable": "DoNotSchedule", "minDomains": 0}],
-                [{"maxSkew": 1, "topologyKey": "z", "whenUnsatisfiable": "DoNotSchedule", "nodeTaintsPolicy": "Always"}],
+                [{"maxSkew": 1, "topologyKey": "z", "whenUnsatisfiable": "DoNotSchedule", "nodeTaintsPolicy": "All"}],
                 [{"maxSkew": 2, "topologyKey": "z", "whenUnsatisfiable": "DoNotSchedule", "minDomains": 2**20}],
                 {"maxSkew": 1},
             ]

@@ -31,9 +31,9 @@ def _cluster(tmp_path: Path, pods_on: list[str], replicas: int, **hard: Any) -> 
         {"maxSkew": 1, "topologyKey": ZONE, "whenUnsatisfiable": "DoNotSchedule", "labelSelector": web, **hard},
         {"maxSkew": 1, "topologyKey": HOST, "whenUnsatisfiable": "ScheduleAnyway", "labelSelector": web},
     ]
+    template = {"metadata": {"labels": {"app": "web"}}, "spec": {"topologySpreadConstraints": constraints}}
     sts = {"apiVersion": "apps/v1", "kind": "StatefulSet", "metadata": {"name": "web", "namespace": "default"},
-           "spec": {"replicas": replicas, "selector": web, "template": {
-               "metadata": {"labels": {"app": "web"}}, "spec": {"topologySpreadConstraints": constraints}}}}  # fmt: skip
+           "spec": {"replicas": replicas, "selector": web, "template": template}}  # fmt: skip
     pods = [{"apiVersion": "v1", "kind": "Pod", "metadata": {"name": f"web-{i}", "namespace": "default",
              "labels": {"app": "web"}}, "spec": {"nodeName": n}, "status": {"phase": "Running"}}
             for i, n in enumerate(pods_on)]  # fmt: skip

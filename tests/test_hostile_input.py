@@ -548,7 +548,9 @@ def test_compare_of_a_workload_whose_target_profile_reports_error(
 
 
 _REFUSED = [
-    pytest.param({"maxSkew": 0, "whenUnsatisfiable": "DoNotSchedule"}, "maxSkew must be greater than 0, got 0", id="maxSkew 0"),
+    pytest.param(
+        {"maxSkew": 0, "whenUnsatisfiable": "DoNotSchedule"}, "maxSkew must be greater than 0, got 0", id="maxSkew 0"
+    ),
     pytest.param(
         {"maxSkew": 1, "whenUnsatisfiable": "Whenever"},
         "whenUnsatisfiable must be DoNotSchedule or ScheduleAnyway, got 'Whenever'",

@@ -119,7 +119,8 @@ def controller_event(draw: st.DrawFn, soft_spread: bool = False) -> tuple[str, d
     if soft_spread and draw(st.integers(0, 3)) < 3:
         spec["topologySpreadConstraints"] = draw(st.lists(spread_constraint_st, min_size=1, max_size=3))
     elif draw(st.integers(0, 6)) == 0:
-        spec["topologySpreadConstraints"] = [{"maxSkew": 1, "topologyKey": GA_ZONE, "whenUnsatisfiable": "DoNotSchedule"}]
+        hard = {"maxSkew": 1, "topologyKey": GA_ZONE, "whenUnsatisfiable": "DoNotSchedule"}
+        spec["topologySpreadConstraints"] = [hard]
     elif draw(st.integers(0, 3)) == 0:
         spec["topologySpreadConstraints"] = draw(st.lists(spread_constraint_st, min_size=1, max_size=3))
     if draw(st.integers(0, 5)) == 0:

@@ -60,8 +60,12 @@ def next_pod(items: Iterable[Mapping[str, Any]], kind: str, namespace: str, name
     (workload,) = [o for o in objs if o["kind"] == kind and o["metadata"]["name"] == name]
     labels = dict(workload["spec"]["template"]["metadata"].get("labels") or {})
     if kind == "Deployment":
-        owned = [o for o in objs if o["kind"] == "ReplicaSet"
-                 and any(r.get("controller") and r["name"] == name for r in o["metadata"].get("ownerReferences", []))]
+        owned = [
+            o
+            for o in objs
+            if o["kind"] == "ReplicaSet"
+            and any(r.get("controller") and r["name"] == name for r in o["metadata"].get("ownerReferences", []))
+        ]
         newest = max(owned, key=lambda rs: int(rs["metadata"].get("annotations", {}).get(_REVISION, "0")))
         return _owned(newest, newest["spec"]["template"]["metadata"].get("labels") or {})  # fmt: skip
     if kind == "StatefulSet":

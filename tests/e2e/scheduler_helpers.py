@@ -7,9 +7,10 @@ scheduler binds the new pod, and :class:`SchedulerLog` reads what each score plu
 the plugin's normalised score times its weight, and ``"Calculated node's final score for pod"`` for every node
 it scored, even when no plugin scores). :func:`place_or_pend` is the same step for workloads whose next pod
 may stay Pending (PodTopologySpread's Filter): it waits for the binding or for the scheduler's
-FailedScheduling event, and takes a single feasible node (the scheduler then scores nothing) as scored. :func:`derived_scores` derives every candidate's score from
-the report alone, as docs/report.md promises (a node listed in ``nodes`` has its score there, any other its
-zone's ``emptyNodeScore``, or the top-level one without a zone).
+FailedScheduling event, and takes a single feasible node (the scheduler then scores nothing) as scored.
+:func:`derived_scores` derives every candidate's score from the report alone, as docs/report.md promises (a
+node listed in ``nodes`` has its score there, any other its zone's ``emptyNodeScore``, or the top-level one
+without a zone).
 """
 
 from __future__ import annotations
@@ -220,7 +221,8 @@ def place_or_pend(cp: ControlPlane, api: client.ApiClient, log: SchedulerLog, pr
         failed = _failed_scheduling(api, namespace, pod)
         return (pod, node, failed) if node or failed else None
 
-    pod, node, failed = wait_for(outcome, timeout=120, message=f"the scheduler to bind or refuse a pod of {kind} {name}")
+    pod, node, failed = wait_for(outcome, timeout=120,
+                                 message=f"the scheduler to bind or refuse a pod of {kind} {name}")  # fmt: skip
     if not node:
         return Placement(name, pod, "", report, {}, {}, candidates, frozenset(), failed)
     if report["candidateNodes"] == 1 and node in candidates:

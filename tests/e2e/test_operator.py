@@ -56,8 +56,8 @@ from operator_helpers import (
     start_operator,
     wait_converged,
 )
-
 from oracle_checks import check_against_oracle, oracle_expectations
+
 from repo_tools import load_devcluster
 from spreadwatch.runtime.status import content_digest
 from spreadwatch.scoring import get_profile

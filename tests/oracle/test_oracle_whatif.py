@@ -59,9 +59,9 @@ def _bound(pod: dict[str, Any], i: int, node: str) -> dict[str, Any]:
 def _check(oracle: Any, seed: int, profile_name: str) -> int:
     """Simulate STEPS replicas of the seed's workload and compare every step with the oracle. Returns the steps
     compared (0 for a pod the API server would refuse)."""
-    from spreadwatch.scoring import get_profile  # noqa: PLC0415 - the oracle self-checks run without spreadwatch
-    from spreadwatch.snapshot import Snapshot  # noqa: PLC0415
-    from spreadwatch.whatif import PendingStep, PlacementStep, simulate_add  # noqa: PLC0415
+    from spreadwatch.scoring import get_profile
+    from spreadwatch.snapshot import Snapshot
+    from spreadwatch.whatif import PendingStep, PlacementStep, simulate_add
 
     case = gen_pts.generate(seed)
     if api_refuses(case):

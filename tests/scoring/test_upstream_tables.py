@@ -20,7 +20,14 @@ from spreadwatch.analysis import score_objects
 from spreadwatch.model import Pod, SpreadConstraint, parse_pod
 from spreadwatch.scoring import build_spread_selector, get_profile
 from spreadwatch.scoring.profiles import DefaultConstraints
-from spreadwatch.scoring.topology_filter import MISSING_LABEL, NOT_MATCH, FilterState, filter_node, plan_filter, prefilter
+from spreadwatch.scoring.topology_filter import (
+    MISSING_LABEL,
+    NOT_MATCH,
+    FilterState,
+    filter_node,
+    plan_filter,
+    prefilter,
+)
 from spreadwatch.selectors import EVERYTHING
 from spreadwatch.snapshot import Snapshot
 

@@ -145,7 +145,7 @@ def _print_simulation(sim: Simulation, add: bool, out: TextIO) -> None:
 def _print_runs(runs: RunsSummary, count: int, out: TextIO) -> None:
     last = runs.first_seed + runs.runs - 1
     out.write(f"Runs:      {runs.runs} (seeds {runs.first_seed}-{last}), +{count} replicas each\n\n")
-    head = ["STEP", "SCORED", "BEST-NODE", "BEST-ZONE", "OTHER", "P(BEST-NODE)", "P(BEST-ZONE)"]
+    head: list[object] = ["STEP", "SCORED", "BEST-NODE", "BEST-ZONE", "OTHER", "P(BEST-NODE)", "P(BEST-ZONE)"]
     pending = any(s.pending for s in runs.steps)  # (a column only when some replica would stay Pending)
     steps: list[list[object]] = [[*head, "PENDING"] if pending else head]
     steps += [

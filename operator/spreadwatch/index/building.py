@@ -95,7 +95,8 @@ class ReportBuilding(HardFiltering):
         filters, the compliance and the rejected nodes with pods (report/filtering.py). O(groups × constraints
         + nodes with matching pods), plus the scoring's cost on the filtered groups."""
         plan, hard = w.plan, w.hard
-        assert plan is not None and hard is not None
+        assert plan is not None
+        assert hard is not None
         hard_counts = self._hard_counts(w, hard)
         scored = not w.skip
         terms = plan.terms if scored else ()

@@ -100,7 +100,9 @@ class HardFiltering(WorkloadTracking):
             tables.append(found)
         return tuple(tables)
 
-    def _split_groups(self, w: Workload, candidates: CandidateSet, keys: tuple[str, ...], split: tuple[str, ...]) -> CandidateGroups:
+    def _split_groups(
+        self, w: Workload, candidates: CandidateSet, keys: tuple[str, ...], split: tuple[str, ...]
+    ) -> CandidateGroups:
         """The candidate groups of the scoring ``keys``, split by the hard ``split`` keys; cached per candidate
         set. O(1), or O(candidates × keys) to build."""
         cache_key = (w.sig, keys, split)
@@ -132,11 +134,11 @@ class HardFiltering(WorkloadTracking):
         view = restrict_groups(groups, kept, removed)
         rejected = groups.total - view.total
         missing = sum(
-            len(groups.names[g])
-            for g, split in enumerate(groups.splits)
-            if any(v is None or v is False for v in split)
+            len(groups.names[g]) for g, split in enumerate(groups.splits) if any(v is None or v is False for v in split)
         )
-        return FilteredCandidates(state, view, _restrict_layout(candidates.layout, view, rejected), rejected, missing, counts)
+        return FilteredCandidates(
+            state, view, _restrict_layout(candidates.layout, view, rejected), rejected, missing, counts
+        )
 
     def _filter_facts(self, f: FilteredCandidates, candidates: CandidateSet) -> FilterFacts:
         """What the report adds for the Filter: compliance, the rejected nodes with pods (up to the report's
@@ -149,7 +151,9 @@ class HardFiltering(WorkloadTracking):
                 if count > 0 and name in members and not f.passes(name):
                     zone = zones.get(name)
                     filtered.append(
-                        FilteredNode(name, "", "", count) if zone is None else FilteredNode(name, zone[1], zone[0], count)
+                        FilteredNode(name, "", "", count)
+                        if zone is None
+                        else FilteredNode(name, zone[1], zone[0], count)
                     )
             filtered.sort(key=lambda e: (-e.pods, e.node))
             del filtered[self.options.max_nodes :]

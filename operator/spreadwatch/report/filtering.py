@@ -141,10 +141,11 @@ def unschedulable(report: SpreadReport, all_nodes: int, missing_label: int = 0) 
     rejected: dict[str, int] = {}
     for reason, count in excluded.items():
         phrase = _PHRASES.get(reason, reason)
+        over = count
         if reason == REASON_POD_TOPOLOGY_SPREAD and missing_label:
             rejected[MISSING_LABEL] = missing_label
-            count -= missing_label
-        rejected[phrase] = rejected.get(phrase, 0) + count
+            over -= missing_label
+        rejected[phrase] = rejected.get(phrase, 0) + over
     if excluded.get(REASON_POD_TOPOLOGY_SPREAD):
         plugin: str | None = REASON_POD_TOPOLOGY_SPREAD
     else:

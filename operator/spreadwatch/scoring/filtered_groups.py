@@ -141,7 +141,9 @@ def rejections(
     return kept, removed
 
 
-def restrict_groups(groups: CandidateGroups, kept: Sequence[bool], removed: Mapping[int, AbstractSet[str]]) -> CandidateGroups:
+def restrict_groups(
+    groups: CandidateGroups, kept: Sequence[bool], removed: Mapping[int, AbstractSet[str]]
+) -> CandidateGroups:
     """``groups`` minus the rejected groups and the removed candidates, as views (see the module docstring).
     O(groups + removed)."""
     names: list[Sequence[str]] = []

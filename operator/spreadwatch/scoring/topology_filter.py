@@ -119,7 +119,10 @@ def check_constraints(constraints: Sequence[SpreadConstraint]) -> None:
                 raise ConstraintError(f"{where}: minDomains can only be set with whenUnsatisfiable DoNotSchedule")
             if c.min_domains < 1:
                 raise ConstraintError(f"{where}: minDomains must be greater than 0, got {c.min_domains}")
-        for name, policy in (("nodeAffinityPolicy", c.node_affinity_policy), ("nodeTaintsPolicy", c.node_taints_policy)):
+        for name, policy in (
+            ("nodeAffinityPolicy", c.node_affinity_policy),
+            ("nodeTaintsPolicy", c.node_taints_policy),
+        ):
             if policy not in _POLICIES:
                 raise ConstraintError(f"{where}: {name} must be Honor or Ignore, got {policy!r}")
 
@@ -178,10 +181,8 @@ class TermState(NamedTuple):
 def term_state(term: HardTerm, counts: Mapping[str, int], domains: int) -> TermState:
     """A :class:`TermState` from the domain counts (``counts`` holds every domain with pods, and perhaps some
     without) and the number of domains: ``minMatchNum``. O(len(counts))."""
-    if domains < term.min_domains or len(counts) < domains:
-        minimum = 0  # fewer domains than minDomains, or a domain without any entry holds no pod
-    else:
-        minimum = min(counts.values(), default=0)
+    # 0 with fewer domains than minDomains, or when a domain without an entry holds no pod
+    minimum = 0 if domains < term.min_domains or len(counts) < domains else min(counts.values(), default=0)
     return TermState(counts, domains, minimum, max(counts.values(), default=0))
 
 
@@ -208,16 +209,16 @@ def _eligible(node: Node, keys: Sequence[str], term: HardTerm, template: PodTemp
     return not (term.honor_taints and has_untolerated_taint(node, template))
 
 
-def prefilter(plan: FilterPlan, template: PodTemplate, nodes: Iterable[Node], pods: Iterable[Pod], namespace: str) -> FilterState:
+def prefilter(
+    plan: FilterPlan, template: PodTemplate, nodes: Iterable[Node], pods: Iterable[Pod], namespace: str
+) -> FilterState:
     """PreFilter over every node of the cluster and its pods (the reference path). O(nodes × constraints +
     pods × constraints)."""
     keys = plan.keys
     node_list = list(nodes)
     values: list[dict[str, str]] = []  # per term: eligible node -> its domain
     for term in plan.terms:
-        values.append(
-            {n.name: n.labels[term.topology_key] for n in node_list if _eligible(n, keys, term, template)}
-        )
+        values.append({n.name: n.labels[term.topology_key] for n in node_list if _eligible(n, keys, term, template)})
     per_node: list[dict[str, int]] = [{} for _ in plan.terms]
     for pod in pods:
         if pod.namespace != namespace or not pod.counts:
@@ -283,7 +284,9 @@ def domain_table(plan: FilterPlan, i: int, template: PodTemplate, nodes: Iterabl
                 holders[value] = [node.name]
             else:
                 found.append(node.name)
-    shared = {v: tuple(names) for v, names in holders.items() if len(names) > 1} if term.topology_key == HOSTNAME_KEY else {}
+    shared = (
+        {v: tuple(names) for v, names in holders.items() if len(names) > 1} if term.topology_key == HOSTNAME_KEY else {}
+    )
     return DomainTable(value_of, len(holders), shared)
 
 
@@ -321,5 +324,7 @@ def compliance(state: FilterState) -> tuple[Compliance, ...]:
     out = []
     for term, t in zip(state.plan.terms, state.terms, strict=True):
         skew = t.highest - t.minimum
-        out.append(Compliance(term.topology_key, term.max_skew, term.min_domains, skew, t.domains, skew <= term.max_skew))
+        out.append(
+            Compliance(term.topology_key, term.max_skew, term.min_domains, skew, t.domains, skew <= term.max_skew)
+        )
     return tuple(out)

@@ -128,7 +128,9 @@ class CandidateGroups:
             return found
         keys = self.keys
         # a group without candidates (only in a view filtered by PodTopologySpread's Filter) counts as ignored
-        ignored = tuple((require_all and _missing(sig)) or not names for sig, names in zip(self.sigs, self.names, strict=True))
+        ignored = tuple(
+            (require_all and _missing(sig)) or not names for sig, names in zip(self.sigs, self.names, strict=True)
+        )
         values: list[dict[str, None]] = [{} for _ in keys]
         for g, sig in enumerate(self.sigs):
             if ignored[g]:
@@ -172,9 +174,10 @@ def group_candidates(
     PodTopologySpread's hard constraints, kept in ``splits``). O(candidates × keys)."""
     nodes = list(candidates)
     labels = [node.labels for node in nodes]
-    sigs: Iterable[Signature] = _signatures(labels, keys)
-    if split:
-        sigs = zip(sigs, _signatures(labels, split), strict=True)  # type: ignore[arg-type]
+    own = _signatures(labels, keys)
+    sigs: Iterable[Signature | tuple[Signature, Signature]] = (
+        zip(own, _signatures(labels, split), strict=True) if split else own
+    )
     groups: dict[GroupKey, list[str]] = {}
     for node, sig in zip(nodes, sigs, strict=True):
         name = node.name
@@ -190,17 +193,17 @@ def group_candidates(
     for g, ((zone, _), names) in enumerate(groups.items()):
         group_of.update(dict.fromkeys(names, g))
         by_zone.setdefault(zone, []).append(g)
-    own: list[Signature] = [cast(Signature, sig[0] if split else sig) for _, sig in groups]
+    sigs_of: list[Signature] = [cast(Signature, sig[0] if split else sig) for _, sig in groups]
     return CandidateGroups(
         keys,
         tuple(zone for zone, _ in groups),
         tuple(("", "") if zone is None else (zone[1], zone[0]) for zone, _ in groups),
         tuple("" if zone is None else zone[1] for zone, _ in groups),
         tuple("" if zone is None else zone[0] for zone, _ in groups),
-        tuple(own),
+        tuple(sigs_of),
         tuple(tuple(sorted(names)) for names in groups.values()),
         group_of,
-        tuple(_present(sig) for sig in own),
+        tuple(_present(sig) for sig in sigs_of),
         {zone: tuple(gs) for zone, gs in by_zone.items()},
         total,
         keys.index(GA_ZONE) if GA_ZONE in keys else None,
