@@ -35,6 +35,19 @@ __all__ = ["WorkloadTracking", "anchors"]
 _new_tuple = tuple.__new__  # a NamedTuple from a tuple in C (its own __new__ is Python code)
 
 
+def _count_by(w: Workload, selectors: Iterable[Selector]) -> tuple[Selector, ...]:
+    """v1.29: set the selector the workload's pods are counted by — the constraints' one selector, else ANY_OF
+    the distinct ones (``multi``: each constraint counted apart) — and return the distinct ones.
+    O(constraints)."""
+    distinct = tuple(dict.fromkeys(selectors))
+    if len(distinct) == 1:
+        w.selector = SpreadSelector(SelectorMode.OWNER_MERGED, distinct)
+    else:
+        w.multi = True
+        w.selector = SpreadSelector(SelectorMode.ANY_OF, tuple(s for s in distinct if not s.empty and not s.nothing))
+    return distinct
+
+
 class _Once:
     """A default-selector builder called at most once (the scoring and the filter plan may both want it)."""
 
@@ -404,30 +417,16 @@ class WorkloadTracking(PodCounting):
         if plan.selector is not None:  # default constraints: every term has the default selector
             w.selector = _new_tuple(SpreadSelector, (SelectorMode.OWNER_MERGED, (plan.selector,)))
             return
-        distinct = tuple(dict.fromkeys(t.selector for t in plan.terms))
-        if len(distinct) == 1:
-            w.selector = SpreadSelector(SelectorMode.OWNER_MERGED, distinct)
-        else:
-            w.multi = True
-            w.selector = SpreadSelector(
-                SelectorMode.ANY_OF, tuple(s for s in distinct if not s.empty and not s.nothing)
-            )
+        _count_by(w, [t.selector for t in plan.terms])
 
     @staticmethod
     def _hard_selector(w: Workload, plan: SpreadPlan, hard: FilterPlan) -> None:
-        """v1.29 with DoNotSchedule constraints: the selector pods are counted by — the one of every scoring and
-        hard constraint, else ANY_OF the distinct ones (``multi``) — and its text. O(constraints)."""
+        """v1.29 with DoNotSchedule constraints: the selector pods are counted by (of every scoring and hard
+        constraint) and its text. O(constraints)."""
         selectors = [] if plan.skip_reason else [t.selector for t in plan.terms]
         selectors.extend(t.selector for t in hard.terms)
-        distinct = tuple(dict.fromkeys(selectors))
+        distinct = _count_by(w, selectors)
         w.selector_text = "; ".join(dict.fromkeys(str(s) for s in distinct))
-        if len(distinct) == 1:
-            w.selector = SpreadSelector(SelectorMode.OWNER_MERGED, distinct)
-        else:
-            w.multi = True
-            w.selector = SpreadSelector(
-                SelectorMode.ANY_OF, tuple(s for s in distinct if not s.empty and not s.nothing)
-            )
 
     def _refresh(self, ns: NamespaceState, w: Workload, force: bool = False) -> None:
         key = w.ctrl.key

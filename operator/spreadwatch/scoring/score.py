@@ -155,15 +155,10 @@ def _score_topology(
         plan = plan_filter(pod, profile, lambda: build_spread_selector(pod, lookup, profile).selectors[0])
         if plan is not None:
             state = prefilter(plan, pod.template, nodes, pods, pod.namespace)
-            passing = []
-            for node in candidates:
-                why = filter_node(state, node)
-                if why is None:
-                    passing.append(node)
-                else:
-                    rejected[node.name] = why
-                    rejected_nodes.append(node)
-            candidates = passing
+            verdicts = [(node, filter_node(state, node)) for node in candidates]
+            rejected_nodes = [node for node, why in verdicts if why is not None]
+            rejected = {node.name: why for node, why in verdicts if why is not None}
+            candidates = [node for node, why in verdicts if why is None]
             excluded = {**excluded, **dict.fromkeys(rejected, REASON_POD_TOPOLOGY_SPREAD)}
     topo = score_topology(pod, candidates, nodes, pods, lookup, profile)
     counts = {n.name: (topo.own[n.name][0] if topo.own.get(n.name) else 0) for n in candidates}
