@@ -36,7 +36,7 @@ from typing import Final, NamedTuple
 from spreadwatch.errors import ConstraintError
 from spreadwatch.model import Node, Pod, PodTemplate, SpreadConstraint
 from spreadwatch.scoring.candidates import has_untolerated_taint, node_affinity_matches
-from spreadwatch.scoring.profiles import Profile
+from spreadwatch.scoring.profiles import DefaultConstraints, Profile
 from spreadwatch.scoring.topology import DO_NOT_SCHEDULE, HOSTNAME_KEY, SCHEDULE_ANYWAY, resolve_terms
 from spreadwatch.selectors import Selector
 
@@ -127,6 +127,21 @@ def check_constraints(constraints: Sequence[SpreadConstraint]) -> None:
                 raise ConstraintError(f"{where}: {name} must be Honor or Ignore, got {policy!r}")
 
 
+_HARD_DEFAULTS: dict[int, tuple[DefaultConstraints, bool]] = {}
+
+
+def _hard_defaults(defaults: DefaultConstraints) -> bool:
+    """Whether default constraints hold a DoNotSchedule one, found once per ``DefaultConstraints`` object (the
+    index asks for every workload without constraints of its own). O(constraints) the first time, then O(1)."""
+    cached = _HARD_DEFAULTS.get(id(defaults))
+    if cached is None or cached[0] is not defaults:
+        cached = _HARD_DEFAULTS[id(defaults)] = (
+            defaults,
+            any(c.when_unsatisfiable == DO_NOT_SCHEDULE for c in defaults.constraints),
+        )
+    return cached[1]
+
+
 def plan_filter(pod: Pod, profile: Profile, default_selector: Callable[[], Selector]) -> FilterPlan | None:
     """The pod's hard constraints (see the module docstring), or None when PreFilter skips. Raises
     SelectorError for a DoNotSchedule constraint with an invalid labelSelector. ``default_selector`` is called
@@ -137,7 +152,7 @@ def plan_filter(pod: Pod, profile: Profile, default_selector: Callable[[], Selec
         source = "pod"
     else:
         defaults = profile.default_constraints
-        if not any(c.when_unsatisfiable == DO_NOT_SCHEDULE for c in defaults.constraints):
+        if not _hard_defaults(defaults):
             return None
         selector = default_selector()
         if selector.empty:
