@@ -100,3 +100,15 @@ def test_simulate_marks_the_replica_that_stays_pending(tmp_path: Path, output: s
         assert json.loads(out)["final"]["health"] == "Unschedulable"
     else:
         assert f"Pending:   replica 7 and every one after it would stay Pending (PodTopologySpread): {reason}" in out
+
+
+def test_compare_scores_each_profile_on_its_own_candidates(tmp_path: Path) -> None:
+    """v1.28 skips the pod (topologySpreadConstraints: every candidate 0, all five best); v1.29's Filter leaves
+    only c1 (as in test_analyze_reports_the_filter): its best set is c1, not a node the Filter rejects."""
+    cluster = _cluster(tmp_path, ["a1", "a1", "a2", "b1"], 4)
+    code, out, err = _run("compare", "--cluster", cluster, "--from", "v1.28", "--to", "v1.29", "-o", "json")
+    assert (code, err) == (0, "")
+    (row,) = json.loads(out)["workloads"]
+    assert row["from"] == {"bestScore": 0, "bestNodes": ["a1", "a2", "b1", "c1", "nz"]}
+    assert row["to"] == {"bestScore": 100, "bestNodes": ["c1"]}
+    assert (row["bestNodesChanged"], row["bestNodesOverlap"]) == (True, True)
