@@ -26,7 +26,7 @@ default profile (every score plugin) on the same nodes, PLACEMENTS // 5 replicas
 ``nodesScored`` nodes, the reference prediction scored on that window alone gives every logged plugin score,
 and the chosen node is one of the window's predicted best nodes. The placements on an all-node predicted best
 node and the model's expectation go to build/scheduler-window.json (the model ignores that TaintToleration,
-NodeAffinity, InterPodAffinity and PodTopologySpread normalise over the window: docs/scoring.md §12).
+NodeAffinity, InterPodAffinity and PodTopologySpread normalise over the window: docs/scoring.md §13).
 """
 
 from __future__ import annotations

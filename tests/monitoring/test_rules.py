@@ -14,6 +14,7 @@ EXPECTED_ALERTS = {
     "SpreadwatchAllReplicasInOneZone",
     "SpreadwatchSkewHigh",
     "SpreadwatchPlacementsMissing",
+    "SpreadwatchNextReplicaUnschedulable",
     "SpreadwatchSpreadDefeated",
     "SpreadwatchOperatorDown",
     "SpreadwatchReportsStale",
@@ -23,6 +24,7 @@ WORKLOAD_ALERTS = {
     "SpreadwatchAllReplicasInOneZone",
     "SpreadwatchSkewHigh",
     "SpreadwatchPlacementsMissing",
+    "SpreadwatchNextReplicaUnschedulable",
     "SpreadwatchSpreadDefeated",
 }
 RULE_TEST_FILES = sorted(RULE_TESTS_DIR.glob("*.test.yaml"))

@@ -214,6 +214,24 @@ def _claim_users(rng: random.Random, pvcs: list[Obj], pods: list[Obj], namespace
         pod["spec"].setdefault("volumes", []).append({"name": "data", "persistentVolumeClaim": {"claimName": claim}})
 
 
+def _hard_constraints(rng: random.Random, pod: Obj) -> Obj:
+    """Sometimes DoNotSchedule constraints (PodTopologySpread's Filter): the pod's own made hard, or a hard one
+    added (hostname or zone, minDomains now and then)."""
+    spec = pod["spec"]
+    own = spec.get("topologySpreadConstraints")
+    if own and rng.random() < 0.5:
+        for c in own:
+            c["whenUnsatisfiable"] = "DoNotSchedule"
+    elif rng.random() < 0.15:
+        constraint: Obj = {"maxSkew": rng.choice([1, 2]), "topologyKey": rng.choice([ZONE, HOSTNAME]),
+                           "whenUnsatisfiable": "DoNotSchedule",
+                           "labelSelector": {"matchLabels": {"app": pod["metadata"]["labels"]["app"]}}}  # fmt: skip
+        if rng.random() < 0.3:
+            constraint["minDomains"] = rng.choice([2, 4])
+        spec["topologySpreadConstraints"] = [*(own or []), constraint]
+    return pod
+
+
 def _node_term(rng: random.Random) -> Obj:
     return rng.choice([
         {"matchExpressions": [{"key": "disk", "operator": "In", "values": ["ssd"]}]},
@@ -318,6 +336,7 @@ def generate(seed: int) -> Obj:
     pods = [_pod(rng, i, names, namespaces) for i in range(rng.randint(0, 20))]
     pvs, pvcs, claims = _volumes(rng, nodes, namespaces[0])
     _claim_users(random.Random(f"{seed}-claims"), pvcs, pods, namespaces[0])
+    hard = random.Random(f"{seed}-hard")  # (PodTopologySpread's Filter: a separate stream, as _claim_users)
     services = [{"apiVersion": "v1", "kind": "Service", "metadata": {"name": f"svc-{app}", "namespace": ns},
                  "spec": {"selector": {"app": app}}}
                 for ns in namespaces for app in APPS if rng.random() < 0.4]  # fmt: skip
@@ -333,7 +352,7 @@ def generate(seed: int) -> Obj:
         "seed": seed,
         "cluster": {"nodes": nodes, "pods": pods, "namespaces": ns_objects, "services": services,
                     "replicaSets": replica_sets, "persistentVolumes": pvs, "persistentVolumeClaims": pvcs},
-        "incoming": [_incoming(rng, namespaces, claims, owner)],
+        "incoming": [_hard_constraints(hard, _incoming(rng, namespaces, claims, owner))],
     }  # fmt: skip
     config = _config(rng)
     if config is not None:

@@ -143,7 +143,8 @@ def test_the_cases_cover_every_plugin() -> None:
     if sum(_seen[k] for k in ("scored", "refused", "no feasible node")) < min(N_CASES, 200):
         pytest.skip("run with the random cases (at least 200) to check their coverage")
     for plugin in ("NodeUnschedulable", "TaintToleration", "NodeAffinity", "NodePorts", "NodeResourcesFit",
-                   "VolumeRestrictions", "VolumeBinding", "VolumeZone", "InterPodAffinity"):  # fmt: skip
+                   "VolumeRestrictions", "VolumeBinding", "VolumeZone", "PodTopologySpread",
+                   "InterPodAffinity"):  # fmt: skip
         assert _seen[f"filtered:{plugin}"] > 0, (plugin, _seen)
     for plugin in ("TaintToleration", "NodeAffinity", "NodeResourcesFit", "PodTopologySpread", "InterPodAffinity",
                    "DynamicResources", "NodeResourcesBalancedAllocation", "ImageLocality"):  # fmt: skip

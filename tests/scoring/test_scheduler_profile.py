@@ -35,11 +35,11 @@ def test_the_default_profile() -> None:
     ("plugins", "expected"),
     [
         pytest.param({"score": {"enabled": [{"name": "NodeResourcesFit", "weight": 5}]}}, {"NodeResourcesFit": 5},
-                     id="score-weight-overrides-multiPoint"),  # fmt: skip
+                     id="score-weight-overrides-multiPoint"),
         pytest.param({"multiPoint": {"enabled": [{"name": "PodTopologySpread"}]}}, {"PodTopologySpread": 1},
-                     id="weight-left-out-is-1"),  # fmt: skip
+                     id="weight-left-out-is-1"),
         pytest.param({"score": {"disabled": [{"name": "ImageLocality"}]}}, {"ImageLocality": None},
-                     id="score-disabled"),  # fmt: skip
+                     id="score-disabled"),
     ],
 )
 def test_weights_from_a_configuration(plugins: dict[str, Any], expected: dict[str, int | None]) -> None:
@@ -67,10 +67,10 @@ def test_an_out_of_tree_plugin_is_unmodelled() -> None:
     ("profile", "message"),
     [
         pytest.param({"pluginConfig": [{"name": "InterPodAffinity", "args": {"hardPodAffinityWeight": 101}}]},
-                     "hardPodAffinityWeight", id="hardPodAffinityWeight-above-100"),  # fmt: skip
+                     "hardPodAffinityWeight", id="hardPodAffinityWeight-above-100"),
         pytest.param({"pluginConfig": [{"name": "NodeResourcesFit", "args": {"scoringStrategy": {
             "type": "Cheapest", "resources": [{"name": "cpu", "weight": 1}]}}}]}, "Cheapest",
-            id="unknown-strategy"),  # fmt: skip
+            id="unknown-strategy"),
         pytest.param({"plugins": "all"}, "plugins", id="plugins-not-a-mapping"),
     ],
 )

@@ -32,6 +32,7 @@ from spreadwatch.profile_args import (
     resolve_profile,
 )
 from spreadwatch.scoring import score_pod
+from spreadwatch.scoring.topology_filter import check_constraints
 from spreadwatch.selectors import parse_selector
 from spreadwatch.snapshot import paused_gc, read_documents
 
@@ -61,6 +62,7 @@ def cmd_predict(args: argparse.Namespace, out: TextIO) -> int:
     with paused_gc():
         if args.pod:
             pod = _pod_file(args.pod)
+            check_constraints(pod.template.spread_constraints)  # what the API server refuses: one line, exit 2
             snapshot = snapshot_of(args)
             percentage = args.percentage_of_nodes_to_score
             prediction = predict_incoming(snapshot, pod, scheduler, spread, percentage=percentage)
@@ -82,6 +84,7 @@ def cmd_predict(args: argparse.Namespace, out: TextIO) -> int:
 def cmd_score(args: argparse.Namespace, out: TextIO) -> int:
     """Score the ``--pod`` on every candidate node of the ``--cluster`` (read as ``analyze`` reads it)."""
     pod = _pod_file(args.pod)
+    check_constraints(pod.template.spread_constraints)  # what the API server refuses: one line, exit 2
     nodes = [n.strip() for n in args.nodes.split(",") if n.strip()] if args.nodes else None
     snapshot = snapshot_of(args)
     result = score_pod(pod, snapshot.nodes, snapshot.pods, snapshot, resolve_profile(args), nodes)

@@ -449,7 +449,7 @@ class PredictionBuilding(ReportBuilding):
             if dropped:
                 excluded[NODE_AFFINITY] = excluded.get(NODE_AFFINITY, 0) + dropped
             cand = cand & added  # type: ignore[operator]
-        if names_allowed is None and self._alike(pod, sched, plan):
+        if names_allowed is None and w.hard is None and self._alike(pod, sched, plan):
             return self._predict_alike(w, pod, sched, candidates, cand, excluded, tuple(reasons), top_n)
         feasible = self._filters(w, pod, sched, plan, cand, excluded)
         count = int(np.count_nonzero(feasible))
@@ -839,6 +839,8 @@ class PredictionBuilding(ReportBuilding):
                 mask = np.array([node is not None and plan.zone_passes(node.labels) for node in nodes], dtype=np.bool_)
             elif plugin == INTER_POD_AFFINITY:
                 mask = self._affinity_filter(w, pod)
+            elif plugin == POD_TOPOLOGY_SPREAD and w.filtered is not None:  # (the report's Filter, index/hard_filter)
+                mask = self._nodes_mask(n for n in self._candidate_set(w).names if w.filtered.passes(n))
             else:
                 continue
             failed = int(np.count_nonzero(remaining & ~mask))
@@ -1135,10 +1137,10 @@ class PredictionBuilding(ReportBuilding):
         cand_mask = self._candidate_mask(candidates)[: len(feasible)]
         groups: CandidateGroups
         if np.array_equal(feasible, cand_mask & self._loads.present[: len(feasible)]):
-            found = self._topo_groups.get((w.sig, keys))
+            found = self._topo_groups.get((w.sig, keys, ()))
             if found is None:
                 nodes = (self._nodes[name] for name in candidates.names)
-                found = self._topo_groups[(w.sig, keys)] = group_candidates(nodes, keys, self._zones)
+                found = self._topo_groups[(w.sig, keys, ())] = group_candidates(nodes, keys, self._zones)
             groups = found
         else:
             names = self._loads.names

@@ -27,6 +27,7 @@ from collections.abc import Callable, Collection, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Final, Protocol
 
+from spreadwatch.errors import SelectorError
 from spreadwatch.model import Node, PersistentVolume, PersistentVolumeClaim, Pod, Taint
 from spreadwatch.scoring.candidates import has_untolerated_taint, node_affinity_matches, node_term_matches
 from spreadwatch.scoring.image_locality import IMAGE_LOCALITY, ImageSpread, image_locality_score
@@ -55,7 +56,7 @@ from spreadwatch.scoring.resource_fit import (
     node_load,
 )
 from spreadwatch.scoring.scheduler_profile import SchedulerProfile
-from spreadwatch.scoring.selection import ClusterLookup
+from spreadwatch.scoring.selection import ClusterLookup, build_spread_selector
 from spreadwatch.scoring.taint_score import (
     TAINT_TOLERATION,
     default_normalize,
@@ -63,6 +64,7 @@ from spreadwatch.scoring.taint_score import (
     prefer_no_schedule_tolerations,
 )
 from spreadwatch.scoring.topology import score_topology
+from spreadwatch.scoring.topology_filter import FilterState, filter_node, plan_filter, prefilter
 from spreadwatch.scoring.volumes import VOLUME_BINDING, VOLUME_RESTRICTIONS, VOLUME_ZONE, VolumePlan, plan_volumes
 from spreadwatch.scoring.window import scheduler_order, tree_zone
 
@@ -179,10 +181,11 @@ def _cache(nodes: Sequence[Node], pods: Iterable[Pod]) -> _Cache:
 
 def _first_failure(
     node: Node, pod: Pod, profile: SchedulerProfile, cache: _Cache, plan: VolumePlan, rwop_used: bool,
-    ipa_passes: Callable[[Node], bool],
+    hard: FilterState | None, ipa_passes: Callable[[Node], bool],
 ) -> str:  # fmt: skip
     """The first filter plugin of the profile that rejects ``node`` ("" none; ``rwop_used``: a ReadWriteOncePod
-    claim of the pod is in use). O(plugins)."""
+    claim of the pod is in use; ``hard``: PodTopologySpread's PreFilter state, None when it skips).
+    O(plugins)."""
     needs = pod.needs
     for plugin in profile.filters:
         if plugin == NODE_UNSCHEDULABLE:
@@ -206,6 +209,8 @@ def _first_failure(
             failed = plan.has_claims and not plan.zone_passes(node.labels)
         elif plugin == INTER_POD_AFFINITY:
             failed = not ipa_passes(node)
+        elif plugin == POD_TOPOLOGY_SPREAD:
+            failed = hard is not None and filter_node(hard, node) is not None
         else:
             failed = False
         if failed:
@@ -234,8 +239,6 @@ def partial_reasons(pod: Pod, profile: SchedulerProfile, plan: VolumePlan) -> tu
     out = [f"UnmodelledPlugin: {name} (not an in-tree plugin spreadwatch computes)" for name in profile.unmodelled]
     if pod.needs.resource_claims:
         out.append("ResourceClaims: the pod claims DRA devices; DynamicResources' filter and score are not computed")
-    if any(c.when_unsatisfiable == "DoNotSchedule" for c in pod.template.spread_constraints):
-        out.append("HardTopologySpread: DoNotSchedule constraints filter nodes; the prediction does not model them yet")
     out.extend(f"UnboundClaim: {name} has no volume yet (its StorageClass decides where it is provisioned)"
                for name in plan.unbound)  # fmt: skip
     return tuple(out)
@@ -271,6 +274,14 @@ def predict_pod(
     ns_labels = namespaces.get(pod.namespace)
     terms = incoming_terms(pod, namespaces)
     ipa = affinity_filter(pod, terms, cache.pods, ns_labels) if INTER_POD_AFFINITY in profile.filters else None
+    hard: FilterState | None = None
+    if POD_TOPOLOGY_SPREAD in profile.filters and spread.pod_topology_spread:
+        try:
+            plan_hard = plan_filter(pod, spread, lambda: build_spread_selector(pod, cluster, spread).selectors[0])
+        except SelectorError as err:
+            return PodPrediction((), {}, {}, {}, error=f"InvalidSelector: {err}")
+        if plan_hard is not None:
+            hard = prefilter(plan_hard, pod.template, nodes, pods, pod.namespace)
     allowed = _node_affinity_names(pod) if NODE_AFFINITY in profile.filters else None
     feasible: list[Node] = []
     for node in nodes:
@@ -280,7 +291,7 @@ def predict_pod(
         if allowed is not None and node.name not in allowed:
             excluded[node.name] = NODE_AFFINITY
             continue
-        plugin = _first_failure(node, pod, profile, cache, plan, rwop_used,
+        plugin = _first_failure(node, pod, profile, cache, plan, rwop_used, hard,
                                 lambda n: ipa is None or ipa.passes(n.labels))  # fmt: skip
         if plugin:
             excluded[node.name] = plugin
