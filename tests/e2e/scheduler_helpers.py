@@ -222,7 +222,8 @@ def place_one(cp: ControlPlane, api: client.ApiClient, log: SchedulerLog, profil
         logged = wait_for(lambda: log.plugin_scores(f"{namespace}/{pod}") or None, timeout=30,
                           message=f"the scheduler's plugin scores for {namespace}/{pod} in {log.path}")  # fmt: skip
     scored = sorted({n for scores in logged.values() for n in scores})
-    return Placement(name, pod, node, report, derived_scores(report, scored, labels, profile), logged, predicted)
+    return Placement(name, pod, node, report, derived_scores(report, scored, labels, profile), logged,
+                     predicted=predicted)
 
 
 def _failed_scheduling(api: client.ApiClient, namespace: str, pod: str) -> str:
