@@ -8,14 +8,14 @@ The operator's event path in one process, without kopf and without an API server
 * a synthetic cluster (bench/synth.py, scale 1.0 = 5,000 nodes, 10,000 workloads, ~150,000 pods) is fed to an
   :class:`EventRouter` as kopf's initial listing would be, and every report is written once into the stand-in;
 * then pod watch events (raw dicts, as kopf hands them over) go through ``EventRouter.handle`` — parse, index
-  apply/remove, ``ReportWriter.collect`` — at a fixed rate; the mix is ``bench/events.py``'s (20 % add,
+  apply/remove, ``Writer.collect`` — at a fixed rate; the mix is ``bench/events.py``'s (20 % add,
   15 % move node, 15 % relabel, 15 % phase, 15 % deletionTimestamp, 20 % delete), so the pod count stays
   level. Every new pod carries a ``soak-rev`` label that changes every ``--rev-seconds``: label sets of old
   "rollouts" keep dying, which is what the label-interning cache (``model.intern_labels``, swept of unused
   maps) must survive;
 * the process's garbage collector follows the operator's policy (:class:`spreadwatch.runtime.gcpolicy.GcPolicy`,
   started right after the initial listing, as ``Runtime.start`` does; ``--no-gc-policy`` for A/B runs);
-* the real :class:`ReportWriter` runs concurrently with the operator's defaults (debounce 1 s, 20 writes/s,
+* the real :class:`Writer` runs concurrently with the operator's defaults (debounce 1 s, 20 writes/s,
   burst 20, resync every 300 s); its API side is a **local stand-in** (:class:`StandInSink`) that accepts every
   write at once and keeps each report (orjson bytes), like the API server would — no network, no latency.
 
@@ -51,10 +51,10 @@ from bench import synth
 from spreadwatch.config import OperatorConfig
 from spreadwatch.index import SpreadIndex
 from spreadwatch.model import interned_label_maps
-from spreadwatch.runtime.events import EventRouter
 from spreadwatch.runtime.gcpolicy import GcPolicy
-from spreadwatch.runtime.ratelimit import TokenBucket
-from spreadwatch.runtime.writer import ReportWriter
+from spreadwatch.runtime.informers.router import EventRouter
+from spreadwatch.runtime.writing.ratelimit import TokenBucket
+from spreadwatch.runtime.writing.writer import Writer
 from spreadwatch.scoring import get_profile
 
 T = TypeVar("T")
@@ -105,7 +105,7 @@ class StandInSink:
             "spec": {"workloadRef": dict(workload)},
         }
 
-    async def apply(
+    async def save(
         self,
         namespace: str,
         name: str,
@@ -248,7 +248,7 @@ def _list(cfg: SoakConfig, router: EventRouter) -> _Pods:
     return pods
 
 
-async def _write_all(writer: ReportWriter, sink: StandInSink) -> None:
+async def _write_all(writer: Writer, sink: StandInSink) -> None:
     """Every report written once (unthrottled) into the stand-in."""
     writer.ready = True
     throttle = writer.bucket
@@ -263,13 +263,13 @@ async def run_soak(cfg: SoakConfig, log: Any = print) -> dict[str, Any]:
     config = OperatorConfig()
     index = SpreadIndex(get_profile(config.profile), config.report)
     sink = StandInSink()
-    writer = ReportWriter(index, config, sink)
+    writer = Writer(index, config, sink)
     router = EventRouter(index, config.scope, wake=writer.wake, namespace_changed=writer.namespace_changed)
     with FullCollections() as collections:
         return await _churn(cfg, index, sink, writer, router, collections, log)
 
 
-async def _churn(cfg: SoakConfig, index: SpreadIndex, sink: StandInSink, writer: ReportWriter, router: EventRouter,
+async def _churn(cfg: SoakConfig, index: SpreadIndex, sink: StandInSink, writer: Writer, router: EventRouter,
                  collections: FullCollections, log: Any) -> dict[str, Any]:  # fmt: skip
     """Load, then churn for ``cfg.minutes`` with the operator's GC policy (unless ``cfg.gc_policy`` is off)."""
     started = time.monotonic()

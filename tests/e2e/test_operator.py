@@ -55,7 +55,7 @@ from operator_helpers import (
 )
 
 from repo_tools import load_devcluster
-from spreadwatch.runtime.status import content_digest
+from spreadwatch.runtime.writing.status import content_digest
 
 pytestmark = pytest.mark.e2e
 

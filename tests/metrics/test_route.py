@@ -24,7 +24,7 @@ def scrape_runtime(options: MetricsOptions) -> tuple[Runtime, dict[str, Scrape]]
         OperatorConfig(), host="127.0.0.1", port=0, metrics_port=0, metrics_secure=False, debounce=0.05, metrics=options
     )
     api = FakeReportApi()
-    rt = Runtime(cfg, sink=api)
+    rt = Runtime(cfg, report_api=api)
 
     async def main() -> dict[str, Scrape]:
         await rt.start()
@@ -99,7 +99,7 @@ def test_metrics_route_serves_workload_and_operator_families() -> None:
 
 
 def test_runtime_is_an_operator_source() -> None:
-    rt = Runtime(OperatorConfig(), sink=FakeReportApi())
+    rt = Runtime(OperatorConfig(), report_api=FakeReportApi())
     source: OperatorSource = rt  # the Protocol the metrics layer reads (mypy checks the assignment)
     state = source.metrics_state()
     assert (state.workloads, state.reports_pending, state.ready, state.leader) == (0, 0, False, True)

@@ -122,7 +122,7 @@ class OperatorThread(threading.Thread):
             debounce=0.05,
             leader=LeaderElection(enabled=False, identity="test"),
         )
-        runtime = Runtime(config, sink=self.api, reviews=self.reviews)
+        runtime = Runtime(config, report_api=self.api, reviews=self.reviews)
         for event in cluster_events():
             runtime.router.handle(event)
         # One failed status write (the fake API answers 500 once) and what kube.ReportClient's on_request hook

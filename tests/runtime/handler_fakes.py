@@ -2,7 +2,7 @@
 
 No Kubernetes API and no kopf: the tests feed watch-event dicts (``{"type": ..., "object": {...}}``) to
 ``EventRouter.handle`` — the reference path the informers take for what their typed decoder leaves
-(tests/runtime/test_informers.py runs the informers themselves on bytes) — and drive ``ReportWriter.step``
+(tests/runtime/test_informers.py runs the informers themselves on bytes) — and drive ``Writer.step``
 with a manual clock.
 """
 
@@ -19,11 +19,11 @@ from k8s_objects import GA_ZONE, controller, node, owner, pod, service
 from spreadwatch.config import OperatorConfig
 from spreadwatch.errors import KubeApiError
 from spreadwatch.index import SpreadIndex
-from spreadwatch.runtime.events import EventRouter
-from spreadwatch.runtime.ratelimit import TokenBucket
-from spreadwatch.runtime.status import content_digest
-from spreadwatch.runtime.store import DIGEST_ANNOTATION
-from spreadwatch.runtime.writer import ReportWriter
+from spreadwatch.runtime.informers.router import EventRouter
+from spreadwatch.runtime.writing.ratelimit import TokenBucket
+from spreadwatch.runtime.writing.status import content_digest
+from spreadwatch.runtime.writing.store import DIGEST_ANNOTATION
+from spreadwatch.runtime.writing.writer import Writer
 from spreadwatch.scoring import get_profile
 
 T = TypeVar("T")
@@ -73,7 +73,7 @@ class Call:
 
 
 class FakeReportApi:
-    """An in-memory SpreadReport store with the writer's ReportSink interface.
+    """An in-memory SpreadReport store with the writer's ReportApi interface.
 
     ``fail_next[verb] = [status, ...]`` makes the next calls of that verb raise KubeApiError(status).
     """
@@ -129,7 +129,7 @@ class FakeReportApi:
             "spec": {"workloadRef": dict(workload)},
         }
 
-    # the ReportSink interface
+    # the ReportApi interface
 
     async def list_reports(self, namespaces: Iterable[str], keep: Callable[[dict[str, Any]], T | None]) -> list[T]:
         self._maybe_fail("list", "", "")
@@ -137,7 +137,7 @@ class FakeReportApi:
         listed = (copy.deepcopy(o) for (ns, _), o in sorted(self.objects.items()) if not wanted or ns in wanted)
         return [kept for kept in map(keep, listed) if kept is not None]
 
-    async def apply(
+    async def save(
         self,
         namespace: str,
         name: str,
@@ -186,7 +186,7 @@ class Pipeline:
         bucket = TokenBucket(
             self.config.max_writes_per_second, self.config.write_burst, clock=self.clock, sleep=self.clock.sleep
         )
-        self.writer = ReportWriter(
+        self.writer = Writer(
             self.index,
             self.config,
             self.api,

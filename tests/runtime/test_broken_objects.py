@@ -13,7 +13,7 @@ from hypothesis import strategies as st
 from k8s_objects import controller, pod
 from spreadwatch.config import OperatorConfig
 from spreadwatch.index import SpreadIndex
-from spreadwatch.runtime.events import EventRouter
+from spreadwatch.runtime.informers.router import EventRouter
 from spreadwatch.scoring import get_profile
 
 

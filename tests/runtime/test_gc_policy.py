@@ -156,7 +156,7 @@ def test_start_checkpoints_every_period_until_stopped() -> None:
 
 def test_the_runtime_starts_the_policy_once_loaded_and_stops_it() -> None:
     cfg = replace(OperatorConfig(), host="127.0.0.1", port=0, metrics_port=0, metrics_secure=False)
-    rt = Runtime(cfg, sink=FakeReportApi())
+    rt = Runtime(cfg, report_api=FakeReportApi())
     assert rt.gc_policy == GcPolicy()  # the module's defaults: every 5 s, the whole heap hourly
     assert (rt.gc_policy.period, rt.gc_policy.full_every) == (5.0, 720)
 
@@ -194,7 +194,7 @@ class _SlowLists:
 def test_the_runtime_holds_full_collections_back_during_the_first_lists() -> None:
     cfg = replace(OperatorConfig(), host="127.0.0.1", port=0, metrics_port=0, metrics_secure=False)
     source = _SlowLists()
-    rt = Runtime(cfg, sink=FakeReportApi(), source=source)  # type: ignore[arg-type]
+    rt = Runtime(cfg, report_api=FakeReportApi(), source=source)  # type: ignore[arg-type]
     before = gc.get_threshold()
 
     async def main() -> tuple[int, int, bool]:

@@ -1,4 +1,4 @@
-"""The informers (runtime/watches.py): list, then watch from the list's version; BOOKMARK, DELETED, a server
+"""The informers (runtime/informers/watches.py): list, then watch from the list's version; BOOKMARK, DELETED, a server
 that ends its watch, 410 Gone (an ERROR event, or the watch request itself) → list again and remove what the
 new list lacks; undecodable lines logged once; the runtime ready once every informer has listed.
 
@@ -28,9 +28,9 @@ from watch_fakes import OPEN_GONE, FakeApiServer
 from spreadwatch.config import OperatorConfig
 from spreadwatch.kube import ApiWatchSource
 from spreadwatch.resources import CLUSTER_RESOURCES
-from spreadwatch.runtime.events import WATCHED
+from spreadwatch.runtime.informers.router import WATCHED
+from spreadwatch.runtime.informers.watches import ResourceWatch
 from spreadwatch.runtime.process import Runtime
-from spreadwatch.runtime.watches import ResourceWatch
 
 POD = next(r for r in CLUSTER_RESOURCES if r.kind == "Pod")
 _GUARD = 60.0  # seconds: only so that a broken informer fails the test instead of hanging it
@@ -215,8 +215,8 @@ class NotifyingReportApi(FakeReportApi):
 
     written: asyncio.Event | None = None
 
-    async def apply(self, namespace: str, name: str, *rest: Any) -> dict[str, Any]:
-        obj = await super().apply(namespace, name, *rest)
+    async def save(self, namespace: str, name: str, *rest: Any) -> dict[str, Any]:
+        obj = await super().save(namespace, name, *rest)
         if self.written is not None:
             self.written.set()
         return obj
@@ -227,7 +227,7 @@ def test_the_runtime_is_ready_once_every_informer_has_listed() -> None:
     api = FakeApiServer(_web())
     gate = api.gates["pods"] = threading.Event()  # the pod list waits for the test
     sink = NotifyingReportApi()
-    rt = Runtime(cfg, sink=sink, source=ApiWatchSource(api))
+    rt = Runtime(cfg, report_api=sink, source=ApiWatchSource(api))
     assert sorted(w.name for w in rt.watches) == sorted(r.plural for r in WATCHED)  # cluster-wide: one each
 
     async def main() -> tuple[bool, list[str], int, Mapping[str, Any]]:
@@ -255,11 +255,11 @@ def test_the_runtime_is_ready_once_every_informer_has_listed() -> None:
 
 def test_in_namespaced_mode_namespaced_kinds_get_one_informer_per_namespace() -> None:
     cfg = replace(OperatorConfig(), namespaces=("shop", "blue"))
-    rt = Runtime(cfg, sink=FakeReportApi(), source=ApiWatchSource(FakeApiServer()))
+    rt = Runtime(cfg, report_api=FakeReportApi(), source=ApiWatchSource(FakeApiServer()))
     names = sorted(w.name for w in rt.watches)
     per_namespace = [f"{r.plural} in {ns}" for r in WATCHED if r.namespaced for ns in ("shop", "blue")]
     assert names == sorted([r.plural for r in WATCHED if not r.namespaced] + per_namespace)
-    assert Runtime(OperatorConfig(), sink=FakeReportApi()).watches == []  # no source: no informers
+    assert Runtime(OperatorConfig(), report_api=FakeReportApi()).watches == []  # no source: no informers
 
 
 def test_nodes_and_namespaces_are_listed_before_the_namespaced_kinds() -> None:
@@ -269,7 +269,7 @@ def test_nodes_and_namespaces_are_listed_before_the_namespaced_kinds() -> None:
     cfg = replace(OperatorConfig(), host="127.0.0.1", port=0, metrics_port=0, metrics_secure=False)
     api = FakeApiServer(_web())
     gate = api.gates["nodes"] = threading.Event()
-    rt = Runtime(cfg, sink=FakeReportApi(), source=ApiWatchSource(api))
+    rt = Runtime(cfg, report_api=FakeReportApi(), source=ApiWatchSource(api))
     applied: list[str] = []
     handle = rt.router.handle_decoded
 

@@ -21,8 +21,8 @@ from watch_fakes import FakeApiServer
 from spreadwatch.config import OperatorConfig
 from spreadwatch.index import SpreadIndex
 from spreadwatch.kube import ApiWatchSource
-from spreadwatch.runtime.events import WATCHED, EventRouter
-from spreadwatch.runtime.watches import ResourceWatch
+from spreadwatch.runtime.informers.router import WATCHED, EventRouter
+from spreadwatch.runtime.informers.watches import ResourceWatch
 from spreadwatch.scoring import get_profile
 
 

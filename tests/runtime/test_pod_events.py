@@ -8,7 +8,7 @@ from handler_fakes import NODES, ev, pipeline, pod_of, web_cluster, with_meta
 
 from spreadwatch.config import OperatorConfig
 from spreadwatch.index import SpreadIndex
-from spreadwatch.runtime.events import EventRouter
+from spreadwatch.runtime.informers.router import EventRouter
 from spreadwatch.scoring import get_profile
 
 

@@ -20,7 +20,7 @@ from spreadwatch.runtime.process import Runtime
 def test_probes_statusz_route_hook_and_writer_loop() -> None:
     cfg = replace(OperatorConfig(), host="127.0.0.1", port=0, metrics_port=0, metrics_secure=False, debounce=0.05)
     api = FakeReportApi()
-    rt = Runtime(cfg, sink=api)
+    rt = Runtime(cfg, report_api=api)
 
     async def extra(_request: web.Request) -> web.StreamResponse:
         return web.Response(text="extra 1\n")
@@ -62,7 +62,7 @@ def test_probes_statusz_route_hook_and_writer_loop() -> None:
 
 
 def test_not_alive_when_the_writer_loop_stalls() -> None:
-    rt = Runtime(OperatorConfig(), sink=FakeReportApi())
+    rt = Runtime(OperatorConfig(), report_api=FakeReportApi())
     assert rt.alive()
     rt.writer.stats.last_cycle = rt.started - 100
     assert not rt.alive()

@@ -15,10 +15,10 @@ import pytest
 from handler_fakes import FakeReportApi, Pipeline, deployment, ev, namespace_obj, pipeline, run, web_cluster, zone_nodes
 
 from spreadwatch.model import WorkloadKey
-from spreadwatch.runtime.debounce import Debouncer
-from spreadwatch.runtime.status import content_digest
-from spreadwatch.runtime.store import DIGEST_ANNOTATION, StoredReport, material_key, stored_report
-from spreadwatch.runtime.writer import MAX_WRITES_IN_FLIGHT
+from spreadwatch.runtime.writing.debounce import Debouncer
+from spreadwatch.runtime.writing.status import content_digest
+from spreadwatch.runtime.writing.store import DIGEST_ANNOTATION, StoredReport, material_key, stored_report
+from spreadwatch.runtime.writing.writer import MAX_WRITES_IN_FLIGHT
 
 
 def _workload(name: str) -> list[dict[str, Any]]:
@@ -41,7 +41,7 @@ class GatedApi(FakeReportApi):
         self.max_active = 0
         self.started: list[str] = []
 
-    async def apply(
+    async def save(
         self,
         namespace: str,
         name: str,
@@ -55,7 +55,7 @@ class GatedApi(FakeReportApi):
         self.max_active = max(self.max_active, self.active)
         try:
             await self.gate.wait()
-            return await super().apply(namespace, name, labels, annotations, workload, status)
+            return await super().save(namespace, name, labels, annotations, workload, status)
         finally:
             self.active -= 1
 
@@ -64,7 +64,7 @@ class GatedApi(FakeReportApi):
 def test_writes_in_flight_are_bounded(in_flight: int) -> None:
     p = pipeline(events=False)
     api = GatedApi()
-    p.writer.store.sink = api
+    p.writer.store.api = api
     p.writer.max_in_flight = in_flight
     _base(p)
     for i in range(10):
@@ -105,7 +105,7 @@ def test_due_workloads_are_written_oldest_change_first() -> None:
 def test_the_gated_start_order_is_oldest_first_too() -> None:
     p = pipeline(events=False)
     api = GatedApi()
-    p.writer.store.sink = api
+    p.writer.store.api = api
     _base(p)
     names = [f"w{i}" for i in range(9, -1, -1)]  # w9 changed first, w0 last
     for name in names:

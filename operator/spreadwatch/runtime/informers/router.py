@@ -13,7 +13,7 @@ services, namespaces, deployments, replicasets, statefulsets and replicationcont
   re-evaluate its workloads;
 * then the writer is woken (it debounces).
 
-:meth:`EventRouter.handle_decoded` does the same for what the informers (``runtime/watches.py``) decoded
+:meth:`EventRouter.handle_decoded` does the same for what the informers (``runtime/informers/watches.py``) decoded
 straight from the API's list pages and watch lines (a record: no dict, no second parse; an
 :class:`~spreadwatch.decode.Unparsed` item: through :meth:`EventRouter.handle`), and
 :meth:`EventRouter.handle_deleted` for a ``DELETED`` event or an object a re-list no longer shows.

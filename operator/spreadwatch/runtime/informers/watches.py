@@ -35,8 +35,8 @@ from spreadwatch.decode import Decoded, DecodeError, Unparsed, WatchEvent
 from spreadwatch.errors import KubeApiError, SpreadwatchError
 from spreadwatch.jsonform import json_form
 from spreadwatch.resources import ApiResource
-from spreadwatch.runtime.events import EventRouter
-from spreadwatch.runtime.pump import Pump
+from spreadwatch.runtime.informers.pump import Pump
+from spreadwatch.runtime.informers.router import EventRouter
 
 __all__ = ["ResourceWatch", "WatchSource", "WatchStats"]
 

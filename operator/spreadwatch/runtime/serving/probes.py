@@ -7,8 +7,8 @@ Tiny aiohttp servers (aiohttp comes with kopf).
   index holds the cluster's initial state; ``/statusz`` returns JSON counters (index sizes, writes, leader,
   metrics authorization) for humans and tests.
 * :class:`MetricsServer` (``--metrics-port``, default 8443): ``/metrics``, by default over HTTPS
-  (:mod:`~spreadwatch.runtime.servingcert`) with every request authenticated and authorized by the API
-  server (:mod:`~spreadwatch.runtime.metricsauth`); plain HTTP and open with ``--metrics-secure=false``.
+  (:mod:`~spreadwatch.runtime.serving.servingcert`) with every request authenticated and authorized by the API
+  server (:mod:`~spreadwatch.runtime.serving.metricsauth`); plain HTTP and open with ``--metrics-secure=false``.
   A scrape takes an immutable view of the registry in the event loop (``metrics.freeze``: O(workloads),
   milliseconds) and formats it in a worker thread (``metrics.chunks``: O(series), ~0.2 s at 410,000
   series), so watch events keep flowing during a scrape. OpenMetrics when the ``Accept`` header asks for it

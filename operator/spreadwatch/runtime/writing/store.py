@@ -1,11 +1,11 @@
 """The SpreadReports as the API holds them, and the write protocol that keeps them current.
 
-:class:`ReportStore` is the writer's only door to the API (a :class:`ReportSink`: ``kube.AsyncReportClient``
-in the operator, a fake in tests). It remembers, per workload, what this replica knows of its report as a
+:class:`ReportStore` is the writer's only door to the API (a :class:`ReportApi`: ``kube.ReportClient`` in
+the operator, a fake in tests). It remembers, per workload, what this replica knows of its report as a
 :class:`StoredReport` (a small frozen record: name, status digest, condition, health, owner, uid), and:
 
-* :meth:`ReportStore.write` — builds the status (:mod:`spreadwatch.runtime.status`) and, unless its digest
-  equals the stored one and the owner is the same workload (no write without a change), applies the whole
+* :meth:`ReportStore.write` — builds the status (:mod:`spreadwatch.runtime.writing.status`) and, unless its digest
+  equals the stored one and the owner is the same workload (no write without a change), saves the whole
   report in **one request** (server-side apply: created if missing, else updated; the digest goes into the
   ``spreadwatch.io/status-digest`` annotation and the health into the ``spreadwatch.io/health`` label, so a
   restarted operator knows what each report holds from a slim listing), and posts an Event when the health
@@ -35,13 +35,13 @@ from spreadwatch.metrics.histogram import DurationHistogram
 from spreadwatch.model import WORKLOAD_KINDS, WorkloadKey
 from spreadwatch.naming import report_name, workload_of_report_name
 from spreadwatch.report import Health, SpreadReport
-from spreadwatch.runtime.ratelimit import TokenBucket
-from spreadwatch.runtime.status import build_status, content_digest, find_condition, workload_ref
+from spreadwatch.runtime.writing.ratelimit import TokenBucket
+from spreadwatch.runtime.writing.status import build_status, content_digest, find_condition, workload_ref
 
 __all__ = [
     "DIGEST_ANNOTATION",
     "HEALTH_LABEL",
-    "ReportSink",
+    "ReportApi",
     "ReportStore",
     "StoredReport",
     "WriterStats",
@@ -63,7 +63,7 @@ log = logging.getLogger("spreadwatch.writer")
 _WARNING_HEALTH = frozenset({Health.IMBALANCED.value, Health.SINGLE_POINT_OF_FAILURE.value, Health.ERROR.value})
 
 
-class ReportSink(Protocol):
+class ReportApi(Protocol):
     """The writer's view of the API (SpreadReports and Events only). Errors: KubeApiError (``.status``)."""
 
     async def list_reports(self, namespaces: Iterable[str], keep: Callable[[dict[str, Any]], T | None]) -> list[T]:
@@ -71,7 +71,7 @@ class ReportSink(Protocol):
         None, each kept as it is read (the whole list of objects is never held)."""
         ...
 
-    async def apply(
+    async def save(
         self,
         namespace: str,
         name: str,
@@ -79,7 +79,9 @@ class ReportSink(Protocol):
         annotations: Mapping[str, str],
         workload: Mapping[str, str],
         status: Mapping[str, Any],
-    ) -> dict[str, Any]: ...
+    ) -> dict[str, Any]:
+        """Create or update the whole report in one request (server-side apply); the report as stored."""
+        ...
 
     async def delete(self, namespace: str, name: str) -> bool: ...
 
@@ -246,7 +248,7 @@ def report_material(report: SpreadReport) -> int:
 class ReportStore:
     """See the module docstring. ``wall`` gives the status timestamps; ``clock`` the monotonic time."""
 
-    sink: ReportSink
+    api: ReportApi
     bucket: TokenBucket
     stats: WriterStats
     events: bool = field(default=True, kw_only=True)
@@ -284,7 +286,7 @@ class ReportStore:
             return
         name = known.name if known is not None else report_name(key.kind, key.name)
         await self.bucket.acquire()
-        obj = await self.sink.apply(
+        obj = await self.api.save(
             key.namespace,
             name,
             {HEALTH_LABEL: report.health.value},
@@ -324,7 +326,7 @@ class ReportStore:
             message += ": " + "; ".join(report.reasons)
         await self.bucket.acquire()
         try:
-            await self.sink.post_event({"metadata": known.meta}, event_type, known.health, message)
+            await self.api.post_event({"metadata": known.meta}, event_type, known.health, message)
             self.stats.events += 1
         except (SpreadwatchError, OSError) as err:  # an Event is best effort
             log.warning("cannot post an Event for %s: %s", known.workload, err)
@@ -336,7 +338,7 @@ class ReportStore:
             return
         await self.bucket.acquire()
         try:
-            gone = await self.sink.delete(key.namespace, known.name)
+            gone = await self.api.delete(key.namespace, known.name)
         except BaseException:
             self._known[key] = known
             raise
@@ -355,7 +357,7 @@ class ReportStore:
     async def list(self, namespaces: Iterable[str]) -> list[StoredReport]:
         """Every SpreadReport in ``namespaces`` (all: empty) that names a workload, as records. One LIST;
         O(reports × status size). Raises on API failure."""
-        return await self.sink.list_reports(namespaces, stored_report)
+        return await self.api.list_reports(namespaces, stored_report)
 
     def adopt(self, reports: Iterable[StoredReport]) -> None:
         """Make ``reports`` all this replica knows (after a resync). O(reports)."""
@@ -364,5 +366,5 @@ class ReportStore:
     async def delete_stored(self, stored: StoredReport) -> None:
         """Delete a report this replica does not keep (an orphan). Raises on API failure."""
         await self.bucket.acquire()
-        await self.sink.delete(stored.workload.namespace, stored.name)
+        await self.api.delete(stored.workload.namespace, stored.name)
         self.stats.deletes += 1

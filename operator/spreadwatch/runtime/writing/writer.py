@@ -1,8 +1,8 @@
 """The report writer: turns index changes into SpreadReport writes, debounced, deduplicated, rate-limited.
 
-It joins two parts: *when* to write (:class:`~spreadwatch.runtime.debounce.Debouncer`: dirty
-keys, due times, coalescing, oldest change first) and *how* (:class:`~spreadwatch.runtime.store.ReportStore`:
-the write protocol against the API and what the API holds). One asyncio task (:meth:`ReportWriter.run`)
+It joins two parts: *when* to write (:class:`~spreadwatch.runtime.writing.debounce.Debouncer`: dirty
+keys, due times, coalescing, oldest change first) and *how* (:class:`~spreadwatch.runtime.writing.store.ReportStore`:
+the write protocol against the API and what the API holds). One asyncio task (:meth:`Writer.run`)
 loops:
 
 1. ``index.take_dirty()`` → the debouncer (every event also does this at once, through :meth:`wake`, so a
@@ -44,12 +44,12 @@ from spreadwatch.config import OperatorConfig, Scope
 from spreadwatch.errors import KubeApiError, SpreadwatchError
 from spreadwatch.index import SpreadIndex
 from spreadwatch.model import WorkloadKey
-from spreadwatch.runtime.debounce import Debouncer, Pending
-from spreadwatch.runtime.ratelimit import TokenBucket
-from spreadwatch.runtime.status import rfc3339
-from spreadwatch.runtime.store import ReportSink, ReportStore, StoredReport, WriterStats
+from spreadwatch.runtime.writing.debounce import Debouncer, Pending
+from spreadwatch.runtime.writing.ratelimit import TokenBucket
+from spreadwatch.runtime.writing.status import rfc3339
+from spreadwatch.runtime.writing.store import ReportApi, ReportStore, StoredReport, WriterStats
 
-__all__ = ["MATERIAL_AFTER", "MAX_DELAY_DEBOUNCES", "MAX_WRITES_IN_FLIGHT", "ReportWriter"]
+__all__ = ["MATERIAL_AFTER", "MAX_DELAY_DEBOUNCES", "MAX_WRITES_IN_FLIGHT", "Writer"]
 
 log = logging.getLogger("spreadwatch.writer")
 
@@ -67,14 +67,14 @@ _CYCLE_BUDGET: Final = 1.0
 _YIELD_EVERY: Final = 200  # unchanged reports never await: let the watches run during a long cycle
 
 
-class ReportWriter:
+class Writer:
     """See the module docstring. ``clock``/``wall`` are injectable for tests."""
 
     def __init__(
         self,
         index: SpreadIndex,
         config: OperatorConfig,
-        sink: ReportSink,
+        api: ReportApi,
         *,
         is_leader: Callable[[], bool] = lambda: True,
         bucket: TokenBucket | None = None,
@@ -97,7 +97,7 @@ class ReportWriter:
         self.debouncer = Debouncer(
             config.debounce, max_delay if max_delay is not None else max(1.0, MAX_DELAY_DEBOUNCES * config.debounce)
         )
-        self.store = ReportStore(sink, self._bucket, self.stats, events=config.events, wall=wall, clock=clock)
+        self.store = ReportStore(api, self._bucket, self.stats, events=config.events, wall=wall, clock=clock)
         self.ready = False  # set once the index holds the cluster's initial state (resyncs wait for it)
         self._wake = asyncio.Event()
         self._next_resync = 0.0  # as soon as ready and leading
