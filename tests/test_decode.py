@@ -20,7 +20,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from k8s_objects import controller, node, owner, pod, service
-from spreadwatch.decode import Converter, Unparsed, decode_json, decode_page
+from spreadwatch.decode import Converter, Malformed, Unparsed, decode_json, decode_list_page, decode_page, settle
 from spreadwatch.errors import ObjectError, SnapshotError
 from spreadwatch.model import Pod, parse_object
 from spreadwatch.snapshot import Snapshot, iter_documents, load_snapshot
@@ -328,6 +328,26 @@ def test_a_broken_item_does_not_hide_the_others() -> None:
     assert [type(x) for x in out] == [Pod, Unparsed, Pod, Unparsed, Pod]
     assert [x.name for x in out if isinstance(x, Pod)] == ["p0", "p1", "p2"]
     assert out[1] == Unparsed(broken) and out[3] == Unparsed(42)
+
+
+def test_the_informers_list_pages_settle_what_the_typed_path_leaves_where_it_is_decoded() -> None:
+    """An API list page's items for the informers (``decode_list_page``): what the typed path leaves goes
+    through the reference parser there — its record when it accepts the item, else ``Malformed`` with the
+    object's name and the reference parser's one line — so the router gets records only."""
+    good = [pod(f"p{i}", {"app": "web"}, "n1", namespace="shop") for i in range(3)]
+    broken = _set(pod("bad", {"app": "web"}, namespace="shop"), "spec.nodeName", 1)
+    listed = [good[0], broken, good[1], good[2]]
+    items = [{k: v for k, v in o.items() if k not in ("kind", "apiVersion")} for o in listed]
+    page = orjson.dumps({"kind": "PodList", "metadata": {"resourceVersion": "7"}, "items": [*items, 42]})
+    out, token = decode_list_page(page, "Pod", "v1", Converter())
+    assert token == ""
+    assert [type(x) for x in out] == [Pod, Malformed, Pod, Pod, Malformed]
+    problem = "Pod shop/bad: spec.nodeName: expected a string, got integer"
+    with pytest.raises(ObjectError) as err:
+        parse_object(broken)
+    assert out[1] == Malformed("shop", "bad", str(err.value)) and str(err.value) == problem
+    assert out[4] == Malformed("", "", "object: expected a mapping, got integer")
+    assert settle(out[0]) is out[0]  # a record as it is
 
 
 @pytest.mark.parametrize(

@@ -10,7 +10,7 @@ import aiohttp
 from prometheus_client.openmetrics.parser import text_string_to_metric_families as parse_openmetrics
 from prometheus_client.parser import text_string_to_metric_families as parse_text
 
-from runtime.handler_fakes import FakeReportApi, web_cluster
+from runtime.handler_fakes import FakeReportApi, Feeder, web_cluster
 from spreadwatch.config import MetricsOptions, OperatorConfig
 from spreadwatch.metrics import CONTENT_TYPE_OPENMETRICS, CONTENT_TYPE_TEXT, OperatorSource
 from spreadwatch.runtime.process import Runtime
@@ -31,8 +31,7 @@ def scrape_runtime(options: MetricsOptions) -> tuple[Runtime, dict[str, Scrape]]
         assert rt.metrics_server is not None
         assert rt.metrics_server.scheme == "http"
         base = f"http://127.0.0.1:{rt.metrics_server.bound_port}/metrics"
-        for event in web_cluster():
-            rt.router.handle(event)
+        Feeder(rt.router).feed(*web_cluster())
         got: dict[str, Scrape] = {}
         try:
             async with aiohttp.ClientSession() as session:

@@ -11,7 +11,7 @@ from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import replace
 
 import pytest
-from handler_fakes import FakeReportApi, web_cluster
+from handler_fakes import FakeReportApi, Feeder, web_cluster
 
 from spreadwatch.config import OperatorConfig
 from spreadwatch.decode import Decoded
@@ -164,8 +164,7 @@ def test_the_runtime_starts_the_policy_once_loaded_and_stops_it() -> None:
 
     async def main() -> tuple[int, int, int]:
         await rt.start()
-        for event in web_cluster():
-            rt.router.handle(event)
+        Feeder(rt.router).feed(*web_cluster())
         frozen = gc.get_freeze_count()
         checkpoints = rt.gc_policy.checkpoints
         full_threshold = gc.get_threshold()[2]

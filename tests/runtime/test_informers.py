@@ -54,7 +54,9 @@ def _informed(
     p = pipeline()
     p.feed(*[ev("ADDED", o) for o in objects if o["kind"] != "Pod"])
     api = FakeApiServer([o for o in objects if o["kind"] == "Pod"])
-    return p, api, ResourceWatch(POD, namespace, p.router, ApiWatchSource(api))
+    watch = ResourceWatch(POD, namespace, p.router, ApiWatchSource(api))
+    p.informers.append(watch)
+    return p, api, watch
 
 
 def _run_until_held(watch: ResourceWatch, api: FakeApiServer, namespace: str | None = None) -> None:
@@ -189,7 +191,7 @@ def test_undecodable_lines_are_logged_once_per_problem_and_the_others_applied(
         api.raw(b"not json"),
         api.raw(b'{"type": "ADDED", "object": 3}'),
         api.added(pod_of("web", 3, "node-a2")),
-        api.added(broken),  # a watch event of a malformed object: the router words and skips it
+        api.added(broken),  # a watch event of a malformed object: the informer words and skips it
         api.modified(broken),
         api.raw(b"not json"),
     )
@@ -204,7 +206,7 @@ def test_undecodable_lines_are_logged_once_per_problem_and_the_others_applied(
     assert all(m.startswith("pods: skipping a watch line: malformed watch event") for m in skipped)
     problem = "Pod shop/web-abc-9: metadata.labels: expected a mapping of strings, got list"
     assert [m for name, m in lines if name == "spreadwatch.events"] == [f"skipping malformed object: {problem}"]
-    assert p.router.broken_objects == {("Pod", "shop", "web-abc-9"): problem}
+    assert p.malformed == {("Pod", "shop", "web-abc-9"): problem}
 
 
 # --- the runtime ------------------------------------------------------------------------------------------
@@ -271,13 +273,13 @@ def test_nodes_and_namespaces_are_listed_before_the_namespaced_kinds() -> None:
     gate = api.gates["nodes"] = threading.Event()
     rt = Runtime(cfg, report_api=FakeReportApi(), source=ApiWatchSource(api))
     applied: list[str] = []
-    handle = rt.router.handle_decoded
+    route = rt.router.route
 
-    def spy(kind: str, item: Any) -> None:
+    def spy(kind: str, record: Any) -> None:
         applied.append(kind)
-        handle(kind, item)
+        route(kind, record)
 
-    rt.router.handle_decoded = spy  # type: ignore[method-assign]
+    rt.router.route = spy  # type: ignore[method-assign]
 
     async def main() -> list[str]:
         namespaces = api.holding("Namespace")
@@ -306,15 +308,15 @@ def test_an_unexpected_error_is_logged_and_the_informer_lists_again(caplog: pyte
     # A bug while applying a listed object (here: the first pod) must not end the informer in silence: it
     # would never be "listed", and the operator never ready.
     p, api, watch = _informed(_web())
-    apply = p.router.handle_decoded
+    route = p.router.route
     broken = [True]
 
-    def handle_once_broken(kind: str, item: Any) -> None:
+    def route_once_broken(kind: str, record: Any) -> None:
         if broken.pop() if broken else False:
             raise RuntimeError("a bug")
-        apply(kind, item)
+        route(kind, record)
 
-    p.router.handle_decoded = handle_once_broken  # type: ignore[method-assign]
+    p.router.route = route_once_broken  # type: ignore[method-assign]
     with caplog.at_level(logging.INFO, logger="spreadwatch.watch"):
         _run_until_held(watch, api)
     assert _pods(p) == {"web-abc-0", "web-abc-1", "web-abc-2"}

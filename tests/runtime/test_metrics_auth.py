@@ -12,7 +12,7 @@ from pathlib import Path
 import aiohttp
 import pytest
 from auth_fakes import FakeAccessReviews
-from handler_fakes import FakeReportApi, web_cluster
+from handler_fakes import FakeReportApi, Feeder, web_cluster
 
 from spreadwatch.config import OperatorConfig
 from spreadwatch.errors import InputError
@@ -181,8 +181,7 @@ def test_runtime_serves_metrics_over_https_to_authorized_tokens_only(tmp_path: P
 
     async def main() -> dict[str, object]:
         await rt.start()
-        for event in web_cluster():
-            rt.router.handle(event)
+        Feeder(rt.router).feed(*web_cluster())
         assert rt.metrics_server is not None and rt.serving_cert is not None
         got: dict[str, object] = {"scheme": rt.metrics_server.scheme, "dir": rt.serving_cert.cert_dir}
         url = f"https://localhost:{rt.metrics_server.bound_port}/metrics"

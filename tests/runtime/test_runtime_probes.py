@@ -10,7 +10,7 @@ from dataclasses import replace
 
 import aiohttp
 from aiohttp import web
-from handler_fakes import FakeReportApi, web_cluster
+from handler_fakes import FakeReportApi, Feeder, web_cluster
 
 from spreadwatch.config import OperatorConfig
 from spreadwatch.runtime.logs import configure_logging
@@ -30,8 +30,7 @@ def test_probes_statusz_route_hook_and_writer_loop() -> None:
     async def main() -> dict[str, object]:
         await rt.start()
         base = f"http://127.0.0.1:{rt.server.bound_port}"
-        for event in web_cluster():
-            rt.router.handle(event)
+        Feeder(rt.router).feed(*web_cluster())
         async with aiohttp.ClientSession() as session:
             for _ in range(1200):  # up to 60 s: waits for the write, however busy the machine
                 await asyncio.sleep(0.05)

@@ -166,7 +166,7 @@ class Runtime:
                 "applied": self.router.stats.applied,
                 "removed": self.router.stats.removed,
                 "ignored": self.router.stats.ignored,
-                "broken": self.router.stats.broken,
+                "broken": sum(w.stats.malformed for w in self.watches),
             },
             "watches": {w.name: w.stats.as_dict() for w in self.watches},
             "placements": self.placements(),
