@@ -277,13 +277,24 @@ def _list(cfg: SoakConfig, informers: Mapping[str, ResourceWatch]) -> _Pods:
     return pods
 
 
-async def _write_all(writer: Writer, sink: StandInSink) -> None:
-    """Every report written once (unthrottled) into the stand-in."""
+class _LoadBudget(TokenBucket):
+    """The operator's write budget, left open while ``loading`` (the soak writes every report once before the
+    churn, as fast as the stand-in takes them). O(1)."""
+
+    loading = True
+
+    def available(self, within: float = 0.0) -> int:
+        return 10**9 if self.loading else super().available(within)
+
+    def try_acquire(self) -> bool:
+        return True if self.loading else super().try_acquire()
+
+
+async def _write_all(writer: Writer, budget: _LoadBudget, sink: StandInSink) -> None:
+    """Every report written once (the budget open) into the stand-in."""
     writer.ready = True
-    throttle = writer.bucket
-    writer.bucket = TokenBucket(1e9, 10**9)
     await writer.drain(timeout=3600)
-    writer.bucket = throttle
+    budget.loading = False
     sink.calls.clear()
 
 
@@ -292,14 +303,15 @@ async def run_soak(cfg: SoakConfig, log: Any = print) -> dict[str, Any]:
     config = OperatorConfig()
     index = SpreadIndex(get_profile(config.profile), config.report)
     sink = StandInSink()
-    writer = Writer(index, config, sink)
+    budget = _LoadBudget(config.max_writes_per_second, config.write_burst)
+    writer = Writer(index, config, sink, bucket=budget)
     router = EventRouter(index, config.scope, wake=writer.wake, namespace_changed=writer.namespace_changed)
     informers = {resource.kind: ResourceWatch(resource, None, router) for resource in WATCHED}  # fed here
     with FullCollections() as collections:
-        return await _churn(cfg, index, sink, writer, informers, collections, log)
+        return await _churn(cfg, index, sink, writer, budget, informers, collections, log)
 
 
-async def _churn(cfg: SoakConfig, index: SpreadIndex, sink: StandInSink, writer: Writer,
+async def _churn(cfg: SoakConfig, index: SpreadIndex, sink: StandInSink, writer: Writer, budget: _LoadBudget,
                  informers: Mapping[str, ResourceWatch], collections: FullCollections,
                  log: Any) -> dict[str, Any]:  # fmt: skip
     """Load, then churn for ``cfg.minutes`` with the operator's GC policy (unless ``cfg.gc_policy`` is off)."""
@@ -309,7 +321,7 @@ async def _churn(cfg: SoakConfig, index: SpreadIndex, sink: StandInSink, writer:
     pods = _list(cfg, informers)
     # as the operator's Runtime.start does once its initial listing is in the index
     tasks = [policy.start(stop)] if cfg.gc_policy else []
-    await _write_all(writer, sink)
+    await _write_all(writer, budget, sink)
     if not cfg.gc_policy:
         gc.collect()
     sizes = index.sizes()

@@ -7,7 +7,6 @@ path (dicts → ``parse_object``): the same records, or the same one-line Object
 from __future__ import annotations
 
 import copy
-import importlib.util
 import io
 import sys
 from pathlib import Path
@@ -19,6 +18,7 @@ import yaml
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
+from bench import synth
 from k8s_objects import controller, node, owner, pod, service
 from spreadwatch.decode import Converter, Malformed, Unparsed, decode_json, decode_list_page, decode_page, settle
 from spreadwatch.errors import ObjectError, SnapshotError
@@ -27,15 +27,6 @@ from spreadwatch.snapshot import Snapshot, iter_documents, load_snapshot
 
 ROOT = Path(__file__).resolve().parents[1]
 _RECORD_LISTS = ("nodes", "pods", "services", "controllers", "namespaces", "ignored")
-
-
-def _synth() -> Any:
-    spec = importlib.util.spec_from_file_location("spreadwatch_bench_synth_decode", ROOT / "bench" / "synth.py")
-    assert spec is not None and spec.loader is not None
-    module = importlib.util.module_from_spec(spec)
-    sys.modules[spec.name] = module
-    spec.loader.exec_module(module)
-    return module
 
 
 def _outcome(load: Any) -> tuple[Any, ...] | str:
@@ -147,7 +138,7 @@ def test_every_kind_decodes_to_the_reference_records(tmp_path: Path) -> None:
 
 
 def test_synthetic_cluster_decodes_to_the_reference_records(tmp_path: Path) -> None:
-    objects = _synth().generate(0.01, seed=3)
+    objects = synth.generate(0.01, seed=3)
     typed, reference = _both(tmp_path, objects)
     assert typed == reference
     assert len(typed[1]) > 1000

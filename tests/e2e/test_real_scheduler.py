@@ -30,11 +30,12 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from hack import devcluster
 from kube_helpers import ControlPlane, create_namespace, create_node, delete_namespace, unique_name
 from kubernetes import client
 from scheduler_helpers import Placement, SchedulerLog, apply_objects, place_one, scheduler_plane
 
-from repo_tools import REPO_ROOT, load_devcluster
+from repo_tools import REPO_ROOT
 from spreadwatch.profile_args import load_profile
 from spreadwatch.scoring import Profile
 
@@ -151,7 +152,6 @@ STEPS = (("Deployment", "web", "app=web"), ("ReplicationController", "web-legacy
 
 def _run_placements(cluster: Cluster, version: str, config: str, profile: Profile, own: bool,
                     resources: dict[str, Any] | None = None) -> tuple[str, list[Placement]]:  # fmt: skip
-    devcluster = load_devcluster()
     namespace = create_namespace(cluster.api)
     try:
         # Everything exists before the scheduler starts: its first listing already holds the pinned pods.

@@ -25,7 +25,7 @@ def test_probes_statusz_route_hook_and_writer_loop() -> None:
     async def extra(_request: web.Request) -> web.StreamResponse:
         return web.Response(text="extra 1\n")
 
-    rt.server.add_route("GET", "/extra", extra)  # before the server starts
+    rt.server.routes.append(("GET", "/extra", extra))  # before the server starts
 
     async def main() -> dict[str, object]:
         await rt.start()

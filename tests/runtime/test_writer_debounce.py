@@ -9,7 +9,7 @@ from typing import Any
 import pytest
 from handler_fakes import Clock, deployment, ev, pipeline, pod_of, web_cluster
 
-from spreadwatch.runtime.writing.ratelimit import TokenBucket
+from spreadwatch.runtime.writing import TokenBucket, Writer
 
 
 def test_nothing_is_written_until_the_workload_is_quiet_for_the_debounce() -> None:
@@ -269,8 +269,9 @@ def test_drain_writes_everything_pending_at_once() -> None:
 
 def test_run_loop_writes_and_stops() -> None:
     p = pipeline(debounce=0.05)
-    p.writer.clock = __import__("time").monotonic
-    p.writer.bucket = TokenBucket(100, 100)
+    p.writer = Writer(p.index, p.config, p.api, bucket=TokenBucket(100, 100))  # the real clocks
+    p.writer.ready = True
+    p.router.wake = p.writer.wake
     p.feed(*web_cluster())
 
     async def main() -> None:

@@ -44,6 +44,7 @@ from spreadwatch.config import OperatorConfig, Scope
 from spreadwatch.errors import KubeApiError, SpreadwatchError
 from spreadwatch.index import SpreadIndex
 from spreadwatch.model import WorkloadKey
+from spreadwatch.resources import SPREAD_REPORTS
 from spreadwatch.runtime.writing.debounce import Debouncer, Pending
 from spreadwatch.runtime.writing.ratelimit import TokenBucket
 from spreadwatch.runtime.writing.status import rfc3339
@@ -109,16 +110,6 @@ class Writer:
     def debounce(self) -> float:
         """Seconds a workload must be quiet before its report is written (the debouncer's)."""
         return self.debouncer.debounce
-
-    @property
-    def bucket(self) -> TokenBucket:
-        """The global write budget every API call takes a token from."""
-        return self._bucket
-
-    @bucket.setter
-    def bucket(self, bucket: TokenBucket) -> None:
-        """Replace the write budget (the soak benchmark loads with an unlimited one)."""
-        self._bucket = self.store.bucket = bucket
 
     # --- inputs -------------------------------------------------------------------------------------------
 
@@ -290,7 +281,8 @@ class Writer:
                 w.cancel()
 
     async def drain(self, timeout: float = 30.0) -> None:
-        """Write everything pending now, ignoring the debounce and back-offs (tests; graceful shutdown)."""
+        """Write everything pending now, ignoring the debounce and back-offs, until nothing is pending or
+        ``timeout`` seconds pass (every report written at once: the soak benchmark's start, tests)."""
         debouncer = self.debouncer
         saved, debouncer.debounce = debouncer.debounce, 0.0
         deadline = self.clock() + timeout
@@ -334,7 +326,7 @@ class Writer:
             self._next_resync = self.clock() + 5.0
             hint = ""
             if isinstance(err, KubeApiError) and err.status == 404:
-                hint = " (is the CRD installed? kubectl apply -f crds/spreadreports.spreadwatch.io.yaml)"
+                hint = f" (is the CRD installed? kubectl apply -f crds/{SPREAD_REPORTS.full_name}.yaml)"
             log.warning("resync: cannot list SpreadReports: %s%s", err, hint)
             return
         self.stats.resyncs += 1
