@@ -63,7 +63,7 @@ from spreadwatch.scoring import get_profile
 
 T = TypeVar("T")
 
-__all__ = ["SoakConfig", "StandInSink", "measure", "run_soak", "slope_per_hour", "trend"]
+__all__ = ["SoakConfig", "StandInSink", "measure", "memory_figures", "run_soak", "slope_per_hour", "trend"]
 
 ENVELOPE_EVENTS_PER_S = 5000.0  # docs/benchmarks.md: the sustained pod events/s target at scale 1.0
 _DELETION_STAMP = "2026-01-01T00:00:00Z"
@@ -443,13 +443,7 @@ def measure(
     result = asyncio.run(run_soak(cfg, log=bench_log))
     s, samples = result["summary"], result["samples"]
     return {
-        "minutes": samples[-1]["t_min"],
-        "rss_mib": s["rss_mib"]["last"],
-        "rss_growth_second_half_mib": s["rss_mib"]["growth_second_half"],
-        "rss_slope_mib_per_h": s["rss_mib"]["slope_per_hour_second_half"],
-        "label_maps_growth_second_half": s["interned_label_maps"]["growth_second_half"],
-        "label_maps_slope_per_h": s["interned_label_maps"]["slope_per_hour_second_half"],
-        "events_per_s": s["events_per_s"],
+        **memory_figures(s, samples),
         "p50_us": s["p50_us_overall"],
         "p99_us": s["p99_us_overall"],
         "cpu_p99_us": s["cpu_p99_us_overall"],
@@ -465,6 +459,21 @@ def measure(
         "resyncs": s["resyncs"],
         "load_s": result["baseline"]["load_seconds"],
         "series": samples,
+    }
+
+
+def memory_figures(summary: Mapping[str, Any], samples: Sequence[Mapping[str, Any]]) -> dict[str, Any]:
+    """What every soak reports of a run's length, memory and event rate, from its summary (the trends of
+    ``rss_mib`` and ``interned_label_maps``, ``events_per_s``) and samples. O(1)."""
+    rss, maps = summary["rss_mib"], summary["interned_label_maps"]
+    return {
+        "minutes": samples[-1]["t_min"],
+        "rss_mib": rss["last"],
+        "rss_growth_second_half_mib": rss["growth_second_half"],
+        "rss_slope_mib_per_h": rss["slope_per_hour_second_half"],
+        "label_maps_growth_second_half": maps["growth_second_half"],
+        "label_maps_slope_per_h": maps["slope_per_hour_second_half"],
+        "events_per_s": summary["events_per_s"],
     }
 
 

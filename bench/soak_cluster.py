@@ -34,7 +34,7 @@ from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
 
-from bench.soak import trend
+from bench.soak import memory_figures, trend
 from bench.timing import log as bench_log
 from bench.timing import percentile
 from hack import devcluster
@@ -341,12 +341,7 @@ def measure(
     result = run_cluster_soak(minutes, max(5.0, minutes * 2), workloads, base_pods, threads, keep, bench_log)
     s, samples = result["summary"], result["samples"]
     return {
-        "minutes": samples[-1]["t_min"],
-        "rss_mib": s["rss_mib"]["last"],
-        "rss_growth_second_half_mib": s["rss_mib"]["growth_second_half"],
-        "rss_slope_mib_per_h": s["rss_mib"]["slope_per_hour_second_half"],
-        "label_maps_slope_per_h": s["interned_label_maps"]["slope_per_hour_second_half"],
-        "events_per_s": s["events_per_s"],
+        **memory_figures(s, samples),
         "probe_p50_s": s["probe_p50_s"],
         "probe_p99_s": s["probe_p99_s"],
         "writes_per_min": round(sum(x["writes_per_min"] for x in samples) / len(samples), 1),
