@@ -207,14 +207,14 @@ class ResourceWatch:
             self._malformed(item)
             return
         if self.malformed:
-            self._valid_again(getattr(item, "namespace", ""), item.name)
+            self._valid_again(self._key(getattr(item, "namespace", ""), item.name))
         self.router.route(self.resource.kind, item)
 
     def take_deletion(self, namespace: str, name: str) -> None:
         """An object deleted (a ``DELETED`` event, or missing from a new list): to the router. O(1) + the
         router's."""
         if self.malformed:
-            self.malformed.pop((namespace, name), None)
+            self.malformed.pop(self._key(namespace, name), None)
         self.router.route_deletion(self.resource.kind, namespace, name)
 
     def take(self, event: WatchEvent | DecodeError) -> bool:
@@ -235,13 +235,17 @@ class ResourceWatch:
         self.stats.events += 1
         return True
 
+    def _key(self, namespace: str, name: str) -> tuple[str, str]:
+        """An object's (namespace, name) as the router places it ("default" for a namespaced one without)."""
+        return ((namespace or "default") if self.resource.namespaced else ""), name
+
     def _malformed(self, item: Malformed) -> None:
         """Skip a malformed object in scope, logged once until it is valid again or deleted. O(1)."""
-        namespace = (item.namespace or "default") if self.resource.namespaced else ""
+        key = self._key(item.namespace, item.name)
+        namespace = key[0]
         if not self.router.in_scope(self.resource, namespace):
             return
         self.stats.malformed += 1
-        key = (namespace, item.name)
         if self.malformed.get(key) != item.problem:
             self.malformed[key] = item.problem
             objects_log.warning(
@@ -250,9 +254,9 @@ class ResourceWatch:
                 extra={"object": f"{self.resource.kind}/{namespace}/{item.name}"},
             )
 
-    def _valid_again(self, namespace: str, name: str) -> None:
-        if self.malformed.pop((namespace, name), None) is not None:
-            objects_log.info("object is valid again: %s %s/%s", self.resource.kind, namespace, name)
+    def _valid_again(self, key: tuple[str, str]) -> None:
+        if self.malformed.pop(key, None) is not None:
+            objects_log.info("object is valid again: %s %s/%s", self.resource.kind, *key)
 
     def _remove_missing(self, seen: set[tuple[str, str]]) -> None:
         kind = self.resource.kind
