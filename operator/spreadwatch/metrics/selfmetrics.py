@@ -8,8 +8,9 @@ thread that owns the counters (the event loop), which may then be rendered in an
 layer sits below the runtime and never imports it; the :class:`OperatorSource` protocol is the contract.
 
 Each family is defined once in :data:`OPERATOR_FAMILIES` (a :class:`~spreadwatch.metrics.families.Family`
-whose samples come from an :class:`OperatorState`): the text renderer, ``collect()`` and ``describe()`` all
-come from that definition.
+whose samples come from an :class:`OperatorState`): ``collect()`` and ``describe()`` come from that
+definition, and prometheus_client formats the few dozen lines (``2.0``, labels sorted: the text they always
+had).
 """
 
 from __future__ import annotations
@@ -182,11 +183,6 @@ class OperatorCollector(Collector):
     def view(self) -> OperatorCollector:
         """A frozen copy (the state taken now, in the caller's thread) that renders in any thread."""
         return OperatorCollector(StaticSource(self.source.metrics_state()))
-
-    def render_text(self, openmetrics: bool = False) -> Iterator[str]:
-        state = [self.source.metrics_state()]
-        for family in OPERATOR_FAMILIES:
-            yield from family.lines([""], state, openmetrics, block=1)
 
     def collect(self) -> Iterator[Metric]:
         state = [self.source.metrics_state()]
