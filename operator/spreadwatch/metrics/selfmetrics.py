@@ -45,6 +45,13 @@ class OperatorState:
     api_errors_by_code: Mapping[str, int] = field(default_factory=dict)
     compute_durations: HistogramSnapshot = _EMPTY_HISTOGRAM
     reconcile_durations: HistogramSnapshot = _EMPTY_HISTOGRAM
+    write_durations: HistogramSnapshot = _EMPTY_HISTOGRAM  # one report apply, request to answer
+    report_lags: HistogramSnapshot = _EMPTY_HISTOGRAM  # first unwritten change to the report's write
+    writes_per_second: float = 0.0  # achieved, about the last 10 s
+    writes_in_flight_limit: int = 0
+    resync_durations: HistogramSnapshot = _EMPTY_HISTOGRAM
+    resync_pages: int = 0
+    resync_bytes: int = 0
     index_objects: Mapping[str, int] = field(default_factory=dict)
     workloads: int = 0
     reports_pending: int = 0
@@ -157,6 +164,52 @@ OPERATOR_FAMILIES: Final[tuple[Family[OperatorState], ...]] = unique(
             "Unix time of the last full resync (0 before the first).",
             value=lambda s: s.last_resync_timestamp,
             unit="seconds",
+        ),
+        Family(
+            "spreadwatch_report_write_duration_seconds",
+            "histogram",
+            "Duration of one SpreadReport apply, request to answer (retries included).",
+            value=lambda s: s.write_durations,
+            unit="seconds",
+        ),
+        Family(
+            "spreadwatch_report_lag_seconds",
+            "histogram",
+            "Time from a workload's first unwritten change to the write of its report.",
+            value=lambda s: s.report_lags,
+            unit="seconds",
+        ),
+        Family(
+            "spreadwatch_api_writes_per_second",
+            "gauge",
+            "SpreadReport and Event API writes per second achieved over about the last 10 s.",
+            value=lambda s: s.writes_per_second,
+        ),
+        Family(
+            "spreadwatch_writes_in_flight_limit",
+            "gauge",
+            "Bound on report writes waiting on the API server at once: write rate x mean write latency x 1.5, "
+            "between 2 and --max-writes-in-flight (halved when the server throttles).",
+            value=lambda s: s.writes_in_flight_limit,
+        ),
+        Family(
+            "spreadwatch_resync_duration_seconds",
+            "histogram",
+            "Duration of one resync: list the SpreadReports, compare them, delete orphans.",
+            value=lambda s: s.resync_durations,
+            unit="seconds",
+        ),
+        Family(
+            "spreadwatch_resync_pages_total",
+            "counter",
+            "List pages the resyncs read.",
+            value=lambda s: s.resync_pages,
+        ),
+        Family(
+            "spreadwatch_resync_bytes_total",
+            "counter",
+            "Bytes of the list pages the resyncs read.",
+            value=lambda s: s.resync_bytes,
         ),
         Family(
             "spreadwatch_leader",

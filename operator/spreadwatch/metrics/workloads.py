@@ -235,6 +235,13 @@ WORKLOAD_FAMILIES: Final[tuple[Family[WorkloadRow], ...]] = unique(
             keyed_by=WORKLOAD_LABELS,
             samples=lambda row: _HEALTH_SAMPLES[row.report.health.value],
         ),
+        # a sample for every report but Error ones (which carry no forecast)
+        _gauge(
+            "spreadwatch_workload_next_pod_schedulable",
+            "1 when some node passes the filters for the workload's next replica, 0 when it would stay Pending "
+            "(health Unschedulable: e.g. DoNotSchedule topology spread constraints); no sample for Error.",
+            lambda row: None if (s := row.report.next_pod_schedulable) is None else (1 if s else 0),
+        ),
         _gauge(
             "spreadwatch_workload_skipped",
             "1 when the profile skips the workload (topologySpreadConstraints), else 0.",
