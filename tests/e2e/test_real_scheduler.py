@@ -41,11 +41,12 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from hack import devcluster
 from kube_helpers import ControlPlane, create_namespace, create_node, delete_namespace, unique_name, wait_for
 from kubernetes import client
 from scheduler_helpers import Placement, SchedulerLog, apply_objects, place_one, place_or_pend, scheduler_plane
 
-from repo_tools import REPO_ROOT, load_devcluster
+from repo_tools import REPO_ROOT
 from spreadwatch.profile_args import load_profile, load_scheduler_profile
 from spreadwatch.scoring import Profile
 from spreadwatch.scoring.scheduler_profile import SchedulerProfile
@@ -254,7 +255,6 @@ def _run_placements(cluster: Cluster, version: str, config: str, profile: Profil
                     resources: dict[str, Any] | None = None,
                     scheduler: SchedulerProfile | None = None) -> tuple[str, list[Placement]]:  # fmt: skip
     """``scheduler``: the whole-profile tests (the workloads' additions, the claims, the prediction)."""
-    devcluster = load_devcluster()
     namespace = create_namespace(cluster.api)
     rich = scheduler is not None
     try:
@@ -521,7 +521,6 @@ def test_v129_hard_constraints_and_the_pending_replica(cluster: Cluster) -> None
     leaves a pod Pending. Every step: the report's candidates are the nodes the scheduler scored, its scores the
     logged ones ÷ 2, the pod on a best node, and a Pending forecast exactly when the scheduler reports
     FailedScheduling."""
-    devcluster = load_devcluster()
     namespace = create_namespace(cluster.api)
     profile = load_profile("v1.29", None)
     try:
