@@ -52,7 +52,7 @@ def pts_oracle():
 @pytest.fixture(scope="session")
 def profile_oracle():
     """One spreadwatch-oracle-profile process (the whole kube-scheduler v1.36 framework) for the session."""
-    from oracle_client import Oracle, build
+    from hack.oracle_client import Oracle, build
 
     if not os.environ.get("SPREADWATCH_ORACLE_PROFILE_BIN") and shutil.which("go") is None:
         pytest.fail("no Go toolchain on PATH to build tests/oracle/profile (or set SPREADWATCH_ORACLE_PROFILE_BIN)")
