@@ -306,7 +306,9 @@ class Converter:
             raise Fallback
         taints = tuple(rec.Taint(t.key or "", t.value or "", t.effect or "") for t in spec.taints or ())
         labels = self.labels(meta.labels)
-        return rec.Node(sys.intern(meta.name), labels, taints, bool(spec.unschedulable), meta.uid or "")
+        info = obj.status.nodeInfo if obj.status is not None else None
+        kubelet = sys.intern(info.kubeletVersion) if info is not None and info.kubeletVersion else ""
+        return rec.Node(sys.intern(meta.name), labels, taints, bool(spec.unschedulable), meta.uid or "", kubelet)
 
     def _service(self, obj: shapes.ServiceFields) -> rec.Service:
         meta = obj.metadata or _SERVICE_META

@@ -48,12 +48,14 @@ __all__ = [
     "NamespaceObject",
     "NodeAffinity",
     "NodeFields",
+    "NodeInfo",
     "NodeMeta",
     "NodeObject",
     "NodeSelector",
     "NodeSelectorRequirement",
     "NodeSelectorTerm",
     "NodeSpec",
+    "NodeStatus",
     "OwnerReference",
     "Page",
     "Phase",
@@ -221,9 +223,18 @@ class NodeSpec(msgspec.Struct, gc=False):
     unschedulable: bool | None = None
 
 
+class NodeInfo(msgspec.Struct, gc=False):
+    kubeletVersion: str | None = None
+
+
+class NodeStatus(msgspec.Struct, gc=False):
+    nodeInfo: NodeInfo | None = None
+
+
 class NodeFields(msgspec.Struct, gc=False):
     metadata: NodeMeta | None = None
     spec: NodeSpec | None = None
+    status: NodeStatus | None = None
 
 
 class ServiceMeta(msgspec.Struct, gc=False):

@@ -49,6 +49,7 @@ class Workload:
     sig: int = -1  # id of the scheduling-constraint signature (candidate sets are cached per signature)
     plan: SpreadPlan | None = None  # PodTopologySpread (v1.29): the scoring constraints
     multi: bool = False  # v1.29: the constraints count pods with different selectors
+    plan_error: bool = False  # v1.29: ``error`` is the pod's own constraints' (a SelectorSpread profile skips it)
     compared: tuple[SpreadReport, SpreadReport, SpreadReport] | None = None  # (own, other, with comparison)
     #: the operator's check of the last new binding of one of its pods (``SpreadIndex.check_placement``)
     placement: Placement | None = None

@@ -363,13 +363,13 @@ class WorkloadTracking(PodCounting):
 
     def _prepare_topology(self, w: Workload, pod: Pod, ns: NamespaceState) -> None:
         """v1.29: the plan, and the selector pods are counted by (ANY_OF the distinct ones if they differ)."""
-        w.plan, w.skip, w.selector, w.multi, w.selector_text = None, "", None, False, ""
+        w.plan, w.skip, w.selector, w.multi, w.selector_text, w.plan_error = None, "", None, False, "", False
         if w.error:
             return
         try:
             plan = plan_with(pod, self.profile, partial(self._merged_selector, ns, pod))
         except SelectorError as err:
-            w.error = f"InvalidSelector: {err}"
+            w.error, w.plan_error = f"InvalidSelector: {err}", True
             return
         w.plan, w.skip, w.selector_text = plan, plan.skip_reason, plan.selector_text
         if plan.skip_reason:

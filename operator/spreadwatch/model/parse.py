@@ -293,7 +293,10 @@ def _parse_node(obj: Mapping[str, Any]) -> Node:
         )
         for i, t in enumerate(r.items(spec, "taints", "spec.taints"))
     )
-    return Node(name, labels, taints, r.boolean(spec, "unschedulable", "spec.unschedulable"), uid)
+    info = r.mapping(r.mapping(obj, "status", "status"), "nodeInfo", "status.nodeInfo")
+    kubelet = r.string(info, "kubeletVersion", "status.nodeInfo.kubeletVersion")
+    unschedulable = r.boolean(spec, "unschedulable", "spec.unschedulable")
+    return Node(name, labels, taints, unschedulable, uid, sys.intern(kubelet) if kubelet else "")
 
 
 def _parse_service(obj: Mapping[str, Any]) -> Service:

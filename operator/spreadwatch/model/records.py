@@ -127,6 +127,7 @@ class Node(msgspec.Struct, frozen=True, gc=False):
     taints: tuple[Taint, ...] = ()
     unschedulable: bool = False
     uid: str = ""
+    kubelet_version: str = ""  # status.nodeInfo.kubeletVersion (``--profile auto`` on a snapshot)
 
 
 class Pod(msgspec.Struct, frozen=True, gc=False):

@@ -46,10 +46,11 @@ from spreadwatch.kube import (
     connection_params,
     load_api_client,
     load_configuration,
+    server_version,
 )
 from spreadwatch.metrics import OperatorState, registry_for
 from spreadwatch.model import interned_label_maps
-from spreadwatch.profile_args import load_profile
+from spreadwatch.profile_args import operator_profiles
 from spreadwatch.runtime.apierrors import ApiErrors
 from spreadwatch.runtime.events import WATCHED, EventRouter
 from spreadwatch.runtime.gcpolicy import GcPolicy
@@ -78,20 +79,15 @@ class Runtime:
         reviews: AccessReviews | None = None,
     ) -> None:
         self.config = config
-        compare = (
-            load_profile(config.compare_profile, config.scheduler_config, config.scheduler_name)
-            if config.compare_profile
-            else None
-        )
-        self.index = SpreadIndex(
-            load_profile(config.profile, config.scheduler_config, config.scheduler_name), config.report, compare
-        )
-        self.api: Any = None
+        self.api: Any = _api_client(config) if sink is None else None
+        profile, compare, choice = operator_profiles(config, self._server_version)
+        #: ``--profile auto``: the profile the API server's version picked, and why (None: named by the flag)
+        self.choice = choice
+        self.index = SpreadIndex(profile, config.report, compare)
         self.client: ReportClient | None = None
         self.elector: LeaseElector | None = None
         self.api_errors = ApiErrors()
-        if sink is None:
-            self.api = _api_client(config)
+        if sink is None:  # (then ``self.api`` is the client)
             self.client = ReportClient(self.api, instance=config.leader.identity, on_request=self.api_errors.note)
             sink = AsyncReportClient(self.client)
             if config.leader.enabled:
@@ -132,6 +128,13 @@ class Runtime:
         self._stop: asyncio.Event | None = None
         self._tasks: list[asyncio.Task[None]] = []
 
+    def _server_version(self) -> str:
+        """The API server's version (``GET /version``: ``--profile auto``). InputError without an API client
+        (tests that pass a sink name a profile)."""
+        if self.api is None:
+            raise InputError("--profile auto reads the API server's version: name a profile without an API client")
+        return server_version(self.api)
+
     # --- state --------------------------------------------------------------------------------------------
 
     def is_leader(self) -> bool:
@@ -146,10 +149,24 @@ class Runtime:
         last = self.writer.stats.last_cycle or self.started
         return time.monotonic() - last < stalled_after
 
+    @property
+    def profile_note(self) -> str:
+        """The scoring profile, how it was chosen, and the comparison: one line for the log. O(1)."""
+        name = self.index.profile.name
+        chosen = self.choice.why if self.choice is not None else f"--profile {name}"
+        compared = self.index.compared
+        return f"{name} ({chosen}), compared with {compared.name if compared is not None else 'none'}"
+
     def state(self) -> dict[str, Any]:
         sizes = self.index.sizes()
+        compared = self.index.compared
         return {
             "version": __version__,
+            "profile": {
+                "name": self.index.profile.name,
+                "chosenBy": self.choice.why if self.choice is not None else f"--profile {self.index.profile.name}",
+                "compared": compared.name if compared is not None else None,
+            },
             "ready": self.ready(),
             "leader": self.is_leader(),
             "identity": self.config.leader.identity,
@@ -185,8 +202,7 @@ class Runtime:
 
     def placements(self) -> dict[str, dict[str, int]]:
         """Checked placements by profile (the operator's, and --compare-profile's) and outcome. O(1)."""
-        indexes = (self.index, self.index.shadow)
-        return {index.profile.name: dict(index.placements) for index in indexes if index is not None}
+        return self.index.placement_counts()
 
     def metrics_state(self) -> OperatorState:
         """The self-metrics' values now (``metrics.OperatorSource``). O(kinds + pending workloads)."""
@@ -335,6 +351,7 @@ def _api_client(config: OperatorConfig) -> Any:
     return load_api_client(config.kubeconfig, config.context, pool_size=_POOL_SIZE)
 
 
+
 # --- kopf -------------------------------------------------------------------------------------------------
 
 
@@ -380,10 +397,12 @@ def run_operator(config: OperatorConfig, stop_flag: asyncio.Event | None = None)
     """Run until SIGTERM/SIGINT (or ``stop_flag``): kopf's loop with spreadwatch's handlers. Blocking."""
     runtime = Runtime(config)
     registry = build_registry(runtime)
+    if runtime.choice is not None and runtime.choice.warning:
+        log.warning("%s", runtime.choice.warning)
     log.info(
         "spreadwatch %s starting: profile %s, %s, leader election %s",
         __version__,
-        config.profile,
+        runtime.profile_note,
         "all namespaces" if config.clusterwide else "namespaces " + ",".join(config.namespaces),
         f"on (Lease {config.leader.lease_namespace}/{config.leader.lease_name}, identity {config.leader.identity})"
         if config.leader.enabled
