@@ -15,6 +15,8 @@ The operator's event path in one process, without kopf and without an API server
   maps) must survive;
 * the process's garbage collector follows the operator's policy (:class:`spreadwatch.runtime.gcpolicy.GcPolicy`,
   started right after the initial listing, as ``Runtime.start`` does; ``--no-gc-policy`` for A/B runs);
+* the index scores with the operator's defaults: ``--profile auto`` (v1.29, as the synthetic nodes' kubelets
+  v1.28.9 say: there is no API server), v1.28 compared beside it, 16 window samples per report;
 * the real :class:`ReportWriter` runs concurrently with the operator's defaults (debounce 1 s, 20 writes/s,
   burst 20, resync every 300 s); its API side is a **local stand-in** (:class:`StandInSink`) that accepts every
   write at once and keeps each report (orjson bytes), like the API server would — no network, no latency.
@@ -51,11 +53,11 @@ from bench import synth
 from spreadwatch.config import OperatorConfig
 from spreadwatch.index import SpreadIndex
 from spreadwatch.model import interned_label_maps
+from spreadwatch.profile_args import operator_profiles
 from spreadwatch.runtime.events import EventRouter
 from spreadwatch.runtime.gcpolicy import GcPolicy
 from spreadwatch.runtime.ratelimit import TokenBucket
 from spreadwatch.runtime.writer import ReportWriter
-from spreadwatch.scoring import get_profile
 
 T = TypeVar("T")
 
@@ -261,7 +263,9 @@ async def _write_all(writer: ReportWriter, sink: StandInSink) -> None:
 async def run_soak(cfg: SoakConfig, log: Any = print) -> dict[str, Any]:
     """Run the soak (blocking for ``cfg.minutes``); returns {"config", "baseline", "samples", "summary"}."""
     config = OperatorConfig()
-    index = SpreadIndex(get_profile(config.profile), config.report)
+    # (no API server: the cluster's kubelets' version stands for its /version, as for ``analyze --profile auto``)
+    profile, compared, _ = operator_profiles(config, lambda: synth.KUBELET_VERSION)
+    index = SpreadIndex(profile, config.report, compared)
     sink = StandInSink()
     writer = ReportWriter(index, config, sink)
     router = EventRouter(index, config.scope, wake=writer.wake, namespace_changed=writer.namespace_changed)

@@ -172,11 +172,16 @@ class FakeReportApi:
         )
 
 
+#: The operator configuration these tests start from: profile v1.28 (their numbers are SelectorSpread's) and no
+#: comparison. The defaults (``--profile auto``) read the API server's version: tests/test_profile_auto.py.
+NAMED_CONFIG = OperatorConfig(profile="v1.28", compare_profile="none")
+
+
 @dataclass
 class Pipeline:
     """Router → index → writer → fake API, on a manual clock."""
 
-    config: OperatorConfig = field(default_factory=lambda: OperatorConfig(debounce=1.0))
+    config: OperatorConfig = field(default_factory=lambda: replace(NAMED_CONFIG, debounce=1.0))
     leader: bool = True
 
     def __post_init__(self) -> None:
@@ -226,7 +231,7 @@ class Pipeline:
 
 
 def pipeline(**config: Any) -> Pipeline:
-    base = OperatorConfig(debounce=1.0)
+    base = replace(NAMED_CONFIG, debounce=1.0)
     return Pipeline(config=replace(base, **config))
 
 

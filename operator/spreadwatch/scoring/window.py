@@ -21,7 +21,8 @@ import random
 from bisect import bisect_left
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
-from itertools import pairwise
+from functools import lru_cache
+from itertools import compress, pairwise
 from typing import Final, NamedTuple, Protocol
 
 from spreadwatch.scoring.gomath import go_log
@@ -52,10 +53,11 @@ MIN_FEASIBLE_NODES: Final = 100  # minFeasibleNodesToFind: fewer nodes are all s
 MIN_FEASIBLE_PERCENTAGE: Final = 5  # minFeasibleNodesPercentageToFind: the adaptive percentage's floor
 _ADAPTIVE_BASE: Final = 50  # the adaptive percentage is 50 − nodes/125
 _NODES_PER_POINT: Final = 125
-#: Window starts sampled per report (``--window-samples``; every start when the cluster has no more nodes):
-#: none by default, as each costs 30-70 µs per workload (+5-9 s per 16 for 10,000 workloads on 5,000 nodes,
-#: docs/scoring.md §11); ``explain`` always computes them
-DEFAULT_WINDOW_SAMPLES: Final = 0
+#: Window starts sampled per report (``--window-samples``; every start when the cluster has no more nodes).
+#: 16: the knee of accuracy against CPU measured at the envelope (bench/window_figures.py, docs/scoring.md
+#: §11): SelectorSpread's bestNodeProbability within 0.04 of the exact all-starts value for 95 % of the
+#: workloads (0.08 with 8 samples, 0.03 with 32), for ~12-20 µs per sample and report
+DEFAULT_WINDOW_SAMPLES: Final = 16
 _WINDOW_MEMO: Final = 4096  # windows memoised per layout
 _TREE_PROFILE: Final = PROFILES["v1.28"]  # GetZoneKey since v1.17: beta labels win, GA ones else
 
@@ -95,11 +97,12 @@ def scheduler_order(nodes: Iterable[tuple[str, ZoneKey | None]]) -> tuple[str, .
     return tuple(out)
 
 
+@lru_cache(maxsize=64)
 def sample_starts(all_nodes: int, samples: int, seed: int = 0) -> tuple[tuple[int, ...], bool]:
     """Start positions to average over, and whether they are all of them (exact): every position when
     ``all_nodes <= samples``, else one uniformly random position (``random.Random(seed)``) in each of
     ``samples`` equal strata (stratified sampling: the estimate's error is at most that of plain sampling).
-    O(samples)."""
+    O(samples), memoised (every report of a cluster asks for the same starts)."""
     if all_nodes <= samples:
         return tuple(range(all_nodes)), True
     rng = random.Random(seed)
@@ -240,6 +243,7 @@ class TopologyClasses:
         self.terms = plan.terms
         doms = groups.domains(plan.require_all)
         self.ignored = doms.ignored
+        self._any_ignored = any(self.ignored)
         self.values = doms.group_values
         self.present = groups.present
         self.domains = scores.domains
@@ -248,6 +252,8 @@ class TopologyClasses:
         self.rows = tuple((g, own if isinstance(own, tuple) else (own,) * n_terms) for _, g, own in scores.rows)
         self._zeros = (0,) * n_terms
         self._weights: dict[tuple[int, ...], tuple[float, ...]] = {}
+        #: weights -> raw scores of the busy rows and of each group's empty candidates (None: ignored)
+        self._raws: dict[tuple[float, ...], tuple[list[int | None], list[int | None]]] = {}
 
     @property
     def busy(self) -> int:
@@ -255,33 +261,41 @@ class TopologyClasses:
 
     def _window_weights(self, counts: Sequence[int]) -> tuple[float, ...]:
         ignored = self.ignored
+        kept = counts if not self._any_ignored else [0 if ignored[g] else c for g, c in enumerate(counts)]
         sizes: list[int] = []
         for i, term in enumerate(self.terms):
-            if term.hostname:
-                sizes.append(sum(c for g, c in enumerate(counts) if not ignored[g]))
-            else:
-                values = self.values[i]
-                sizes.append(len({values[g] for g, c in enumerate(counts) if c and not ignored[g]}))
+            sizes.append(sum(kept) if term.hostname else len(set(compress(self.values[i], kept))))
         key = tuple(sizes)
         found = self._weights.get(key)
         if found is None:
             found = self._weights[key] = tuple(go_log(float(s + 2)) for s in sizes)
         return found
 
+    def _class_raws(self, weights: tuple[float, ...]) -> tuple[list[int | None], list[int | None]]:
+        """The raw scores of every busy row and of each group's empty candidates under ``weights`` (None for an
+        ignored group), memoised per weights: a workload's windows mostly share one. O(rows + groups) once."""
+        found = self._raws.get(weights)
+        if found is None:
+            ignored, present, domains, skews = self.ignored, self.present, self.domains, self.skews
+            busy = [None if ignored[g] else raw_score(present[g], own, domains, weights, skews) for g, own in self.rows]
+            zeros = self._zeros
+            groups = range(len(ignored))
+            empty = [None if ignored[g] else raw_score(present[g], zeros, domains, weights, skews) for g in groups]
+            found = self._raws[weights] = (busy, empty)
+        return found
+
     def classes(self, counts: Sequence[int], inside: Sequence[int]) -> list[tuple[int, int, int]]:
-        weights = self._window_weights(counts)
-        ignored, present, domains, skews, rows = self.ignored, self.present, self.domains, self.skews, self.rows
+        busy_raw, empty_raw = self._class_raws(self._window_weights(counts))
+        rows = self.rows
         busy_in = [0] * len(counts)
         raws: list[tuple[int, int, int | None]] = []
         for r in inside:
-            g, own = rows[r]
-            busy_in[g] += 1
-            raws.append((r, 1, None if ignored[g] else raw_score(present[g], own, domains, weights, skews)))
+            busy_in[rows[r][0]] += 1
+            raws.append((r, 1, busy_raw[r]))
         base = len(rows)
         for g, c in enumerate(counts):
             if c > busy_in[g]:
-                raw = None if ignored[g] else raw_score(present[g], self._zeros, domains, weights, skews)
-                raws.append((base + g, c - busy_in[g], raw))
+                raws.append((base + g, c - busy_in[g], empty_raw[g]))
         valid = [raw for _, _, raw in raws if raw is not None]
         low, high = min(valid, default=0), max(valid, default=0)
         return [(cls, nodes, _normalized(raw, low, high)) for cls, nodes, raw in raws]
