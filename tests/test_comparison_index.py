@@ -2,8 +2,7 @@
 
 The oracle: one plain ``SpreadIndex`` per profile loaded from the final state, the compared profile's best score,
 best nodes and count taken from its report, and the overlap from the two best sets written out node by node
-(every candidate with the report's best score: the listed ones, and the unlisted nodes of each zone whose
-empty-node score is the best). Checked for the default pair — v1.29 scoring, v1.28 compared, which the index
+(tests/comparison_oracle.py). Checked for the default pair — v1.29 scoring, v1.28 compared, which the index
 scores from its own counts (``index.sibling``) — and for v1.28 compared with v1.29, which a shadow index scores.
 Nodes carry the GA zone label, the beta one, both or none, so the two profiles' zones differ.
 """
@@ -16,10 +15,11 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
+from comparison_oracle import expected_comparison
 from k8s_objects import BETA_ZONE, GA_ZONE
 from spreadwatch.index import SpreadIndex
 from spreadwatch.model import Record, parse_object
-from spreadwatch.report import CandidateLayout, ReportOptions, SpreadReport
+from spreadwatch.report import ReportOptions
 from spreadwatch.scoring import get_profile
 from spreadwatch.snapshot import Snapshot
 from test_index import NODES, _key, busy_pod_event, controller_event, delete_event, pod_event, service_event
@@ -78,19 +78,6 @@ def _replay(events: list[tuple[str, dict[str, Any]]], index: SpreadIndex) -> Sna
     return snapshot
 
 
-def _best_set(report: SpreadReport, layout: CandidateLayout | None) -> set[str]:
-    if layout is None:
-        return set()
-    listed = {e.node: e.score for e in report.nodes}
-    empty = {(z.region, z.zone): z.empty_node_score for z in report.zones}
-    out = {n for n, s in listed.items() if s == report.best_score}
-    for zone, names in layout.by_zone.items():
-        score = report.empty_node_score if zone is None else empty.get(zone, report.empty_node_score)
-        if score == report.best_score:
-            out.update(n for n in names if n not in listed)
-    return out
-
-
 @pytest.mark.parametrize(
     ("profile", "compared", "sibling"),
     [
@@ -117,9 +104,8 @@ def test_comparison_equals_two_independent_indexes(
         own, other = mine.report_for(key), theirs.report_for(key)
         assert own is not None and other is not None
         assert report.to_dict() | {"comparison": None} == own.to_dict() | {"comparison": None}
-        overlap = bool(_best_set(own, mine.candidate_layout(key)) & _best_set(other, theirs.candidate_layout(key)))
-        expected = (compared, other.best_score, other.best_nodes, other.best_node_count, overlap)
-        assert report.comparison is not None and tuple(report.comparison) == expected, key
+        expected = expected_comparison(own, mine.candidate_layout(key), other, theirs.candidate_layout(key))
+        assert report.comparison is not None and report.to_dict()["comparison"] == expected, key
 
 
 @settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])
