@@ -18,11 +18,10 @@ from hypothesis import strategies as st
 from comparison_oracle import expected_comparison
 from k8s_objects import BETA_ZONE, GA_ZONE
 from spreadwatch.index import SpreadIndex
-from spreadwatch.model import Record, parse_object
+from spreadwatch.model import parse_object
 from spreadwatch.report import ReportOptions
 from spreadwatch.scoring import get_profile
-from spreadwatch.snapshot import Snapshot
-from test_index import NODES, _key, busy_pod_event, controller_event, delete_event, pod_event, service_event
+from test_index import NODES, busy_pod_event, controller_event, delete_event, feed, pod_event, service_event
 
 
 @st.composite
@@ -59,25 +58,6 @@ events_st = st.lists(
 )
 
 
-def _replay(events: list[tuple[str, dict[str, Any]]], index: SpreadIndex) -> Snapshot:
-    state: dict[tuple[str, str, str], Record] = {}
-    for action, body in events:
-        if action == "read":
-            index.reports()
-        elif action == "apply":
-            record = parse_object(body)
-            assert record is not None
-            index.apply(record)
-            state[_key(record)] = record
-        else:
-            index.remove(body["kind"], body["namespace"], body["name"])
-            state.pop((body["kind"], body["namespace"], body["name"]), None)
-    snapshot = Snapshot()
-    for record in state.values():
-        snapshot.add(record)
-    return snapshot
-
-
 @pytest.mark.parametrize(
     ("profile", "compared", "sibling"),
     [
@@ -93,7 +73,7 @@ def test_comparison_equals_two_independent_indexes(
     options = ReportOptions(top_n=2)
     index = SpreadIndex(get_profile(profile), options, get_profile(compared))
     assert (index.sibling is not None, index.shadow is None) == (sibling, sibling)
-    snapshot = _replay(events, index)
+    snapshot = feed(events, index)
     mine, theirs = SpreadIndex(get_profile(profile), options), SpreadIndex(get_profile(compared), options)
     mine.load(snapshot)
     theirs.load(snapshot)

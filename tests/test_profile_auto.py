@@ -117,19 +117,6 @@ def test_an_unusable_server_version_is_one_line() -> None:
         operator_profiles(_config(), lambda: "v1")
 
 
-@pytest.mark.parametrize(
-    ("argv", "message"),
-    [
-        pytest.param(["--profile", "v9"], "unknown profile 'v9'", id="unknown profile"),
-        pytest.param(["--compare-profile", "v9"], "unknown --compare-profile 'v9'", id="unknown compare profile"),
-    ],
-)
-def test_bad_run_profiles_are_one_line_and_exit_2(argv: list[str], message: str) -> None:
-    out, err = io.StringIO(), io.StringIO()
-    assert main(["run", *argv], out, err) == 2
-    assert message in err.getvalue() and err.getvalue().count("\n") == 1
-
-
 # --- snapshots ------------------------------------------------------------------------------------------------
 
 

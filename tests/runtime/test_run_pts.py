@@ -60,6 +60,11 @@ def test_compare_profile_from_the_environment(monkeypatch: pytest.MonkeyPatch) -
     ("argv", "message"),
     [
         pytest.param(["--compare-profile", "v2"], "unknown --compare-profile 'v2'", id="unknown compare profile"),
+        pytest.param(
+            ["--profile", "v9"],
+            "unknown profile 'v9': choose one of v1.28, v1.29, v1.18, v1.16, v1.12 or auto",
+            id="unknown profile: the names and auto",
+        ),
         pytest.param(["--scheduler-config", "/nonexistent.yaml"], "cannot read /nonexistent.yaml", id="no file"),
     ],
 )
