@@ -239,7 +239,7 @@ def main() -> int:
     wait_for("the operator's reports", lambda: all_reports(REPLICAS))
     print(f"\n$ grep 'starting: profile' {LOG.relative_to(ROOT)}   # what --profile auto took, and why")
     started = [line for line in LOG.read_text(errors="replace").splitlines() if "starting: profile" in line]
-    print(started[0].split("spreadwatch ", 1)[-1] if started else "(not logged)")
+    print(started[0][started[0].index("starting: profile"):] if started else "(not logged)")
     print("\n$ kubectl get spreadreports -A")
     print(kubectl("get", "spreadreports", "-A"), end="")
     print(f"\n$ spreadwatch explain --profile auto deployment/{NS}/api   # live, through the kubeconfig")

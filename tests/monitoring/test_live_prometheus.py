@@ -116,6 +116,8 @@ class OperatorThread(threading.Thread):
 
     async def _main(self) -> None:
         config = OperatorConfig(
+            profile="v1.28",  # (--profile auto would ask an API server for its version: there is none here)
+            compare_profile="none",
             host="127.0.0.1",
             port=0,
             metrics_port=0,

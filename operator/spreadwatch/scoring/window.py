@@ -11,7 +11,10 @@ The model (docs/scoring.md §11): the window is the first ``k`` candidates, in :
 at or after a start position uniformly random over all ``n`` nodes (cyclic); the scheduler picks uniformly
 among the window's best nodes. :class:`WindowModel` holds one workload's candidates as *classes* — each
 candidate with matching pods alone, the empty candidates of each group (zone, or zone and topology
-signature) together — so one window costs O(groups × log + busy candidates), whatever its size.
+signature) together — so one window costs O(groups × log + busy candidates), whatever its size. Under
+PodTopologySpread a candidate no other beats under any window's weights makes every window holding one pick
+an all-candidate best node: when every window holds one (:meth:`WindowModel.always_best`), the probabilities
+are exactly 1 without a window evaluated.
 Pure: no I/O, no randomness beyond the seeded starts of :func:`sample_starts`.
 """
 
@@ -125,6 +128,10 @@ class WindowLayout:
     #: memo of :meth:`window`: (start, size) -> (first candidate, candidates per group); every workload on
     #: this layout averages over the same starts
     _windows: dict[tuple[int, int], tuple[int, list[int]]] = field(default_factory=dict, repr=False, compare=False)
+    #: memo of :meth:`spread`: groups -> (their candidate indexes, sorted; the longest cyclic gap between them)
+    _spreads: dict[tuple[int, ...], tuple[tuple[int, ...], int]] = field(
+        default_factory=dict, repr=False, compare=False
+    )
 
     @classmethod
     def build(cls, order: Sequence[str], group_of: Mapping[str, int], n_groups: int) -> WindowLayout:
@@ -161,6 +168,15 @@ class WindowLayout:
             found = self._windows[key] = (first, self.counts(first, size))
         return found
 
+    def spread(self, groups: tuple[int, ...]) -> tuple[tuple[int, ...], int]:
+        """The candidate indexes of ``groups``, sorted, and the longest cyclic distance from one to the next (the
+        number of candidates for a single one), memoised: O(their candidates × log) the first time."""
+        found = self._spreads.get(groups)
+        if found is None:
+            merged = tuple(sorted(i for g in groups for i in self.members[g]))
+            found = self._spreads[groups] = (merged, _longest_gap(merged, len(self.names)))
+        return found
+
     def first(self, start: int) -> int:
         """The candidate index the scheduler's filter reaches first from node position ``start``. O(log m)."""
         j = bisect_left(self.positions, start)
@@ -179,12 +195,45 @@ class WindowLayout:
         return out
 
 
+def _longest_gap(indexes: Sequence[int], m: int) -> int:
+    """The longest cyclic distance from one of the sorted candidate ``indexes`` to the next, out of ``m``
+    (m for one index, m + 1 for none). O(len(indexes))."""
+    if not indexes:
+        return m + 1
+    if len(indexes) == 1:
+        return m
+    return max(*(b - a for a, b in pairwise(indexes)), indexes[0] + m - indexes[-1])
+
+
+def _gap_without(merged: Sequence[int], longest: int, removed: set[int], m: int) -> int:
+    """:func:`_longest_gap` of the sorted candidate indexes ``merged`` (whose longest gap is ``longest``) once
+    the positions ``removed`` are taken out: each run of removed positions joins the gaps around it.
+    O(len(removed))."""
+    count = len(merged)
+    if len(removed) >= count:
+        return m + 1
+    worst = longest
+    for p in removed:
+        if (p - 1) % count in removed:
+            continue  # (inside a run: its first position measures it)
+        q = p
+        while (q + 1) % count in removed:
+            q = (q + 1) % count
+        worst = max(worst, (merged[(q + 1) % count] - merged[(p - 1) % count]) % m or m)
+    return worst
+
+
 class ClassScorer(Protocol):
     """Window-local scores of a workload's classes: rows ``0..busy-1`` are the candidates with matching
     pods, ``busy + g`` the empty candidates of group ``g``."""
 
     @property
     def busy(self) -> int: ...
+
+    def dominant(self) -> tuple[int, ...]:
+        """Groups whose empty candidates are best in every window that holds one of them, and all-candidate
+        best (a window holding one picks an all-candidate best node); () when none is known to be."""
+        ...
 
     def classes(self, counts: Sequence[int], inside: Sequence[int]) -> list[tuple[int, int, int]]:
         """``(class, nodes, score)`` of every class present in a window holding ``counts`` candidates per
@@ -206,6 +255,10 @@ class SelectorClasses:
     @property
     def busy(self) -> int:
         return len(self.rows)
+
+    def dominant(self) -> tuple[int, ...]:
+        """None: SelectorSpread's zone part is relative to the window's zones, so any node can lose."""
+        return ()
 
     def classes(self, counts: Sequence[int], inside: Sequence[int]) -> list[tuple[int, int, int]]:
         zones, rows = self.zones, self.rows
@@ -251,6 +304,7 @@ class TopologyClasses:
         n_terms = len(plan.terms)
         self.rows = tuple((g, own if isinstance(own, tuple) else (own,) * n_terms) for _, g, own in scores.rows)
         self._zeros = (0,) * n_terms
+        self._full = frozenset(scores.full)  # groups without an empty candidate
         self._weights: dict[tuple[int, ...], tuple[float, ...]] = {}
         #: weights -> raw scores of the busy rows and of each group's empty candidates (None: ignored)
         self._raws: dict[tuple[float, ...], tuple[list[int | None], list[int | None]]] = {}
@@ -258,6 +312,42 @@ class TopologyClasses:
     @property
     def busy(self) -> int:
         return len(self.rows)
+
+    def dominant(self) -> tuple[int, ...]:
+        """Groups whose empty candidates no candidate beats under any window's weights: in each constraint a
+        node of such a group lacks the key, or has the fewest matching pods of the candidates with it — and
+        none, at maxSkew 1, when some candidate lacks the key. A term adds ``count × weight + maxSkew − 1`` with
+        every weight ``log(size + 2)`` > 1, so two candidates whose terms differ differ by more than the
+        rounding: in a window holding such a node its best are the candidates scoring as it does under every
+        weight, all-candidate best nodes (ignored candidates score 0 there). O((groups + rows) × constraints)."""
+        ignored, present, domains, n_terms = self.ignored, self.present, self.domains, len(self.terms)
+        lowest: list[float] = [float("inf")] * n_terms
+        lacking = [False] * n_terms
+
+        def note(g: int, own: Sequence[int]) -> None:
+            has = [False] * n_terms
+            for i, value in present[g]:
+                has[i] = True
+                lowest[i] = min(lowest[i], own[i] if value is None else domains[i][value])
+            for i in range(n_terms):
+                lacking[i] = lacking[i] or not has[i]
+
+        empty = [g for g in range(len(ignored)) if not ignored[g] and g not in self._full]
+        for g, own in self.rows:
+            if not ignored[g]:
+                note(g, own)
+        for g in empty:
+            note(g, self._zeros)
+        skews = self.skews
+
+        def beats_all(g: int) -> bool:
+            for i, value in present[g]:
+                count = 0 if value is None else domains[i][value]
+                if count != lowest[i] or (lacking[i] and (count or skews[i])):
+                    return False
+            return True
+
+        return tuple(g for g in empty if beats_all(g))
 
     def _window_weights(self, counts: Sequence[int]) -> tuple[float, ...]:
         ignored = self.ignored
@@ -386,6 +476,24 @@ class WindowModel:
             return WindowOdds(self.size, 1.0, 1.0, True)
         if samples <= 0:
             return WindowOdds(self.size, None, None, False)
+        if self.always_best():
+            return WindowOdds(self.size, 1.0, 1.0, True)
+        return self.sampled(samples, seed)
+
+    def always_best(self) -> bool:
+        """Whether every window holds an empty candidate of a :meth:`~ClassScorer.dominant` group: then every
+        window's pick is an all-candidate best node, and both probabilities are exactly 1 (what averaging every
+        start would give). O(busy rows) after the layout's spread of those groups."""
+        groups = self.scorer.dominant()
+        if not groups:
+            return False
+        merged, longest = self.layout.spread(groups)
+        removed = {j for idx in self.rows if (j := bisect_left(merged, idx)) < len(merged) and merged[j] == idx}
+        return _gap_without(merged, longest, removed, len(self.layout.names)) <= self.size
+
+    def sampled(self, samples: int, seed: int = 0) -> WindowOdds:
+        """The outcome averaged over :func:`sample_starts` (exact when ``samples`` ≥ nodes). O(samples × one
+        window)."""
         starts, exact = sample_starts(self.layout.all_nodes, samples, seed)
         node_sum = zone_sum = 0.0
         for start in starts:
