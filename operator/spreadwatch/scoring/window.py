@@ -319,25 +319,22 @@ class TopologyClasses:
         none, at maxSkew 1, when some candidate lacks the key. A term adds ``count × weight + maxSkew − 1`` with
         every weight ``log(size + 2)`` > 1, so two candidates whose terms differ differ by more than the
         rounding: in a window holding such a node its best are the candidates scoring as it does under every
-        weight, all-candidate best nodes (ignored candidates score 0 there). O((groups + rows) × constraints)."""
+        weight, all-candidate best nodes (ignored candidates score 0 there). A candidate's counts are its
+        group's domains' but for the hostname term, where an empty one has the fewest (none): so the groups
+        decide. O(groups × constraints)."""
         ignored, present, domains, n_terms = self.ignored, self.present, self.domains, len(self.terms)
-        lowest: list[float] = [float("inf")] * n_terms
+        lowest: list[float] = [0.0 if term.hostname else float("inf") for term in self.terms]
         lacking = [False] * n_terms
-
-        def note(g: int, own: Sequence[int]) -> None:
-            has = [False] * n_terms
-            for i, value in present[g]:
-                has[i] = True
-                lowest[i] = min(lowest[i], own[i] if value is None else domains[i][value])
-            for i in range(n_terms):
-                lacking[i] = lacking[i] or not has[i]
-
-        empty = [g for g in range(len(ignored)) if not ignored[g] and g not in self._full]
-        for g, own in self.rows:
-            if not ignored[g]:
-                note(g, own)
-        for g in empty:
-            note(g, self._zeros)
+        kept = [g for g in range(len(ignored)) if not ignored[g]]
+        for g in kept:
+            terms = present[g]
+            if len(terms) < n_terms:
+                has = {i for i, _ in terms}
+                for i in range(n_terms):
+                    lacking[i] = lacking[i] or i not in has
+            for i, value in terms:
+                if value is not None:
+                    lowest[i] = min(lowest[i], domains[i][value])
         skews = self.skews
 
         def beats_all(g: int) -> bool:
@@ -347,7 +344,7 @@ class TopologyClasses:
                     return False
             return True
 
-        return tuple(g for g in empty if beats_all(g))
+        return tuple(g for g in kept if g not in self._full and beats_all(g))
 
     def _window_weights(self, counts: Sequence[int]) -> tuple[float, ...]:
         ignored = self.ignored
@@ -412,25 +409,30 @@ class WindowOdds(NamedTuple):
 @dataclass(frozen=True, slots=True)
 class WindowModel:
     """One workload's next pod under the window model: its candidates' layout, the window size, the busy
-    rows' candidate indexes, the class scorer, and the classes of the all-candidate best set (and their
-    zones), which :meth:`outcome` compares each window's choice with."""
+    rows' candidate indexes and the class scorer."""
 
     layout: WindowLayout
     size: int  # nodes scored per pod (nodes_to_score)
     rows: tuple[int, ...]  # busy row -> candidate index
     scorer: ClassScorer
     class_zone: tuple[ZoneKey | None, ...]  # class -> its zone
-    best: frozenset[int] = field(init=False)
-    best_zones: frozenset[ZoneKey | None] = field(init=False)
+    #: memo of :meth:`best`: (the all-candidate best classes, their zones), made on first use
+    _best: list[tuple[frozenset[int], frozenset[ZoneKey | None]]] = field(
+        default_factory=list, init=False, repr=False, compare=False
+    )
 
     def __post_init__(self) -> None:
-        m = len(self.layout.names)
-        classes = self.scorer.classes([len(idx) for idx in self.layout.members], range(len(self.rows)))
-        top = max((s for _, _, s in classes), default=0)
-        best = frozenset(c for c, _, s in classes if s == top)
-        object.__setattr__(self, "best", best)
-        object.__setattr__(self, "best_zones", frozenset(self.class_zone[c] for c in best))
-        object.__setattr__(self, "size", min(self.size, m))
+        object.__setattr__(self, "size", min(self.size, len(self.layout.names)))
+
+    def best(self) -> tuple[frozenset[int], frozenset[ZoneKey | None]]:
+        """The classes of the all-candidate best set and their zones, which :meth:`outcome` compares each
+        window's choice with. O(groups + rows) once."""
+        if not self._best:
+            classes = self.scorer.classes([len(idx) for idx in self.layout.members], range(len(self.rows)))
+            top = max((s for _, _, s in classes), default=0)
+            best = frozenset(c for c, _, s in classes if s == top)
+            self._best.append((best, frozenset(self.class_zone[c] for c in best)))
+        return self._best[0]
 
     @property
     def whole(self) -> bool:
@@ -462,8 +464,9 @@ class WindowModel:
         total = sum(n for _, n in best)
         if not total:
             return 0.0, 0.0
-        on_best = sum(n for c, n in best if c in self.best)
-        in_zone = sum(n for c, n in best if self.class_zone[c] in self.best_zones)
+        classes, zones = self.best()
+        on_best = sum(n for c, n in best if c in classes)
+        in_zone = sum(n for c, n in best if self.class_zone[c] in zones)
         return on_best / total, in_zone / total
 
     def odds(self, samples: int, seed: int = 0) -> WindowOdds:
