@@ -13,6 +13,7 @@ O(repeats × workloads × S windows).
 
 from __future__ import annotations
 
+import math
 import random
 import time
 from collections.abc import Sequence
@@ -100,12 +101,8 @@ def samples(
         series += rows
         tag = profile.replace(".", "_")
         out[f"{tag}_windowed"] = windowed
-        at_default = next((r for r in rows if r["samples"] == DEFAULT_WINDOW_SAMPLES), None)
-        if at_default is not None:
-            out[f"{tag}_node_mae"] = at_default["node_mae"]
-            out[f"{tag}_node_p95"] = at_default["node_p95"]
-            out[f"{tag}_node_max"] = at_default["node_max"]
-            out[f"{tag}_cpu_us"] = at_default["cpu_us"]
-            out[f"{tag}_all_reports_s"] = at_default["all_reports_s"]
+        at_default = next((r for r in rows if r["samples"] == DEFAULT_WINDOW_SAMPLES), {})
+        for key in ("node_mae", "node_p95", "node_max", "cpu_us", "all_reports_s"):
+            out[f"{tag}_{key}"] = at_default.get(key, math.nan)  # (NaN: no window at this scale, or not sampled)
     out["series"] = series
     return out
