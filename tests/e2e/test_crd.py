@@ -78,8 +78,8 @@ def test_real_reports_validate_and_list(control_plane: Any, crd_installed: None,
     ]  # fmt: skip
     assert rows["deployment-cache"][9] == "SinglePointOfFailure"
     wide = control_plane.kubectl("get", "spr", "deployment-web", "-n", namespace, "-o", "wide").stdout.splitlines()
-    assert wide[0].split()[-3:] == ["PROFILE", "AGE", "SELECTOR"]
-    assert wide[1].split()[10] == "v1.28"
+    assert wide[0].split()[-4:] == ["PROFILE", "AGE", "SELECTOR", "SCHEDULABLE"]
+    assert (wide[1].split()[10], wide[1].split()[-1]) == ("v1.28", "true")
 
 
 def test_schema_rejects_bad_status(control_plane: Any, crd_installed: None, namespace: str) -> None:

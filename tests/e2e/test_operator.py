@@ -1,8 +1,12 @@
 """The operator (`spreadwatch run`, a subprocess) against a real control plane, under the Helm chart's RBAC
 (a ServiceAccount token from TokenRequest, the chart Deployment's args; see chart_rbac.py).
 
-Checks: `kubectl get spreadreports` columns and values; every SpreadReport status equals offline
-`spreadwatch analyze` on the same objects (read back with `kubectl get -o json`); reports follow scaling and
+Checks: the chart's defaults take the profile of the real kube-apiserver's /version (v1.29 on v1.36, SelectorSpread
+v1.28 compared beside it); `kubectl get spreadreports` columns and values; every SpreadReport's candidates and
+scores equal the real PodTopologySpread plugin's and its comparison the real SelectorSpread plugin's best nodes
+(the Go oracles of tests/oracle, with the real filters, on a `kubectl get -o json` dump), and its status equals
+offline `spreadwatch analyze` on the same objects (the operator and the CLI share one code path); reports follow
+scaling and
 go away with their workload; a workload with an invalid selector gets an Error report while the others stay
 correct; users' objects are byte-for-byte untouched (resourceVersion, annotations, finalizers, field
 managers); a standby replica writes nothing; convergence after a churn of pod events (time and API writes
@@ -49,6 +53,7 @@ from operator_helpers import (
     EXPECTED_COMPARED,
     EXPECTED_PROFILE,
     EXPECTED_SERVER_MINOR,
+    KINDS,
     Operator,
     kubectl_json,
     live_reports,
@@ -57,9 +62,11 @@ from operator_helpers import (
     start_operator,
     wait_converged,
 )
+from oracle_checks import check_against_oracle, oracle_expectations
 
 from repo_tools import load_devcluster
 from spreadwatch.runtime.status import content_digest
+from spreadwatch.scoring import get_profile
 
 pytestmark = pytest.mark.e2e
 
@@ -131,6 +138,17 @@ def test_reports_equal_offline_analyze_and_kubectl_columns(
     assert {k for k, _ in expected} == {"Deployment", "StatefulSet", "ReplicationController"}
     health = {name: r["health"] for (_, name), r in expected.items()}
     assert health == {"web": "Imbalanced", "db": "SinglePointOfFailure", "legacy": "Balanced"}
+    # the scores and candidates themselves come from the real plugin, not from spreadwatch
+    items = kubectl_json(control_plane, "get", KINDS, "-A")["items"]
+    labels = {o["metadata"]["name"]: o["metadata"].get("labels") or {} for o in items if o["kind"] == "Node"}
+    live = live_reports(control_plane, namespace)
+    workloads = [(kind, namespace, name) for kind, name in live]
+    # the chart's defaults score v1.29 (kube-apiserver v1.36): the PodTopologySpread oracle (v1.36.4); the
+    # comparison's best nodes are the SelectorSpread oracle's (v1.28.15), their overlap the two best sets'
+    oracle, beside = oracle_expectations(items, workloads, which="pts"), oracle_expectations(items, workloads)
+    for key, report in live.items():
+        check_against_oracle(report, oracle[key], labels, get_profile(EXPECTED_PROFILE))
+        check_comparison(report["comparison"], oracle[key]["scores"], beside[key]["scores"])
 
     table = control_plane.kubectl("get", "spreadreports", "-n", namespace).stdout.splitlines()
     assert table[0].split() == COLUMNS
@@ -178,6 +196,17 @@ def test_reports_equal_offline_analyze_and_kubectl_columns(
     events = kubectl_json(control_plane, "get", "events", "-n", namespace,
                           "--field-selector", "involvedObject.kind=SpreadReport")["items"]  # fmt: skip
     assert all(" -> " in e["message"].split(": ", 1)[1] for e in events), [e["message"] for e in events]
+
+
+def check_comparison(comparison: dict[str, Any], scores: dict[str, int], beside: dict[str, int]) -> None:
+    """A report's comparison against the plugins' scores of every candidate: the compared plugin's best score,
+    its best nodes (the first 3 by name) and their number, and whether both best sets share a node."""
+    best = max(beside.values(), default=0)
+    theirs = sorted(n for n, s in beside.items() if s == best)
+    mine = {n for n, s in scores.items() if s == max(scores.values(), default=0)}
+    expected = {"profile": EXPECTED_COMPARED, "bestScore": best, "bestNodes": theirs[:3], "bestNodeCount": len(theirs),
+                "bestNodesOverlap": bool(mine & set(theirs))}  # fmt: skip
+    assert comparison == expected, (comparison, scores, beside)
 
 
 def test_the_default_profile_is_the_api_servers_with_selector_spread_beside_it(

@@ -38,6 +38,7 @@ from kube_helpers import (
     delete_namespace,
     delete_node,
     http_get,
+    pod_spec,
     schedule_pending_pods,
     service_account_token,
     token_api_client,
@@ -198,6 +199,9 @@ def workload(kube_api: client.ApiClient, operator: SecureOperator) -> Iterator[t
     prefix = unique_name("sm")
     nodes = [create_node(kube_api, f"{prefix}-{z}", zone=f"zone-{z}", region="r1").metadata.name for z in "abc"]
     create_deployment(kube_api, ns, "web", replicas=2)
+    # a workload no node can take (the dashboard's "Next replica would stay Pending" panel needs one)
+    create_deployment(kube_api, ns, "stranded", replicas=1,
+                      spec=pod_spec(node_selector={"spreadwatch.io/pool": "nowhere"}))
     wait_for_pods(kube_api, ns, {"app": "web"}, 2)
     schedule_pending_pods(kube_api, ns, nodes[:1], {"app": "web"})
     yield ns, "web"
@@ -223,7 +227,7 @@ def test_only_tokens_allowed_to_get_metrics_scrape(operator: SecureOperator, scr
                         "token without RBAC": 403, "metrics-reader": 200}, cases  # fmt: skip
     body = cases["metrics-reader"][1]
     assert "spreadwatch_build_info{" in body and "spreadwatch_ready 1.0" in body
-    # the chart's profile: auto, resolved from kube-apiserver v1.36's /version (docs/scoring.md §12)
+    # the chart's profile: auto, resolved from kube-apiserver v1.36's /version (docs/scoring.md §13)
     [info] = [line for line in body.splitlines() if line.startswith("spreadwatch_build_info{")]
     assert 'profile="v1.29"' in info
     assert "may not get /metrics" in cases["token without RBAC"][1]
@@ -410,6 +414,9 @@ def test_prometheus_scrapes_with_the_bearer_token_and_tls(
         _wait("the workload's series", lambda: prom.query(
             f'spreadwatch_workload_health{{job="{JOB}", namespace="{ns}", workload="{name}", '
             'state="SinglePointOfFailure"} == 1'), prom)  # fmt: skip
+        _wait("the stranded workload's series", lambda: prom.query(
+            f'spreadwatch_workload_next_pod_schedulable{{job="{JOB}", namespace="{ns}", workload="stranded"}} == 0'),
+            prom)  # fmt: skip
         _wait("4 scrapes after the workload appeared (rate() over 10 s)", lambda: prom.query(
             f'count_over_time(spreadwatch_workload_pods{{job="{JOB}", namespace="{ns}"}}[1m]) >= 4'), prom)
         variables = {"job": JOB, "instance": ".+", "datasource": "prometheus", "namespace": ns, "workload": name}

@@ -14,6 +14,7 @@ EXPECTED_ALERTS = {
     "SpreadwatchAllReplicasInOneZone",
     "SpreadwatchSkewHigh",
     "SpreadwatchPlacementsMissing",
+    "SpreadwatchNextReplicaUnschedulable",
     "SpreadwatchOperatorDown",
     "SpreadwatchReportsStale",
 }
@@ -22,6 +23,7 @@ WORKLOAD_ALERTS = {
     "SpreadwatchAllReplicasInOneZone",
     "SpreadwatchSkewHigh",
     "SpreadwatchPlacementsMissing",
+    "SpreadwatchNextReplicaUnschedulable",
 }
 RULE_TEST_FILES = sorted(RULE_TESTS_DIR.glob("*.test.yaml"))
 

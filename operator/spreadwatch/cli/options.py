@@ -61,7 +61,7 @@ def add_profile_args(p: argparse.ArgumentParser, default: str = DEFAULT_PROFILE)
         "--profile",
         default=env("PROFILE", default),
         help=f"scoring generation: {', '.join(PROFILES)}, or {AUTO_PROFILE}: the one of the cluster's kube-scheduler "
-        "release (the API server's /version; a snapshot's newest node kubeletVersion; docs/scoring.md §12) "
+        "release (the API server's /version; a snapshot's newest node kubeletVersion; docs/scoring.md §13) "
         f"(default {default}; env SPREADWATCH_PROFILE)",
     )
     add_scheduler_config_args(p)
@@ -76,7 +76,7 @@ def _asks_auto(args: argparse.Namespace) -> bool:
 def chosen_profile(args: argparse.Namespace, snapshot: Snapshot, name: str | None = None) -> tuple[Profile, str]:
     """The profile ``name`` (default ``--profile``) with the scheduler configuration, and why it is the one
     (``--profile v1.28``, or auto's :attr:`~spreadwatch.scoring.releases.ProfileChoice.why`). ``auto`` is
-    resolved from ``snapshot`` (docs/scoring.md §12), the choice written to stderr as a note (and a warning
+    resolved from ``snapshot`` (docs/scoring.md §13), the choice written to stderr as a note (and a warning
     for a release spreadwatch does not know). O(nodes)."""
     asked = name or args.profile
     if asked != AUTO_PROFILE:

@@ -31,7 +31,7 @@ from spreadwatch.whatif import (
     summarize_cluster,
 )
 from spreadwatch.whatif.rebalance import DEFAULT_MAX_STATES
-from spreadwatch.whatif.simulate import PlacementStep
+from spreadwatch.whatif.simulate import PendingStep, PlacementStep
 
 __all__ = ["WHATIF_HANDLERS", "add_whatif_parsers"]
 
@@ -127,18 +127,29 @@ def _print_simulation(sim: Simulation, add: bool, out: TextIO) -> None:
             more = s.best_node_count - len(s.best_nodes)
             tied = ",".join(s.best_nodes) + (f",+{more}" if more > 0 else "")
             rows.append([s.step, s.best_score, s.best_node_count, tied or "-", s.node, s.zone or "-"])
+        elif isinstance(s, PendingStep):
+            rows.append([s.step, "-", 0, "-", "(Pending)", "-"])
         else:
             rows.append([s.step, s.pod, s.node, s.zone or "-", s.rank])
     table(rows, out)
+    pending = sim.pending
+    if pending is not None:
+        out.write(
+            f"\nPending:   replica {pending.step} and every one after it would stay Pending "
+            f"({pending.plugin}): {pending.reason}\n"
+        )
     out.write(f"\nAfter:     {_spread(sim.final)}\n")
 
 
 def _print_runs(runs: RunsSummary, count: int, out: TextIO) -> None:
     last = runs.first_seed + runs.runs - 1
     out.write(f"Runs:      {runs.runs} (seeds {runs.first_seed}-{last}), +{count} replicas each\n\n")
-    steps: list[list[object]] = [["STEP", "SCORED", "BEST-NODE", "BEST-ZONE", "OTHER", "P(BEST-NODE)", "P(BEST-ZONE)"]]
+    head: list[object] = ["STEP", "SCORED", "BEST-NODE", "BEST-ZONE", "OTHER", "P(BEST-NODE)", "P(BEST-ZONE)"]
+    pending = any(s.pending for s in runs.steps)  # (a column only when some replica would stay Pending)
+    steps: list[list[object]] = [[*head, "PENDING"] if pending else head]
     steps += [
         [s.step, s.nodes_scored, s.best_node, s.best_zone, s.other, f"{s.p_best_node:.3f}", f"{s.p_best_zone:.3f}"]
+        + ([s.pending] if pending else [])
         for s in runs.steps
     ]
     table(steps, out)

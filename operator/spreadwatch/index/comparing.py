@@ -20,6 +20,7 @@ per pair of layouts: O(listed nodes + zone pairs) per report.
 from __future__ import annotations
 
 from collections.abc import Mapping
+from typing import Final
 
 import msgspec
 
@@ -46,6 +47,7 @@ _new_tuple = tuple.__new__  # a NamedTuple from a tuple in C (its own __new__ is
 
 #: zone pair (this profile's zone, the other's) -> the candidates in both, by name
 _ZonePairs = dict[tuple[ZoneKey | None, ZoneKey | None], list[str]]
+_ABSENT: Final = object()  # (a node that is not a candidate of the other layout)
 
 
 def shares_counts(profile: Profile, compare: Profile) -> bool:
@@ -153,8 +155,10 @@ class ReportComparing(ReportBuilding):
         overlap = False
         if not w.error:
             candidates = self._candidate_set(w)
-            mine, theirs = candidates.layout, self._sibling_layout(candidates)
-            overlap = self._overlap(report, mine, self._zones, other, theirs, self._sibling_zones)
+            theirs = self._sibling_layout(candidates)  # (the sibling, SelectorSpread, has no PodTopologySpread Filter)
+            filtered = w.filtered if w.hard is not None else None
+            mine = filtered.layout if filtered is not None else candidates.layout
+            overlap = self._overlap(report, mine, self._zones, other, theirs, self._sibling_zones, filtered is None)
         comparison = Comparison(sibling.name, other.best_score, other.best_nodes, other.best_node_count, overlap)
         return msgspec.structs.replace(report, comparison=comparison)
 
@@ -170,20 +174,30 @@ class ReportComparing(ReportBuilding):
 
     # --- overlap ----------------------------------------------------------------------------------------------
 
-    def _zone_pairs(self, mine: CandidateLayout, theirs: CandidateLayout) -> _ZonePairs:
-        """The candidates of two layouts of one candidate set grouped by (zone in ``mine``, zone in ``theirs``),
-        memoised per pair of layouts. O(candidates) once."""
+    def _zone_pairs(
+        self, mine: CandidateLayout, theirs: CandidateLayout, memo: bool
+    ) -> tuple[_ZonePairs, set[str] | None]:
+        """The candidates of both layouts grouped by (their zone in ``mine``, in ``theirs``), and those
+        candidates as a set — None when ``memo`` says the layouts are of one shared candidate set (the same
+        names; its pairs are kept): a workload's own filtered view (PodTopologySpread's Filter) holds fewer.
+        O(candidates) the first time."""
         key = (id(mine), id(theirs))
-        cached = self._pairs.get(key)
+        cached = self._pairs.get(key) if memo else None
         if cached is not None and cached[0] is mine and cached[1] is theirs:
-            return cached[2]
+            return cached[2], None
         zone_of = {name: zone for zone, names in theirs.by_zone.items() for name in names}
         pairs: _ZonePairs = {}
+        common: set[str] = set()
         for zone, names in mine.by_zone.items():
             for name in names:
-                pairs.setdefault((zone, zone_of[name]), []).append(name)
-        self._pairs[key] = (mine, theirs, pairs)
-        return pairs
+                their_zone = zone_of.get(name, _ABSENT)
+                if their_zone is not _ABSENT:
+                    pairs.setdefault((zone, their_zone), []).append(name)  # type: ignore[arg-type]
+                    common.add(name)
+        if memo:
+            self._pairs[key] = (mine, theirs, pairs)
+            return pairs, None
+        return pairs, common
 
     def _overlap(
         self,
@@ -193,25 +207,31 @@ class ReportComparing(ReportBuilding):
         other: SpreadReport,
         theirs: CandidateLayout,
         their_zones: Mapping[str, ZoneKey | None],
+        memo: bool = True,
     ) -> bool:
-        """Whether a candidate has the best score in both reports (``mine``/``theirs``: the candidate set's
-        layouts under each profile's zones, ``my_zones``/``their_zones`` each node's zone). A listed node has its
-        listed score, any other its zone's empty-node score. O(listed nodes + zone pairs)."""
+        """Whether a node is a candidate with the best score in both reports (``mine``/``theirs``: the
+        candidates' layouts under each profile's zones, ``my_zones``/``their_zones`` each node's zone). A listed
+        node has its listed score, any other its zone's empty-node score; ``memo``: the layouts are of one
+        shared candidate set, whose zone pairs are kept. O(listed nodes + zone pairs) with ``memo``, else
+        O(candidates)."""
+        pairs, common = self._zone_pairs(mine, theirs, memo)
         best, their_best = report.best_score, other.best_score
         listed = {e.node: e.score for e in report.nodes}
         their_listed = {e.node: e.score for e in other.nodes}
         empty, their_empty = _empty_scores(report), _empty_scores(other)
         default, their_default = report.empty_node_score, other.empty_node_score
         for name, score in listed.items():
-            if score != best:
+            if score != best or (common is not None and name not in common):
                 continue
             found = their_listed.get(name)
             if (their_empty.get(their_zones[name], their_default) if found is None else found) == their_best:
                 return True
         for name, score in their_listed.items():
-            if score == their_best and name not in listed and empty.get(my_zones[name], default) == best:
+            if score != their_best or name in listed or (common is not None and name not in common):
+                continue
+            if empty.get(my_zones[name], default) == best:
                 return True
-        for (zone, their_zone), names in self._zone_pairs(mine, theirs).items():
+        for (zone, their_zone), names in pairs.items():
             if empty.get(zone, default) == best and their_empty.get(their_zone, their_default) == their_best:
                 for name in names:
                     if name not in listed and name not in their_listed:

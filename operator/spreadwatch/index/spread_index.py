@@ -130,10 +130,10 @@ class SpreadIndex(ReportComparing):
             report = self.report_for(key)
             if report is None:
                 continue
-            candidate = node in self._candidate_set(w).names
-            self._check_sibling(w, node, candidate)
+            self._check_sibling(w, node, node in self._candidate_set(w).names)  # (v1.28: no PodTopologySpread Filter)
             if report.skipped or report.health is Health.ERROR:
                 continue
+            candidate = self.is_candidate(key, node)
             outcome = classify_placement(report, node, zone, candidate)
             previous = w.placement.consecutive_misses if w.placement is not None else 0
             misses = 0 if outcome is Outcome.BEST_NODE else previous + 1
@@ -198,15 +198,16 @@ class SpreadIndex(ReportComparing):
         return w.compared[2]
 
     def _with_comparison(self, report: SpreadReport, other: SpreadReport, key: WorkloadKey) -> SpreadReport:
-        """``report`` plus the shadow profile's best score/nodes and whether the best sets overlap. O(listed nodes
-        + zone pairs) (:meth:`~spreadwatch.index.comparing.ReportComparing._overlap`)."""
+        """``report`` plus the shadow profile's best score/nodes and whether the best sets overlap (the two
+        indexes' layouts: not shared, either may be a Filter's view). O(candidates)
+        (:meth:`~spreadwatch.index.comparing.ReportComparing._overlap`)."""
         shadow = self.shadow
         assert shadow is not None
         mine, theirs = self.candidate_layout(key), shadow.candidate_layout(key)
         overlap = (
             mine is not None
             and theirs is not None
-            and self._overlap(report, mine, self._zones, other, theirs, shadow._zones)
+            and self._overlap(report, mine, self._zones, other, theirs, shadow._zones, memo=False)
         )
         comparison = Comparison(shadow.profile.name, other.best_score, other.best_nodes, other.best_node_count, overlap)
         return msgspec.structs.replace(report, comparison=comparison)

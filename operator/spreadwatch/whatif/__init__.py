@@ -11,6 +11,7 @@ from __future__ import annotations
 
 from spreadwatch.whatif.rebalance import Eviction, RebalancePlan, plan_rebalance
 from spreadwatch.whatif.simulate import (
+    PendingStep,
     PlacementStep,
     RemovalStep,
     RunsSummary,
@@ -39,6 +40,7 @@ __all__ = [
     "HEALTH_ORDER",
     "ClusterSummary",
     "Eviction",
+    "PendingStep",
     "PlacementStep",
     "ProfileChange",
     "RebalancePlan",

@@ -40,7 +40,14 @@ __all__ = [
 
 BASELINE_PROFILE: Final = "v1.28"
 COMPARED_PROFILE: Final = "v1.29"
-HEALTH_ORDER: Final = (Health.SINGLE_POINT_OF_FAILURE, Health.IMBALANCED, Health.ERROR, Health.SKIPPED, Health.BALANCED)
+HEALTH_ORDER: Final = (
+    Health.UNSCHEDULABLE,
+    Health.SINGLE_POINT_OF_FAILURE,
+    Health.IMBALANCED,
+    Health.ERROR,
+    Health.SKIPPED,
+    Health.BALANCED,
+)
 _RANK = {h: i for i, h in enumerate(HEALTH_ORDER)}
 _Cell = tuple[ZoneKey | None, ZoneKey | None]  # a candidate node's zone under two profiles
 _ZoneMaps = dict[int, tuple[CandidateLayout, dict[str, ZoneKey | None]]]  # id(layout) -> (layout, node -> zone)
@@ -142,8 +149,11 @@ class _BestView:
     best: int
 
     def has(self, node: str) -> bool:
+        """Whether ``node`` is a best node (False for a node that is no candidate here). O(1)."""
         score = self.busy.get(node)
-        return (self.empty[self.zone_of[node]] if score is None else score) == self.best
+        if score is not None:
+            return score == self.best
+        return node in self.zone_of and self.empty[self.zone_of[node]] == self.best
 
 
 class _BestSets:
