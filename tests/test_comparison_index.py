@@ -16,11 +16,12 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from comparison_oracle import expected_comparison
-from k8s_objects import BETA_ZONE, GA_ZONE
+from k8s_objects import BETA_ZONE, GA_ZONE, controller, node
 from spreadwatch.index import SpreadIndex
 from spreadwatch.model import parse_object
 from spreadwatch.report import ReportOptions
 from spreadwatch.scoring import get_profile
+from spreadwatch.snapshot import Snapshot
 from test_index import NODES, busy_pod_event, controller_event, delete_event, feed, pod_event, service_event
 
 
@@ -108,3 +109,26 @@ def test_the_compared_profiles_placements_are_counted_as_its_own_index_counts_th
             idx.apply(record)
     assert index.placement_counts()["v1.28"] == alone.placement_counts()["v1.28"]
     assert set(index.placement_counts()) == {"v1.29", "v1.28"}
+
+
+def test_a_workload_the_filter_leaves_no_candidate_overlaps_nothing() -> None:
+    """v1.29: a DoNotSchedule constraint on a key no node carries rejects every node (Unschedulable, no best
+    node); v1.28 skips the pod (all its candidates score 0, all best): the best sets share nothing."""
+    objects = [node(n, z, key=GA_ZONE, labels={"kubernetes.io/hostname": n}) for n, z in (("a1", "za"), ("b1", "zb"))]
+    hard = {"maxSkew": 1, "topologyKey": "rack", "whenUnsatisfiable": "DoNotSchedule",
+            "labelSelector": {"matchLabels": {"app": "web"}}}  # fmt: skip
+    objects.append(controller("ReplicaSet", "web", {"matchLabels": {"app": "web"}}, {"app": "web"}, namespace="a",
+                              template_spec={"topologySpreadConstraints": [hard]}))  # fmt: skip
+    index = SpreadIndex(get_profile("v1.29"), ReportOptions(), get_profile("v1.28"))
+    snapshot = Snapshot.from_objects(objects)
+    index.load(snapshot)
+    (report,) = index.reports()
+    assert report.health.value == "Unschedulable" and report.comparison is not None
+    mine, theirs = SpreadIndex(get_profile("v1.29")), SpreadIndex(get_profile("v1.28"))
+    mine.load(snapshot)
+    theirs.load(snapshot)
+    key = report.workload.key
+    own, other = mine.report_for(key), theirs.report_for(key)
+    assert own is not None and other is not None and other.skipped
+    expected = expected_comparison(own, mine.candidate_layout(key), other, theirs.candidate_layout(key))
+    assert report.to_dict()["comparison"] == expected and expected["bestNodesOverlap"] is False

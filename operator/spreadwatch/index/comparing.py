@@ -19,7 +19,7 @@ per pair of layouts: O(listed nodes + zone pairs) per report.
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from typing import Final
 
 import msgspec
@@ -156,9 +156,10 @@ class ReportComparing(ReportBuilding):
         if not w.error:
             candidates = self._candidate_set(w)
             theirs = self._sibling_layout(candidates)  # (the sibling, SelectorSpread, has no PodTopologySpread Filter)
-            filtered = w.filtered if w.hard is not None else None
-            mine = filtered.layout if filtered is not None else candidates.layout
-            overlap = self._overlap(report, mine, self._zones, other, theirs, self._sibling_zones, filtered is None)
+            filtered = w.filtered if w.hard is not None else None  # (then this report's candidates are its view)
+            passes = filtered.passes if filtered is not None else None
+            mine = candidates.layout
+            overlap = self._overlap(report, mine, self._zones, other, theirs, self._sibling_zones, mine_has=passes)
         comparison = Comparison(sibling.name, other.best_score, other.best_nodes, other.best_node_count, overlap)
         return msgspec.structs.replace(report, comparison=comparison)
 
@@ -208,12 +209,14 @@ class ReportComparing(ReportBuilding):
         theirs: CandidateLayout,
         their_zones: Mapping[str, ZoneKey | None],
         memo: bool = True,
+        mine_has: Callable[[str], bool] | None = None,
     ) -> bool:
         """Whether a node is a candidate with the best score in both reports (``mine``/``theirs``: the
         candidates' layouts under each profile's zones, ``my_zones``/``their_zones`` each node's zone). A listed
         node has its listed score, any other its zone's empty-node score; ``memo``: the layouts are of one
-        shared candidate set, whose zone pairs are kept. O(listed nodes + zone pairs) with ``memo``, else
-        O(candidates)."""
+        shared candidate set, whose zone pairs are kept; ``mine_has``: which of ``mine``'s candidates this report
+        keeps (PodTopologySpread's Filter; None: all). O(listed nodes + zone pairs) with ``memo`` (plus the
+        unlisted candidates of a best pair the Filter rejects), else O(candidates)."""
         pairs, common = self._zone_pairs(mine, theirs, memo)
         best, their_best = report.best_score, other.best_score
         listed = {e.node: e.score for e in report.nodes}
@@ -229,12 +232,14 @@ class ReportComparing(ReportBuilding):
         for name, score in their_listed.items():
             if score != their_best or name in listed or (common is not None and name not in common):
                 continue
+            if mine_has is not None and not mine_has(name):
+                continue
             if empty.get(my_zones[name], default) == best:
                 return True
         for (zone, their_zone), names in pairs.items():
             if empty.get(zone, default) == best and their_empty.get(their_zone, their_default) == their_best:
                 for name in names:
-                    if name not in listed and name not in their_listed:
+                    if name not in listed and name not in their_listed and (mine_has is None or mine_has(name)):
                         return True
         return False
 
