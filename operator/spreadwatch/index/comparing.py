@@ -10,7 +10,7 @@ workload. Any other pair (a SelectorSpread profile compared with ``v1.29``, or g
 selector differently) is scored by a *shadow* index fed the same events (``SpreadIndex``), which holds its
 own copy of the pods, label groups and workloads: at bench/synth.py scale 1.0 (5,000 nodes, 10,000
 workloads) the sibling adds ~10 MiB (~1 MiB of zones and layouts, the rest each report's ``Comparison`` and
-the layouts' report memos), a shadow ~74 MiB.
+the layouts' report memos), a shadow ~85 MiB.
 
 Whether the two best sets overlap is decided without listing them (:meth:`ReportComparing._overlap`):
 the listed nodes one by one, the unlisted ones per (zone, sibling zone) pair of the candidate set, memoised
@@ -20,7 +20,6 @@ per pair of layouts: O(listed nodes + zone pairs) per report.
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping
-from typing import Final
 
 import msgspec
 
@@ -47,7 +46,6 @@ _new_tuple = tuple.__new__  # a NamedTuple from a tuple in C (its own __new__ is
 
 #: zone pair (this profile's zone, the other's) -> the candidates in both, by name
 _ZonePairs = dict[tuple[ZoneKey | None, ZoneKey | None], list[str]]
-_ABSENT: Final = object()  # (a node that is not a candidate of the other layout)
 
 
 def shares_counts(profile: Profile, compare: Profile) -> bool:
@@ -156,10 +154,8 @@ class ReportComparing(ReportBuilding):
         if not w.error:
             candidates = self._candidate_set(w)
             theirs = self._sibling_layout(candidates)  # (the sibling, SelectorSpread, has no PodTopologySpread Filter)
-            filtered = w.filtered if w.hard is not None else None  # (then this report's candidates are its view)
-            passes = filtered.passes if filtered is not None else None
             mine = candidates.layout
-            overlap = self._overlap(report, mine, self._zones, other, theirs, self._sibling_zones, mine_has=passes)
+            overlap = self._overlap(report, mine, self._zones, other, theirs, self._sibling_zones, self._kept(w))
         comparison = Comparison(sibling.name, other.best_score, other.best_nodes, other.best_node_count, overlap)
         return msgspec.structs.replace(report, comparison=comparison)
 
@@ -175,30 +171,28 @@ class ReportComparing(ReportBuilding):
 
     # --- overlap ----------------------------------------------------------------------------------------------
 
-    def _zone_pairs(
-        self, mine: CandidateLayout, theirs: CandidateLayout, memo: bool
-    ) -> tuple[_ZonePairs, set[str] | None]:
-        """The candidates of both layouts grouped by (their zone in ``mine``, in ``theirs``), and those
-        candidates as a set — None when ``memo`` says the layouts are of one shared candidate set (the same
-        names; its pairs are kept): a workload's own filtered view (PodTopologySpread's Filter) holds fewer.
-        O(candidates) the first time."""
+    def _zone_pairs(self, mine: CandidateLayout, theirs: CandidateLayout) -> _ZonePairs:
+        """The candidates of two layouts of one candidate set (shared, as every workload of a scheduling-constraint
+        signature shares it) grouped by (their zone in ``mine``, in ``theirs``), memoised per pair of layouts.
+        O(candidates) once."""
         key = (id(mine), id(theirs))
-        cached = self._pairs.get(key) if memo else None
+        cached = self._pairs.get(key)
         if cached is not None and cached[0] is mine and cached[1] is theirs:
-            return cached[2], None
+            return cached[2]
         zone_of = {name: zone for zone, names in theirs.by_zone.items() for name in names}
         pairs: _ZonePairs = {}
-        common: set[str] = set()
         for zone, names in mine.by_zone.items():
             for name in names:
-                their_zone = zone_of.get(name, _ABSENT)
-                if their_zone is not _ABSENT:
-                    pairs.setdefault((zone, their_zone), []).append(name)  # type: ignore[arg-type]
-                    common.add(name)
-        if memo:
-            self._pairs[key] = (mine, theirs, pairs)
-            return pairs, None
-        return pairs, common
+                pairs.setdefault((zone, zone_of[name]), []).append(name)
+        self._pairs[key] = (mine, theirs, pairs)
+        return pairs
+
+    @staticmethod
+    def _kept(w: Workload) -> Callable[[str], bool] | None:
+        """Which candidates of its shared set a workload's report keeps: PodTopologySpread's Filter's (v1.29,
+        DoNotSchedule constraints), None for all. O(1)."""
+        filtered = w.filtered if w.hard is not None else None
+        return filtered.passes if filtered is not None else None
 
     def _overlap(
         self,
@@ -208,38 +202,36 @@ class ReportComparing(ReportBuilding):
         other: SpreadReport,
         theirs: CandidateLayout,
         their_zones: Mapping[str, ZoneKey | None],
-        memo: bool = True,
         mine_has: Callable[[str], bool] | None = None,
+        theirs_has: Callable[[str], bool] | None = None,
     ) -> bool:
-        """Whether a node is a candidate with the best score in both reports (``mine``/``theirs``: the
-        candidates' layouts under each profile's zones, ``my_zones``/``their_zones`` each node's zone). A listed
-        node has its listed score, any other its zone's empty-node score; ``memo``: the layouts are of one
-        shared candidate set, whose zone pairs are kept; ``mine_has``: which of ``mine``'s candidates this report
-        keeps (PodTopologySpread's Filter; None: all). O(listed nodes + zone pairs) with ``memo`` (plus the
-        unlisted candidates of a best pair the Filter rejects), else O(candidates)."""
-        pairs, common = self._zone_pairs(mine, theirs, memo)
+        """Whether a node is a candidate with the best score in both reports: ``mine``/``theirs`` are the layouts
+        of the workload's shared candidate set under each profile's zones, ``my_zones``/``their_zones`` each
+        node's zone, ``mine_has``/``theirs_has`` which candidates each report keeps (PodTopologySpread's Filter;
+        None: all). A listed node has its listed score, any other its zone's empty-node score. O(listed nodes +
+        zone pairs), plus the unlisted candidates of a best pair a Filter rejects."""
         best, their_best = report.best_score, other.best_score
         listed = {e.node: e.score for e in report.nodes}
         their_listed = {e.node: e.score for e in other.nodes}
         empty, their_empty = _empty_scores(report), _empty_scores(other)
         default, their_default = report.empty_node_score, other.empty_node_score
         for name, score in listed.items():
-            if score != best or (common is not None and name not in common):
+            if score != best or (theirs_has is not None and not theirs_has(name)):
                 continue
             found = their_listed.get(name)
             if (their_empty.get(their_zones[name], their_default) if found is None else found) == their_best:
                 return True
         for name, score in their_listed.items():
-            if score != their_best or name in listed or (common is not None and name not in common):
-                continue
-            if mine_has is not None and not mine_has(name):
+            if score != their_best or name in listed or (mine_has is not None and not mine_has(name)):
                 continue
             if empty.get(my_zones[name], default) == best:
                 return True
-        for (zone, their_zone), names in pairs.items():
+        for (zone, their_zone), names in self._zone_pairs(mine, theirs).items():
             if empty.get(zone, default) == best and their_empty.get(their_zone, their_default) == their_best:
                 for name in names:
-                    if name not in listed and name not in their_listed and (mine_has is None or mine_has(name)):
+                    if name in listed or name in their_listed:
+                        continue
+                    if (mine_has is None or mine_has(name)) and (theirs_has is None or theirs_has(name)):
                         return True
         return False
 

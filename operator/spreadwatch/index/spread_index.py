@@ -198,19 +198,34 @@ class SpreadIndex(ReportComparing):
         return w.compared[2]
 
     def _with_comparison(self, report: SpreadReport, other: SpreadReport, key: WorkloadKey) -> SpreadReport:
-        """``report`` plus the shadow profile's best score/nodes and whether the best sets overlap (the two
-        indexes' layouts: not shared, either may be a Filter's view). O(candidates)
+        """``report`` plus the shadow profile's best score/nodes and whether the best sets overlap (both reports
+        current: their workloads' candidate sets and Filter views are). O(listed nodes + zone pairs)
         (:meth:`~spreadwatch.index.comparing.ReportComparing._overlap`)."""
         shadow = self.shadow
         assert shadow is not None
-        mine, theirs = self.candidate_layout(key), shadow.candidate_layout(key)
+        mine, theirs = self._workload(key), shadow._workload(key)
         overlap = (
             mine is not None
             and theirs is not None
-            and self._overlap(report, mine, self._zones, other, theirs, shadow._zones, memo=False)
+            and not mine.error
+            and not theirs.error
+            and self._overlap(
+                report,
+                self._candidate_set(mine).layout,
+                self._zones,
+                other,
+                shadow._candidate_set(theirs).layout,
+                shadow._zones,
+                self._kept(mine),
+                self._kept(theirs),
+            )
         )
         comparison = Comparison(shadow.profile.name, other.best_score, other.best_nodes, other.best_node_count, overlap)
         return msgspec.structs.replace(report, comparison=comparison)
+
+    def _workload(self, key: WorkloadKey) -> Workload | None:
+        ns = self._ns.get(key.namespace)
+        return ns.workloads.get(key) if ns is not None else None
 
     def reports(self) -> list[SpreadReport]:
         """Every workload's report, sorted by namespace, kind, name (the GC is paused while they are built).

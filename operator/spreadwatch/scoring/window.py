@@ -59,7 +59,7 @@ _NODES_PER_POINT: Final = 125
 #: Window starts sampled per report (``--window-samples``; every start when the cluster has no more nodes).
 #: 16: the knee of accuracy against CPU measured at the envelope (bench/window_figures.py, docs/scoring.md
 #: §11): SelectorSpread's bestNodeProbability within 0.04 of the exact all-starts value for 95 % of the
-#: workloads (0.08 with 8 samples, 0.03 with 32), for ~11 µs per sample and report (PodTopologySpread's are
+#: workloads (0.065 with 8 samples, 0.028 with 32), for ~11 µs per sample and report (PodTopologySpread's are
 #: mostly exact without sampling: :meth:`WindowModel.always_best`)
 DEFAULT_WINDOW_SAMPLES: Final = 16
 _WINDOW_MEMO: Final = 4096  # windows memoised per layout
