@@ -6,10 +6,7 @@ with fewer it is an estimate within [0, 1] of a probability; the rows name the p
 
 from __future__ import annotations
 
-from repo_tools import load_bench
-
-window_figures = load_bench("window_figures")
-inputs = load_bench("inputs")
+from bench import inputs, window_figures
 
 
 def test_every_start_has_no_error_and_fewer_starts_an_estimate() -> None:
