@@ -7,10 +7,11 @@ workloads × candidate nodes); a replay O(events × dirty workloads per event ×
 fresh interpreter per repeat; a scrape O(series). Imports that only one measure needs are made inside it, so
 a baseline (``--baseline REV``) whose older package lacks them can still run the others.
 
-What is scored (:class:`Setup`): ``profile``, reports compared with ``compare`` ("" none) and ``window_samples``
-window starts per report (0: none, the arithmetic alone, as these figures were first measured); or, with
-``defaults``, what ``spreadwatch run`` does by default on this cluster (``--profile auto``: the nodes'
-kubelets, v1.28.9, say v1.29; v1.28 compared; the default window samples).
+What is scored (:class:`Setup`): ``profile``, reports compared with ``compare`` ("" none), ``window_samples``
+window starts per report (0: none, the arithmetic alone, as these figures were first measured) and with
+``prediction`` the whole default scheduler profile's prediction; or, with ``defaults``, what ``spreadwatch run``
+does by default on this cluster (``--profile auto``: the nodes' kubelets, v1.28.9, say v1.29; v1.28 compared;
+the default window samples).
 """
 
 from __future__ import annotations
@@ -39,6 +40,16 @@ from spreadwatch.snapshot import Snapshot
 __all__ = ["Setup", "cold", "events", "fresh_index", "memory", "memory_child", "metrics", "setup", "sizes"]
 
 
+def report_options(prediction: bool = False, window_samples: int = 0) -> ReportOptions:
+    """The reports' options: ``window_samples`` window starts, and with ``prediction`` the whole default
+    scheduler profile's prediction (a baseline package without it cannot run such a measure)."""
+    if not prediction:
+        return ReportOptions(window_samples=window_samples)
+    from spreadwatch.scoring.scheduler_profile import default_scheduler_profile  # noqa: PLC0415 - (baselines)
+
+    return ReportOptions(window_samples=window_samples, scheduler=default_scheduler_profile())  # type: ignore[call-arg]
+
+
 class Setup(NamedTuple):
     """What a measure's index scores: the profile, the report options and the compared profile (None: none)."""
 
@@ -50,7 +61,9 @@ class Setup(NamedTuple):
         return SpreadIndex(self.profile, self.options, self.compare)
 
 
-def setup(profile: str = "v1.28", compare: str = "", window_samples: int = 0, defaults: bool = False) -> Setup:
+def setup(
+    profile: str = "v1.28", compare: str = "", window_samples: int = 0, defaults: bool = False, prediction: bool = False
+) -> Setup:
     """The measure's :class:`Setup` from its parameters (see the module docstring)."""
     if defaults:
         from spreadwatch.config import OperatorConfig  # noqa: PLC0415 - (a baseline's older package may lack it)
@@ -59,9 +72,8 @@ def setup(profile: str = "v1.28", compare: str = "", window_samples: int = 0, de
         config = OperatorConfig()
         chosen, compared, _ = operator_profiles(config, lambda: synth.KUBELET_VERSION)
         return Setup(chosen, config.report, compared)
-    return Setup(
-        get_profile(profile), ReportOptions(window_samples=window_samples), get_profile(compare) if compare else None
-    )
+    options = report_options(prediction, window_samples)
+    return Setup(get_profile(profile), options, get_profile(compare) if compare else None)
 
 
 def fresh_index(snapshot: Snapshot, profile: Profile | Setup) -> SpreadIndex:
@@ -154,21 +166,14 @@ def _exact(snapshot: Snapshot, profile: Profile, sample: int, seed: int = 3) -> 
 
 
 def cold(
-    *,
-    scale: float,
-    quick: bool = False,
-    profile: str = "v1.28",
-    repeats: int = 3,
-    exact: int = 0,
-    compare: str = "",
-    window_samples: int = 0,
-    defaults: bool = False,
-) -> dict[str, Any]:
+    *, scale: float, quick: bool = False, profile: str = "v1.28", repeats: int = 3, exact: int = 0,
+    prediction: bool = False, compare: str = "", window_samples: int = 0, defaults: bool = False,
+) -> dict[str, Any]:  # fmt: skip
     """The cold full computation ``SpreadIndex.load`` + ``reports()`` from records (median of ``repeats``, GC
     on, and once with the GC off), a cordon, parsing (``parse_object`` of every object, and the share of it in
     cyclic GC, which ``Snapshot.from_objects`` pauses), and with ``exact`` that many workloads checked against
-    the reference scorer."""
-    c, scored = cluster(scale), setup(profile, compare, window_samples, defaults)
+    the reference scorer (``prediction``: every report with the whole default profile's prediction)."""
+    c, scored = cluster(scale), setup(profile, compare, window_samples, defaults, prediction)
     snapshot, repeats = c.snapshot, 1 if quick else repeats
     runs = [_cold_once(snapshot, scored) for _ in range(repeats)]
     gc.disable()
@@ -246,16 +251,9 @@ def _stream_stats(run: StreamRun, meter: GCMeter) -> dict[str, float]:
 
 
 def events(
-    *,
-    scale: float,
-    quick: bool = False,
-    profile: str = "v1.28",
-    events: int = 20000,
-    repeats: int = 3,
-    compare: str = "",
-    window_samples: int = 0,
-    defaults: bool = False,
-) -> dict[str, Any]:
+    *, scale: float, quick: bool = False, profile: str = "v1.28", events: int = 20000, repeats: int = 3,
+    compare: str = "", window_samples: int = 0, defaults: bool = False,
+) -> dict[str, Any]:  # fmt: skip
     """Pod events through ``apply``/``remove``, ``take_dirty()`` and every dirty report's rebuild, each timed:
     medians over ``repeats`` replays on a freshly loaded index, GC enabled (as in the operator); per event type
     the p50, p99 and CPU p99 over all replays (``<type>_p50_us`` …); once more with ``gc.freeze()`` after the
@@ -278,12 +276,12 @@ def events(
     return out
 
 
-def memory_child(scale: float, profile_name: str, compare: str = "", window_samples: int = 0,
+def memory_child(scale: float, profile_name: str, prediction: bool = False, compare: str = "", window_samples: int = 0,
                  defaults: bool = False) -> dict[str, float]:  # fmt: skip
     """In this (fresh) interpreter: RSS (MiB) at each stage of building the index from streamed objects; the
     peak (VmHWM) after parsing and at the end, absolute; ``ru_maxrss`` (KiB on Linux, given in MiB), which
     Linux carries over from the parent across fork/exec, so it can exceed this process's own peak."""
-    scored = setup(profile_name, compare, window_samples, defaults)
+    scored = setup(profile_name, compare, window_samples, defaults, prediction)
     gc.collect()
     base = rss_bytes()
     snapshot = Snapshot()
@@ -314,19 +312,24 @@ def memory_child(scale: float, profile_name: str, compare: str = "", window_samp
 _CHILD = (
     "import json, sys\n"
     "from bench.index_figures import memory_child\n"
-    "print(json.dumps(memory_child(float(sys.argv[1]), sys.argv[2], sys.argv[3], int(sys.argv[4]), "
-    "sys.argv[5] == 'defaults')))"
+    "print(json.dumps(memory_child(float(sys.argv[1]), sys.argv[2], sys.argv[3] == '1', sys.argv[4], "
+    "int(sys.argv[5]), sys.argv[6] == 'defaults')))"
 )
 
 
-def memory(*, scale: float, quick: bool = False, profile: str = "v1.28", repeats: int = 2, compare: str = "",
-           window_samples: int = 0, defaults: bool = False) -> dict[str, Any]:  # fmt: skip
+def memory(
+    *, scale: float, quick: bool = False, profile: str = "v1.28", repeats: int = 2, prediction: bool = False,
+    compare: str = "", window_samples: int = 0, defaults: bool = False,
+) -> dict[str, Any]:  # fmt: skip
     """Index memory in fresh interpreters (:func:`memory_child`, median of ``repeats``): records + index +
-    reports, what a long-running operator keeps resident."""
+    reports, what a long-running operator keeps resident (``prediction``: with the whole profile's)."""
     runs = []
-    argv = [str(scale), profile, compare, str(window_samples), "defaults" if defaults else "-"]
     for _ in range(1 if quick else repeats):
-        out = subprocess.run([sys.executable, "-c", _CHILD, *argv], check=True, capture_output=True, text=True)
+        out = subprocess.run(
+            [sys.executable, "-c", _CHILD, str(scale), profile, "1" if prediction else "0", compare,
+             str(window_samples), "defaults" if defaults else "-"],
+            check=True, capture_output=True, text=True,
+        )  # fmt: skip
         runs.append(json.loads(out.stdout.strip().splitlines()[-1]))
     return {k: median([r[k] for r in runs]) for k in runs[0]}
 

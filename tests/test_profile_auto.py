@@ -1,6 +1,6 @@
 """``--profile auto``: version strings → the generation of that release's default kube-scheduler, the operator's
 ``--compare-profile auto``, ``analyze``/``explain`` on a snapshot's kubelet versions, and unusable versions as
-one line, exit 2. The mapping's sources are named in docs/scoring.md §13."""
+one line, exit 2. The mapping's sources are named in docs/scoring.md §14."""
 
 from __future__ import annotations
 

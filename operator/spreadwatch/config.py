@@ -125,6 +125,8 @@ class OperatorConfig:
     #: (:meth:`comparison`); none (or ""): off
     compare_profile: str = AUTO_PROFILE
     report: ReportOptions = field(default_factory=ReportOptions)
+    #: --prediction: the whole scheduler profile's prediction in every report (read from scheduler_config at start)
+    prediction: bool = False
     debounce: float = 1.0  # seconds a workload must be quiet before its report is written
     max_writes_per_second: float = 100.0  # docs/operator.md "Rate limit": the API Priority and Fairness arithmetic
     write_burst: int = 200

@@ -73,7 +73,7 @@ VOLATILE = ("conditions", "observedGeneration", "lastUpdateTime", "lastPlacement
 DEBOUNCE = float(os.environ.get("SPREADWATCH_E2E_DEBOUNCE", "0.3"))
 #: What the chart's defaults (``profile: auto``, ``compareProfile: auto``) score on the local control plane,
 #: kube-apiserver v1.36.4 (hack/controlplane/versions.env): kube-scheduler v1.20 and later spread with
-#: PodTopologySpread and its system defaults (docs/scoring.md §13), SelectorSpread's last generation beside it.
+#: PodTopologySpread and its system defaults (docs/scoring.md §14), SelectorSpread's last generation beside it.
 #: :func:`server_minor` checks the release these were written for.
 EXPECTED_PROFILE, EXPECTED_COMPARED = "v1.29", "v1.28"
 EXPECTED_SERVER_MINOR = 36

@@ -23,7 +23,7 @@ from collections.abc import Callable, Mapping
 
 import msgspec
 
-from spreadwatch.index.building import ReportBuilding
+from spreadwatch.index.predicting import PredictionBuilding
 from spreadwatch.index.state import CandidateSet, Workload
 from spreadwatch.model import Node
 from spreadwatch.report import (
@@ -69,7 +69,7 @@ def _empty_scores(report: SpreadReport) -> dict[ZoneKey | None, int]:
     return out
 
 
-class ReportComparing(ReportBuilding):
+class ReportComparing(PredictionBuilding):
     """The comparison of every report with the sibling profile (see the module docstring)."""
 
     def __init__(self, profile: Profile, options: ReportOptions | None = None, compare: Profile | None = None) -> None:

@@ -27,6 +27,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import dataclasses
 import logging
 import shutil
 import time
@@ -51,7 +52,8 @@ from spreadwatch.kube import (
 )
 from spreadwatch.metrics import OperatorState, registry_for
 from spreadwatch.model import interned_label_maps
-from spreadwatch.profile_args import operator_profiles
+from spreadwatch.profile_args import load_scheduler_profile, operator_profiles
+from spreadwatch.report import NAMESPACED_PARTIAL, PREDICTION_PLACEMENTS, ReportOptions
 from spreadwatch.runtime.gcpolicy import GcPolicy
 from spreadwatch.runtime.informers import WATCHED, EventRouter, ResourceWatch, WatchSource
 from spreadwatch.runtime.serving import (
@@ -68,6 +70,17 @@ from spreadwatch.runtime.writing import ApiErrors, ReportApi, Writer
 __all__ = ["Runtime", "build_registry", "operator_settings", "run_operator"]
 
 log = logging.getLogger("spreadwatch.operator")
+
+
+
+def _report_options(config: OperatorConfig) -> ReportOptions:
+    """The reports' options, with the scheduler profile the prediction uses (``--prediction``), read from the
+    ``--scheduler-config`` file now, as the spreading profile is. O(size of the file)."""
+    if not config.prediction:
+        return config.report
+    scheduler = load_scheduler_profile(config.scheduler_config, config.scheduler_name)
+    partial = (NAMESPACED_PARTIAL,) if config.namespaces else ()
+    return dataclasses.replace(config.report, scheduler=scheduler, prediction_partial=partial)
 
 
 class Runtime:
@@ -87,7 +100,7 @@ class Runtime:
         profile, compare, choice = operator_profiles(config, self._server_version)
         #: ``--profile auto``: the profile the API server's version picked, and why (None: named by the flag)
         self.choice = choice
-        self.index = SpreadIndex(profile, config.report, compare)
+        self.index = SpreadIndex(profile, _report_options(config), compare)
         self.client: ReportClient | None = None
         self.elector: LeaseElector | None = None
         self.api_errors = ApiErrors()
@@ -230,7 +243,10 @@ class Runtime:
 
     def placements(self) -> dict[str, dict[str, int]]:
         """Checked placements by profile (the operator's, and --compare-profile's) and outcome. O(1)."""
-        return self.index.placement_counts()
+        out = self.index.placement_counts()
+        if self.index.scheduler is not None:  # judged against the whole profile's prediction
+            out[PREDICTION_PLACEMENTS] = dict(self.index.predicted_placements)
+        return out
 
     def metrics_state(self) -> OperatorState:
         """The self-metrics' values now (``metrics.OperatorSource``). O(kinds + pending workloads)."""

@@ -11,7 +11,7 @@ v1.20-36    v1.29    PodTopologySpread with the system default constraints (Defa
 ==========  =======  ==========================================================================================
 
 A release newer than :data:`NEWEST_MINOR` takes the newest generation, one older than v1.12 the oldest, each
-with a warning. docs/scoring.md §13 names the upstream sources. Version strings are those of the API server's
+with a warning. docs/scoring.md §14 names the upstream sources. Version strings are those of the API server's
 ``GET /version`` (``gitVersion``) and of a node's ``status.nodeInfo.kubeletVersion``, managed clusters' included
 (``v1.31.4-gke.1234``, ``v1.30.2-eks-4f4795d``, ``v1.29.3+k3s1``). Pure; each function is O(len(text)).
 """
