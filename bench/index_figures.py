@@ -11,11 +11,12 @@ What is scored (:class:`Setup`): ``profile``, reports compared with ``compare`` 
 window starts per report (0: none, the arithmetic alone, as these figures were first measured) and with
 ``prediction`` the whole default scheduler profile's prediction; or, with ``defaults``, what ``spreadwatch run``
 does by default on this cluster (``--profile auto``: the nodes' kubelets, v1.28.9, say v1.29; v1.28 compared;
-the default window samples).
+the default window samples; the prediction).
 """
 
 from __future__ import annotations
 
+import dataclasses
 import gc
 import json
 import random
@@ -66,12 +67,16 @@ def setup(
 ) -> Setup:
     """The measure's :class:`Setup` from its parameters (see the module docstring)."""
     if defaults:
-        from spreadwatch.config import OperatorConfig  # noqa: PLC0415 - (a baseline's older package may lack it)
-        from spreadwatch.profile_args import operator_profiles  # noqa: PLC0415
+        from spreadwatch.cli import build_parser, operator_config  # noqa: PLC0415 - (a baseline's may lack them)
+        from spreadwatch.profile_args import load_scheduler_profile, operator_profiles  # noqa: PLC0415
 
-        config = OperatorConfig()
+        config = operator_config(build_parser().parse_args(["run"]))  # (the flags' defaults, as the chart's)
         chosen, compared, _ = operator_profiles(config, lambda: synth.KUBELET_VERSION)
-        return Setup(chosen, config.report, compared)
+        options = config.report
+        if config.prediction:  # (as the operator reads its scheduler profile at start)
+            scheduler = load_scheduler_profile(config.scheduler_config, config.scheduler_name)
+            options = dataclasses.replace(options, scheduler=scheduler)
+        return Setup(chosen, options, compared)
     options = report_options(prediction, window_samples)
     return Setup(get_profile(profile), options, get_profile(compare) if compare else None)
 
