@@ -58,6 +58,7 @@ class ReportBuilding(HardFiltering):
         else:  # every term counts the workload's pods
             per_term = [w.counts if w.counting else {}] * len(terms)
             scores = score_groups(plan, template, groups, per_term, self._nodes, shared=True, keep=keep)
+        self._topology_scored(w, groups, scores)
         fields = (
             w.ref,
             self.profile,
@@ -72,6 +73,9 @@ class ReportBuilding(HardFiltering):
         if report.skipped or not self._sampled(report):
             return self._with_window(report, None)
         return self._with_window(report, self._topology_model(groups, scores))
+
+    def _topology_scored(self, w: Workload, groups: CandidateGroups, scores: GroupScores) -> None:
+        """What :meth:`_build_topology` scored the workload's pod with (the prediction reads it). O(1)."""
 
     def _build_hard(self, w: Workload, candidates: CandidateSet) -> SpreadReport:
         """v1.29 with DoNotSchedule constraints: the candidates the Filter passes (index/hard_filter.py), scored

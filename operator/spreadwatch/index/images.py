@@ -5,7 +5,7 @@ the first node added with that name reported; when no node has the name any more
 next node to report it sets the size again (a node update removes its old images and adds its new ones, as
 ``UpdateNode`` does). ImageLocality's scores of one pod's images (:meth:`NodeImages.scores`) are cached until
 an image or the node count changes. Costs: a node event O(its image names); a pod's scores O(nodes having its
-images) the first time.
+images) the first time, O(pod images) when no node could score above 0 (most pods: small images).
 """
 
 from __future__ import annotations
@@ -65,15 +65,15 @@ class NodeImages:
         if found is not None:
             return found
         sums: dict[str, int] = {}
+        found = {}
         total = float(self.nodes)
-        for name in needs.images:
-            holders = self.holders.get(name)
-            if not holders:
-                continue
-            scaled = int(float(self.sizes[name]) * (float(len(holders)) / total))
-            for node in holders:
-                sums[node] = sums.get(node, 0) + scaled
-        found = {node: score for node, s in sums.items() if (score := image_priority(s, needs.containers))}
+        held = [(name, holders) for name in needs.images if (holders := self.holders.get(name))]
+        scaled = [int(float(self.sizes[name]) * (float(len(holders)) / total)) for name, holders in held]
+        if image_priority(sum(scaled), needs.containers):  # (else no node scores above 0: the score only grows)
+            for (_, holders), amount in zip(held, scaled, strict=True):
+                for node in holders:
+                    sums[node] = sums.get(node, 0) + amount
+            found = {node: score for node, s in sums.items() if (score := image_priority(s, needs.containers))}
         if len(self._scores) >= _CACHED:
             self._scores.clear()
         self._scores[key] = found

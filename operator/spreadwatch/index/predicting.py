@@ -27,6 +27,7 @@ most the time to go round every workload in batches. ``analyze`` builds every re
 
 from __future__ import annotations
 
+import gc
 from collections.abc import Callable, Iterable, Mapping, Sequence, Set
 from types import MappingProxyType
 from typing import Final, TypeVar, cast
@@ -40,7 +41,7 @@ from spreadwatch.index.building import ReportBuilding
 from spreadwatch.index.images import NodeImages
 from spreadwatch.index.loads import Int64s, NodeLoads, needs_key
 from spreadwatch.index.prediction_tables import HEAD, ShapeTable, split_classes
-from spreadwatch.index.state import CandidateSet, Workload
+from spreadwatch.index.state import CandidateSet, FilteredCandidates, Workload
 from spreadwatch.model import (
     Node,
     PersistentVolume,
@@ -61,6 +62,7 @@ from spreadwatch.report import (
 from spreadwatch.report.prediction import PredictedNode, Prediction
 from spreadwatch.scoring import Profile, ZoneKey
 from spreadwatch.scoring.candidates import exclusion_reason, node_term_matches
+from spreadwatch.scoring.filtered_groups import GroupOfView
 from spreadwatch.scoring.image_locality import IMAGE_LOCALITY
 from spreadwatch.scoring.next_pod import next_claims
 from spreadwatch.scoring.node_affinity_score import NODE_AFFINITY, preferred_node_score
@@ -125,6 +127,18 @@ def _shared(value: _T) -> _T:
     return value
 
 
+def _shared_breakdown(plugins: tuple[str, ...], values: tuple[int, ...]) -> tuple[tuple[str, int], ...]:
+    """A node's (plugin, weighted score) pairs, shared by equal content. O(1) when met before, else O(plugins)."""
+    key = ("breakdown", plugins, values)
+    found = _SHARED.get(key)
+    if found is None:
+        found = _shared(tuple([_shared(pair) for pair in zip(plugins, values, strict=True)]))
+        if len(_SHARED) >= _SHARED_LIMIT:
+            _SHARED.clear()
+        _SHARED[key] = found
+    return found  # type: ignore[return-value]
+
+
 def _shared_counts(counts: dict[str, int]) -> Mapping[str, int]:
     """Excluded-node counts, shared by equal content (read-only). O(plugins)."""
     key = tuple(counts.items())
@@ -166,6 +180,9 @@ class PredictionBuilding(ReportBuilding):
         self._refresh_turn: list[WorkloadKey] = []
         self._vectors: dict[tuple[object, ...], tuple[tuple[int, int], object]] = {}
         self._tables: dict[tuple[object, ...], tuple[tuple[int, int, int], CandidateSet, ShapeTable]] = {}
+        self._resource_vectors: dict[tuple[object, ...], tuple[tuple[int, int, int], tuple[Int64s, Int64s | None]]] = {}
+        #: the workload whose report is being built, its candidate groups and PodTopologySpread scores
+        self._report_scores: tuple[Workload, CandidateGroups, GroupScores] | None = None
 
     # --- events -------------------------------------------------------------------------------------------
 
@@ -306,7 +323,12 @@ class PredictionBuilding(ReportBuilding):
 
     # --- building ---------------------------------------------------------------------------------------
 
+    def _topology_scored(self, w: Workload, groups: CandidateGroups, scores: GroupScores) -> None:
+        if self.scheduler is not None:
+            self._report_scores = (w, groups, scores)
+
     def _build(self, w: Workload) -> SpreadReport:
+        self._report_scores = None
         report = super()._build(w)
         if self.scheduler is None or w.pod is None:
             return report
@@ -317,11 +339,14 @@ class PredictionBuilding(ReportBuilding):
         if error:  # a template the API server would refuse: the workload's report is Error, with that reason
             return error_report(w.ref, self.profile.name, w.ctrl.replicas, error)
         prediction = self._predict(w, self.scheduler)
+        self._report_scores = None
         if not report.skipped and prediction.best_nodes:
             candidates = self._candidate_set(w).names
             zones = self._zones
-            agrees = any(classify_placement(report, name, zones.get(name), name in candidates) is Outcome.BEST_NODE
-                         for name in prediction.best_nodes)  # fmt: skip
+            listed = report.best_nodes  # (a listed best node agrees; else the scores decide)
+            agrees = any(name in listed for name in prediction.best_nodes) or any(
+                classify_placement(report, name, zones.get(name), name in candidates) is Outcome.BEST_NODE
+                for name in prediction.best_nodes)  # fmt: skip
             if not agrees:
                 prediction = msgspec.structs.replace(prediction, spreading_agrees=False)
         return msgspec.structs.replace(report, prediction=prediction)
@@ -406,6 +431,17 @@ class PredictionBuilding(ReportBuilding):
 
         return self._cached(("candidates", id(candidates)), make)  # type: ignore[return-value]
 
+    def _present_candidates(self, candidates: CandidateSet) -> Bools:
+        """The spreading candidates that are nodes as a mask over slots (read-only). Cached. O(slots) when new."""
+        present = self._loads.present
+
+        def make() -> Bools:
+            mask = self._candidate_mask(candidates) & present[: len(self._loads)]
+            mask.flags.writeable = False
+            return mask
+
+        return self._cached(("present-candidates", id(candidates)), make)  # type: ignore[return-value]
+
     def _nodes_mask(self, names: Iterable[str]) -> Bools:
         mask = np.zeros(len(self._loads), dtype=np.bool_)
         slot = self._loads.slot
@@ -429,12 +465,11 @@ class PredictionBuilding(ReportBuilding):
                            "take its resources first")  # fmt: skip
         loads = self._loads
         n = len(loads)
-        present = loads.present[:n]
         rejected = plan.rejecting(sched.filters)
         if rejected:  # a PreFilter rejects every node before any filter runs
             return Prediction(excluded_nodes={rejected: len(self._nodes)}, partial_reasons=tuple(reasons))
         candidates = self._candidate_set(w)
-        cand = self._candidate_mask(candidates) & present
+        cand = self._present_candidates(candidates)
         excluded: dict[str, int] = {}
         for reason, count in candidates.layout.excluded.items():
             plugin = _PLUGIN_OF_REASON[reason]
@@ -442,7 +477,7 @@ class PredictionBuilding(ReportBuilding):
         names_allowed = _matchfield_names(template)
         if names_allowed is not None:
             excluded = self._matchfield_exclusions(template, names_allowed)
-            cand &= self._nodes_mask(names_allowed)
+            cand = cand & self._nodes_mask(names_allowed)
         if sched.added_required is not None:
             added = self._cached(("added",), lambda: self._added_mask(sched))
             dropped = int(np.count_nonzero(cand & ~added))  # type: ignore[operator]
@@ -468,9 +503,10 @@ class PredictionBuilding(ReportBuilding):
         names = loads.names
         best_names = [names[i] for i in best_slots[np.argsort(rank[best_slots])][:top_n]]
         listed = self._top(totals, rank, top_n)
+        plugins = tuple(per_plugin)
         nodes = tuple(
             PredictedNode(names[i], int(totals[i]),
-                          _shared(tuple(_shared((p, int(v[i]) * weights[p])) for p, v in per_plugin.items())))
+                          _shared_breakdown(plugins, tuple([int(v[i]) * weights[p] for p, v in per_plugin.items()])))
             for i in listed
         )  # fmt: skip
         probability = self._probability(feasible, best_slots, count)
@@ -536,30 +572,35 @@ class PredictionBuilding(ReportBuilding):
         found = self._tables.get(key)
         if found is not None and found[0] == epoch and found[1] is candidates:
             return found[2]
-        table = self._new_table(pod, sched, cand, keys, tolerations)
+        table = self._new_table(w, pod, sched, candidates, cand, keys, tolerations)
         if len(self._tables) >= _TABLE_LIMIT:
             self._tables.clear()
         self._tables[key] = (epoch, candidates, table)
         return table
 
     def _new_table(
-        self, pod: Pod, sched: SchedulerProfile, cand: Bools, keys: tuple[str, ...] | None, tolerations: object
-    ) -> ShapeTable:
+        self, w: Workload, pod: Pod, sched: SchedulerProfile, candidates: CandidateSet, cand: Bools,
+        keys: tuple[str, ...] | None, tolerations: object,
+    ) -> ShapeTable:  # fmt: skip
         n = len(self._loads)
         weights = sched.weights
         fit_ok = self._fit_mask(pod, sched)
         feasible = cand & fit_ok
-        fit = self._fit_scores(pod, sched) if NODE_RESOURCES_FIT in weights else None
-        balanced = None
-        if BALANCED_ALLOCATION in weights and not balanced_skips(pod.needs, sched.balanced_resources):
-            balanced = self._balanced_scores(pod, sched)
+        fit_scores, balanced_scores = self._resource_scores(pod, sched)
+        fit = fit_scores if NODE_RESOURCES_FIT in weights else None
+        balanced = balanced_scores if BALANCED_ALLOCATION in weights else None
         base = np.zeros(n, dtype=np.int64)
         if fit is not None:
             base += fit * weights[NODE_RESOURCES_FIT]
         if balanced is not None:
             base += balanced * weights[BALANCED_ALLOCATION]
         taint = self._taint_raw(pod.template) if TAINT_TOLERATION in weights else np.zeros(n, dtype=np.int64)
-        groups, group_of = self._feasible_groups(feasible, keys)
+        if keys is not None and np.array_equal(feasible, self._present_candidates(candidates)):
+            report_groups = self._report_groups(w, candidates, keys)  # (its report's scores apply)
+            groups: CandidateGroups | None = report_groups
+            group_of = self._group_slots(report_groups)
+        else:
+            groups, group_of = self._feasible_groups(feasible, keys)
         failed = int(np.count_nonzero(cand & ~fit_ok))
         top = int(taint[feasible].max(initial=0))
         table = ShapeTable(feasible, int(np.count_nonzero(feasible)), failed, fit, balanced, base, groups, group_of,
@@ -602,11 +643,17 @@ class PredictionBuilding(ReportBuilding):
             return Prediction(excluded_nodes=excluded_nodes, partial_reasons=reasons)
         weights = sched.weights
         slot_of = self._loads.slot
-        spread = self._group_scores(w, table.groups) if table.groups is not None else None
-        plugins = [p for p, _ in sched.scores if p in (TAINT_TOLERATION, DYNAMIC_RESOURCES, IMAGE_LOCALITY) or (
+        spread = None
+        if table.groups is not None:
+            found = self._report_scores
+            if found is not None and found[0] is w and found[1] is table.groups:
+                spread = found[2]  # (the report's own: every candidate is feasible)
+            else:
+                spread = self._group_scores(w, table.groups)
+        plugins = tuple([p for p, _ in sched.scores if p in (TAINT_TOLERATION, DYNAMIC_RESOURCES, IMAGE_LOCALITY) or (
             p == NODE_RESOURCES_FIT and table.fit is not None) or (
             p == BALANCED_ALLOCATION and table.balanced is not None) or (
-            p == POD_TOPOLOGY_SPREAD and spread is not None)]  # fmt: skip
+            p == POD_TOPOLOGY_SPREAD and spread is not None)])  # fmt: skip
         w_taint = weights[TAINT_TOLERATION] if TAINT_TOLERATION in plugins else 0
         w_spread = weights[POD_TOPOLOGY_SPREAD] if spread is not None else 0
         w_image = weights[IMAGE_LOCALITY] if IMAGE_LOCALITY in plugins else 0
@@ -617,16 +664,24 @@ class PredictionBuilding(ReportBuilding):
         own: dict[int, int] = {}  # own node slot -> its PodTopologySpread score
         if spread is not None:
             group_score = [spread.normalized(raw) for raw in spread.group_raw]
-            normalized = spread.normalized
+            low, high = spread.min_raw, spread.max_raw  # (GroupScores.normalized, inlined: once per own node)
             for (name, _, _), raw in zip(spread.rows, spread.row_raw, strict=True):
-                own[slot_of[name]] = normalized(raw)
-        feasible = table.feasible_list
-        image = {i: score for name, score in self._images.scores(pod.needs).items() if feasible[i := slot_of[name]]}
+                own[slot_of[name]] = (0 if raw is None else MAX_NODE_SCORE if high == 0
+                                      else MAX_NODE_SCORE * (high + low - raw) // high)  # fmt: skip
+        image_of = self._images.scores(pod.needs)
+        image: dict[int, int] = {}
+        own_slots: Set[int] = own.keys()
+        if image_of:
+            feasible = table.feasible_list
+            image = {i: score for name, score in image_of.items() if feasible[i := slot_of[name]]}
+            own_slots = own.keys() | image.keys()
         base, group_of, taint = table.base_list, table.group_list, table.taint_list
-        own_slots = own.keys() | image.keys()
-        scored = [(base[i] + w_spread * (own[i] if i in own else group_score[group_of[i]])
-                   + w_taint * taint_scores[taint[i]] + w_image * image.get(i, 0), i) for i in own_slots]  # fmt: skip
-        own_best = max(scored)[0] if scored else None
+        rank: list[int] = self._cached(("rank-list",), lambda: self._name_rank().tolist())  # type: ignore[assignment]
+        # (-total, name rank, slot): sorted highest total first, ties by name
+        scored = [(-(base[i] + w_spread * (own[i] if i in own else group_score[group_of[i]])
+                     + w_taint * taint_scores[taint[i]] + w_image * image.get(i, 0)), rank[i], i)
+                  for i in own_slots]  # fmt: skip
+        own_best = -min(scored)[0] if scored else None
         width = max(top_n, 1)
         heads: list[tuple[int, int, int]] = []  # (class, its best total, the base of its first non-own node)
         for c, (g, t) in enumerate(table.keys):
@@ -637,7 +692,7 @@ class PredictionBuilding(ReportBuilding):
                     continue
                 if not taken:
                     heads.append((c, b + constant, b))
-                scored.append((b + constant, i))
+                scored.append((-(b + constant), rank[i], i))
                 taken += 1
                 if taken == width:
                     break
@@ -646,14 +701,13 @@ class PredictionBuilding(ReportBuilding):
                     for i, b in self._class_rest(table, c, own_slots, width - taken):
                         if not taken:
                             heads.append((c, b + constant, b))
-                        scored.append((b + constant, i))
+                        scored.append((-(b + constant), rank[i], i))
                         taken += 1
         best = max(t for _, t, _ in heads) if heads else own_best
         if own_best is not None and best is not None:
             best = max(best, own_best)
         assert best is not None
-        rank: list[int] = self._cached(("rank-list",), lambda: self._name_rank().tolist())  # type: ignore[assignment]
-        best_own = [i for t, i in scored[: len(own_slots)] if t == best]
+        best_own = [i for t, _, i in scored[: len(own_slots)] if t == -best]
         best_count = len(best_own)
         best_candidates = list(best_own)
         tie_runs: list[tuple[Int64s, list[int]]] = []  # per class at the best: its run and own nodes in it
@@ -668,10 +722,10 @@ class PredictionBuilding(ReportBuilding):
             best_candidates += [i for i in run[: max(top_n, 0) + len(inside)].tolist() if i not in own_slots]
         names = self._loads.names
         best_names = [names[i] for i in sorted(best_candidates, key=rank.__getitem__)[:top_n]]
-        listed = sorted(scored, key=lambda p: (-p[0], rank[p[1]]))[: max(top_n, 0)]
-        nodes = tuple(PredictedNode(names[i], t, self._breakdown(i, plugins, table, weights, own, group_score, image,
-                                                                 taint_scores))
-                      for t, i in listed)  # fmt: skip
+        listed = sorted(scored)[: max(top_n, 0)]
+        nodes = tuple(PredictedNode(names[i], -t, self._breakdown(i, plugins, table, weights, own, group_score, image,
+                                                                  taint_scores))
+                      for t, _, i in listed)  # fmt: skip
         probability: float | None = 1.0
         window = self._window_size()
         if window < table.count:
@@ -688,11 +742,13 @@ class PredictionBuilding(ReportBuilding):
             pos = self._positions()[: len(table.feasible)]
             table.positions = np.sort(pos[table.feasible])
             table.prefix = prefix_gaps(table.positions, len(self._nodes))
+            table.positions_list, table.prefix_list = table.positions.tolist(), table.prefix.tolist()
         assert table.prefix is not None
         positions = self._positions()
         if len(best_own) + sum(len(run) for run, _ in tie_runs) <= _FEW_BEST:
+            position_list: list[int] = self._cached(("positions-list",), positions.tolist)  # type: ignore[assignment]
             best = [*best_own, *(i for run, inside in tie_runs for i in run.tolist() if i not in inside)]
-            odds = few_hit_probability(table.positions, table.prefix, [int(positions[i]) for i in best],
+            odds = few_hit_probability(table.positions_list, table.prefix_list, [position_list[i] for i in best],
                                        len(self._nodes), window)  # fmt: skip
         else:
             runs = [run[~np.isin(run, inside)] if inside else run for run, inside in tie_runs]
@@ -725,7 +781,7 @@ class PredictionBuilding(ReportBuilding):
         return run
 
     def _breakdown(
-        self, i: int, plugins: list[str], table: ShapeTable, weights: Mapping[str, int], own: Mapping[int, int],
+        self, i: int, plugins: tuple[str, ...], table: ShapeTable, weights: Mapping[str, int], own: Mapping[int, int],
         group_score: list[int], image: Mapping[int, int], taint_scores: list[int],
     ) -> tuple[tuple[str, int], ...]:  # fmt: skip
         """Each running plugin's weighted score on slot ``i`` (a listed node). O(plugins)."""
@@ -734,19 +790,17 @@ class PredictionBuilding(ReportBuilding):
             if plugin == TAINT_TOLERATION:
                 value = taint_scores[table.taint_list[i]]
             elif plugin == NODE_RESOURCES_FIT:
-                assert table.fit is not None
-                value = int(table.fit[i])
+                value = table.fit_list[i]
             elif plugin == BALANCED_ALLOCATION:
-                assert table.balanced is not None
-                value = int(table.balanced[i])
+                value = table.balanced_list[i]
             elif plugin == POD_TOPOLOGY_SPREAD:
                 value = own[i] if i in own else group_score[table.group_list[i]]
             elif plugin == IMAGE_LOCALITY:
                 value = image.get(i, 0)
             else:
                 value = 0
-            out.append(_shared((plugin, value * weights[plugin])))
-        return _shared(tuple(out))
+            out.append(value * weights[plugin])
+        return _shared_breakdown(plugins, tuple(out))
 
     @staticmethod
     def _top(totals: Int64s, rank: Int64s, top_n: int) -> list[int]:
@@ -840,7 +894,7 @@ class PredictionBuilding(ReportBuilding):
             elif plugin == INTER_POD_AFFINITY:
                 mask = self._affinity_filter(w, pod)
             elif plugin == POD_TOPOLOGY_SPREAD and w.filtered is not None:  # (the report's Filter, index/hard_filter)
-                mask = self._nodes_mask(n for n in self._candidate_set(w).names if w.filtered.passes(n))
+                mask = self._filter_mask(w.filtered, self._candidate_set(w))
             else:
                 continue
             failed = int(np.count_nonzero(remaining & ~mask))
@@ -848,6 +902,34 @@ class PredictionBuilding(ReportBuilding):
                 excluded[plugin] = excluded.get(plugin, 0) + failed
                 remaining &= mask
         return remaining
+
+    def _filter_mask(self, f: FilteredCandidates, candidates: CandidateSet) -> Bools:
+        """PodTopologySpread's Filter as the report applied it (index/hard_filter.py) over slots: the candidates
+        of the groups it keeps, minus the single nodes it removes. O(n) in numpy + O(removed nodes); the
+        groups' slots once per candidate groups and node change."""
+        if not f.rejected:  # (it passes every candidate)
+            return self._candidate_mask(candidates)
+        view = f.groups.group_of
+        assert isinstance(view, GroupOfView)
+        base = view.base
+        n = len(self._loads)
+
+        def make() -> tuple[Mapping[str, int], Int64s]:
+            slot = self._loads.slot
+            of = np.full(n, -1, dtype=np.int64)
+            members = list(base.items())
+            of[[slot[name] for name, _ in members]] = [g for _, g in members]
+            return base, of
+
+        found = cast("tuple[Mapping[str, int], Int64s]", self._cached(("filter-groups", id(base)), make))
+        if found[0] is not base:  # (another map at a reused id)
+            found = make()
+        kept = np.array([*view.kept, False], dtype=np.bool_)
+        mask: Bools = kept[found[1]]
+        if view.removed:
+            slot = self._loads.slot
+            mask[[slot[name] for name in view.removed]] = False
+        return mask
 
     def _claim_in_use(self, namespace: str, claims: Iterable[str]) -> bool:
         """Whether a pod the scheduler's cache holds (on a node) uses one of these claims of ``namespace``
@@ -1007,7 +1089,7 @@ class PredictionBuilding(ReportBuilding):
                 top = int(raw[feasible].max(initial=0))
                 out[plugin] = raw if top <= 0 else _go_div(MAX_NODE_SCORE * raw, top)
             elif plugin == NODE_RESOURCES_FIT:
-                out[plugin] = self._fit_scores(pod, sched)
+                out[plugin] = self._resource_scores(pod, sched)[0]
             elif plugin == POD_TOPOLOGY_SPREAD:
                 spread = self._spread_scores(w, feasible, candidates)
                 if spread is not None:
@@ -1019,8 +1101,9 @@ class PredictionBuilding(ReportBuilding):
             elif plugin == DYNAMIC_RESOURCES:
                 out[plugin] = np.zeros(n, dtype=np.int64)
             elif plugin == BALANCED_ALLOCATION:
-                if not balanced_skips(needs, sched.balanced_resources):
-                    out[plugin] = self._balanced_scores(pod, sched)
+                balanced = self._resource_scores(pod, sched)[1]
+                if balanced is not None:
+                    out[plugin] = balanced
             elif plugin == IMAGE_LOCALITY:
                 image = np.zeros(n, dtype=np.int64)
                 slot = self._loads.slot
@@ -1079,6 +1162,22 @@ class PredictionBuilding(ReportBuilding):
             return r.ephemeral_storage
         return r.scalar(name)
 
+    def _resource_scores(self, pod: Pod, sched: SchedulerProfile) -> tuple[Int64s, Int64s | None]:
+        """NodeResourcesFit's and NodeResourcesBalancedAllocation's scores per slot (None: its PreScore skips
+        the pod), cached per request shape until a load or a node changes. O(n × resources) in numpy when
+        new."""
+        key = ("resources", needs_key(pod.needs))
+        epoch = (self._node_epoch, self._loads.version, len(self._loads))
+        found = self._resource_vectors.get(key)
+        if found is not None and found[0] == epoch:
+            return found[1]
+        balanced = None if balanced_skips(pod.needs, sched.balanced_resources) else self._balanced_scores(pod, sched)
+        value = (self._fit_scores(pod, sched), balanced)
+        if len(self._resource_vectors) >= _TABLE_LIMIT:
+            self._resource_vectors.clear()
+        self._resource_vectors[key] = (epoch, value)
+        return value
+
     def _fit_scores(self, pod: Pod, sched: SchedulerProfile) -> Int64s:
         """NodeResourcesFit's score per slot under the strategy, in int64 as upstream. O(n × resources)."""
         n = len(self._loads)
@@ -1134,45 +1233,50 @@ class PredictionBuilding(ReportBuilding):
         if plan is None or w.skip or plan.skip_reason:
             return None
         keys = tuple([t.topology_key for t in plan.terms])
-        cand_mask = self._candidate_mask(candidates)[: len(feasible)]
         groups: CandidateGroups
-        if np.array_equal(feasible, cand_mask & self._loads.present[: len(feasible)]):
-            found = self._topo_groups.get((w.sig, keys, ()))
-            if found is None:
-                nodes = (self._nodes[name] for name in candidates.names)
-                found = self._topo_groups[(w.sig, keys, ())] = group_candidates(nodes, keys, self._zones)
-            groups = found
+        if np.array_equal(feasible, self._present_candidates(candidates)):
+            groups = self._report_groups(w, candidates, keys)
         else:
-            names = self._loads.names
-            chosen = [names[i] for i in np.flatnonzero(feasible)]
-            key = ("groups", w.sig, keys, frozenset(candidates.names - set(chosen)))
-            groups = cast(CandidateGroups, self._cached(key, lambda: group_candidates(
-                (self._nodes[name] for name in sorted(chosen)), keys, self._zones)))  # fmt: skip
+            found_groups, _ = self._feasible_groups(feasible, keys)
+            assert found_groups is not None
+            groups = found_groups
         return self._spread_vector(groups, self._group_scores(w, groups))
+
+    def _report_groups(self, w: Workload, candidates: CandidateSet, keys: tuple[str, ...]) -> CandidateGroups:
+        """The spreading report's candidate groups (made as the report makes them when missing). O(1) cached."""
+        found = self._topo_groups.get((w.sig, keys, ()))
+        if found is None:
+            nodes = (self._nodes[name] for name in candidates.names)
+            found = self._topo_groups[(w.sig, keys, ())] = group_candidates(nodes, keys, self._zones)
+        return found
+
+    def _group_slots(self, groups: CandidateGroups) -> Int64s:
+        """Each slot's group in ``groups`` (the number of groups: none). Cached per groups. O(slots) when new."""
+        n = len(self._loads)
+        slot = self._loads.slot
+
+        def make() -> Int64s:
+            of = np.full(n, len(groups.names), dtype=np.int64)
+            for g, names in enumerate(groups.names):
+                of[[slot[name] for name in names]] = g
+            return of
+
+        return cast("Int64s", self._cached(("group-of", id(groups), n), make))
 
     def _group_scores(self, w: Workload, groups: CandidateGroups) -> GroupScores:
         """PodTopologySpread's scores of the workload's pod over these (feasible) node groups. O(busy nodes)."""
         plan = w.plan
         assert plan is not None
         template = self._template(w)
-        # (no memo: these groups are the feasible nodes of one request shape, rebuilt as the loads change; keeping
-        # each workload's level there, as the reports keep theirs with the GC paused, only grows them)
+        keep = not gc.isenabled()  # (memos grow only with the cyclic GC paused, as the reports' do)
         if w.multi:
-            return score_groups(plan, template, groups, self._term_counts(w), self._nodes, keep=False)
+            return score_groups(plan, template, groups, self._term_counts(w), self._nodes, keep=keep)
         per_term = [w.counts if w.counting else {}] * len(plan.terms)
-        return score_groups(plan, template, groups, per_term, self._nodes, shared=True, keep=False)
+        return score_groups(plan, template, groups, per_term, self._nodes, shared=True, keep=keep)
 
     def _spread_vector(self, groups: CandidateGroups, scores: GroupScores) -> Int64s:
-        n = len(self._loads)
         slot = self._loads.slot
-
-        def make() -> npt.NDArray[np.int64]:
-            of = np.full(n, len(groups.names), dtype=np.int64)
-            for g, names in enumerate(groups.names):
-                of[[slot[name] for name in names]] = g
-            return of
-
-        group_of = cast("npt.NDArray[np.int64]", self._cached(("group-of", id(groups), n), make))
+        group_of = self._group_slots(groups)
         empty = np.array([*(scores.normalized(raw) for raw in scores.group_raw), 0], dtype=np.int64)
         out: Int64s = empty[group_of]
         for (name, _, _), raw in zip(scores.rows, scores.row_raw, strict=True):

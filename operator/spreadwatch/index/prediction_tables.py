@@ -58,6 +58,9 @@ class ShapeTable:
     base_list: list[int] = field(default_factory=list)
     group_list: list[int] = field(default_factory=list)
     taint_list: list[int] = field(default_factory=list)
+    #: ``fit`` and ``balanced`` as lists (empty: not run)
+    fit_list: list[int] = field(default_factory=list)
+    balanced_list: list[int] = field(default_factory=list)
     keys: list[tuple[int, int]] = field(default_factory=list)
     slots: list[Int64s] = field(default_factory=list)
     bases: list[Int64s] = field(default_factory=list)
@@ -66,6 +69,9 @@ class ShapeTable:
     ties: list[int] = field(default_factory=list)
     positions: Int64s | None = None
     prefix: Int64s | None = None
+    #: ``positions`` and ``prefix`` as lists (a few best nodes' window is computed in Python)
+    positions_list: list[int] = field(default_factory=list)
+    prefix_list: list[int] = field(default_factory=list)
 
 
 def split_classes(table: ShapeTable, rank: Int64s) -> None:
@@ -75,6 +81,8 @@ def split_classes(table: ShapeTable, rank: Int64s) -> None:
     table.base_list = table.base.tolist()
     table.group_list = table.group_of.tolist()
     table.taint_list = table.taint.tolist()
+    table.fit_list = table.fit.tolist() if table.fit is not None else []
+    table.balanced_list = table.balanced.tolist() if table.balanced is not None else []
     chosen = np.flatnonzero(table.feasible)
     if len(chosen) == 0:
         return

@@ -84,6 +84,21 @@ class GroupOfView(Mapping[str, int]):
         self._removed = removed
         self._len = length
 
+    @property
+    def base(self) -> Mapping[str, int]:
+        """The map of every candidate, rejected ones included."""
+        return self._base
+
+    @property
+    def kept(self) -> Sequence[bool]:
+        """Per group of :attr:`base`: whether the Filter keeps it."""
+        return self._kept
+
+    @property
+    def removed(self) -> AbstractSet[str]:
+        """The single candidates of kept groups the Filter removes."""
+        return self._removed
+
     def get(self, name: str, default: int | None = None) -> int | None:  # type: ignore[override]
         g = self._base.get(name)
         if g is None or not self._kept[g] or name in self._removed:
