@@ -181,6 +181,8 @@ class PredictionBuilding(ReportBuilding):
         self._vectors: dict[tuple[object, ...], tuple[tuple[int, int], object]] = {}
         self._tables: dict[tuple[object, ...], tuple[tuple[int, int, int], CandidateSet, ShapeTable]] = {}
         self._resource_vectors: dict[tuple[object, ...], tuple[tuple[int, int, int], tuple[Int64s, Int64s | None]]] = {}
+        #: per representative pod (kept: its id is not reused while cached), its plan and skip: its shape table's key
+        self._shape_keys: dict[int, tuple[Pod, object, str, tuple[str, ...] | None, object, tuple[object, ...]]] = {}
         #: the workload whose report is being built, its candidate groups and PodTopologySpread scores
         self._report_scores: tuple[Workload, CandidateGroups, GroupScores] | None = None
 
@@ -565,9 +567,17 @@ class PredictionBuilding(ReportBuilding):
     ) -> ShapeTable:
         """The :class:`ShapeTable` of the workload's candidates and pod, cached until the loads or the nodes
         change. O(n) in numpy + O(feasible) to group them when new."""
-        keys = self._spread_keys(w, sched)
-        tolerations = prefer_no_schedule_tolerations(pod.template)
-        key = (id(candidates), needs_key(pod.needs), keys, tolerations)
+        memo = self._shape_keys.get(id(pod))
+        if memo is not None and memo[0] is pod and memo[1] is w.plan and memo[2] == w.skip:
+            _, _, _, keys, tolerations, shape = memo
+        else:
+            keys = self._spread_keys(w, sched)
+            tolerations = prefer_no_schedule_tolerations(pod.template)
+            shape = needs_key(pod.needs)
+            if len(self._shape_keys) >= _CACHE_LIMIT:
+                self._shape_keys.clear()
+            self._shape_keys[id(pod)] = (pod, w.plan, w.skip, keys, tolerations, shape)
+        key = (id(candidates), shape, keys, tolerations)
         epoch = (self._node_epoch, self._loads.version, len(self._loads))
         found = self._tables.get(key)
         if found is not None and found[0] == epoch and found[1] is candidates:
@@ -711,6 +721,7 @@ class PredictionBuilding(ReportBuilding):
         best_count = len(best_own)
         best_candidates = list(best_own)
         tie_runs: list[tuple[Int64s, list[int]]] = []  # per class at the best: its run and own nodes in it
+        tie_key: list[tuple[int, int, tuple[int, ...]]] = []  # (class, base, own nodes in its run): what decides them
         for c, t, b in heads:
             if t != best:
                 continue
@@ -718,6 +729,7 @@ class PredictionBuilding(ReportBuilding):
             g, tt = table.keys[c]
             inside = [i for i in own_slots if base[i] == b and group_of[i] == g and taint[i] == tt]
             tie_runs.append((run, inside))
+            tie_key.append((c, b, tuple(inside)))
             best_count += len(run) - len(inside)
             best_candidates += [i for i in run[: max(top_n, 0) + len(inside)].tolist() if i not in own_slots]
         names = self._loads.names
@@ -729,7 +741,11 @@ class PredictionBuilding(ReportBuilding):
         probability: float | None = 1.0
         window = self._window_size()
         if window < table.count:
-            probability = self._table_probability(table, best_own, tie_runs, window)
+            odds_key = (tuple(best_own), tuple(tie_key), window)
+            if odds_key in table.odds:  # (workloads whose best nodes are one class's head share it)
+                probability = table.odds[odds_key]
+            else:
+                probability = table.odds[odds_key] = self._table_probability(table, best_own, tie_runs, window)
         return Prediction(best, tuple(best_names), best_count, table.count, nodes, excluded_nodes, probability,
                           reasons)  # fmt: skip
 
@@ -784,7 +800,15 @@ class PredictionBuilding(ReportBuilding):
         self, i: int, plugins: tuple[str, ...], table: ShapeTable, weights: Mapping[str, int], own: Mapping[int, int],
         group_score: list[int], image: Mapping[int, int], taint_scores: list[int],
     ) -> tuple[tuple[str, int], ...]:  # fmt: skip
-        """Each running plugin's weighted score on slot ``i`` (a listed node). O(plugins)."""
+        """Each running plugin's weighted score on slot ``i`` (a listed node), kept in the table per (slot, spread
+        score, image score): the rest is the table's. O(1) when kept, else O(plugins)."""
+        spread_value = 0
+        if POD_TOPOLOGY_SPREAD in plugins:
+            spread_value = own[i] if i in own else group_score[table.group_list[i]]
+        key = (i, spread_value, image.get(i, 0))
+        found = table.breakdowns.get(key)
+        if found is not None:
+            return found
         out = []
         for plugin in plugins:
             if plugin == TAINT_TOLERATION:
@@ -794,13 +818,14 @@ class PredictionBuilding(ReportBuilding):
             elif plugin == BALANCED_ALLOCATION:
                 value = table.balanced_list[i]
             elif plugin == POD_TOPOLOGY_SPREAD:
-                value = own[i] if i in own else group_score[table.group_list[i]]
+                value = spread_value
             elif plugin == IMAGE_LOCALITY:
                 value = image.get(i, 0)
             else:
                 value = 0
             out.append(value * weights[plugin])
-        return _shared_breakdown(plugins, tuple(out))
+        found = table.breakdowns[key] = _shared_breakdown(plugins, tuple(out))
+        return found
 
     @staticmethod
     def _top(totals: Int64s, rank: Int64s, top_n: int) -> list[int]:

@@ -72,6 +72,10 @@ class ShapeTable:
     #: ``positions`` and ``prefix`` as lists (a few best nodes' window is computed in Python)
     positions_list: list[int] = field(default_factory=list)
     prefix_list: list[int] = field(default_factory=list)
+    #: memos of the predictions read from the table: the window's probability per (own best nodes, (class,
+    #: base, own nodes in its run) at the best, window), a listed node's breakdown per (slot, spread, image)
+    odds: dict[tuple[object, ...], float | None] = field(default_factory=dict)
+    breakdowns: dict[tuple[int, int, int], tuple[tuple[str, int], ...]] = field(default_factory=dict)
 
 
 def split_classes(table: ShapeTable, rank: Int64s) -> None:
