@@ -71,6 +71,7 @@ from spreadwatch.scoring.prediction import (
     DYNAMIC_RESOURCES,
     NODE_UNSCHEDULABLE,
     POD_TOPOLOGY_SPREAD,
+    node_affinity_names,
     partial_reasons,
     template_error,
 )
@@ -105,7 +106,6 @@ _PROBABILITY_DIGITS: Final = 4  # as the spreading report's probabilities
 _FEW_BEST: Final = 16  # best nodes up to which the window's probability is computed in Python
 #: workloads whose stale prediction one call of :meth:`PredictionBuilding.stale_predictions` hands over
 REFRESH_BATCH: Final = 200
-_METADATA_NAME: Final = "metadata.name"
 
 
 _SHARED: dict[object, object] = {}  # equal breakdowns, pairs and excluded counts: one object (cleared when large)
@@ -475,7 +475,7 @@ class PredictionBuilding(ReportBuilding):
         for reason, count in candidates.layout.excluded.items():
             plugin = _PLUGIN_OF_REASON[reason]
             excluded[plugin] = excluded.get(plugin, 0) + count
-        names_allowed = _matchfield_names(template)
+        names_allowed = node_affinity_names(template)
         if names_allowed is not None:
             excluded = self._matchfield_exclusions(template, names_allowed)
             cand = cand & self._nodes_mask(names_allowed)
@@ -1308,23 +1308,6 @@ class PredictionBuilding(ReportBuilding):
         for (name, _, _), raw in zip(scores.rows, scores.row_raw, strict=True):
             out[slot[name]] = scores.normalized(raw)
         return out
-
-
-def _matchfield_names(template: PodTemplate) -> frozenset[str] | None:
-    """NodeAffinity's PreFilter node names (``metadata.name In`` fields of every required term), or None."""
-    terms = template.required_terms
-    if not terms:
-        return None
-    names: set[str] = set()
-    for term in terms:
-        allowed: set[str] | None = None
-        for req in term.match_fields:
-            if req.key == _METADATA_NAME and req.operator == "In":
-                allowed = set(req.values) if allowed is None else allowed & set(req.values)
-        if allowed is None:
-            return None
-        names |= allowed
-    return frozenset(names)
 
 
 def _count_nodes(counts: dict[tuple[str, str], int], key: str, on: Mapping[str, int],

@@ -28,7 +28,7 @@ from dataclasses import dataclass, field
 from typing import Final, Protocol
 
 from spreadwatch.errors import SelectorError
-from spreadwatch.model import Node, PersistentVolume, PersistentVolumeClaim, Pod, Taint
+from spreadwatch.model import Node, PersistentVolume, PersistentVolumeClaim, Pod, PodTemplate, Taint
 from spreadwatch.scoring.candidates import has_untolerated_taint, node_affinity_matches, node_term_matches
 from spreadwatch.scoring.image_locality import IMAGE_LOCALITY, ImageSpread, image_locality_score
 from spreadwatch.scoring.node_affinity_score import NODE_AFFINITY, preferred_error, preferred_node_score
@@ -75,6 +75,7 @@ __all__ = [
     "PROBABILITY_DIGITS",
     "ClusterView",
     "PodPrediction",
+    "node_affinity_names",
     "partial_reasons",
     "predict_pod",
 ]
@@ -129,10 +130,10 @@ class PodPrediction:
         return tuple(sorted(n for n, t in self.totals.items() if t == best))
 
 
-def _node_affinity_names(pod: Pod) -> frozenset[str] | None:
-    """NodeAffinity's PreFilter result: the node names its required terms' ``metadata.name In`` fields allow
-    (None: every node; each term without such a field allows every node). O(terms)."""
-    terms = pod.template.required_terms
+def node_affinity_names(template: PodTemplate) -> frozenset[str] | None:
+    """NodeAffinity's PreFilter result: the node names the template's required terms' ``metadata.name In``
+    fields allow (None: every node; each term without such a field allows every node). O(terms)."""
+    terms = template.required_terms
     if not terms:
         return None
     names: set[str] = set()
@@ -282,7 +283,7 @@ def predict_pod(
             return PodPrediction((), {}, {}, {}, error=f"InvalidSelector: {err}")
         if plan_hard is not None:
             hard = prefilter(plan_hard, pod.template, nodes, pods, pod.namespace)
-    allowed = _node_affinity_names(pod) if NODE_AFFINITY in profile.filters else None
+    allowed = node_affinity_names(pod.template) if NODE_AFFINITY in profile.filters else None
     feasible: list[Node] = []
     for node in nodes:
         if rejected:
