@@ -42,7 +42,8 @@ class ApiResource:
         return f"{base}/{self.plural}"
 
 
-#: What the scorers read, in the order a snapshot is best loaded (nodes and namespaces first).
+#: What the scorers and the safety forecasts read, in the order a snapshot is best loaded (nodes and namespaces
+#: first).
 CLUSTER_RESOURCES: Final = (
     ApiResource("", "v1", "nodes", "Node", namespaced=False),
     ApiResource("", "v1", "namespaces", "Namespace", namespaced=False),
@@ -51,6 +52,7 @@ CLUSTER_RESOURCES: Final = (
     ApiResource("apps", "v1", "replicasets", "ReplicaSet"),
     ApiResource("apps", "v1", "statefulsets", "StatefulSet"),
     ApiResource("apps", "v1", "deployments", "Deployment"),
+    ApiResource("policy", "v1", "poddisruptionbudgets", "PodDisruptionBudget"),
     ApiResource("", "v1", "pods", "Pod"),
 )
 

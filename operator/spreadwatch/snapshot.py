@@ -46,6 +46,7 @@ from spreadwatch.model import (
     Namespace,
     Node,
     Pod,
+    PodDisruptionBudget,
     Record,
     Service,
     WorkloadKey,
@@ -88,7 +89,7 @@ def paused_gc() -> Iterator[None]:
 
 
 #: Kinds read into records; any other kind is skipped (and said so, see :class:`_Tally`).
-_READ_KINDS: Final = frozenset({"Pod", "Node", "Service", "Namespace", *WORKLOAD_KINDS})
+_READ_KINDS: Final = frozenset({"Pod", "Node", "Service", "Namespace", "PodDisruptionBudget", *WORKLOAD_KINDS})
 #: YAML aliases may add to a document at most this many nodes, or :data:`MAX_ALIAS_RATIO` times its own
 #: distinct nodes where that is more: the work stays linear in the input (a billion-laughs document is
 #: refused before it is walked) while a PyYAML dump, whose repeated maps (one spec shared by thousands of
@@ -388,6 +389,7 @@ class Snapshot:
     services: list[Service] = field(default_factory=list)
     controllers: list[Controller] = field(default_factory=list)
     namespaces: list[Namespace] = field(default_factory=list)
+    budgets: list[PodDisruptionBudget] = field(default_factory=list)
     ignored: int = 0
     notes: list[str] = field(default_factory=list)  # one line per input path with objects of kinds not read
     _services_by_ns: dict[str, list[Service]] = field(default_factory=dict)
@@ -418,6 +420,8 @@ class Snapshot:
             self._controller_by_key[record.key] = record
         elif isinstance(record, Namespace):
             self.namespaces.append(record)
+        elif isinstance(record, PodDisruptionBudget):
+            self.budgets.append(record)
         else:
             self.ignored += 1
 

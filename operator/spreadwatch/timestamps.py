@@ -1,14 +1,20 @@
 """The API's two timestamp forms, in UTC (pure): ``metav1.Time`` (seconds) and ``metav1.MicroTime``.
 
-Used for SpreadReport conditions and Events (:func:`rfc3339`) and for the Lease's renew and acquire times
-(:func:`rfc3339_micro`). O(1) each.
+Used for SpreadReport conditions and Events (:func:`rfc3339`), for the Lease's renew and acquire times
+(:func:`rfc3339_micro`), and read back from pods (:func:`unix_seconds`: creation and Ready times, which the
+ReplicaSet controller ranks a scale-down by). O(1) each.
 """
 
 from __future__ import annotations
 
 import datetime as dt
+from typing import Final
 
-__all__ = ["rfc3339", "rfc3339_micro"]
+__all__ = ["ZERO_TIME", "rfc3339", "rfc3339_micro", "unix_seconds"]
+
+#: Go's zero ``time.Time`` (``metav1.Time{}``, an absent timestamp) in Unix seconds: ``IsZero`` is ``== ZERO_TIME``.
+ZERO_TIME: Final = -62_135_596_800
+_EPOCH: Final = dt.datetime(1970, 1, 1, tzinfo=dt.UTC)
 
 
 def _utc(when: dt.datetime | None) -> dt.datetime:
@@ -23,3 +29,27 @@ def rfc3339(when: dt.datetime | None = None) -> str:
 def rfc3339_micro(when: dt.datetime | None = None) -> str:
     """``2026-01-02T03:04:05.000006Z``: ``when`` (default now) in UTC, to the microsecond — metav1.MicroTime."""
     return _utc(when).strftime("%Y-%m-%dT%H:%M:%S.%fZ")
+
+
+def unix_seconds(text: str | None) -> int:
+    """A ``metav1.Time`` as the API server keeps it: whole Unix seconds (its protobuf form drops fractions), the
+    fraction floored; None or "" is :data:`ZERO_TIME`. ValueError when ``text`` is not RFC 3339. O(1)."""
+    if not text:
+        return ZERO_TIME
+    if (  # the API's own form, 2026-01-02T03:04:05Z, without the general parser
+        len(text) == 20
+        and text[4] == text[7] == "-"
+        and text[10] == "T"
+        and text[13] == text[16] == ":"
+        and text[19] == "Z"
+        and text[:4].isdigit()
+    ):
+        when = dt.datetime(
+            int(text[0:4]), int(text[5:7]), int(text[8:10]), int(text[11:13]), int(text[14:16]), int(text[17:19]),
+            tzinfo=dt.UTC,
+        )
+    else:
+        when = dt.datetime.fromisoformat(text)
+        if when.tzinfo is None or text[10] not in "Tt":  # RFC 3339 needs the offset and the T
+            raise ValueError(f"not an RFC 3339 time: {text!r}")
+    return (when - _EPOCH) // dt.timedelta(seconds=1)

@@ -22,6 +22,7 @@ MONITORING_ON = {"serviceMonitor": {"enabled": True}, "prometheusRule": {"enable
 READ = ["get", "list", "watch"]
 CORE_WATCHED = ["pods", "services", "replicationcontrollers"]
 APPS_WATCHED = ["replicasets", "statefulsets", "deployments"]
+POLICY_WATCHED = ["poddisruptionbudgets"]
 REPORT_RULES = [
     {"apiGroups": ["spreadwatch.io"], "resources": ["spreadreports"],
      "verbs": ["list", "create", "patch", "delete"]},
@@ -32,7 +33,7 @@ STANDARD_LABELS = ("app.kubernetes.io/name", "app.kubernetes.io/instance", "app.
                    "helm.sh/chart")  # fmt: skip
 METRICS_READER = f"{FULLNAME}-metrics-reader"
 AUTH_DELEGATOR = f"{FULLNAME}-auth-delegator"
-ALLOWED_RESOURCES = {*CORE_WATCHED, *APPS_WATCHED, "nodes", "namespaces", "spreadreports",
+ALLOWED_RESOURCES = {*CORE_WATCHED, *APPS_WATCHED, *POLICY_WATCHED, "nodes", "namespaces", "spreadreports",
                      "events", "leases"}  # fmt: skip
 
 
@@ -362,7 +363,7 @@ def assert_least_privilege(objects: list[dict[str, Any]]) -> None:
                 assert "*" not in rule.get(field, []), f"wildcard in {role['metadata']['name']}: {rule}"
             assert "nonResourceURLs" not in rule
             assert set(rule["resources"]) <= ALLOWED_RESOURCES, rule
-            if set(rule["resources"]) & {*CORE_WATCHED, *APPS_WATCHED, "nodes", "namespaces"}:
+            if set(rule["resources"]) & {*CORE_WATCHED, *APPS_WATCHED, *POLICY_WATCHED, "nodes", "namespaces"}:
                 assert rule["verbs"] == READ, rule
 
 
@@ -373,6 +374,7 @@ def test_clusterwide_rbac_is_exact(helm: Helm, tmp_path: Path) -> None:
     assert rules_of(cluster_role) == [
         {"apiGroups": [""], "resources": ["nodes", "namespaces", *CORE_WATCHED], "verbs": READ},
         {"apiGroups": ["apps"], "resources": APPS_WATCHED, "verbs": READ},
+        {"apiGroups": ["policy"], "resources": POLICY_WATCHED, "verbs": READ},
         *REPORT_RULES,
     ]
     binding = named(objects, "ClusterRoleBinding", FULLNAME)
@@ -428,6 +430,7 @@ def test_namespaced_mode_has_roles_per_namespace_and_a_minimal_cluster_role(
     expected = [
         {"apiGroups": [""], "resources": CORE_WATCHED, "verbs": READ},
         {"apiGroups": ["apps"], "resources": APPS_WATCHED, "verbs": READ},
+        {"apiGroups": ["policy"], "resources": POLICY_WATCHED, "verbs": READ},
         *REPORT_RULES,
     ]
     for ns in watched:

@@ -19,9 +19,22 @@ import msgspec
 
 from spreadwatch.decode import shapes
 from spreadwatch.errors import SelectorError
-from spreadwatch.model import WORKLOAD_KINDS, Record, controller_selector, intern_labels, revision_number
+from spreadwatch.model import (
+    DELETION_COST,
+    NO_SCALING,
+    WORKLOAD_KINDS,
+    Record,
+    annotated_cost,
+    annotation_count,
+    controller_selector,
+    intern_labels,
+    restart_key,
+    revision_number,
+    uid_value,
+)
 from spreadwatch.model import records as rec
 from spreadwatch.selectors import NOTHING, Requirement, Selector, from_label_selector, from_match_labels
+from spreadwatch.timestamps import unix_seconds
 
 __all__ = ["Converter", "Fallback"]
 
@@ -38,7 +51,14 @@ _NODE_SPEC: Final = shapes.NodeSpec()
 _SERVICE_META: Final = shapes.ServiceMeta()
 _SERVICE_SPEC: Final = shapes.ServiceSpec()
 _NAMESPACE_META: Final = shapes.NamespaceMeta()
+_PDB_SPEC: Final = shapes.PodDisruptionBudgetSpec()
 _REVISION: Final = "deployment.kubernetes.io/revision"
+_DESIRED: Final = "deployment.kubernetes.io/desired-replicas"
+_MAX_REPLICAS: Final = "deployment.kubernetes.io/max-replicas"
+_COST_KEY: Final = DELETION_COST.encode()
+_NO_STRATEGY: Final = shapes.Strategy()
+_NO_ROLLING: Final = shapes.RollingUpdate()
+_NO_ORDINALS: Final = shapes.Ordinals()
 
 
 def _typed(type_: Any) -> Callable[[msgspec.Raw], Any]:
@@ -57,6 +77,7 @@ def _typed(type_: Any) -> Callable[[msgspec.Raw], Any]:
 
 
 _string_map: Final = _typed(dict[str, str])
+_init_containers: Final = _typed(list[shapes.InitContainer])
 _owner_references: Final = _typed(list[shapes.OwnerReference])
 _tolerations: Final = _typed(list[shapes.Toleration])
 _affinity: Final = _typed(shapes.Affinity)
@@ -124,9 +145,11 @@ class Converter:
     records anyway); dropped with the converter.
     """
 
-    __slots__ = ("_labels", "_owners", "_requirements", "_templates", "_tolerations")
+    __slots__ = ("_labels", "_owners", "_requirements", "_scalings", "_templates", "_times", "_tolerations")
 
     def __init__(self) -> None:
+        self._times: dict[str, int] = {}  # RFC 3339 text -> Unix seconds (pods created in one second: one int)
+        self._scalings: dict[rec.Scaling, rec.Scaling] = {}  # equal Scaling records: one object
         self._labels: dict[bytes, Mapping[str, str]] = {}
         self._requirements: dict[tuple[str, str], Requirement] = {}  # workloads' matchLabels terms
         self._owners: dict[bytes, tuple[rec.OwnerRef | None]] = {}
@@ -158,6 +181,64 @@ class Converter:
                 break
         self._owners[key] = (owner,)
         return owner
+
+    def time(self, text: str) -> int:
+        """:func:`~spreadwatch.timestamps.unix_seconds`, one int per distinct text. Raises Fallback when it is
+        not RFC 3339 (the reference parser names the field)."""
+        found = self._times.get(text)
+        if found is None:
+            try:
+                found = self._times[text] = unix_seconds(text)
+            except ValueError:
+                raise Fallback from None
+        return found
+
+    def ranking(
+        self, meta: shapes.PodMeta, spec: shapes.PodSpec, status: shapes.PodStatus
+    ) -> tuple[int, int | None, int, int]:
+        """A pod's creation time, Ready delay (None: not Ready), restart key and pod-deletion-cost, as
+        :class:`~spreadwatch.model.Pod` keeps them. O(conditions + container statuses)."""
+        created = self.time(meta.creationTimestamp)
+        ready_after: int | None = None
+        for cond in status.conditions:
+            if cond.type == "Ready":
+                if cond.status == "True":
+                    ready_after = self.time(cond.lastTransitionTime) - created
+                break
+        restarts = 0
+        if status.containerStatuses or status.initContainerStatuses:
+            regular = max((c.restartCount for c in status.containerStatuses), default=0)
+            sidecar = 0
+            if status.initContainerStatuses:
+                always = {c.name for c in _init_containers(spec.initContainers) or () if c.restartPolicy == "Always"}
+                sidecar = max((c.restartCount for c in status.initContainerStatuses if c.name in always), default=0)
+            restarts = restart_key(regular, sidecar)
+        raw = meta.annotations
+        cost = annotated_cost(_any_decoder.decode(raw)) if raw and _COST_KEY in bytes(raw) else 0
+        return created, ready_after, restarts, cost
+
+    def scaling(
+        self, obj: shapes.WorkloadFields | shapes.ControllerFields, annotations: Mapping[str, str] | None
+    ) -> rec.Scaling:
+        """What the controllers scale and roll out by (:class:`~spreadwatch.model.Scaling`); equal ones shared.
+        O(1)."""
+        spec, status = obj.spec, obj.status
+        strategy = getattr(spec, "strategy", None) or _NO_STRATEGY
+        rolling = strategy.rollingUpdate or _NO_ROLLING
+        ordinals = getattr(spec, "ordinals", None) or _NO_ORDINALS
+        scaling = rec.Scaling(
+            rolling.maxSurge,
+            rolling.maxUnavailable,
+            strategy.type == "Recreate",
+            status.availableReplicas,
+            status.replicas,
+            annotation_count(annotations.get(_DESIRED), signed=True) if annotations else -1,
+            annotation_count(annotations.get(_MAX_REPLICAS)) if annotations else -1,
+            ordinals.start,
+        )
+        if scaling == NO_SCALING:
+            return NO_SCALING
+        return self._scalings.setdefault(scaling, scaling)
 
     def template(self, spec: shapes.PodSpec) -> rec.PodTemplate:
         """The pod's scheduling fields; equal templates are one object. O(1) for bytes seen before."""
@@ -194,6 +275,7 @@ class Converter:
         """
         pod_shape: Any = next((shape for shape, kind in kinds.items() if kind == "Pod"), None)
         pod, other, intern = rec.Pod, self._other, sys.intern  # (namespaces and node names: one str each)
+        ranking = self.ranking
         label_cache, decode_labels = self._labels, _labels_decoder.decode
         controller_of, template_of = self.controller, self.template
         out: list[Record | None] = []
@@ -244,6 +326,7 @@ class Converter:
                 ):
                     template = template_of(spec)
                     last_spec = spec
+                created, ready_after, restarts, cost = ranking(meta, spec, obj.status)
             except Fallback:
                 redo.append(len(out))
                 append(None)
@@ -258,6 +341,11 @@ class Converter:
                     meta.deletionTimestamp is not None,
                     owner,
                     template,
+                    uid_value(meta.uid),
+                    created,
+                    ready_after,
+                    restarts,
+                    cost,
                 )
             )
         return out, redo
@@ -273,6 +361,8 @@ class Converter:
             return self._service(obj)
         if kind == "Namespace":
             return self._namespace(obj)
+        if kind == "PodDisruptionBudget":
+            return self._pdb(obj)
         return None
 
     def _selector(
@@ -321,6 +411,29 @@ class Converter:
             raise Fallback
         return rec.Namespace(meta.name, self.labels(meta.labels))
 
+    def _pdb(self, obj: shapes.PodDisruptionBudgetFields) -> rec.PodDisruptionBudget:
+        meta = obj.metadata or _SERVICE_META
+        spec = obj.spec or _PDB_SPEC
+        if not meta.name:
+            raise Fallback
+        raw = _any_decoder.decode(spec.selector) if spec.selector else None
+        if raw is not None and not isinstance(raw, Mapping):
+            raise Fallback
+        error: str | None = None
+        try:
+            selector = from_label_selector(raw)
+        except SelectorError as err:
+            selector, error = NOTHING, str(err)
+        return rec.PodDisruptionBudget(
+            meta.namespace or "default",
+            meta.name,
+            selector,
+            spec.minAvailable,
+            spec.maxUnavailable,
+            error,
+            meta.uid or "",
+        )
+
     def _workload(
         self, obj: shapes.WorkloadFields | shapes.ControllerFields, kind: str, api_version: str
     ) -> rec.Controller:
@@ -359,6 +472,7 @@ class Converter:
             obj.status.updateRevision,
             meta.creationTimestamp,
             meta.generation,
+            self.scaling(obj, annotations),
         )
 
 

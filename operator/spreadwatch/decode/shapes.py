@@ -36,10 +36,12 @@ __all__ = [
     "OBJECTS",
     "PAGES",
     "Affinity",
+    "ContainerStatus",
     "ControllerFields",
     "ControllerObject",
     "ControllerSpec",
     "Document",
+    "InitContainer",
     "Item",
     "LabelSelector",
     "ListMeta",
@@ -54,9 +56,14 @@ __all__ = [
     "NodeSelectorRequirement",
     "NodeSelectorTerm",
     "NodeSpec",
+    "Ordinals",
     "OwnerReference",
     "Page",
     "Phase",
+    "PodCondition",
+    "PodDisruptionBudgetFields",
+    "PodDisruptionBudgetObject",
+    "PodDisruptionBudgetSpec",
     "PodFields",
     "PodMeta",
     "PodObject",
@@ -64,10 +71,12 @@ __all__ = [
     "PodStatus",
     "PodTemplateSpec",
     "RawList",
+    "RollingUpdate",
     "ServiceFields",
     "ServiceMeta",
     "ServiceObject",
     "ServiceSpec",
+    "Strategy",
     "Taint",
     "TemplateMeta",
     "Toleration",
@@ -172,6 +181,9 @@ class PodMeta(msgspec.Struct, frozen=True, gc=False):
     labels: msgspec.Raw = ABSENT  # dict[str, str] | None
     ownerReferences: msgspec.Raw = ABSENT  # list[OwnerReference] | None
     deletionTimestamp: str | None = None
+    uid: str = ""
+    creationTimestamp: str = ""
+    annotations: msgspec.Raw = ABSENT  # dict[str, str] | None: only pod-deletion-cost is read
 
 
 class PodSpec(msgspec.Struct, frozen=True, gc=False):
@@ -183,6 +195,7 @@ class PodSpec(msgspec.Struct, frozen=True, gc=False):
     nodeSelector: msgspec.Raw = ABSENT  # dict[str, str] | None
     affinity: msgspec.Raw = ABSENT  # Affinity | None
     topologySpreadConstraints: msgspec.Raw = ABSENT  # list[TopologySpreadConstraint] | None
+    initContainers: msgspec.Raw = ABSENT  # list[{name, restartPolicy}]: read only with initContainerStatuses
 
 
 #: The phases of ``PodPhase`` (and "", no phase): decoded as these (shared) strings; any other string is
@@ -190,8 +203,31 @@ class PodSpec(msgspec.Struct, frozen=True, gc=False):
 Phase = Literal["Pending", "Running", "Succeeded", "Failed", "Unknown", ""]
 
 
+class InitContainer(msgspec.Struct, frozen=True, gc=False):
+    """An init container of a pod's spec: only whether it restarts always (a sidecar)."""
+
+    name: str = ""
+    restartPolicy: str = ""
+
+
+class PodCondition(msgspec.Struct, frozen=True, gc=False):
+    type: str = ""
+    status: str = ""
+    lastTransitionTime: str = ""
+
+
+class ContainerStatus(msgspec.Struct, frozen=True, gc=False):
+    """A container's (or init container's) status: its name and restartCount only."""
+
+    name: str = ""
+    restartCount: _Int32 = 0
+
+
 class PodStatus(msgspec.Struct, frozen=True, gc=False):
     phase: Phase = ""
+    conditions: tuple[PodCondition, ...] = ()
+    containerStatuses: tuple[ContainerStatus, ...] = ()
+    initContainerStatuses: tuple[ContainerStatus, ...] = ()
 
 
 NO_POD_META: Final = PodMeta()
@@ -258,7 +294,7 @@ class WorkloadMeta(msgspec.Struct, frozen=True, gc=False):
     namespace: str = ""
     uid: str = ""
     labels: msgspec.Raw = ABSENT
-    annotations: dict[str, str] | None = None
+    annotations: dict[str, str] | None = None  # revision, desired-replicas, max-replicas
     ownerReferences: msgspec.Raw = ABSENT
     creationTimestamp: str = ""
     generation: _Int64 = 0
@@ -280,6 +316,22 @@ NO_WORKLOAD_META: Final = WorkloadMeta()
 NO_POD_TEMPLATE: Final = PodTemplateSpec()
 
 
+class RollingUpdate(msgspec.Struct, frozen=True, gc=False):
+    maxSurge: _Int32 | str | None = None
+    maxUnavailable: _Int32 | str | None = None
+
+
+class Strategy(msgspec.Struct, frozen=True, gc=False):
+    """A Deployment's ``spec.strategy``."""
+
+    type: str = ""
+    rollingUpdate: RollingUpdate | None = None
+
+
+class Ordinals(msgspec.Struct, frozen=True, gc=False):
+    start: _Int32 = 0
+
+
 class WorkloadSpec(msgspec.Struct, frozen=True, gc=False):
     """A ReplicaSet's, StatefulSet's or Deployment's spec: its ``selector`` a LabelSelector, typed in the one
     pass (None: absent)."""
@@ -287,6 +339,8 @@ class WorkloadSpec(msgspec.Struct, frozen=True, gc=False):
     selector: LabelSelector | None = None
     replicas: _Int32 | None = None
     template: PodTemplateSpec = NO_POD_TEMPLATE
+    strategy: Strategy | None = None  # Deployment
+    ordinals: Ordinals | None = None  # StatefulSet
 
 
 class ControllerSpec(msgspec.Struct, frozen=True, gc=False):
@@ -299,6 +353,8 @@ class ControllerSpec(msgspec.Struct, frozen=True, gc=False):
 
 class WorkloadStatus(msgspec.Struct, frozen=True, gc=False):
     updateRevision: str = ""  # StatefulSet
+    replicas: _Int32 = 0
+    availableReplicas: _Int32 = 0
 
 
 NO_WORKLOAD_SPEC: Final = WorkloadSpec()
@@ -320,6 +376,20 @@ class ControllerFields(msgspec.Struct, gc=False):
     metadata: WorkloadMeta = NO_WORKLOAD_META
     spec: ControllerSpec = NO_CONTROLLER_SPEC
     status: WorkloadStatus = NO_WORKLOAD_STATUS
+
+
+# --- PodDisruptionBudget ----------------------------------------------------------------------------------
+
+
+class PodDisruptionBudgetSpec(msgspec.Struct, gc=False):
+    selector: msgspec.Raw = ABSENT  # a LabelSelector, parsed by spreadwatch.selectors (absent: selects nothing)
+    minAvailable: _Int32 | str | None = None
+    maxUnavailable: _Int32 | str | None = None
+
+
+class PodDisruptionBudgetFields(msgspec.Struct, gc=False):
+    metadata: ServiceMeta | None = None  # name, namespace, uid
+    spec: PodDisruptionBudgetSpec | None = None
 
 
 # --- documents and pages ----------------------------------------------------------------------------------
@@ -351,6 +421,10 @@ class ControllerObject(ControllerFields, gc=False):
     kind: str | msgspec.UnsetType | None = msgspec.UNSET
 
 
+class PodDisruptionBudgetObject(PodDisruptionBudgetFields, gc=False):
+    kind: str | msgspec.UnsetType | None = msgspec.UNSET
+
+
 _FIELDS: Final[dict[str, type[msgspec.Struct]]] = {
     "Pod": PodFields,
     "Node": NodeFields,
@@ -358,6 +432,7 @@ _FIELDS: Final[dict[str, type[msgspec.Struct]]] = {
     "Namespace": NamespaceFields,
     **dict.fromkeys(WORKLOAD_KINDS, WorkloadFields),
     "ReplicationController": ControllerFields,
+    "PodDisruptionBudget": PodDisruptionBudgetFields,
 }
 OBJECTS: Final[dict[str, type[msgspec.Struct]]] = {
     "Pod": PodObject,
@@ -366,6 +441,7 @@ OBJECTS: Final[dict[str, type[msgspec.Struct]]] = {
     "Namespace": NamespaceObject,
     **dict.fromkeys(WORKLOAD_KINDS, WorkloadObject),
     "ReplicationController": ControllerObject,
+    "PodDisruptionBudget": PodDisruptionBudgetObject,
 }
 
 

@@ -6,10 +6,21 @@ from collections.abc import Callable, Mapping
 
 import msgspec
 
-from spreadwatch.index.building import ReportBuilding, best_set
+from spreadwatch.index.building import best_set
+from spreadwatch.index.safety import SafetyTracking
 from spreadwatch.index.state import IndexSizes, LabelGroup, Workload
 from spreadwatch.index.workloads import anchors
-from spreadwatch.model import Controller, Namespace, Node, Pod, Record, Service, WorkloadKey, label_key
+from spreadwatch.model import (
+    Controller,
+    Namespace,
+    Node,
+    Pod,
+    PodDisruptionBudget,
+    Record,
+    Service,
+    WorkloadKey,
+    label_key,
+)
 from spreadwatch.report import (
     PLACEMENT_OUTCOMES,
     Comparison,
@@ -26,7 +37,7 @@ from spreadwatch.snapshot import Snapshot, paused_gc
 __all__ = ["SpreadIndex"]
 
 
-class SpreadIndex(ReportBuilding):
+class SpreadIndex(SafetyTracking):
     """Incremental cluster state and per-workload spread (see :mod:`spreadwatch.index` for costs).
 
     Implements ``scoring.ClusterLookup``. Not thread-safe: the operator calls it from one event loop.
@@ -68,6 +79,7 @@ class SpreadIndex(ReportBuilding):
                 if is_workload(ctrl):
                     workloads.append(ctrl)
             self._add_workloads(workloads)
+            self._load_safety(snapshot, fresh)
         if self.shadow is not None:
             self.shadow.load(snapshot)
 
@@ -85,6 +97,8 @@ class SpreadIndex(ReportBuilding):
             self._apply_controller(record)
         elif isinstance(record, Namespace):
             self._ns_of(record.name).labels = record.labels
+        elif isinstance(record, PodDisruptionBudget):
+            self._apply_budget(record)
 
     def check_placement(self, pod: Pod, now: Callable[[], str]) -> list[tuple[WorkloadKey, Placement]]:
         """Check a new binding against the reports held just before it; call it *before* :meth:`apply` (pod).
@@ -140,6 +154,7 @@ class SpreadIndex(ReportBuilding):
             old = ns.pods.pop(name, None) if ns else None
             if ns is not None and old is not None:
                 self._shift(ns, old, -1)
+                self._forget_pod(old)
         elif kind == "Node":
             old_node = self._nodes.pop(name, None)
             if old_node is not None:
@@ -152,6 +167,8 @@ class SpreadIndex(ReportBuilding):
             ns = self._ns.get(name)
             if ns is not None:
                 ns.labels = {}
+        elif kind == "PodDisruptionBudget":
+            self._remove_budget(namespace, name)
         else:
             ns = self._ns.get(namespace)
             ctrl = ns.controllers.get(kind, {}).pop(name, None) if ns else None
@@ -261,6 +278,8 @@ class SpreadIndex(ReportBuilding):
             return {(name, pod) for name, ns in self._ns.items() for pod in ns.pods}
         if kind == "Service":
             return {(name, svc) for name, ns in self._ns.items() for svc in ns.services}
+        if kind == "PodDisruptionBudget":
+            return self.budget_keys()
         return {(name, ctrl) for name, ns in self._ns.items() for ctrl in ns.controllers.get(kind, ())}
 
     def report_is_current(self, key: WorkloadKey) -> bool:

@@ -7,7 +7,7 @@ JSON field names (camelCase) are a contract (see ``docs/report.md``)::
     nodes [{node, zone, region, pods, score}], nodesOmitted,
     zones [{zone, region, pods, candidateNodes, zoneScore, emptyNodeScore}], zoneCount, emptyNodeScore,
     bestScore, worstScore, bestNodes, bestNodeCount, nodeSkew, zoneSkew, health, reasons, nodesScored,
-    [comparison], [bestNodeProbability, bestZoneProbability], [lastPlacement]
+    [comparison], [bestNodeProbability, bestZoneProbability], [lastPlacement], [resilience], [scaleDown]
 
 Every candidate node's score is derivable: a node listed in ``nodes`` has its score there; any other
 candidate node has no matching pod and scores its zone's ``emptyNodeScore`` (the top-level
@@ -25,6 +25,7 @@ from typing import Any, NamedTuple
 import msgspec
 
 from spreadwatch.jsonform import each, json_form
+from spreadwatch.report.safety import Resilience, ScaleDown
 from spreadwatch.report.verdict import Health
 from spreadwatch.scoring import WorkloadRef
 
@@ -111,6 +112,10 @@ class SpreadReport(msgspec.Struct, frozen=True, gc=False):
     best_zone_probability: float | None = None
     #: the operator's check of the workload's last new pod placement (None: none seen since it started)
     last_placement: Placement | None = None
+    #: failure tolerance: the worst zone and node loss, the PodDisruptionBudget (report/forecast.py)
+    resilience: Resilience | None = None
+    #: the next scale-down by one replica: the pods it may delete and the spread after it
+    scale_down: ScaleDown | None = None
 
     def score_of(self, node: str, zone: tuple[str, str] | None) -> int:
         """Derive a candidate node's score from the report (``zone`` is its (region, zone) or None)."""
@@ -153,6 +158,8 @@ _REPORT_FORM = json_form(
         *("worst_score", "best_nodes", "best_node_count", "node_skew", "zone_skew", "health", "reasons"),
         *("nodes_scored", "comparison", "best_node_probability", "best_zone_probability"),
         "last_placement",
+        "resilience",
+        "scale_down",
     ),
     convert={
         "workload": _WORKLOAD_FORM,
@@ -166,6 +173,15 @@ _REPORT_FORM = json_form(
         "best_node_probability": _json_number,
         "best_zone_probability": _json_number,
         "last_placement": _PLACEMENT_FORM,
+        "resilience": Resilience.to_dict,
+        "scale_down": ScaleDown.to_dict,
     },
-    omit_none=("comparison", "best_node_probability", "best_zone_probability", "last_placement"),
+    omit_none=(
+        "comparison",
+        "best_node_probability",
+        "best_zone_probability",
+        "last_placement",
+        "resilience",
+        "scale_down",
+    ),
 )

@@ -7,6 +7,9 @@ Error             the workload cannot be scored (e.g. its selector is invalid)
 Skipped           the profile skips the workload's pods (topologySpreadConstraints)
 SinglePointOf-    at least ``min_replicas`` (default 2) matching pods, and all of them on one node, or all
 Failure           in one zone while another zone has candidate nodes
+ZoneOutageUnsafe  (otherwise) losing the worst zone would break the workload's PodDisruptionBudget (without
+                  one: leave no Ready replica of a workload of at least ``min_replicas``), while another zone
+                  has candidate nodes (``report/forecast.py``)
 Imbalanced        node skew > ``max_node_skew`` (default 1) or zone skew > ``max_zone_skew`` (default 1), or
                   no candidate node at all
 Balanced          otherwise
@@ -31,6 +34,7 @@ class Health(StrEnum):
     SINGLE_POINT_OF_FAILURE = "SinglePointOfFailure"
     SKIPPED = "Skipped"
     ERROR = "Error"
+    ZONE_OUTAGE_UNSAFE = "ZoneOutageUnsafe"
 
 
 @dataclass(frozen=True, slots=True)

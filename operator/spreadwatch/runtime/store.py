@@ -60,7 +60,9 @@ HEALTH_LABEL: Final = "spreadwatch.io/health"
 
 log = logging.getLogger("spreadwatch.writer")
 
-_WARNING_HEALTH = frozenset({Health.IMBALANCED.value, Health.SINGLE_POINT_OF_FAILURE.value, Health.ERROR.value})
+_WARNING_HEALTH = frozenset(
+    {Health.IMBALANCED.value, Health.SINGLE_POINT_OF_FAILURE.value, Health.ZONE_OUTAGE_UNSAFE.value, Health.ERROR.value}
+)
 
 
 class ReportSink(Protocol):

@@ -1,0 +1,292 @@
+"""A workload's safety forecasts from the index's sparse state (pure): failure tolerance and the next scale-down.
+
+**Resilience** (:func:`resilience_of`). For the loss of a zone (all its nodes) or a node, the *budget* is the
+workload's PodDisruptionBudget — its ``currentHealthy`` minus the healthy pods it selects there must stay at
+least its ``desiredHealthy`` — or, without one, one Ready replica left. The worst zone (node) is the one whose
+loss leaves the fewest healthy pods under the budget (then the fewest Ready replicas, then by name);
+``tolerated`` counts how many zones (nodes) can be lost at once within the budget: losses add up, so the worst
+set of k is the k worst one by one, and the count is the longest run of them the budget survives (all the
+zones, or nodes, holding its pods when even all of those do; 0 when the budget does not hold now).
+``roomForReplacements``: a candidate node is left outside the lost zone (node) for the replacements
+(:func:`replacement_room`, the hook where resource fit will come in). A workload is **ZoneOutageUnsafe** when the worst zone's loss breaks
+the budget (without a budget: leaves no Ready replica of a workload of at least ``min_replicas``) while it has
+candidate nodes in another zone.
+
+**Scale-down** (:func:`scale_down_of`): the candidates the controller may delete next
+(:mod:`spreadwatch.controllers`), and the node and zone skew and the spread verdict after each, the worst
+of them reported; a candidate that counts for the workload's spread (bound to a candidate node, matching its
+spreading selector) leaves one pod fewer on its node (:func:`spread_facts` mirrors ``build_report``'s).
+
+Costs: O(nodes with the workload's or its budget's pods × log) for the resilience, O(distinct candidate nodes
+× busy nodes) for the scale-down.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterable, Mapping, Sequence
+from collections.abc import Set as AbstractSet
+from typing import Final, NamedTuple
+
+import msgspec
+
+from spreadwatch.controllers import BudgetStatus
+from spreadwatch.model import Pod
+from spreadwatch.report.build import CandidateLayout
+from spreadwatch.report.safety import Candidate, Loss, Resilience, ScaleDown
+from spreadwatch.report.spread_report import SpreadReport
+from spreadwatch.report.verdict import Health, HealthThresholds, SpreadFacts, judge
+from spreadwatch.scoring import ZoneKey
+
+__all__ = [
+    "MAX_CANDIDATES",
+    "Budget",
+    "replacement_room",
+    "resilience_of",
+    "scale_down_of",
+    "spread_facts",
+    "with_safety",
+    "zone_outage",
+]
+
+#: scaleDown.candidates lists at most this many pods (by name); candidateCount counts them all
+MAX_CANDIDATES: Final = 20
+#: the spread verdicts after a scale-down, worst first
+_AFTER_ORDER: Final = (Health.SINGLE_POINT_OF_FAILURE, Health.IMBALANCED, Health.BALANCED, Health.SKIPPED)
+
+
+class Budget(NamedTuple):
+    """The workload's PodDisruptionBudget: its name, its status as the disruption controller computes it, the
+    healthy pods it selects per node, and how many budgets select the workload (``selecting``)."""
+
+    name: str
+    status: BudgetStatus
+    healthy_on: Mapping[str, int]
+    selecting: int
+
+
+def replacement_room(outside_candidates: int, replacements: int) -> bool:
+    """Whether the replacements of ``replacements`` lost pods can be placed on the ``outside_candidates``
+    candidate nodes left: any candidate node does, with the filters spreadwatch models (taints, affinity,
+    cordons). Resource fit plugs in here once the index models node resources. O(1)."""
+    return replacements == 0 or outside_candidates > 0
+
+
+class _Units(NamedTuple):
+    """Losses per zone (node): the workload's Ready pods and the budget's healthy pods on it."""
+
+    ready: dict[str, int]
+    healthy: dict[str, int]
+
+
+def _per_unit(ready_on: Mapping[str, int], healthy_on: Mapping[str, int], unit: Callable[[str], str | None]) -> _Units:
+    ready: dict[str, int] = {}
+    healthy: dict[str, int] = {}
+    for counts, out in ((ready_on, ready), (healthy_on, healthy)):
+        for node, c in counts.items():
+            u = unit(node)
+            if u is not None and c > 0:
+                out[u] = out.get(u, 0) + c
+    return _Units(ready, healthy)
+
+
+def _loss(
+    units: _Units,
+    ready_total: int,
+    desired: int,
+    budget: Budget | None,
+    room_outside: Callable[[str], int],
+) -> Loss:
+    """The worst unit's loss and the units tolerated (see the module docstring). O(units log units)."""
+    status = budget.status if budget is not None else None
+
+    def holds(lost_ready: int, lost_healthy: int) -> bool:
+        if status is not None:
+            return status.current_healthy - lost_healthy >= status.desired_healthy
+        return ready_total - lost_ready >= 1
+
+    names = set(units.ready) | set(units.healthy)
+    if status is not None:
+        order = sorted(names, key=lambda u: (-units.healthy.get(u, 0), -units.ready.get(u, 0), u))
+    else:
+        order = sorted(names, key=lambda u: (-units.ready.get(u, 0), u))
+    tolerated = 0
+    if holds(0, 0):
+        lost_ready = lost_healthy = 0
+        for u in order:
+            lost_ready += units.ready.get(u, 0)
+            lost_healthy += units.healthy.get(u, 0)
+            if not holds(lost_ready, lost_healthy):
+                break
+            tolerated += 1
+        else:  # every zone (node) holding its pods can be lost
+            tolerated = len(order)
+    if not order:
+        return Loss("", ready_total, desired, None if status is None else holds(0, 0), True, tolerated)
+    worst = order[0]
+    lost = units.ready.get(worst, 0)
+    satisfied = None if status is None else holds(lost, units.healthy.get(worst, 0))
+    return Loss(worst, ready_total - lost, desired, satisfied, replacement_room(room_outside(worst), lost), tolerated)
+
+
+def resilience_of(
+    ready_on: Mapping[str, int],
+    desired: int,
+    node_zone: Mapping[str, ZoneKey | None],
+    layout: CandidateLayout,
+    candidates: AbstractSet[str],
+    budget: Budget | None,
+) -> Resilience:
+    """The workload's resilience: ``ready_on`` its Ready replicas per node, ``desired`` its replicas;
+    ``node_zone`` the nodes' zones; ``layout`` and ``candidates`` its candidate nodes. No zone loss where
+    neither its pods nor its candidate nodes have a zone. O(nodes with pods × log)."""
+    healthy_on = budget.healthy_on if budget is not None else {}
+    ready_total = sum(ready_on.values())
+
+    def zone_of(node: str) -> str | None:
+        z = node_zone.get(node)
+        return None if z is None else z[1]
+
+    outside_zone = {z[1]: layout.total - layout.sizes.get(z, 0) for z in layout.zones}
+    zones = _per_unit(ready_on, healthy_on, zone_of)
+    zone_loss = None
+    if layout.zones or zones.ready or zones.healthy:
+        zone_loss = _loss(zones, ready_total, desired, budget, lambda z: outside_zone.get(z, layout.total))
+    nodes = _per_unit(ready_on, healthy_on, lambda n: n)
+    node_loss = _loss(nodes, ready_total, desired, budget, lambda n: layout.total - (1 if n in candidates else 0))
+    if budget is None:
+        return Resilience(zone_loss, node_loss)
+    s = budget.status
+    return Resilience(
+        zone_loss,
+        node_loss,
+        budget.name,
+        s.expected_pods,
+        s.current_healthy,
+        s.desired_healthy,
+        s.disruptions_allowed,
+        budget.selecting,
+    )
+
+
+def zone_outage(
+    resilience: Resilience, ready_total: int, desired: int, layout: CandidateLayout, thresholds: HealthThresholds
+) -> str | None:
+    """The ``ZoneOutageUnsafe`` reason when losing the worst zone breaks the budget while another zone has
+    candidate nodes (None: safe, or nothing to judge). O(1)."""
+    loss = resilience.zone_loss
+    if loss is None or not loss.worst or len(layout.zones) < 2:
+        return None
+    if loss.pdb_satisfied is not None:
+        if loss.pdb_satisfied:
+            return None
+        return (
+            f"ZoneOutageUnsafe: losing zone {loss.worst} leaves {loss.ready_after} of {desired} replicas Ready "
+            f"and breaks PodDisruptionBudget {resilience.pdb_name} (desiredHealthy {resilience.desired_healthy})"
+        )
+    if desired < thresholds.min_replicas or ready_total == 0 or loss.ready_after > 0:
+        return None
+    return f"ZoneOutageUnsafe: losing zone {loss.worst} leaves none of {desired} replicas Ready"
+
+
+def spread_facts(
+    busy: Mapping[str, int], layout: CandidateLayout, node_zone: Mapping[str, ZoneKey | None]
+) -> SpreadFacts:
+    """``build_report``'s facts for the verdict from the matching pods per candidate node (``busy``: only
+    candidate nodes, counts > 0): the same skews, busiest node and zone, and zone counts. O(busy nodes)."""
+    pods_on = list(busy.values())
+    max_node = max(pods_on, default=0)
+    min_node = min(pods_on, default=0)
+    busy_per_group: dict[ZoneKey | None, int] = {}
+    zone_counts: dict[ZoneKey | None, int] = dict.fromkeys(layout.zones, 0)
+    for node, count in busy.items():
+        z = node_zone.get(node)
+        busy_per_group[z] = busy_per_group.get(z, 0) + 1
+        if z in zone_counts and z is not None:
+            zone_counts[z] += count
+    empty_left = any(layout.sizes[z] > busy_per_group.get(z, 0) for z in layout.by_zone)
+    node_skew = max_node - (0 if empty_left or not busy else min_node)
+    max_zone = max(zone_counts.values(), default=0)
+    zone_skew = (max_zone - min(zone_counts.values())) if zone_counts else 0
+    busiest_zone = next((z[1] for z, c in zone_counts.items() if c == max_zone and z is not None), "")
+    return SpreadFacts(
+        sum(pods_on),
+        layout.total,
+        len(busy),
+        next((n for n, c in busy.items() if c == max_node), ""),
+        len(busy_per_group) if zone_counts else 0,
+        busiest_zone,
+        len(layout.by_zone) if zone_counts else 0,
+        node_skew,
+        zone_skew,
+    )
+
+
+def scale_down_of(
+    report: SpreadReport,
+    candidates: Sequence[Pod],
+    replicas_after: int,
+    counted: Callable[[Pod], bool],
+    busy: Mapping[str, int],
+    layout: CandidateLayout,
+    node_zone: Mapping[str, ZoneKey | None],
+    thresholds: HealthThresholds,
+    replica_set: str = "",
+) -> ScaleDown | None:
+    """The next scale-down: ``candidates`` (sorted by name), the spread after deleting each — ``busy`` the
+    matching pods per candidate node now, ``counted`` whether a pod is one of them — and the worst of those.
+    None without a candidate. O(distinct candidate nodes × busy nodes)."""
+    if not candidates:
+        return None
+    worst_node = worst_zone = 0
+    worst = len(_AFTER_ORDER) - 1
+    seen: set[str] = set()
+    for pod in candidates:
+        node = pod.node_name if counted(pod) and busy.get(pod.node_name, 0) > 0 else ""
+        if node in seen:
+            continue
+        seen.add(node)
+        after = dict(busy)
+        if node:
+            left = after[node] - 1
+            if left:
+                after[node] = left
+            else:
+                del after[node]
+        facts = spread_facts(after, layout, node_zone)
+        worst_node, worst_zone = max(worst_node, facts.node_skew), max(worst_zone, facts.zone_skew)
+        health = Health.SKIPPED if report.skipped else judge(facts, thresholds)[0]
+        worst = min(worst, _AFTER_ORDER.index(health))
+    shown = tuple(
+        Candidate(p.name, p.node_name, _zone_name(node_zone.get(p.node_name))) for p in candidates[:MAX_CANDIDATES]
+    )
+    return ScaleDown(
+        max(0, replicas_after), shown, len(candidates), worst_node, worst_zone, _AFTER_ORDER[worst].value, replica_set
+    )
+
+
+def _zone_name(zone: ZoneKey | None) -> str:
+    return "" if zone is None else zone[1]
+
+
+def with_safety(
+    report: SpreadReport,
+    resilience: Resilience | None,
+    scale_down: ScaleDown | None,
+    unsafe: str | None,
+    notes: Iterable[str],
+) -> SpreadReport:
+    """``report`` with its forecasts: health ZoneOutageUnsafe (``unsafe``, its reason) where it was Balanced or
+    Imbalanced; the reason added to any scored report; ``notes`` (bad input: a budget the controller cannot
+    sync, a budget shared by several workloads, an invalid pod-deletion-cost) added as they are. O(reasons)."""
+    reasons = report.reasons
+    health = report.health
+    if unsafe is not None and health not in (Health.SKIPPED, Health.ERROR):
+        reasons = (*reasons, unsafe)
+        if health in (Health.BALANCED, Health.IMBALANCED):
+            health = Health.ZONE_OUTAGE_UNSAFE
+    extra = tuple(notes)
+    if extra:
+        reasons = (*reasons, *extra)
+    return msgspec.structs.replace(
+        report, resilience=resilience, scale_down=scale_down, health=health, reasons=tuple(reasons)
+    )
