@@ -101,11 +101,9 @@ def controller_scale(ref: OwnerRef, lookup: Lookup) -> tuple[str, int] | None:
 
 def _expected_scale(owners: Iterable[OwnerRef | None], lookup: Lookup) -> int:
     """The sum of the selected pods' controllers' scales, each controller once; pods without one are left out.
-    Raises BudgetError when a controller is not found. O(distinct owners)."""
+    Raises BudgetError naming the first controller (by kind and name) not found. O(distinct owners log)."""
     scales: dict[str, int] = {}
-    for ref in owners:
-        if ref is None:
-            continue
+    for ref in sorted((r for r in owners if r is not None), key=lambda r: (r.kind, r.name, r.uid)):
         found = controller_scale(ref, lookup)
         if found is None:
             if ref.kind not in WORKLOAD_KINDS:

@@ -8,9 +8,9 @@ loss leaves the fewest healthy pods under the budget (then the fewest Ready repl
 set of k is the k worst one by one, and the count is the longest run of them the budget survives (all the
 zones, or nodes, holding its pods when even all of those do; 0 when the budget does not hold now).
 ``roomForReplacements``: a candidate node is left outside the lost zone (node) for the replacements
-(:func:`replacement_room`, the hook where resource fit will come in). A workload is **ZoneOutageUnsafe** when the worst zone's loss breaks
-the budget (without a budget: leaves no Ready replica of a workload of at least ``min_replicas``) while it has
-candidate nodes in another zone.
+(:func:`replacement_room`, the hook where resource fit will come in). A workload is **ZoneOutageUnsafe** when
+the worst zone's loss breaks the budget (without a budget: leaves no Ready replica of a workload of at least
+``min_replicas``) while it has candidate nodes in another zone.
 
 **Scale-down** (:func:`scale_down_of`): the candidates the controller may delete next
 (:mod:`spreadwatch.controllers`), and the node and zone skew and the spread verdict after each, the worst
