@@ -152,7 +152,10 @@ def _all_kinds() -> list[dict[str, Any]]:
             "web-abc",
             {"matchLabels": {"app": "web"}},
             {"app": "web"},
-            annotations={"deployment.kubernetes.io/desired-replicas": "3", "deployment.kubernetes.io/max-replicas": "4"},
+            annotations={
+                "deployment.kubernetes.io/desired-replicas": "3",
+                "deployment.kubernetes.io/max-replicas": "4",
+            },
         ),
         _rs_pod(),
         _pdb(),

@@ -132,6 +132,6 @@ def test_an_invalid_selector_fails_the_sync() -> None:
 @pytest.mark.parametrize(("value", "total", "up", "expected"), [
     (2, 10, True, 2), ("25%", 10, True, 3), ("25%", 10, False, 2), ("34%", 3, True, 2), ("0%", 5, True, 0),
     ("100%", 7, False, 7), ("+50%", 3, True, 2), ("1%", 0, True, 0),
-], ids=lambda v: str(v))  # fmt: skip
+], ids=str)  # fmt: skip
 def test_scaled_value_is_getscaledvaluefromintorpercent(value: int | str, total: int, up: bool, expected: int) -> None:
     assert scaled_value(value, total, up) == expected
