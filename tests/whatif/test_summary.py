@@ -27,6 +27,7 @@ def test_health_counts_and_worst_first() -> None:
     assert summary.workloads == 8
     assert dict(summary.health) == {
         "SinglePointOfFailure": 2,
+        "ZoneOutageUnsafe": 0,
         "Imbalanced": 1,
         "Error": 1,
         "Skipped": 1,

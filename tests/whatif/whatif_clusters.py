@@ -120,6 +120,16 @@ def scratch_scores(snap: Snapshot, ref: str, profile: Profile) -> dict[str, int]
     return dict(result.scores)
 
 
+def spread_view(report: SpreadReport) -> dict[str, Any]:
+    """A report's JSON form without its safety forecasts: the pods a simulation binds and the copies a scratch
+    cluster binds differ in name, uid and times, which the scale-down ranking reads (the forecasts have their
+    own proofs: tests/controllers, tests/report/test_forecast.py)."""
+    out = report.to_dict()
+    out.pop("scaleDown", None)
+    out.pop("resilience", None)
+    return out
+
+
 def scratch_report(snap: Snapshot, ref: str, profile: Profile, options: ReportOptions | None = None) -> SpreadReport:
     """The workload's report from a freshly loaded index."""
     _, ns, name = ref.split("/")

@@ -11,10 +11,14 @@ from __future__ import annotations
 from spreadwatch.controllers.deployment import (
     DEFAULT_FENCEPOST,
     ReplicaSetSize,
+    cleanup_unhealthy,
     creation_order,
     fenceposts,
     new_replicas,
     old_scale_downs,
+    reconcile_new,
+    resolve_fenceposts,
+    scale_down_old,
     scale_shares,
 )
 from spreadwatch.controllers.disruption import (
@@ -33,6 +37,7 @@ __all__ = [
     "BudgetStatus",
     "ReplicaSetSize",
     "budget_status",
+    "cleanup_unhealthy",
     "colocated_ranks",
     "controller_scale",
     "creation_order",
@@ -43,6 +48,9 @@ __all__ = [
     "next_condemned",
     "old_scale_downs",
     "ordinal",
+    "reconcile_new",
+    "resolve_fenceposts",
+    "scale_down_old",
     "scale_shares",
     "scaled_value",
     "time_bucket",

@@ -20,10 +20,14 @@ from spreadwatch.timestamps import unix_seconds
 __all__ = [
     "DEFAULT_FENCEPOST",
     "ReplicaSetSize",
+    "cleanup_unhealthy",
     "creation_order",
     "fenceposts",
     "new_replicas",
     "old_scale_downs",
+    "reconcile_new",
+    "resolve_fenceposts",
+    "scale_down_old",
     "scale_shares",
 ]
 
@@ -40,19 +44,28 @@ class ReplicaSetSize(NamedTuple):
     available: int
 
 
+def resolve_fenceposts(max_surge: int | str | None, max_unavailable: int | str | None, desired: int) -> tuple[int, int]:
+    """``util.ResolveFenceposts``: maxSurge of ``desired`` rounded up, maxUnavailable rounded down (None: 0);
+    both 0 makes maxUnavailable 1. ValueError when a value does not parse. O(1)."""
+    surge = scaled_value(0 if max_surge is None else max_surge, desired, True)
+    unavailable = scaled_value(0 if max_unavailable is None else max_unavailable, desired, False)
+    if surge == 0 and unavailable == 0:
+        unavailable = 1
+    return surge, unavailable
+
+
 def fenceposts(deployment: Controller) -> tuple[int, int]:
-    """(``MaxSurge``, ``MaxUnavailable``) of a Deployment: 0, 0 for ``Recreate``; else ``ResolveFenceposts`` of
-    its values for its replicas, maxUnavailable capped at the replicas (0 replicas: 0). ValueError when a value
-    does not parse (the API server refuses it). O(1)."""
+    """(``MaxSurge``, ``MaxUnavailable``) of a Deployment: 0, 0 for ``Recreate``; else :func:`resolve_fenceposts`
+    of its values as the API server defaults them (absent: 25%), maxUnavailable capped at the replicas (0 with
+    0 replicas). ValueError when a value does not parse (the API server refuses it). O(1)."""
     scaling, desired = deployment.scaling, deployment.replicas
     if scaling.recreate:
         return 0, 0
-    surge_value = DEFAULT_FENCEPOST if scaling.max_surge is None else scaling.max_surge
-    unavailable_value = DEFAULT_FENCEPOST if scaling.max_unavailable is None else scaling.max_unavailable
-    surge = scaled_value(surge_value, desired, True)
-    unavailable = scaled_value(unavailable_value, desired, False)
-    if surge == 0 and unavailable == 0:
-        unavailable = 1
+    surge, unavailable = resolve_fenceposts(
+        DEFAULT_FENCEPOST if scaling.max_surge is None else scaling.max_surge,
+        DEFAULT_FENCEPOST if scaling.max_unavailable is None else scaling.max_unavailable,
+        desired,
+    )
     return surge, 0 if desired == 0 else min(unavailable, desired)
 
 
@@ -140,8 +153,10 @@ def _negated(key: tuple[int, str]) -> tuple[int, tuple[int, ...]]:
 
 
 def new_replicas(deployment: Controller, total: int, new_size: int) -> int:
-    """``NewRSNewReplicas`` of a RollingUpdate: the new ReplicaSet's target given ``total`` replicas over every
-    ReplicaSet, within maxSurge and never above the Deployment's. O(1)."""
+    """``NewRSNewReplicas``: the new ReplicaSet's target given ``total`` replicas over every ReplicaSet — within
+    maxSurge and never above the Deployment's for a RollingUpdate, the Deployment's for a Recreate. O(1)."""
+    if deployment.scaling.recreate:
+        return deployment.replicas
     surge, _ = fenceposts(deployment)
     most = deployment.replicas + surge
     if total >= most:
@@ -149,11 +164,56 @@ def new_replicas(deployment: Controller, total: int, new_size: int) -> int:
     return new_size + min(most - total, deployment.replicas - new_size)
 
 
+def reconcile_new(deployment: Controller, total: int, new_size: int) -> int:
+    """``reconcileNewReplicaSet``: the new ReplicaSet's replicas after it (down to the Deployment's when above,
+    else :func:`new_replicas`). O(1)."""
+    if new_size >= deployment.replicas:
+        return deployment.replicas
+    return new_replicas(deployment, total, new_size)
+
+
+def cleanup_unhealthy(old: Sequence[ReplicaSetSize], most: int) -> tuple[dict[str, int], int]:
+    """``cleanupUnhealthyReplicas``: the old ReplicaSets (oldest first) lose their unavailable replicas, at most
+    ``most`` in all; (replicas by name, how many went). O(ReplicaSets log)."""
+    sizes = {rs.rs.name: rs.replicas for rs in old}
+    cleaned = 0
+    for rs in sorted(old, key=lambda r: creation_order(r.rs)):
+        if cleaned >= most:
+            break
+        if rs.replicas in (0, rs.available):
+            continue
+        cut = min(most - cleaned, rs.replicas - rs.available)
+        sizes[rs.rs.name] -= cut
+        cleaned += cut
+    return sizes, cleaned
+
+
+def scale_down_old(deployment: Controller, available: int, old: Sequence[ReplicaSetSize]) -> dict[str, int]:
+    """``scaleDownOldReplicaSetsForRollingUpdate``: with ``available`` pods over every ReplicaSet, the old ones
+    (oldest first) lose what is above ``replicas - maxUnavailable``; replicas by name. O(ReplicaSets log)."""
+    _, unavailable = fenceposts(deployment)
+    min_available = deployment.replicas - unavailable
+    sizes = {rs.rs.name: rs.replicas for rs in old}
+    if available <= min_available:
+        return sizes
+    left = available - min_available
+    for rs in sorted(old, key=lambda r: creation_order(r.rs)):
+        if left <= 0:
+            break
+        if sizes[rs.rs.name] == 0:
+            continue
+        cut = min(sizes[rs.rs.name], left)
+        sizes[rs.rs.name] -= cut
+        left -= cut
+    return sizes
+
+
 def old_scale_downs(deployment: Controller, new_rs: ReplicaSetSize, old: Sequence[ReplicaSetSize]) -> dict[str, int]:
-    """``reconcileOldReplicaSets``: the old ReplicaSets' replicas after one step, by name — first the
-    unavailable pods of old ReplicaSets (``cleanupUnhealthyReplicas``), then available ones oldest first
-    (``scaleDownOldReplicaSetsForRollingUpdate``), as far as maxUnavailable allows. O(ReplicaSets log)."""
-    if not any(rs.replicas for rs in old):
+    """``reconcileOldReplicaSets``: the old ReplicaSets' replicas after one step, by name, those that change —
+    first their unavailable pods (:func:`cleanup_unhealthy`), then available ones (:func:`scale_down_old`), as
+    far as maxUnavailable allows, counting the new ReplicaSet's unavailable pods. O(ReplicaSets log)."""
+    active = [rs for rs in old if rs.replicas > 0]
+    if not active:
         return {}
     _, unavailable = fenceposts(deployment)
     min_available = deployment.replicas - unavailable
@@ -161,31 +221,10 @@ def old_scale_downs(deployment: Controller, new_rs: ReplicaSetSize, old: Sequenc
     most = total - min_available - (new_rs.replicas - new_rs.available)
     if most <= 0:
         return {}
-    ordered = sorted(old, key=lambda r: creation_order(r.rs))
-    sizes = {rs.rs.name: rs.replicas for rs in ordered}
-    available = {rs.rs.name: rs.available for rs in ordered}
-    cleaned = 0
-    for rs in ordered:
-        name = rs.rs.name
-        if cleaned >= most:
-            break
-        if sizes[name] == 0 or sizes[name] == available[name]:
-            continue
-        cut = min(most - cleaned, sizes[name] - available[name])
-        sizes[name] -= cut
-        cleaned += cut
-    all_available = new_rs.available + sum(available.values())  # (status: the cleanup removed none of these)
-    if all_available > min_available:
-        left = all_available - min_available
-        for rs in ordered:
-            name = rs.rs.name
-            if left <= 0:
-                break
-            if sizes[name] == 0:
-                continue
-            cut = min(sizes[name], left)
-            sizes[name] -= cut
-            left -= cut
+    cleaned, _ = cleanup_unhealthy(active, most)
+    after = [ReplicaSetSize(rs.rs, cleaned[rs.rs.name], rs.available) for rs in active]
+    available = new_rs.available + sum(rs.available for rs in old)  # (status: the cleanup removed none of these)
+    sizes = scale_down_old(deployment, available, after)
     return {name: size for name, size in sizes.items() if size != _size_of(old, name)}
 
 

@@ -266,6 +266,20 @@ class SafetyTracking(ReportBuilding):
             counts.epoch = sns.epoch
         return counts.workloads
 
+    def owned_pods(self, namespace: str, kind: str, name: str) -> list[Pod]:
+        """The pods whose controller is ``kind/name`` (any phase; a Deployment's: its ReplicaSets'), for
+        ``simulate`` and the tests. O(its pods)."""
+        ns = self._ns.get(namespace)
+        ctrl = ns.controllers.get(kind, {}).get(name) if ns is not None else None
+        if ctrl is None or ns is None:
+            return list(self._safety_of(namespace).owned.get((kind, name), ()))
+        return self._pods_of(self._safety_of(namespace), ns, ctrl)
+
+    def replicasets_of(self, deployment: Controller) -> list[Controller]:
+        """The ReplicaSets a Deployment controls, by name. O(its ReplicaSets)."""
+        ns = self._ns.get(deployment.namespace)
+        return sorted(self._deployment_replicasets(ns, deployment), key=lambda rs: rs.name) if ns else []
+
     def budget_keys(self) -> set[tuple[str, str]]:
         """``(namespace, name)`` of every budget held (reconciling after a watch gap). O(budgets)."""
         return {(ns, name) for ns, sns in self._safety.items() for name in sns.budgets}
