@@ -14,6 +14,8 @@ EXPECTED_ALERTS = {
     "SpreadwatchAllReplicasInOneZone",
     "SpreadwatchSkewHigh",
     "SpreadwatchPlacementsMissing",
+    "SpreadwatchZoneOutageUnsafe",
+    "SpreadwatchNodeLossBreaksBudget",
     "SpreadwatchOperatorDown",
     "SpreadwatchReportsStale",
 }
@@ -22,6 +24,8 @@ WORKLOAD_ALERTS = {
     "SpreadwatchAllReplicasInOneZone",
     "SpreadwatchSkewHigh",
     "SpreadwatchPlacementsMissing",
+    "SpreadwatchZoneOutageUnsafe",
+    "SpreadwatchNodeLossBreaksBudget",
 }
 RULE_TEST_FILES = sorted(RULE_TESTS_DIR.glob("*.test.yaml"))
 

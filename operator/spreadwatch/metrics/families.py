@@ -140,6 +140,65 @@ FAMILIES: Final = (
         "node of the report held just before (0 after a hit; no sample before the first checked placement).",
         _W,
     ),
+    # per workload: failure tolerance and the next scale-down (status.resilience, status.scaleDown)
+    FamilySpec(
+        "spreadwatch_workload_zone_loss_ready_replicas",
+        "gauge",
+        "Ready replicas of the workload left after losing its worst zone (no sample without zones).",
+        _W,
+    ),
+    FamilySpec(
+        "spreadwatch_workload_node_loss_ready_replicas",
+        "gauge",
+        "Ready replicas of the workload left after losing its worst node.",
+        _W,
+    ),
+    FamilySpec(
+        "spreadwatch_workload_zone_losses_tolerated",
+        "gauge",
+        "Zones that can be lost at once within the workload's budget (its PodDisruptionBudget, else one Ready "
+        "replica); 0 when the worst one breaks it (no sample without zones).",
+        _W,
+    ),
+    FamilySpec(
+        "spreadwatch_workload_node_losses_tolerated",
+        "gauge",
+        "Nodes that can be lost at once within the workload's budget (its PodDisruptionBudget, else one Ready "
+        "replica); 0 when the worst one breaks it.",
+        _W,
+    ),
+    FamilySpec(
+        "spreadwatch_workload_pdb_expected_pods",
+        "gauge",
+        "expectedPods of the workload's PodDisruptionBudget as the disruption controller computes it (no sample "
+        "without one).",
+        _W,
+    ),
+    FamilySpec(
+        "spreadwatch_workload_pdb_current_healthy",
+        "gauge",
+        "currentHealthy of the workload's PodDisruptionBudget (no sample without one).",
+        _W,
+    ),
+    FamilySpec(
+        "spreadwatch_workload_pdb_desired_healthy",
+        "gauge",
+        "desiredHealthy of the workload's PodDisruptionBudget (no sample without one).",
+        _W,
+    ),
+    FamilySpec(
+        "spreadwatch_workload_pdb_disruptions_allowed",
+        "gauge",
+        "disruptionsAllowed of the workload's PodDisruptionBudget (no sample without one).",
+        _W,
+    ),
+    FamilySpec(
+        "spreadwatch_workload_scale_down_zone_skew",
+        "gauge",
+        "Zone skew after the next scale-down by one replica, the worst over the pods it may delete (no sample "
+        "when it would delete none).",
+        _W,
+    ),
     # per workload and zone
     FamilySpec("spreadwatch_workload_zone_pods", "gauge", "Matching pods of the workload in the zone.", _Z),
     FamilySpec(

@@ -57,6 +57,47 @@ _ODDS: tuple[tuple[FamilySpec, Callable[[SpreadReport], float | None]], ...] = (
 )
 #: the operator's placement check: a sample only for the reports that carry one
 _MISSES = spec("spreadwatch_workload_placement_misses")
+
+
+def _zone_loss(attr: str) -> Callable[[SpreadReport], int | None]:
+    def value(r: SpreadReport) -> int | None:
+        loss = r.resilience.zone_loss if r.resilience is not None else None
+        return None if loss is None else int(getattr(loss, attr))
+
+    return value
+
+
+def _node_loss(attr: str) -> Callable[[SpreadReport], int | None]:
+    def value(r: SpreadReport) -> int | None:
+        loss = r.resilience.node_loss if r.resilience is not None else None
+        return None if loss is None else int(getattr(loss, attr))
+
+    return value
+
+
+def _budget(attr: str) -> Callable[[SpreadReport], int | None]:
+    def value(r: SpreadReport) -> int | None:
+        res = r.resilience
+        return None if res is None or not res.pdb_name else int(getattr(res, attr))
+
+    return value
+
+
+#: the safety forecasts: a sample only for the reports that carry the value
+_SAFETY: tuple[tuple[FamilySpec, Callable[[SpreadReport], int | None]], ...] = (
+    (spec("spreadwatch_workload_zone_loss_ready_replicas"), _zone_loss("ready_after")),
+    (spec("spreadwatch_workload_node_loss_ready_replicas"), _node_loss("ready_after")),
+    (spec("spreadwatch_workload_zone_losses_tolerated"), _zone_loss("tolerated")),
+    (spec("spreadwatch_workload_node_losses_tolerated"), _node_loss("tolerated")),
+    (spec("spreadwatch_workload_pdb_expected_pods"), _budget("expected_pods")),
+    (spec("spreadwatch_workload_pdb_current_healthy"), _budget("current_healthy")),
+    (spec("spreadwatch_workload_pdb_desired_healthy"), _budget("desired_healthy")),
+    (spec("spreadwatch_workload_pdb_disruptions_allowed"), _budget("disruptions_allowed")),
+    (
+        spec("spreadwatch_workload_scale_down_zone_skew"),
+        lambda r: None if r.scale_down is None else r.scale_down.zone_skew,
+    ),
+)
 _HEALTH = spec("spreadwatch_workload_health")
 _SKIPPED = spec("spreadwatch_workload_skipped")
 _COMPARISON: tuple[tuple[FamilySpec, Callable[[Comparison], int]], ...] = (
@@ -197,6 +238,8 @@ class WorkloadView:
             out += [f for f, _ in _ODDS]
         if any(r.report.last_placement is not None for r in self.rows):
             out.append(_MISSES)
+        reports = [r.report for r in self.rows]
+        out += [f for f, value_of in _SAFETY if any(value_of(r) is not None for r in reports)]
         out += [f for f, _ in _ZONE_VALUES]
         if self.options.node_series != "none":
             out += [_NODE_SCORE, _NODE_PODS]
@@ -252,6 +295,13 @@ class WorkloadView:
                 yield "".join(
                     [f"{prefix}{k}}} {p.consecutive_misses}\n" for k, r in block if (p := r.last_placement) is not None]
                 )
+        for family, value_of in _SAFETY:
+            if not any(value_of(r) is not None for r in reports):
+                continue
+            yield family.header(openmetrics)
+            prefix = family.name + "{"
+            for block in blocks():
+                yield "".join([f"{prefix}{k}}} {v}\n" for k, r in block if (v := value_of(r)) is not None])
         e = escape_label_value
         for family, field in _ZONE_VALUES:
             yield family.header(openmetrics)
@@ -314,6 +364,10 @@ class WorkloadView:
                     families[family.name].add_metric(base, value)
             if report.last_placement is not None:
                 families[_MISSES.name].add_metric(base, report.last_placement.consecutive_misses)
+            for family, value_of in _SAFETY:
+                value = value_of(report)
+                if value is not None:
+                    families[family.name].add_metric(base, value)
             for zone in report.zones:
                 for family, attr in _ZONE_VALUES:
                     families[family.name].add_metric([*base, zone.zone, zone.region], getattr(zone, attr))
