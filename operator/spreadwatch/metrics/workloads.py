@@ -239,7 +239,7 @@ class WorkloadView:
         if any(r.report.last_placement is not None for r in self.rows):
             out.append(_MISSES)
         reports = [r.report for r in self.rows]
-        out += [f for f, value_of in _SAFETY if any(value_of(r) is not None for r in reports)]
+        out += [f for f, forecast in _SAFETY if any(forecast(r) is not None for r in reports)]
         out += [f for f, _ in _ZONE_VALUES]
         if self.options.node_series != "none":
             out += [_NODE_SCORE, _NODE_PODS]
@@ -295,13 +295,13 @@ class WorkloadView:
                 yield "".join(
                     [f"{prefix}{k}}} {p.consecutive_misses}\n" for k, r in block if (p := r.last_placement) is not None]
                 )
-        for family, value_of in _SAFETY:
-            if not any(value_of(r) is not None for r in reports):
+        for family, forecast in _SAFETY:
+            if not any(forecast(r) is not None for r in reports):
                 continue
             yield family.header(openmetrics)
             prefix = family.name + "{"
             for block in blocks():
-                yield "".join([f"{prefix}{k}}} {v}\n" for k, r in block if (v := value_of(r)) is not None])
+                yield "".join([f"{prefix}{k}}} {v}\n" for k, r in block if (v := forecast(r)) is not None])
         e = escape_label_value
         for family, field in _ZONE_VALUES:
             yield family.header(openmetrics)
@@ -364,10 +364,10 @@ class WorkloadView:
                     families[family.name].add_metric(base, value)
             if report.last_placement is not None:
                 families[_MISSES.name].add_metric(base, report.last_placement.consecutive_misses)
-            for family, value_of in _SAFETY:
-                value = value_of(report)
-                if value is not None:
-                    families[family.name].add_metric(base, value)
+            for family, forecast in _SAFETY:
+                safety = forecast(report)
+                if safety is not None:
+                    families[family.name].add_metric(base, safety)
             for zone in report.zones:
                 for family, attr in _ZONE_VALUES:
                     families[family.name].add_metric([*base, zone.zone, zone.region], getattr(zone, attr))
