@@ -62,7 +62,7 @@ __all__ = [
 
 ROOT = Path(__file__).resolve().parents[2]
 CRD = ROOT / "crds" / "spreadreports.spreadwatch.io.yaml"
-KINDS = "nodes,namespaces,pods,services,rc,rs,sts,deploy"
+KINDS = "nodes,namespaces,pods,services,rc,rs,sts,deploy,pdb"
 #: status fields not in the offline report (lastPlacement: the operator's check of the last new binding)
 VOLATILE = ("conditions", "observedGeneration", "lastUpdateTime", "lastPlacement")
 DEBOUNCE = float(os.environ.get("SPREADWATCH_E2E_DEBOUNCE", "0.3"))
