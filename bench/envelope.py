@@ -81,7 +81,11 @@ RELEASE, RELEASE_NS = "spreadwatch", "spreadwatch"
 _PATHS = {r.kind: r for r in CLUSTER_RESOURCES}
 _ENTRYPOINT = ("spreadwatch", "run")  # the Dockerfile's ENTRYPOINT (tests/chart/test_dockerfile.py checks it)
 _STATUS_EXTRA = frozenset({"conditions", "observedGeneration", "lastUpdateTime", "lastPlacement"})
-_PHASES = (("Service", "Deployment", "StatefulSet", "ReplicationController"), ("ReplicaSet",), ("Pod",))
+_PHASES = (
+    ("Service", "Deployment", "StatefulSet", "ReplicationController", "PodDisruptionBudget"),
+    ("ReplicaSet",),
+    ("Pod",),
+)
 
 
 def _content(status: dict[str, Any]) -> bytes:

@@ -20,6 +20,7 @@ from collections.abc import Sequence
 import pytest
 
 from spreadwatch.controllers import colocated_ranks, deletion_candidates, less, time_bucket
+from spreadwatch.controllers.ranking import _ready_time, _Tier  # (the shortcut and the general search)
 from spreadwatch.model import INVALID_DELETION_COST, Pod, intern_labels
 from spreadwatch.timestamps import ZERO_TIME
 
@@ -30,8 +31,19 @@ MONTH = NOW - 1_793_102_400  # AddDate(0, -1, 0) from NOW: 2026-10-27T12:00:00Z
 LABELS = intern_labels({"app": "web"})
 
 
-def pod(name: str, node: str = "node", phase: str = "Running", *, ready: bool = False, ready_at: int = ZERO_TIME,
-        created: int = ZERO_TIME, restarts: int = 0, sidecar: int = 0, cost: int = 0, uid: str = "") -> Pod:
+def pod(
+    name: str,
+    node: str = "node",
+    phase: str = "Running",
+    *,
+    ready: bool = False,
+    ready_at: int = ZERO_TIME,
+    created: int = ZERO_TIME,
+    restarts: int = 0,
+    sidecar: int = 0,
+    cost: int = 0,
+    uid: str = "",
+) -> Pod:
     return Pod("ns", name, LABELS, node, phase, False, None, uid=uid, created=created,
                ready_after=ready_at - created if ready else None, restarts=restarts << 32 | sidecar,
                deletion_cost=cost)  # fmt: skip
@@ -226,3 +238,23 @@ def test_a_lower_uid_ready_later_goes_first_once_the_buckets_widen() -> None:
     assert less(young, 0, old, 0, NOW * NS)
     assert less(old, 0, young, 0, (NOW - 100) * NS + 2**40)
     assert [p.name for p in deletion_candidates([young, old, ancient], [0, 0, 0])] == ["old", "young"]
+
+
+@pytest.mark.parametrize("seed", range(200))
+def test_tied_groups_shortcut_equals_the_general_search(seed: int) -> None:
+    """Pods Ready (or created) in the same second tie on rules 7 and 8 when their restarts and creation match:
+    over_cuts' shortcut for that case gives what the general search over every cut gives, at sizes a brute
+    force cannot reach (up to 40 pods)."""
+    rng = random.Random(seed)
+    n = rng.randrange(2, 41)
+    spread = rng.choice([3, 10, 40])
+    pods = [pod(f"p{i}", ready=True, ready_at=NOW - rng.randrange(spread), created=NOW - 100,
+                uid=f"{rng.randrange(16**8):08x}-0000-4000-8000-000000000000") for i in range(n)]  # fmt: skip
+    tier = _Tier(pods)
+    shortcut = {p.name for p in tier.over_cuts(pods, _ready_time, tier.within_ready_group)}
+    groups: dict[int, list[Pod]] = {}
+    for p in sorted(pods, key=_ready_time, reverse=True):
+        groups.setdefault(p.ready_time, []).append(p)
+    ordered = list(groups.values())
+    general = {p.name for g in range(1, len(ordered) + 1) for p in tier.cut_first(ordered[:g], tier.within_ready_group)}
+    assert shortcut == general

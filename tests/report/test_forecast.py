@@ -11,7 +11,7 @@ import pytest
 
 from spreadwatch.controllers import BudgetStatus
 from spreadwatch.report import CandidateLayout, HealthThresholds, ReportInput, ReportOptions, build_report, judge
-from spreadwatch.report.forecast import Budget, resilience_of, spread_facts
+from spreadwatch.report.forecast import Budget, SpreadState, resilience_of, spread_facts
 from spreadwatch.scoring import ZoneKey, get_profile
 from spreadwatch.scoring.next_pod import WorkloadRef
 
@@ -107,3 +107,24 @@ def test_spread_facts_are_build_reports(seed: int) -> None:
     assert (facts.node_skew, facts.zone_skew) == (report.node_skew, report.zone_skew)
     health, reasons = judge(facts, HealthThresholds())
     assert (health, tuple(reasons)) == (report.health, report.reasons)
+
+
+@pytest.mark.parametrize("seed", range(200))
+def test_the_verdict_after_a_scale_down_is_build_reports_of_the_cluster_without_the_pod(seed: int) -> None:
+    """scale_down_of's facts for one pod fewer on a node are spread_facts (build_report's) of the counts then."""
+    nodes, ready_on, _, layout, candidates = random_cluster(seed)
+    busy = {n: c for n, c in ready_on.items() if n in candidates}
+    spread = SpreadState(busy, layout, nodes)
+    for node in ["", *busy]:
+        after = dict(busy)
+        if node:
+            after[node] -= 1
+            if not after[node]:
+                del after[node]
+        want = spread_facts(after, layout, nodes)
+        got = spread.facts_without(node)
+        assert (got.pods, got.candidate_nodes, got.nodes_with_pods, got.zones_with_pods, got.candidate_zones,
+                got.node_skew, got.zone_skew) == (want.pods, want.candidate_nodes, want.nodes_with_pods,
+                                                  want.zones_with_pods, want.candidate_zones, want.node_skew,
+                                                  want.zone_skew)  # fmt: skip
+        assert judge(got, HealthThresholds())[0] == judge(want, HealthThresholds())[0]

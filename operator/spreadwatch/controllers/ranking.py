@@ -40,9 +40,9 @@ import bisect
 import math
 from collections import Counter
 from collections.abc import Callable, Iterable, Sequence
-from typing import Final
+from typing import Any, Final
 
-from spreadwatch.model import INVALID_DELETION_COST, Pod, uid_text
+from spreadwatch.model import INVALID_DELETION_COST, TERMINAL_PHASES, Pod, uid_text
 from spreadwatch.scoring.gomath import go_log
 from spreadwatch.timestamps import ZERO_TIME
 
@@ -120,15 +120,17 @@ def _never(_a: Pod, _b: Pod) -> bool:
 
 
 class _Tier:
-    """The pods of one tier (equal on rules 1-5), their UIDs as text once each."""
+    """The pods of one tier (equal on rules 1-5) and their UIDs as keys ordered as Go orders the text: the
+    integers of canonical UUIDs as they are (no text made) when every UID is one, else the texts."""
 
-    __slots__ = ("uids",)
+    __slots__ = ("uid",)
 
-    def __init__(self, pods: Iterable[Pod]) -> None:
-        self.uids = {id(p): uid_text(p.uid) for p in pods}
-
-    def uid(self, pod: Pod) -> str:
-        return self.uids[id(pod)]
+    def __init__(self, pods: Sequence[Pod]) -> None:
+        if all(isinstance(p.uid, int) for p in pods):
+            self.uid: Callable[[Pod], Any] = _uid_int
+        else:
+            texts = {id(p): uid_text(p.uid) for p in pods}
+            self.uid = lambda pod: texts[id(pod)]
 
     def within_ready_group(self, a: Pod, b: Pod) -> bool:
         """Rules 7-8 between two pods Ready at the same second, true only where it holds at every time: more
@@ -146,9 +148,14 @@ class _Tier:
         """The pods that may come first in one bucket holding ``groups`` (pods of different groups compare by
         UID, pods of one group by ``less_in``). O(p log p + p·r + g²), r the pods found (usually 1), g the
         largest group."""
+        return self.first_and_reach(groups, less_in)[0]
+
+    def first_and_reach(self, groups: Sequence[Sequence[Pod]], less_in: Less) -> tuple[list[Pod], bool]:
+        """:meth:`cut_first`, and whether the lowest UID reaches every pod (then the first pods are exactly those
+        that reach it, and stay so as groups with higher UIDs join)."""
         members = sorted(((self.uid(p), gi, p) for gi, group in enumerate(groups) for p in group), key=_first)
         if len(members) == 1:
-            return [members[0][2]]
+            return [members[0][2]], True
         _, g_star, first = members[0]
         star = groups[g_star]
         # What the lowest UID reaches: every pod outside its group, through them its group's pods with a higher
@@ -166,7 +173,7 @@ class _Tier:
                     grew = True
         unreached = [p for p in star if id(p) not in reached]
         if unreached:  # they beat everything the lowest UID reaches: the first pods are among them
-            return _initial_component(unreached, less_in)
+            return _initial_component(unreached, less_in), False
         # The lowest UID reaches every pod: the first pods are those that reach it.
         group_of = {id(p): gi for _, gi, p in members}
         uids = [m[0] for m in members]
@@ -183,7 +190,7 @@ class _Tier:
                 if id(w) not in found and not less_in(v, w):
                     found[id(w)] = w
                     todo.append(w)
-        return list(found.values())
+        return list(found.values()), True
 
     def over_cuts(self, pods: Sequence[Pod], time_of: Callable[[Pod], int], less_in: Less) -> list[Pod]:
         """The union over every youngest-bucket cut of :meth:`cut_first`: pods grouped by equal ``time_of``,
@@ -192,28 +199,119 @@ class _Tier:
         zero = [p for p in pods if time_of(p) == ZERO_TIME]
         if zero:
             return _initial_component(zero, less_in)
-        by_time: dict[int, list[Pod]] = {}
-        for p in pods:
-            by_time.setdefault(time_of(p), []).append(p)
-        groups = [by_time[t] for t in sorted(by_time, reverse=True)]
+        order = sorted(pods, key=time_of, reverse=True)  # youngest first
+        groups: list[list[Pod]] = []
+        i, n = 0, len(order)
+        while i < n:
+            t = time_of(order[i])
+            j = i + 1
+            while j < n and time_of(order[j]) == t:
+                j += 1
+            groups.append(order[i:j])
+            i = j
+        if less_in is _never or all(_tied(g) for g in groups):
+            return self.tied_cuts(groups)
         out: dict[int, Pod] = {}
-        lowest: str | None = None
-        single = True
-        for g, group in enumerate(groups, start=1):
-            single = single and len(group) == 1
-            if single:
-                uid = self.uid(group[0])
-                if lowest is None or uid < lowest:
-                    lowest = uid
-                    out[id(group[0])] = group[0]
+        uid = self.uid
+        lowest: Any = None  # the lowest UID of the cut so far, and whether its pod is alone in its group
+        alone = True
+        found: dict[int, Pod] | None = None  # the previous cut's first pods, when its lowest UID reached all
+        group_of: dict[int, int] = {}
+        for g, group in enumerate(groups):
+            for p in group:
+                group_of[id(p)] = g
+            head = group[0] if len(group) == 1 else min(group, key=uid)
+            if lowest is None or uid(head) < uid(lowest):
+                lowest, alone, found = head, len(group) == 1, None
+            if alone:
+                # A pod alone in its group with the lowest UID of the cut goes first there: pods of other groups
+                # follow it by UID, and the pods added by later cuts have higher UIDs.
+                out[id(lowest)] = lowest
                 continue
-            for p in self.cut_first(groups[:g], less_in):
-                out[id(p)] = p
+            if found is None:
+                first, reaches_all = self.first_and_reach(groups[: g + 1], less_in)
+                found = {id(p): p for p in first} if reaches_all else None
+                out.update((id(p), p) for p in first)
+                continue
+            # The lowest UID is unchanged and still reaches every pod: the new group's pods that reach a pod found
+            # (a higher UID in another group) join, with the pods that reach them in turn.
+            ceiling = max(uid(v) for v in found.values())
+            todo = [w for w in group if uid(w) < ceiling]
+            for w in todo:
+                found[id(w)] = w
+            cut = [p for h in groups[: g + 1] for p in h]
+            while todo:
+                v = todo.pop()
+                gv, uv = group_of[id(v)], uid(v)
+                for w in cut:
+                    if id(w) in found:
+                        continue
+                    gw = group_of[id(w)]
+                    if (gw != gv and uid(w) < uv) or (gw == gv and not less_in(v, w)):
+                        found[id(w)] = w
+                        todo.append(w)
+            out.update(found)
         return list(out.values())
 
+    def tied_cuts(self, groups: Sequence[Sequence[Pod]]) -> list[Pod]:
+        """:meth:`over_cuts` where the pods of a group all tie: in each cut the lowest UID reaches every pod (its
+        group by the ties, the rest by UID), and the pods that reach it are those with a UID below the highest of
+        the pods found, with their groups, as far as that goes. Kept cut by cut: a group joins when one of its
+        pods is below that bound (raising it), a new lowest UID starts afresh. O(p log p)."""
+        uid = self.uid
+        keys: list[Any] = []  # the cut's UIDs, sorted
+        owner: dict[Any, int] = {}  # UID -> its group
+        top: list[Any] = []  # each group's highest UID
+        found: set[int] = set()  # the groups found in the current cut
+        bound: Any = None  # the highest UID of the pods found: every pod below it is found
+        lowest: Any = None
+        out: list[Pod] = []
+        emitted: set[int] = set()
 
-def _first(member: tuple[str, int, Pod]) -> str:
+        def join(g: int) -> None:
+            nonlocal bound
+            start = 0 if bound is None else bisect.bisect_left(keys, bound)
+            found.add(g)
+            if bound is None or top[g] > bound:
+                bound = top[g]
+            while start < len(keys) and keys[start] < bound:  # the pods below the bound, and their groups
+                h = owner[keys[start]]
+                if h not in found:
+                    found.add(h)
+                    bound = max(bound, top[h])
+                start += 1
+
+        for g, group in enumerate(groups):
+            group_keys = [uid(p) for p in group]
+            top.append(max(group_keys))
+            for key in group_keys:
+                owner[key] = g
+                bisect.insort(keys, key)
+            head = min(group_keys)
+            if lowest is None or head < lowest:
+                lowest, bound = head, None
+                found.clear()
+                join(g)
+            elif head < bound:
+                join(g)
+            for h in found - emitted:
+                emitted.add(h)
+                out.extend(groups[h])
+        return out
+
+
+def _tied(group: Sequence[Pod]) -> bool:
+    """Whether the pods of a group of equal Ready times all tie on rules 7 and 8 (restarts, creation). O(g)."""
+    first = group[0]
+    return all(p.restarts == first.restarts and p.created == first.created for p in group)
+
+
+def _first(member: tuple[Any, int, Pod]) -> Any:
     return member[0]
+
+
+def _uid_int(pod: Pod) -> Any:
+    return pod.uid
 
 
 def _initial_component(pods: Sequence[Pod], less_in: Less) -> list[Pod]:
@@ -236,14 +334,21 @@ def _initial_component(pods: Sequence[Pod], less_in: Less) -> list[Pod]:
     return [pods[i] for i in sorted(found)]
 
 
-def deletion_candidates(pods: Sequence[Pod], ranks: Sequence[int]) -> list[Pod]:
+def deletion_candidates(pods: Sequence[Pod], ranks: Sequence[int] | None = None) -> list[Pod]:
     """The active pods, any of which the controller may delete first, whatever the time and the order the
-    lister returns them in (see the module docstring), sorted by name. O(p log p) usually."""
-    active = [(p, r) for p, r in zip(pods, ranks, strict=True) if p.active]
-    if not active:
-        return []
-    best = min(_tier_key(p, r) for p, r in active)
-    tier = [p for p, r in active if _tier_key(p, r) == best]
+    lister returns them in (see the module docstring), sorted by name; ``ranks`` None: every pod ranks 0 (no
+    related pods). O(p log p) usually."""
+    best: tuple[int, int, int, int, int] | None = None
+    tier: list[Pod] = []
+    terminal = TERMINAL_PHASES
+    for p, rank in zip(pods, ranks, strict=True) if ranks is not None else ((p, 0) for p in pods):
+        if p.deleting or p.phase in terminal:
+            continue
+        key = _tier_key(p, rank)
+        if best is None or key < best:
+            best, tier = key, [p]
+        elif key == best:
+            tier.append(p)
     if len(tier) > 1:
         t = _Tier(tier)
         if tier[0].ready:

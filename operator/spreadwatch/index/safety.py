@@ -27,7 +27,7 @@ a report O(its pods log + nodes with them), plus O(W) per budget after a workloa
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Final
 
@@ -46,6 +46,7 @@ from spreadwatch.index.building import ReportBuilding
 from spreadwatch.index.state import CandidateSet, LabelKey, NamespaceState, Workload
 from spreadwatch.model import (
     INVALID_DELETION_COST,
+    TERMINAL_PHASES,
     Controller,
     Node,
     OwnerRef,
@@ -76,8 +77,6 @@ class BudgetCounts:
     healthy: int = 0
     healthy_on: dict[str, int] = field(default_factory=dict)
     owners: dict[OwnerRef | None, int] = field(default_factory=dict)  # None: pods without a controller
-    workloads: tuple[WorkloadKey, ...] = ()  # the workloads it selects (their next pod's labels)
-    epoch: int = -1  # the namespace's workload epoch ``workloads`` was found at
 
 
 @dataclass(slots=True)
@@ -89,7 +88,10 @@ class SafetyNamespace:
     anchored: dict[tuple[str, str], set[str]] = field(default_factory=dict)  # one term of a budget's selector
     unanchored: set[str] = field(default_factory=set)  # budgets whose selector has no equality/in term
     matches: dict[LabelKey, tuple[str, ...]] = field(default_factory=dict)  # label map -> budgets selecting it
-    epoch: int = 0  # bumped when a workload of the namespace is added, refreshed or dropped
+    epoch: int = 0  # bumped when a workload of the namespace is added or dropped, or its next pod's labels change
+    #: budget -> the workloads it selects (their next pod's labels), found at ``members_epoch``
+    members: dict[str, tuple[WorkloadKey, ...]] = field(default_factory=dict)
+    members_epoch: int = -1
 
 
 def _anchors(selector: Selector) -> tuple[tuple[str, str], ...] | None:
@@ -215,6 +217,7 @@ class SafetyTracking(ReportBuilding):
             for item in anchored:
                 sns.anchored.setdefault(item, set()).add(pdb.name)
         sns.matches.clear()
+        sns.members_epoch = -1
         ns = self._ns.get(pdb.namespace)
         if scan and ns is not None:
             selected: dict[int, bool] = {}  # id(label map) -> selected (the pods of one ReplicaSet share one)
@@ -237,10 +240,11 @@ class SafetyTracking(ReportBuilding):
     def _drop_budget(
         self, sns: SafetyNamespace, namespace: str, name: str, dirty: bool = True
     ) -> tuple[WorkloadKey, ...]:
-        counts = sns.budgets.pop(name, None)
+        counts = sns.budgets.get(name)
         if counts is None:
             return ()
-        before = self._budget_workloads(namespace, counts) if dirty else ()
+        before = self._budget_workloads(namespace, counts) if dirty else ()  # (while it is still held)
+        del sns.budgets[name]
         sns.unanchored.discard(name)
         for item in _anchors(counts.pdb.selector) or ():
             names = sns.anchored.get(item)
@@ -249,22 +253,23 @@ class SafetyTracking(ReportBuilding):
                 if not names:
                     del sns.anchored[item]
         sns.matches.clear()
+        sns.members_epoch = -1
         return before
 
     def _budget_workloads(self, namespace: str, counts: BudgetCounts) -> tuple[WorkloadKey, ...]:
-        """The workloads whose next pod the budget selects, found again after a workload of the namespace
-        changed. O(1), or O(W) then."""
+        """The workloads whose next pod the budget selects. O(1), or after a workload of the namespace changed
+        O(W × (labels + budgets selecting each)) once for all its budgets."""
         sns = self._safety_of(namespace)
-        if counts.epoch != sns.epoch:
+        if sns.members_epoch != sns.epoch:
+            members: dict[str, list[WorkloadKey]] = {}
             ns = self._ns.get(namespace)
-            matches = counts.pdb.selector.matches
-            counts.workloads = tuple(
-                sorted(
-                    k for k, w in (ns.workloads.items() if ns else ()) if w.pod is not None and matches(w.pod.labels)
-                )
-            )
-            counts.epoch = sns.epoch
-        return counts.workloads
+            for key, w in sorted(ns.workloads.items()) if ns is not None else ():
+                if w.pod is not None:
+                    for name in self._budgets_selecting(sns, w.pod.labels):
+                        members.setdefault(name, []).append(key)
+            sns.members = {name: tuple(keys) for name, keys in members.items()}
+            sns.members_epoch = sns.epoch
+        return sns.members.get(counts.pdb.name, ())
 
     def owned_pods(self, namespace: str, kind: str, name: str) -> list[Pod]:
         """The pods whose controller is ``kind/name`` (any phase; a Deployment's: its ReplicaSets'), for
@@ -273,12 +278,16 @@ class SafetyTracking(ReportBuilding):
         ctrl = ns.controllers.get(kind, {}).get(name) if ns is not None else None
         if ctrl is None or ns is None:
             return list(self._safety_of(namespace).owned.get((kind, name), ()))
-        return self._pods_of(self._safety_of(namespace), ns, ctrl)
+        return list(self._pods_of(self._safety_of(namespace), ns, ctrl))
 
     def replicasets_of(self, deployment: Controller) -> list[Controller]:
         """The ReplicaSets a Deployment controls, by name. O(its ReplicaSets)."""
         ns = self._ns.get(deployment.namespace)
         return sorted(self._deployment_replicasets(ns, deployment), key=lambda rs: rs.name) if ns else []
+
+    def budget_count(self) -> int:
+        """PodDisruptionBudgets held. O(namespaces)."""
+        return sum(len(sns.budgets) for sns in self._safety.values())
 
     def budget_keys(self) -> set[tuple[str, str]]:
         """``(namespace, name)`` of every budget held (reconciling after a watch gap). O(budgets)."""
@@ -309,18 +318,45 @@ class SafetyTracking(ReportBuilding):
                 self._touch(w, key)
 
     def _refresh(self, ns: NamespaceState, w: Workload, force: bool = False) -> None:
+        """A workload whose next pod's labels change (or which is added) leaves and joins budgets: the
+        workloads sharing them before and after are dirtied (their shared-budget note). O(1), or with budgets
+        in the namespace O(W) on a label change."""
+        before = w.pod.labels if w.pod is not None else None
         super()._refresh(ns, w, force)
-        self._safety_of(w.ctrl.namespace).epoch += 1
+        after = w.pod.labels if w.pod is not None else None
+        if after is not before and after != before:
+            self._members_changed(w.ctrl.namespace, (before, after))
 
     def _add_workloads(self, ctrls: Iterable[Controller]) -> None:
         ctrls = list(ctrls)
         super()._add_workloads(ctrls)
-        for namespace in {c.namespace for c in ctrls}:
-            self._safety_of(namespace).epoch += 1
+        by_ns: dict[str, list[Mapping[str, str] | None]] = {}
+        for ctrl in ctrls:
+            ns = self._ns.get(ctrl.namespace)
+            w = ns.workloads.get(ctrl.key) if ns is not None else None
+            by_ns.setdefault(ctrl.namespace, []).append(w.pod.labels if w is not None and w.pod is not None else None)
+        for namespace, labels in by_ns.items():
+            self._members_changed(namespace, labels)
 
     def _drop_workload(self, ns: NamespaceState, key: WorkloadKey) -> None:
+        w = ns.workloads.get(key)
         super()._drop_workload(ns, key)
-        self._safety_of(key.namespace).epoch += 1
+        if w is not None:
+            self._members_changed(key.namespace, (w.pod.labels if w.pod is not None else None,))
+
+    def _members_changed(self, namespace: str, labels: Iterable[Mapping[str, str] | None]) -> None:
+        """Workloads of the namespace with next pods of ``labels`` were added, dropped or relabelled: the
+        budgets' members are recounted (lazily) and the workloads sharing a budget selecting any of those
+        labels are dirtied. O(1) without budgets, else O(W + labels × B)."""
+        sns = self._safety_of(namespace)
+        sns.epoch += 1
+        if not sns.budgets:
+            return
+        names = {n for lab in labels if lab is not None for n in self._budgets_selecting(sns, lab)}
+        touched: set[WorkloadKey] = set()
+        for name in names:
+            touched.update(self._budget_workloads(namespace, sns.budgets[name]))
+        self._touch_keys(namespace, touched)
 
     def _controller_changed(self, ns: NamespaceState, old: Controller | None, new: Controller | None) -> None:
         """A controller's scale (or identity) counts in the expected pods of the budgets selecting its pods:
@@ -332,10 +368,15 @@ class SafetyTracking(ReportBuilding):
         sns = self._safety.get(ctrl.namespace)
         if sns is None or not sns.budgets:
             return
-        if old is not None and new is not None and (old.replicas, old.uid, old.controller) == (
-            new.replicas,
-            new.uid,
-            new.controller,
+        if (
+            old is not None
+            and new is not None
+            and (old.replicas, old.uid, old.controller)
+            == (
+                new.replicas,
+                new.uid,
+                new.controller,
+            )
         ):
             return
         names = {ctrl.name}
@@ -390,10 +431,16 @@ class SafetyTracking(ReportBuilding):
             held = self._ns.get(namespace)
             if not sns.budgets or held is None:
                 continue
-            for name, counts in sns.budgets.items():  # (recounted: budgets held before the load too)
-                sns.budgets[name] = BudgetCounts(counts.pdb)
+            budgets = sns.budgets
+            for name, counts in budgets.items():  # (recounted: budgets held before the load too)
+                budgets[name] = BudgetCounts(counts.pdb)
+            labels: object = None
+            names: tuple[str, ...] = ()
             for pod in held.pods.values():
-                self._count_budgets(sns, pod, 1)
+                if pod.labels is not labels:  # (a listing's pods of one ReplicaSet share one label map)
+                    labels, names = pod.labels, self._budgets_selecting(sns, pod.labels)
+                for name in names:
+                    _add(budgets[name], pod, 1)
 
     # --- the forecasts in a report ---------------------------------------------------------------------------
 
@@ -402,38 +449,43 @@ class SafetyTracking(ReportBuilding):
         report = super()._build(w)
         if report.health is Health.ERROR:
             return report
-        namespace = w.ctrl.namespace
+        ctrl = w.ctrl
+        namespace = ctrl.namespace
         sns = self._safety_of(namespace)
         ns = self._ns[namespace]
-        pods = [p for p in self._pods_of(sns, ns, w.ctrl) if p.active]
-        notes: list[str] = []
-        budget = self._budget_of(sns, w, notes)
+        terminal = TERMINAL_PHASES
+        pods: list[Pod] = []
         ready_on: dict[str, int] = {}
-        for p in pods:
-            if p.ready and p.node_name:
+        invalid: list[str] = []
+        for p in self._pods_of(sns, ns, ctrl):
+            if p.deleting or p.phase in terminal:
+                continue
+            pods.append(p)
+            if p.ready_after is not None and p.node_name:
                 ready_on[p.node_name] = ready_on.get(p.node_name, 0) + 1
+            if p.deletion_cost == INVALID_DELETION_COST:
+                invalid.append(p.name)
+        notes: list[str] = []
+        budget = self._budget_of(sns, w, notes) if sns.budgets else None
         candidates = self._candidate_set(w)
-        resilience = resilience_of(
-            ready_on, w.ctrl.replicas, self._zones, candidates.layout, candidates.names, budget
-        )
-        unsafe = zone_outage(
-            resilience, sum(ready_on.values()), w.ctrl.replicas, candidates.layout, self.options.thresholds
-        )
-        if w.ctrl.kind in _RANKED_KINDS:
-            invalid = sorted(p.name for p in pods if p.deletion_cost == INVALID_DELETION_COST)
-            if invalid:
-                more = f" (and {len(invalid) - 1} more)" if len(invalid) > 1 else ""
-                notes.append(
-                    f"InvalidPodDeletionCost: pod {invalid[0]}{more}: controller.kubernetes.io/pod-deletion-cost "
-                    "is not an int32; the ReplicaSet controller counts it as 0"
-                )
+        layout = candidates.layout
+        resilience = resilience_of(ready_on, ctrl.replicas, self._zones, layout, candidates.names, budget)
+        unsafe = zone_outage(resilience, sum(ready_on.values()), ctrl.replicas, layout, self.options.thresholds)
+        if invalid and ctrl.kind in _RANKED_KINDS:
+            invalid.sort()
+            more = f" (and {len(invalid) - 1} more)" if len(invalid) > 1 else ""
+            notes.append(
+                f"InvalidPodDeletionCost: pod {invalid[0]}{more}: controller.kubernetes.io/pod-deletion-cost "
+                "is not an int32; the ReplicaSet controller counts it as 0"
+            )
         scale_down = self._scale_down(w, ns, sns, pods, report, candidates)
         return with_safety(report, resilience, scale_down, unsafe, notes)
 
-    def _pods_of(self, sns: SafetyNamespace, ns: NamespaceState, ctrl: Controller) -> list[Pod]:
-        """A workload's own pods (a Deployment's: its ReplicaSets'). O(its pods)."""
+    def _pods_of(self, sns: SafetyNamespace, ns: NamespaceState, ctrl: Controller) -> Sequence[Pod]:
+        """A workload's own pods (a Deployment's: its ReplicaSets'; the index's own list otherwise: read only).
+        O(its pods) for a Deployment, O(1) otherwise."""
         if ctrl.kind != "Deployment":
-            return list(sns.owned.get((ctrl.kind, ctrl.name), ()))
+            return sns.owned.get((ctrl.kind, ctrl.name), ())
         owned = sns.owned
         return [p for rs in self._deployment_replicasets(ns, ctrl) for p in owned.get(("ReplicaSet", rs.name), ())]
 
@@ -503,7 +555,7 @@ class SafetyTracking(ReportBuilding):
             if len(pods) <= ctrl.replicas - 1:
                 return None
             related = self._related_pods(ns, sns, ctrl)
-            chosen = deletion_candidates(pods, colocated_ranks(pods, related))
+            chosen = deletion_candidates(pods, colocated_ranks(pods, related) if related else None)
         names = candidates.names
         busy = {n: c for n, c in w.counts.items() if c > 0 and n in names} if w.counting else {}
         selector = w.selector
@@ -540,24 +592,38 @@ class SafetyTracking(ReportBuilding):
         self, ns: NamespaceState, sns: SafetyNamespace, deployment: Controller, pods: list[Pod]
     ) -> tuple[list[Pod], str]:
         """A Deployment shrunk by one: the ReplicaSet ``scale`` takes the replica from and its candidates,
-        ranked against every pod of the Deployment. O(ReplicaSets + pods log)."""
+        ranked against every pod of the Deployment (``pods``: its active ones). O(ReplicaSets + pods log)."""
         replicasets = self._deployment_replicasets(ns, deployment)
-        newest = newest_replicaset(deployment, replicasets)
-        sizes = {rs.name: ReplicaSetSize(rs, rs.replicas, rs.scaling.available) for rs in replicasets}
-        new = sizes.get(newest.name) if newest is not None else None
-        old = [s for name, s in sizes.items() if new is None or name != new.rs.name]
-        smaller = msgspec.structs.replace(deployment, replicas=deployment.replicas - 1)
-        shares = scale_shares(smaller, new, old)
+        target = deployment.replicas - 1
+        on_node: dict[str, int] = {}
+        for p in pods:
+            on_node[p.node_name] = on_node.get(p.node_name, 0) + 1
+        active = [rs for rs in replicasets if rs.replicas > 0]
+        if len(active) == 1:  # the usual case: the one active ReplicaSet takes the new replica count
+            shares = {active[0].name: target}
+        else:
+            newest = newest_replicaset(deployment, replicasets)
+            sizes = [ReplicaSetSize(rs, rs.replicas, rs.scaling.available) for rs in replicasets]
+            new = next((s for s in sizes if newest is not None and s.rs.name == newest.name), None)
+            old = [s for s in sizes if s is not new]
+            shares = scale_shares(msgspec.structs.replace(deployment, replicas=target), new, old)
+        replicas = {rs.name: rs.replicas for rs in replicasets}
         out: dict[str, Pod] = {}
         shrunk = ""
         for name, size in sorted(shares.items()):
-            rs_pods = [p for p in sns.owned.get(("ReplicaSet", name), ()) if p.active]
-            if name not in sizes or size >= sizes[name].replicas or len(rs_pods) <= size:
+            if size >= replicas.get(name, 0):
+                continue
+            rs_pods = [p for p in pods if p.controller is not None and p.controller.name == name]
+            if len(rs_pods) <= size:
                 continue
             shrunk = shrunk or name
-            for p in deletion_candidates(rs_pods, colocated_ranks(rs_pods, pods)):
+            for p in deletion_candidates(rs_pods, [on_node[p.node_name] for p in rs_pods]):
                 out[p.name] = p
-        return sorted(out.values(), key=lambda p: p.name), shrunk
+        return sorted(out.values(), key=_name), shrunk
+
+
+def _name(pod: Pod) -> str:
+    return pod.name
 
 
 def _add(counts: BudgetCounts, pod: Pod, delta: int) -> None:

@@ -40,6 +40,7 @@ from spreadwatch.scoring import ZoneKey
 __all__ = [
     "MAX_CANDIDATES",
     "Budget",
+    "SpreadState",
     "replacement_room",
     "resilience_of",
     "scale_down_of",
@@ -71,60 +72,51 @@ def replacement_room(outside_candidates: int, replacements: int) -> bool:
     return replacements == 0 or outside_candidates > 0
 
 
-class _Units(NamedTuple):
-    """Losses per zone (node): the workload's Ready pods and the budget's healthy pods on it."""
-
-    ready: dict[str, int]
-    healthy: dict[str, int]
-
-
-def _per_unit(ready_on: Mapping[str, int], healthy_on: Mapping[str, int], unit: Callable[[str], str | None]) -> _Units:
-    ready: dict[str, int] = {}
-    healthy: dict[str, int] = {}
-    for counts, out in ((ready_on, ready), (healthy_on, healthy)):
-        for node, c in counts.items():
-            u = unit(node)
-            if u is not None and c > 0:
-                out[u] = out.get(u, 0) + c
-    return _Units(ready, healthy)
+def _by_zone(counts: Mapping[str, int], node_zone: Mapping[str, ZoneKey | None]) -> dict[str, int]:
+    """Pods per zone name from pods per node (zoneless nodes left out). O(nodes)."""
+    out: dict[str, int] = {}
+    get = node_zone.get
+    for node, c in counts.items():
+        z = get(node)
+        if z is not None and c > 0:
+            out[z[1]] = out.get(z[1], 0) + c
+    return out
 
 
 def _loss(
-    units: _Units,
+    ready: Mapping[str, int],
+    healthy: Mapping[str, int],
     ready_total: int,
     desired: int,
-    budget: Budget | None,
+    status: BudgetStatus | None,
     room_outside: Callable[[str], int],
 ) -> Loss:
-    """The worst unit's loss and the units tolerated (see the module docstring). O(units log units)."""
-    status = budget.status if budget is not None else None
-
-    def holds(lost_ready: int, lost_healthy: int) -> bool:
-        if status is not None:
-            return status.current_healthy - lost_healthy >= status.desired_healthy
-        return ready_total - lost_ready >= 1
-
-    names = set(units.ready) | set(units.healthy)
+    """The worst unit's loss and the units tolerated (see the module docstring), from the Ready pods and the
+    budget's healthy pods per zone (node). O(units log units)."""
     if status is not None:
-        order = sorted(names, key=lambda u: (-units.healthy.get(u, 0), -units.ready.get(u, 0), u))
+        have, need, losses = status.current_healthy, status.desired_healthy, healthy
     else:
-        order = sorted(names, key=lambda u: (-units.ready.get(u, 0), u))
+        have, need, losses = ready_total, 1, ready
+    names = ready.keys() | healthy.keys()
     tolerated = 0
-    if holds(0, 0):
-        lost_ready = lost_healthy = 0
-        for u in order:
-            lost_ready += units.ready.get(u, 0)
-            lost_healthy += units.healthy.get(u, 0)
-            if not holds(lost_ready, lost_healthy):
+    if have >= need:
+        left = have
+        for lost in sorted(losses.values(), reverse=True):
+            left -= lost
+            if left < need:
                 break
             tolerated += 1
         else:  # every zone (node) holding its pods can be lost
-            tolerated = len(order)
-    if not order:
-        return Loss("", ready_total, desired, None if status is None else holds(0, 0), True, tolerated)
-    worst = order[0]
-    lost = units.ready.get(worst, 0)
-    satisfied = None if status is None else holds(lost, units.healthy.get(worst, 0))
+            tolerated = len(names)
+    if not names:
+        return Loss("", ready_total, desired, None if status is None else have >= need, True, tolerated)
+    worst = (
+        min(names, key=lambda u: (-healthy.get(u, 0), -ready.get(u, 0), u))
+        if status is not None
+        else min(names, key=lambda u: (-ready.get(u, 0), u))
+    )
+    lost = ready.get(worst, 0)
+    satisfied = None if status is None else status.current_healthy - healthy.get(worst, 0) >= need
     return Loss(worst, ready_total - lost, desired, satisfied, replacement_room(room_outside(worst), lost), tolerated)
 
 
@@ -140,19 +132,18 @@ def resilience_of(
     ``node_zone`` the nodes' zones; ``layout`` and ``candidates`` its candidate nodes. No zone loss where
     neither its pods nor its candidate nodes have a zone. O(nodes with pods × log)."""
     healthy_on = budget.healthy_on if budget is not None else {}
+    status = budget.status if budget is not None else None
     ready_total = sum(ready_on.values())
-
-    def zone_of(node: str) -> str | None:
-        z = node_zone.get(node)
-        return None if z is None else z[1]
-
     outside_zone = {z[1]: layout.total - layout.sizes.get(z, 0) for z in layout.zones}
-    zones = _per_unit(ready_on, healthy_on, zone_of)
+    zone_ready, zone_healthy = _by_zone(ready_on, node_zone), _by_zone(healthy_on, node_zone)
     zone_loss = None
-    if layout.zones or zones.ready or zones.healthy:
-        zone_loss = _loss(zones, ready_total, desired, budget, lambda z: outside_zone.get(z, layout.total))
-    nodes = _per_unit(ready_on, healthy_on, lambda n: n)
-    node_loss = _loss(nodes, ready_total, desired, budget, lambda n: layout.total - (1 if n in candidates else 0))
+    if layout.zones or zone_ready or zone_healthy:
+        zone_loss = _loss(
+            zone_ready, zone_healthy, ready_total, desired, status, lambda z: outside_zone.get(z, layout.total)
+        )
+    node_loss = _loss(
+        ready_on, healthy_on, ready_total, desired, status, lambda n: layout.total - (1 if n in candidates else 0)
+    )
     if budget is None:
         return Resilience(zone_loss, node_loss)
     s = budget.status
@@ -221,6 +212,90 @@ def spread_facts(
     )
 
 
+class SpreadState:
+    """The inputs of the spread verdict from the matching pods per candidate node, kept so that the verdict
+    after taking one pod off a node costs O(zones), not a rebuild (``spread_facts``' arithmetic): the highest
+    and lowest node counts with how many nodes hold them and the runner-up, the zones' counts, the zone groups
+    with an empty candidate node left."""
+
+    __slots__ = (
+        "busy",
+        "by_group",
+        "groups",
+        "high",
+        "high_2",
+        "high_n",
+        "layout",
+        "low",
+        "low_2",
+        "low_n",
+        "node_zone",
+        "pods",
+        "room",
+        "zone_counts",
+    )  # fmt: skip
+
+    def __init__(self, busy: Mapping[str, int], layout: CandidateLayout, node_zone: Mapping[str, ZoneKey | None]):
+        self.busy, self.layout, self.node_zone = busy, layout, node_zone
+        self.pods = sum(busy.values())
+        self.by_group: dict[ZoneKey | None, int] = {}  # busy nodes per zone (None: zoneless)
+        self.zone_counts: dict[ZoneKey | None, int] = dict.fromkeys(layout.zones, 0)
+        for node, count in busy.items():
+            z = node_zone.get(node)
+            self.by_group[z] = self.by_group.get(z, 0) + 1
+            if z is not None and z in self.zone_counts:
+                self.zone_counts[z] += count
+        self.groups = len(layout.by_zone)
+        sizes = layout.sizes
+        self.room = sum(1 for g in layout.by_zone if sizes[g] > self.by_group.get(g, 0))  # groups with an empty node
+        values = sorted(busy.values())
+        self.high = values[-1] if values else 0
+        self.high_n = values.count(self.high) if values else 0
+        self.high_2 = next((v for v in reversed(values) if v < self.high), 0)
+        self.low = values[0] if values else 0
+        self.low_n = values.count(self.low) if values else 0
+        self.low_2 = next((v for v in values if v > self.low), 0)
+
+    def facts_without(self, node: str) -> SpreadFacts:
+        """The facts with one pod fewer on ``node`` ("": none fewer). O(zones)."""
+        layout = self.layout
+        count = self.busy.get(node, 0)
+        nodes = len(self.busy)
+        high, low, room, zones_busy = self.high, self.low, self.room, len(self.by_group)
+        zone_counts = self.zone_counts
+        if count:
+            z = self.node_zone.get(node)
+            left = count - 1
+            if count == high and self.high_n == 1:  # the one highest node: now left, or the runner-up
+                high = max(left, self.high_2)
+            if left == 0:
+                nodes -= 1
+                if count == low and self.low_n == 1:
+                    low = self.low_2  # (0 when no node is left)
+                held = self.by_group[z]
+                if held == layout.sizes.get(z, 0):  # its zone gains an empty candidate node
+                    room += 1
+                if held == 1:
+                    zones_busy -= 1
+            else:
+                low = min(low, left)
+            if z is not None and z in zone_counts:
+                zone_counts = {**zone_counts, z: zone_counts[z] - 1}
+        node_skew = high - (0 if room or not nodes else low)
+        zone_skew = (max(zone_counts.values()) - min(zone_counts.values())) if zone_counts else 0
+        return SpreadFacts(
+            self.pods - (1 if count else 0),
+            layout.total,
+            nodes,
+            "",
+            zones_busy if zone_counts else 0,
+            "",
+            self.groups if zone_counts else 0,
+            node_skew,
+            zone_skew,
+        )
+
+
 def scale_down_of(
     report: SpreadReport,
     candidates: Sequence[Pod],
@@ -234,9 +309,10 @@ def scale_down_of(
 ) -> ScaleDown | None:
     """The next scale-down: ``candidates`` (sorted by name), the spread after deleting each — ``busy`` the
     matching pods per candidate node now, ``counted`` whether a pod is one of them — and the worst of those.
-    None without a candidate. O(distinct candidate nodes × busy nodes)."""
+    None without a candidate. O(busy nodes + distinct candidate nodes × (busy nodes + zones))."""
     if not candidates:
         return None
+    spread = SpreadState(busy, layout, node_zone)
     worst_node = worst_zone = 0
     worst = len(_AFTER_ORDER) - 1
     seen: set[str] = set()
@@ -245,14 +321,7 @@ def scale_down_of(
         if node in seen:
             continue
         seen.add(node)
-        after = dict(busy)
-        if node:
-            left = after[node] - 1
-            if left:
-                after[node] = left
-            else:
-                del after[node]
-        facts = spread_facts(after, layout, node_zone)
+        facts = spread.facts_without(node)
         worst_node, worst_zone = max(worst_node, facts.node_skew), max(worst_zone, facts.zone_skew)
         health = Health.SKIPPED if report.skipped else judge(facts, thresholds)[0]
         worst = min(worst, _AFTER_ORDER.index(health))
