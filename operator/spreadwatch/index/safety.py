@@ -43,7 +43,7 @@ from spreadwatch.controllers import (
     scale_shares,
 )
 from spreadwatch.index.building import ReportBuilding
-from spreadwatch.index.state import CandidateSet, LabelKey, NamespaceState, Workload
+from spreadwatch.index.state import CandidateSet, NamespaceState, Workload
 from spreadwatch.model import (
     INVALID_DELETION_COST,
     TERMINAL_PHASES,
@@ -53,7 +53,6 @@ from spreadwatch.model import (
     Pod,
     PodDisruptionBudget,
     WorkloadKey,
-    label_key,
 )
 from spreadwatch.report import Health, ReportOptions, SpreadReport
 from spreadwatch.report.forecast import Budget, resilience_of, scale_down_of, with_safety, zone_outage
@@ -87,7 +86,6 @@ class SafetyNamespace:
     budgets: dict[str, BudgetCounts] = field(default_factory=dict)
     anchored: dict[tuple[str, str], set[str]] = field(default_factory=dict)  # one term of a budget's selector
     unanchored: set[str] = field(default_factory=set)  # budgets whose selector has no equality/in term
-    matches: dict[LabelKey, tuple[str, ...]] = field(default_factory=dict)  # label map -> budgets selecting it
     epoch: int = 0  # bumped when a workload of the namespace is added or dropped, or its next pod's labels change
     #: budget -> the workloads it selects (their next pod's labels), found at ``members_epoch``
     members: dict[str, tuple[WorkloadKey, ...]] = field(default_factory=dict)
@@ -188,18 +186,22 @@ class SafetyTracking(ReportBuilding):
         return set(names)
 
     def _budgets_selecting(self, sns: SafetyNamespace, labels: Mapping[str, str]) -> tuple[str, ...]:
-        """The budgets whose selector selects ``labels``, by name (cached per label map). O(labels + B)."""
-        key = label_key(labels)
-        found = sns.matches.get(key)
-        if found is None:
-            names = set(sns.unanchored)
-            for item in labels.items():
-                hit = sns.anchored.get(item)
-                if hit:
-                    names |= hit
-            found = tuple(sorted(n for n in names if sns.budgets[n].pdb.selector.matches(labels)))
-            sns.matches[key] = found
-        return found
+        """The budgets whose selector selects ``labels``, by name: those filed under one of its labels, and
+        the unanchored ones, tested. O(labels + B) (not cached: a cache per label map costs more memory than
+        the lookups cost time)."""
+        anchored = sns.anchored
+        names: set[str] | None = set(sns.unanchored) if sns.unanchored else None
+        for item in labels.items():
+            hit = anchored.get(item)
+            if hit:
+                names = hit | names if names else hit
+        if not names:
+            return ()
+        budgets = sns.budgets
+        if len(names) == 1:
+            (name,) = names
+            return (name,) if budgets[name].pdb.selector.matches(labels) else ()
+        return tuple(sorted(n for n in names if budgets[n].pdb.selector.matches(labels)))
 
     # --- budgets ---------------------------------------------------------------------------------------------
 
@@ -216,7 +218,6 @@ class SafetyTracking(ReportBuilding):
         else:
             for item in anchored:
                 sns.anchored.setdefault(item, set()).add(pdb.name)
-        sns.matches.clear()
         sns.members_epoch = -1
         ns = self._ns.get(pdb.namespace)
         if scan and ns is not None:
@@ -252,7 +253,6 @@ class SafetyTracking(ReportBuilding):
                 names.discard(name)
                 if not names:
                     del sns.anchored[item]
-        sns.matches.clear()
         sns.members_epoch = -1
         return before
 
