@@ -8,8 +8,8 @@ index):
 * **budget counts** — for each PodDisruptionBudget, over the pods its selector selects in its namespace (any
   phase, as the disruption controller lists them): how many, how many are healthy (Ready, not being deleted)
   and on which nodes, and their controllers (the scales its expected pods add up). A pod event finds the
-  budgets selecting its labels through a per-label-map cache (anchored like workloads: a budget is filed
-  under one equality term of its selector), so it costs O(labels + budgets selecting it);
+  budgets selecting its labels by them (anchored like workloads: a budget is filed under one equality term
+  of its selector), so it costs O(labels + budgets selecting it);
 * **which budgets a workload has** — those selecting its next pod's labels, found the same way when its
   report is built (their workloads, for the shared-budget note, recounted only after a workload or budget
   of the namespace changed).
@@ -18,7 +18,8 @@ The report of a workload is built from these (:meth:`SafetyTracking._build`, rep
 resilience (zone and node loss under its budget) and its next scale-down (:mod:`spreadwatch.controllers`).
 A pod change dirties its controller's workload and, when a budget's counts change, the workloads that budget
 selects; a budget change dirties the workloads it selected and selects; a controller's replica change the
-workloads of the budgets counting its pods.
+workloads of the budgets counting its pods; a workload added, dropped or whose next pod's labels change, the
+workloads sharing a budget with it.
 
 Costs (P: pods of the namespace, B: budgets selecting a pod's labels, W: workloads of the namespace):
 ``apply(pod)`` O(labels + B) more; ``apply(budget)`` O(P) (one label-map test per distinct map) plus O(W);
