@@ -24,8 +24,10 @@ them). At scale 1.0:
   ``minAvailable: 1``, ``minAvailable: 50%``, ``maxUnavailable: 1``, ``maxUnavailable: 25%``;
 * scheduling-constraint signatures (6 distinct): none (80 %), infra toleration + nodeSelector (6 %),
   GPU toleration + nodeSelector (4 %), ``disk=ssd`` nodeSelector (4 %), required zone affinity (4 %),
-  tolerate-everything (2 %); 1 % of workloads have ``topologySpreadConstraints`` (SelectorSpread skips
-  them).
+  tolerate-everything (2 %); 3 % of workloads have ``topologySpreadConstraints`` (SelectorSpread skips
+  them): 1 % a ScheduleAnyway zone one, 1 % a DoNotSchedule zone and a ScheduleAnyway hostname one, 1 % a
+  DoNotSchedule hostname one with minDomains 3 (PodTopologySpread's Filter, profile v1.29). Pods are placed
+  whatever the constraints say, so some of them start out violated.
 
 Categories are assigned by index patterns (not by chance) so every one is present even at scale 0.005;
 everything else comes from ``random.Random`` seeded per namespace, so the output depends only on
@@ -57,6 +59,7 @@ BASE_WORKLOADS = 10_000
 ZONES = ("eu-west-1a", "eu-west-1b", "eu-west-1c")
 REGION = "eu-west-1"
 GA_ZONE = "topology.kubernetes.io/zone"
+HOSTNAME = "kubernetes.io/hostname"
 GA_REGION = "topology.kubernetes.io/region"
 BETA_ZONE = "failure-domain.beta.kubernetes.io/zone"
 BETA_REGION = "failure-domain.beta.kubernetes.io/region"
@@ -127,7 +130,7 @@ def _node(i: int) -> tuple[Obj, dict[str, Any]]:
     """Node i and the facts placement needs (zone, taints, labels)."""
     name = f"node-{i:05d}"
     labels: dict[str, str] = {
-        "kubernetes.io/hostname": name,
+        HOSTNAME: name,
         "kubernetes.io/os": "linux",
         "kubernetes.io/arch": "amd64",
         "node.kubernetes.io/instance-type": ("m5.2xlarge", "m5.4xlarge", "c5.4xlarge")[i % 3],
@@ -456,14 +459,19 @@ class _Gen:
             ],
             **_signature_spec(sig),
         }
+        spread = {"labelSelector": {"matchLabels": {"app": name}}}
         if j % 100 == 57:
             template_spec["topologySpreadConstraints"] = [
-                {
-                    "maxSkew": 1,
-                    "topologyKey": GA_ZONE,
-                    "whenUnsatisfiable": "ScheduleAnyway",
-                    "labelSelector": {"matchLabels": {"app": name}},
-                }
+                {"maxSkew": 1, "topologyKey": GA_ZONE, "whenUnsatisfiable": "ScheduleAnyway", **spread}
+            ]
+        elif j % 100 == 23:  # the pattern the Kubernetes docs recommend: a hard zone and a soft hostname constraint
+            template_spec["topologySpreadConstraints"] = [
+                {"maxSkew": 1, "topologyKey": GA_ZONE, "whenUnsatisfiable": "DoNotSchedule", **spread},
+                {"maxSkew": 1, "topologyKey": HOSTNAME, "whenUnsatisfiable": "ScheduleAnyway", **spread},
+            ]
+        elif j % 100 == 73:  # a hard hostname constraint (its busy nodes are rejected one by one)
+            template_spec["topologySpreadConstraints"] = [
+                {"maxSkew": 1, "topologyKey": HOSTNAME, "whenUnsatisfiable": "DoNotSchedule", "minDomains": 3, **spread}
             ]
         base_labels = {"app": name, "tier": tier, "app.kubernetes.io/managed-by": "helm"}
         meta_common = {"namespace": ns, "creationTimestamp": _ts(created), "generation": 1}

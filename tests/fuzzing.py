@@ -175,6 +175,12 @@ _TARGETED: list[tuple[str, Any]] = [
                 ],
                 [{"maxSkew": 1, "topologyKey": "z", "whenUnsatisfiable": "ScheduleAnyway", "minDomains": -(2**70)}],
                 [{"maxSkew": 1, "topologyKey": "z", "whenUnsatisfiable": "DoNotSchedule", "labelSelector": "x"}],
+                [{"maxSkew": 0, "topologyKey": "z", "whenUnsatisfiable": "DoNotSchedule"}],
+                [{"maxSkew": 1, "topologyKey": "z", "whenUnsatisfiable": "Sometimes"}],
+                [{"maxSkew": 1, "topologyKey": "z", "whenUnsatisfiable": "ScheduleAnyway", "minDomains": 2}],
+                [{"maxSkew": 1, "topologyKey": "z", "whenUnsatisfiable": "DoNotSchedule", "minDomains": 0}],
+                [{"maxSkew": 1, "topologyKey": "z", "whenUnsatisfiable": "DoNotSchedule", "nodeTaintsPolicy": "All"}],
+                [{"maxSkew": 2, "topologyKey": "z", "whenUnsatisfiable": "DoNotSchedule", "minDomains": 2**20}],
                 {"maxSkew": 1},
             ]
         ),

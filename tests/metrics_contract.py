@@ -14,6 +14,7 @@ WORKLOAD_FAMILIES = frozenset(
         "spreadwatch_workload_node_skew",
         "spreadwatch_workload_zone_skew",
         "spreadwatch_workload_health",
+        "spreadwatch_workload_next_pod_schedulable",
         "spreadwatch_workload_skipped",
         "spreadwatch_workload_zone_pods",
         "spreadwatch_workload_zone_candidate_nodes",

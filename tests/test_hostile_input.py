@@ -329,6 +329,21 @@ def test_kinds_not_read_are_counted_in_a_note(tmp_path: Path, cluster: list[dict
             [{"maxSkew": 0, "topologyKey": "", "whenUnsatisfiable": "Maybe"}],
             id="invalid constraint",
         ),
+        pytest.param(
+            "spec.template.spec.topologySpreadConstraints",
+            [{"maxSkew": 0, "topologyKey": "zone", "whenUnsatisfiable": "DoNotSchedule"}],
+            id="maxSkew 0",
+        ),
+        pytest.param(
+            "spec.template.spec.topologySpreadConstraints",
+            [{"maxSkew": 1, "topologyKey": "zone", "whenUnsatisfiable": "Whenever"}],
+            id="unknown whenUnsatisfiable",
+        ),
+        pytest.param(
+            "spec.template.spec.topologySpreadConstraints",
+            [{"maxSkew": 1, "topologyKey": "zone", "whenUnsatisfiable": "ScheduleAnyway", "minDomains": 2}],
+            id="minDomains with ScheduleAnyway",
+        ),
     ],
 )
 @pytest.mark.parametrize("profile", ["v1.28", "v1.29"])
@@ -530,3 +545,53 @@ def test_compare_of_a_workload_whose_target_profile_reports_error(
     assert (code, err) == (0, "")
     row = next(w for w in json.loads(out)["workloads"] if w["workload"]["name"] == "web")
     assert row["to"]["bestNodes"] == [] and row["bestNodesOverlap"] is False
+
+
+_REFUSED = [
+    pytest.param(
+        {"maxSkew": 0, "whenUnsatisfiable": "DoNotSchedule"}, "maxSkew must be greater than 0, got 0", id="maxSkew 0"
+    ),
+    pytest.param(
+        {"maxSkew": 1, "whenUnsatisfiable": "Whenever"},
+        "whenUnsatisfiable must be DoNotSchedule or ScheduleAnyway, got 'Whenever'",
+        id="unknown whenUnsatisfiable",
+    ),
+    pytest.param(
+        {"maxSkew": 1, "whenUnsatisfiable": "ScheduleAnyway", "minDomains": 2},
+        "minDomains can only be set with whenUnsatisfiable DoNotSchedule",
+        id="minDomains with ScheduleAnyway",
+    ),
+]
+
+
+@pytest.mark.parametrize(("fields", "message"), _REFUSED)
+@pytest.mark.parametrize("profile", ["v1.28", "v1.29"])
+def test_a_constraint_the_api_refuses_is_one_error_report(
+    tmp_path: Path, cluster: list[dict[str, Any]], fields: dict[str, Any], message: str, profile: str
+) -> None:
+    """analyze: only that workload's report turns Error, with one reason naming the constraint, every other
+    report unchanged; explain prints it; score of such a pod (nothing else to report) is one line, exit 2."""
+    reports = {}
+    for broken in (False, True):
+        objects = copy.deepcopy(cluster)
+        constraint = {"topologyKey": "topology.kubernetes.io/zone", **fields}
+        if broken:
+            sts = next(o for o in objects if o["kind"] == "StatefulSet" and o["metadata"]["name"] == "postgres")
+            sts["spec"]["template"]["spec"]["topologySpreadConstraints"] = [constraint]
+        path = tmp_path / f"c{int(broken)}.json"
+        path.write_bytes(dump(objects))
+        code, out, err = run("analyze", "-o", "json", "--profile", profile, "--cluster", str(path))
+        assert (code, err) == (0, "")
+        reports[broken] = {r["workload"]["name"]: r for r in json.loads(out)["reports"]}
+    postgres = reports[True].pop("postgres")
+    reports[False].pop("postgres")
+    assert postgres["health"] == "Error" and "nextPodSchedulable" not in postgres
+    where = "topologySpreadConstraints[0] (topology.kubernetes.io/zone)"
+    assert postgres["reasons"] == [f"InvalidConstraint: {where}: {message}"]
+    assert reports[True] == reports[False]
+    code, out, err = run("explain", "statefulset/data/postgres", "--profile", profile, "--cluster", str(path))
+    assert code == 0 and "Health:      Error" in out and message in out
+    pod = tmp_path / "pod.json"
+    pod.write_text(json.dumps({"apiVersion": "v1", "kind": "Pod", "metadata": {"name": "p", "namespace": "shop"},
+                               "spec": {"topologySpreadConstraints": [constraint]}}))  # fmt: skip
+    assert message in one_error_line(*run("score", "--cluster", str(path), "--pod", str(pod), "--profile", profile))

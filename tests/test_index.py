@@ -3,6 +3,7 @@ and every report derives exactly the scores the reference scorer gives each cand
 
 from __future__ import annotations
 
+from collections import Counter
 from typing import Any
 
 import pytest
@@ -14,6 +15,7 @@ from spreadwatch.index import SpreadIndex
 from spreadwatch.model import Controller, Node, Pod, PodDisruptionBudget, Record, Service, WorkloadKey, parse_object
 from spreadwatch.report import ReportOptions
 from spreadwatch.scoring import PROFILES, Profile, get_profile, representative_pod, score_pod, zone_key
+from spreadwatch.scoring.topology_filter import compliance
 from spreadwatch.snapshot import Snapshot
 
 NAMESPACES = ["a", "b"]
@@ -67,8 +69,15 @@ spread_constraint_st = st.fixed_dictionaries(
         "matchLabelKeys": st.just(["tier"]),
         "nodeAffinityPolicy": st.sampled_from(["Honor", "Ignore"]),
         "nodeTaintsPolicy": st.sampled_from(["Honor", "Ignore"]),
+        "minDomains": st.integers(1, 4),  # (kept on DoNotSchedule constraints only, as the API requires)
     },
-).map(lambda c: {k: v for k, v in c.items() if v is not None})
+).map(
+    lambda c: {
+        k: v
+        for k, v in c.items()
+        if v is not None and (k != "minDomains" or c["whenUnsatisfiable"] == "DoNotSchedule")
+    }
+)
 
 
 @st.composite
@@ -137,7 +146,8 @@ def controller_event(draw: st.DrawFn, soft_spread: bool = False) -> tuple[str, d
     if soft_spread and draw(st.integers(0, 3)) < 3:
         spec["topologySpreadConstraints"] = draw(st.lists(spread_constraint_st, min_size=1, max_size=3))
     elif draw(st.integers(0, 6)) == 0:
-        spec["topologySpreadConstraints"] = [{"maxSkew": 1, "topologyKey": GA_ZONE}]
+        hard = {"maxSkew": 1, "topologyKey": GA_ZONE, "whenUnsatisfiable": "DoNotSchedule"}
+        spec["topologySpreadConstraints"] = [hard]
     elif draw(st.integers(0, 3)) == 0:
         spec["topologySpreadConstraints"] = draw(st.lists(spread_constraint_st, min_size=1, max_size=3))
     if draw(st.integers(0, 5)) == 0:
@@ -316,7 +326,9 @@ def test_report_scores_match_reference_scorer(profile_name: str, events: list[tu
         zones = {n.name: zone_key(n.labels, profile) for n in snapshot.nodes}
         derived = {name: report.score_of(name, zones[name]) for name in expected.scores}
         assert derived == dict(expected.scores), (report.to_dict(), standin)
-        assert report.pods == sum(expected.counts.values())
+        assert report.next_pod_schedulable is bool(expected.scores)
+        if report.constraints is None:  # (with DoNotSchedule ones, pods also count on the nodes the Filter rejects)
+            assert report.pods == sum(expected.counts.values())
 
 
 @settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.too_slow])
@@ -343,6 +355,8 @@ def test_v129_own_constraints_incremental_equals_from_scratch_and_reference(
         expected = score_pod(next_pod, ordered, snapshot.pods, lookup, profile)
         derived = {name: report.score_of(name, zones[name]) for name in expected.scores}
         assert derived == dict(expected.scores), report.to_dict()
+        assert dict(report.excluded_nodes) == dict(sorted(Counter(expected.excluded.values()).items()))
+        assert report.constraints == (compliance(expected.filter) if expected.filter is not None else None)
 
 
 @pytest.mark.parametrize("profile_name", ["v1.28", "v1.12", "v1.29"])

@@ -14,7 +14,7 @@ from typing import Any, Final
 from spreadwatch.errors import WorkloadNotFoundError
 from spreadwatch.index import SpreadIndex
 from spreadwatch.model import WORKLOAD_KINDS, Controller, WorkloadKey, parse_pod
-from spreadwatch.report import ReportOptions, SpreadReport
+from spreadwatch.report import Health, ReportOptions, SpreadReport
 from spreadwatch.scoring import (
     DEFAULT_PROFILE,
     PodScores,
@@ -143,7 +143,7 @@ def explain_workload(
     if report is None:  # a ReplicaSet owned by a Deployment: explain it as its own pods' spread
         report = index.report_of_controller(ctrl)
     scores: PodScores | None = None
-    if ctrl.selector_error is None:
+    if ctrl.selector_error is None and report.health is not Health.ERROR:
         replicasets = snapshot.controllers_in("ReplicaSet", ctrl.namespace)
         pod, _ = representative_pod(ctrl, replicasets)
         # the index is the lookup: it also resolves a Deployment's stand-in ReplicaSet by name

@@ -131,11 +131,13 @@ def compare_snapshot(
         if wanted and key.namespace not in wanted:
             continue
         old, new = before.report_for(key), after.report_for(key)
-        layout = before.candidate_layout(key)
+        layout, other = before.candidate_layout(key), after.candidate_layout(key)
         if old is None or new is None or layout is None:
             continue
         candidates = [by_name[n] for names in layout.by_zone.values() for n in names]
-        old_scores, new_scores = _scores(old, candidates, source), _scores(new, candidates, target)
+        # each profile scores its own candidates (v1.29's PodTopologySpread Filter may leave fewer)
+        theirs = candidates if other is None else [by_name[n] for names in other.by_zone.values() for n in names]
+        old_scores, new_scores = _scores(old, candidates, source), _scores(new, theirs, target)
         old_rank, new_rank = _ranks(old_scores), _ranks(new_scores)
         moves = sorted(
             (

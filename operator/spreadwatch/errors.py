@@ -13,9 +13,12 @@ stderr and exits with code 2. Anything else is a bug.
     │   ├── ObjectError              one Kubernetes object is malformed (wrong kind, wrongly typed field)
     │   ├── ProfileError             unknown scoring profile name
     │   ├── WorkloadNotFoundError    ``explain`` was asked about a workload that is not in the snapshot
-    │   └── SelectorError            a label selector is invalid (bad operator, key or value); from a CLI flag it
-    │                                is input like the others, but a *workload* with an invalid selector only
-    │                                turns that workload's report into health ``Error``
+    │   ├── SelectorError            a label selector is invalid (bad operator, key or value); from a CLI flag it
+    │   │                            is input like the others, but a *workload* with an invalid selector only
+    │   │                            turns that workload's report into health ``Error``
+    │   └── ConstraintError          a topologySpreadConstraints entry the API server would refuse (maxSkew < 1, an
+    │                                unknown whenUnsatisfiable or node inclusion policy, minDomains < 1 or with
+    │                                ScheduleAnyway); like SelectorError it turns only that workload into ``Error``
     └── KubeApiError                 the Kubernetes API could not be reached or refused a request (after the
                                      retries); ``status`` is the HTTP status (None: no answer), ``reason`` the
                                      API's reason (``NotFound``, ``AlreadyExists``, ...)
@@ -24,6 +27,7 @@ stderr and exits with code 2. Anything else is a bug.
 from __future__ import annotations
 
 __all__ = [
+    "ConstraintError",
     "DecodeError",
     "InputError",
     "KubeApiError",
@@ -77,6 +81,10 @@ class WorkloadNotFoundError(InputError):
 
 class SelectorError(InputError):
     """A label selector (structured or string form) is invalid."""
+
+
+class ConstraintError(InputError):
+    """A topology spread constraint the API server's validation would refuse (the message names it)."""
 
 
 class KubeApiError(SpreadwatchError):

@@ -4,9 +4,13 @@
 ``kubectl get -o json`` dump (the prediction, taken just before), then the workload is scaled up by one, the
 scheduler binds the new pod, and :class:`SchedulerLog` reads what each score plugin gave each node for that pod
 (``--vmodule=schedule_one=10``: ``"Plugin scored node for pod" pod="ns/name" plugin="P" node="n" score=S``,
-the plugin's normalised score times its weight). :func:`derived_scores` derives every candidate's score from
-the report alone, as docs/report.md promises (a node listed in ``nodes`` has its score there, any other its
-zone's ``emptyNodeScore``, or the top-level one without a zone).
+the plugin's normalised score times its weight, and ``"Calculated node's final score for pod"`` for every node
+it scored, even when no plugin scores). :func:`place_or_pend` is the same step for workloads whose next pod
+may stay Pending (PodTopologySpread's Filter): it waits for the binding or for the scheduler's
+FailedScheduling event, and takes a single feasible node (the scheduler then scores nothing) as scored.
+:func:`derived_scores` derives every candidate's score from the report alone, as docs/report.md promises (a
+node listed in ``nodes`` has its score there, any other its zone's ``emptyNodeScore``, or the top-level one
+without a zone).
 """
 
 from __future__ import annotations
@@ -39,6 +43,7 @@ __all__ = [
     "derived_scores",
     "node_zone",
     "place_one",
+    "place_or_pend",
     "workload_report",
 ]
 
@@ -48,6 +53,9 @@ BETA_ZONE, BETA_REGION = "failure-domain.beta.kubernetes.io/zone", "failure-doma
 _SCORE_LINE = re.compile(
     r'"Plugin scored node for pod" pod="(?P<pod>[^"]+)" plugin="(?P<plugin>[^"]+)" node="(?P<node>[^"]+)" '
     r"score=(?P<score>-?\d+)"
+)
+_FINAL_LINE = re.compile(
+    r'"Calculated node\'s final score for pod" pod="(?P<pod>[^"]+)" node="(?P<node>[^"]+)" score=(?P<score>-?\d+)'
 )
 _SCALE = {
     "Deployment": ("apps/v1", "deployments"),
@@ -71,6 +79,15 @@ class SchedulerLog:
                 out.setdefault(match["plugin"], {})[match["node"]] = int(match["score"])
         return out
 
+    def final_scores(self, pod: str) -> dict[str, int]:
+        """node → total score the scheduler logged for pod ``ns/name``: every node it scored (its last attempt;
+        nothing when a single node was feasible, as the scheduler then skips scoring). O(log)."""
+        out: dict[str, int] = {}
+        for match in _FINAL_LINE.finditer(self.path.read_text(errors="replace")):
+            if match["pod"] == pod:
+                out[match["node"]] = int(match["score"])
+        return out
+
 
 @dataclass(frozen=True)
 class Placement:
@@ -82,6 +99,9 @@ class Placement:
     report: dict[str, Any]
     derived: dict[str, int]  # candidate → score derived from the report (for the nodes the scheduler scored)
     logged: dict[str, dict[str, int]]  # plugin → node → weighted score from the scheduler's log
+    candidates: frozenset[str] = frozenset()  # the report's candidate nodes (place_or_pend)
+    scored: frozenset[str] = frozenset()  # the nodes the scheduler scored (place_or_pend; the one feasible node)
+    failed: str = ""  # the scheduler's FailedScheduling message for the new pod ("" when none; node "" then)
 
     @property
     def in_best_set(self) -> bool:
@@ -96,15 +116,25 @@ def apply_objects(cp: ControlPlane, objects: Sequence[Mapping[str, Any]]) -> Non
 def workload_report(cp: ControlPlane, profile: Profile, namespace: str, kind: str, name: str,
                     tmp: Path) -> tuple[dict[str, Any], dict[str, dict[str, str]]]:  # fmt: skip
     """spreadwatch's report of one workload on a fresh dump of the cluster, and every node's labels."""
+    report, labels, _ = _report_and_candidates(cp, profile, namespace, kind, name, tmp)
+    return report, labels
+
+
+def _report_and_candidates(cp: ControlPlane, profile: Profile, namespace: str, kind: str, name: str,
+                           tmp: Path) -> tuple[dict[str, Any], dict[str, dict[str, str]], frozenset[str]]:  # fmt: skip
+    """:func:`workload_report` and the report's candidate nodes by name (the index's candidate layout: after
+    PodTopologySpread's Filter for a workload with DoNotSchedule constraints)."""
     dump = tmp / f"dump-{time.monotonic_ns()}.json"
     dump.write_text(cp.kubectl("get", KINDS, "-A", "-o", "json", timeout=120).stdout)
-    reports = analyze_index(load_snapshot([dump]), profile, ReportOptions(), WorkloadFilter([namespace]))[1]
-    found = [r.to_dict() for r in reports if r.workload.kind == kind and r.workload.name == name]
+    index, reports = analyze_index(load_snapshot([dump]), profile, ReportOptions(), WorkloadFilter([namespace]))
+    found = [r for r in reports if r.workload.kind == kind and r.workload.name == name]
     assert len(found) == 1, f"no single report for {kind} {namespace}/{name}: {[r.workload for r in reports]}"
+    layout = index.candidate_layout(found[0].workload.key)
+    candidates = frozenset(n for names in layout.by_zone.values() for n in names) if layout else frozenset()
     items = json.loads(dump.read_text())["items"]
     labels = {o["metadata"]["name"]: o["metadata"].get("labels") or {} for o in items if o["kind"] == "Node"}
     dump.unlink()
-    return found[0], labels
+    return found[0].to_dict(), labels, candidates
 
 
 def node_zone(labels: Mapping[str, str], profile: Profile) -> tuple[str, str] | None:
@@ -163,6 +193,48 @@ def place_one(cp: ControlPlane, api: client.ApiClient, log: SchedulerLog, profil
                       message=f"the scheduler's plugin scores for {namespace}/{pod} in {log.path}")  # fmt: skip
     scored = sorted({n for scores in logged.values() for n in scores})
     return Placement(name, pod, node, report, derived_scores(report, scored, labels, profile), logged)
+
+
+def _failed_scheduling(api: client.ApiClient, namespace: str, pod: str) -> str:
+    """The message of the newest FailedScheduling event of a pod ("" when none)."""
+    events = client.CoreV1Api(api).list_namespaced_event(namespace, field_selector=f"involvedObject.name={pod}").items
+    failed = [e for e in events if e.reason == "FailedScheduling"]
+    return failed[-1].message or "FailedScheduling" if failed else ""
+
+
+def place_or_pend(cp: ControlPlane, api: client.ApiClient, log: SchedulerLog, profile: Profile, namespace: str,
+                  kind: str, name: str, selector: str, tmp: Path) -> Placement:  # fmt: skip
+    """:func:`place_one` for workloads whose next pod may stay Pending: predict (with the candidate set), scale up
+    by one, and wait for the new pod to be bound or for the scheduler's FailedScheduling event about it. A
+    bound pod's scored nodes are those of its final-score log lines, or, when the scheduler found one feasible
+    node (and so scored none), that node."""
+    report, labels, candidates = _report_and_candidates(cp, profile, namespace, kind, name, tmp)
+    before = _bound_pods(api, namespace, selector)
+    assert all(before.values()), f"unbound pods of {kind} {name} before scaling: {before}"
+    _scale(api, namespace, kind, name, len(before) + 1)
+
+    def outcome() -> tuple[str, str, str] | None:
+        fresh = {p: n for p, n in _bound_pods(api, namespace, selector).items() if p not in before}
+        if not fresh:
+            return None
+        pod, node = next(iter(fresh.items()))
+        failed = _failed_scheduling(api, namespace, pod)
+        return (pod, node, failed) if node or failed else None
+
+    pod, node, failed = wait_for(outcome, timeout=120,
+                                 message=f"the scheduler to bind or refuse a pod of {kind} {name}")  # fmt: skip
+    if not node:
+        return Placement(name, pod, "", report, {}, {}, candidates, frozenset(), failed)
+    if report["candidateNodes"] == 1 and node in candidates:
+        scored, logged = frozenset({node}), log.plugin_scores(f"{namespace}/{pod}")  # (no scoring: nothing logged)
+    else:
+        final = wait_for(lambda: log.final_scores(f"{namespace}/{pod}") or None, timeout=30,
+                         message=f"the scheduler's final scores for {namespace}/{pod} in {log.path} (none: it "
+                                 f"found one feasible node, {node}, where the report has "
+                                 f"{report['candidateNodes']} candidates?)")  # fmt: skip
+        scored, logged = frozenset(final), log.plugin_scores(f"{namespace}/{pod}")
+    derived = derived_scores(report, sorted(scored & candidates), labels, profile)
+    return Placement(name, pod, node, report, derived, logged, candidates, scored, failed)
 
 
 @contextlib.contextmanager

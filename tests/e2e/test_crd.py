@@ -75,8 +75,8 @@ def test_real_reports_validate_and_list(control_plane: Any, crd_installed: None,
     assert rows["deployment-checkout"][1:10] == ["Deployment", "checkout", "4", "6", "3", "3", "3", "100", "Imbalanced"]
     assert rows["deployment-cache"][9] == "SinglePointOfFailure"
     wide = control_plane.kubectl("get", "spr", "deployment-web", "-n", namespace, "-o", "wide").stdout.splitlines()
-    assert wide[0].split()[-2:] == ["SELECTOR", "PROFILE"]
-    assert wide[1].split()[-1] == "v1.28"
+    assert wide[0].split()[-3:] == ["SELECTOR", "PROFILE", "SCHEDULABLE"]
+    assert wide[1].split()[-2:] == ["v1.28", "true"]
 
 
 def test_schema_rejects_bad_status(control_plane: Any, crd_installed: None, namespace: str) -> None:

@@ -1,8 +1,10 @@
 """The operator (`spreadwatch run`, a subprocess) against a real control plane, under the Helm chart's RBAC
 (a ServiceAccount token from TokenRequest, the chart Deployment's args; see chart_rbac.py).
 
-Checks: `kubectl get spreadreports` columns and values; every SpreadReport status equals offline
-`spreadwatch analyze` on the same objects (read back with `kubectl get -o json`); reports follow scaling and
+Checks: `kubectl get spreadreports` columns and values; every SpreadReport's candidates and scores equal the
+real SelectorSpread plugin's (the v1.28 Go oracle of tests/oracle, with the real filters, on a `kubectl get -o
+json` dump), and its status equals offline `spreadwatch analyze` on the same objects (the operator and the CLI
+share one code path); reports follow scaling and
 go away with their workload; a workload with an invalid selector gets an Error report while the others stay
 correct; users' objects are byte-for-byte untouched (resourceVersion, annotations, finalizers, field
 managers); a standby replica writes nothing; convergence after a churn of pod events (time and API writes
@@ -46,6 +48,7 @@ from kube_helpers import (
 from kubernetes import client
 from operator_helpers import (
     DEBOUNCE,
+    KINDS,
     Operator,
     kubectl_json,
     live_reports,
@@ -53,9 +56,11 @@ from operator_helpers import (
     start_operator,
     wait_converged,
 )
+from oracle_checks import check_against_oracle, oracle_expectations
 
 from repo_tools import load_devcluster
 from spreadwatch.runtime.status import content_digest
+from spreadwatch.scoring import get_profile
 
 pytestmark = pytest.mark.e2e
 
@@ -126,6 +131,13 @@ def test_reports_equal_offline_analyze_and_kubectl_columns(
     assert {k for k, _ in expected} == {"Deployment", "StatefulSet", "ReplicationController"}
     health = {name: r["health"] for (_, name), r in expected.items()}
     assert health == {"web": "Imbalanced", "db": "SinglePointOfFailure", "legacy": "Balanced"}
+    # the scores and candidates themselves come from the real plugin, not from spreadwatch
+    items = kubectl_json(control_plane, "get", KINDS, "-A")["items"]
+    labels = {o["metadata"]["name"]: o["metadata"].get("labels") or {} for o in items if o["kind"] == "Node"}
+    live = live_reports(control_plane, namespace)
+    oracle = oracle_expectations(items, [(kind, namespace, name) for kind, name in live])
+    for key, report in live.items():
+        check_against_oracle(report, oracle[key], labels, get_profile("v1.28"))
 
     table = control_plane.kubectl("get", "spreadreports", "-n", namespace).stdout.splitlines()
     assert table[0].split() == COLUMNS

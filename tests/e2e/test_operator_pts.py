@@ -3,11 +3,13 @@ plane, under the Helm chart's RBAC with the chart's own values (``profile: v1.29
 
 The cluster mixes what PodTopologySpread reads differently from SelectorSpread: nodes with the GA zone label,
 with both labels, with only the beta zone label (zoneless for v1.29's system defaults) and with none; workloads
-spread by the system-default constraints, by their own ``ScheduleAnyway`` constraints, and one with only a
-``DoNotSchedule`` constraint (the plugin skips it). Every SpreadReport must equal ``spreadwatch analyze
---profile v1.29`` of a ``kubectl get -o json`` dump of the same cluster, its ``comparison`` block what
-``spreadwatch analyze --profile v1.28`` and ``spreadwatch compare`` say of that dump, before and after a pod
-is deleted.
+spread by the system-default constraints, by their own ``ScheduleAnyway`` constraint next to a
+``DoNotSchedule`` one, and one with only a ``DoNotSchedule`` constraint (PodTopologySpread's Filter picks its
+candidates; its Score skips it). Every SpreadReport's candidates, excluded nodes and scores must be those of
+the real plugins (the v1.36.4 PodTopologySpread oracle of tests/oracle, with the real filters, PodTopologySpread's
+among them, on a ``kubectl get -o json`` dump of the same cluster), and the report must equal ``spreadwatch
+analyze --profile v1.29`` of that dump (one code path), its ``comparison`` block what ``spreadwatch analyze
+--profile v1.28`` and ``spreadwatch compare`` say of it, before and after a pod is deleted.
 """
 
 from __future__ import annotations
@@ -37,7 +39,10 @@ from kube_helpers import (
     wait_for_pods,
 )
 from kubernetes import client
-from operator_helpers import KINDS, Operator, apply_crd, diff, live_reports, start_operator
+from operator_helpers import KINDS, Operator, apply_crd, diff, kubectl_json, live_reports, start_operator
+from oracle_checks import check_against_oracle, oracle_expectations
+
+from spreadwatch.profile_args import load_profile
 
 pytestmark = pytest.mark.e2e
 
@@ -126,6 +131,15 @@ def expected_reports(cp: ControlPlane, namespace: str, tmp: Path) -> Reports:
     return v129
 
 
+def check_oracle(cp: ControlPlane, namespace: str, reports: Reports) -> None:
+    """Every report's candidates and scores are the real PodTopologySpread plugin's (see the module docstring)."""
+    items = kubectl_json(cp, "get", KINDS, "-A")["items"]
+    labels = {o["metadata"]["name"]: o["metadata"].get("labels") or {} for o in items if o["kind"] == "Node"}
+    oracle = oracle_expectations(items, [(kind, namespace, name) for kind, name in reports], which="pts")
+    for key, report in reports.items():
+        check_against_oracle(report, oracle[key], labels, load_profile("v1.29", None))
+
+
 def wait_equal(cp: ControlPlane, namespace: str, tmp: Path, timeout: float = 180) -> Reports:
     """Wait until the namespace's SpreadReports equal :func:`expected_reports` (recomputed on every round, as
     controllers may still be changing objects); returns the reports."""
@@ -178,16 +192,23 @@ def test_v129_reports_equal_offline_analyze_with_the_comparison(
 ) -> None:  # fmt: skip
     make_workloads(kube_api, namespace, nodes)
     reports = wait_equal(control_plane, namespace, tmp_path)
+    check_oracle(control_plane, namespace, reports)
     assert set(reports) == {("Deployment", "web"), ("Deployment", "soft"), ("Deployment", "strict"),
                             ("StatefulSet", "db")}  # fmt: skip
     assert {r["profile"] for r in reports.values()} == {"v1.29"}
     assert all(r["comparison"]["profile"] == "v1.28" for r in reports.values())
 
+    # strict: only DoNotSchedule, so every candidate scores 0 (skipped), but the Filter decides the candidates and
+    # the spread is judged: zone a is empty, b and c hold one pod each (no domain over maxSkew 1)
     strict = reports[("Deployment", "strict")]
-    assert strict["skipped"] is True
-    assert strict["skipReason"], strict
-    assert strict["health"] == "Skipped"
+    assert strict["skipped"] is True and strict["skipReason"], strict
+    assert strict["health"] == "Balanced" and strict["nextPodSchedulable"] is True, strict
+    (kept,) = strict["constraints"]
+    assert (kept["topologyKey"], kept["skew"], kept["satisfied"], kept["eligibleDomains"] >= 3) == (ZONE, 1, True, True)
     assert {r["skipped"] for key, r in reports.items() if key != ("Deployment", "strict")} == {False}
+    # soft: its DoNotSchedule hostname constraint rejects a1, a2 and b1 (one pod each, an empty node exists)
+    soft = reports[("Deployment", "soft")]
+    assert soft["excludedNodes"].get("PodTopologySpread") == 3, soft
     # the beta-only and the unlabelled node are zoneless for v1.29: web's 4 pods are in zone a (2) and nowhere
     web = reports[("Deployment", "web")]
     assert web["pods"] == 4
@@ -197,6 +218,7 @@ def test_v129_reports_equal_offline_analyze_with_the_comparison(
     # a deleted pod: the report follows and equals the offline analysis again
     delete_pod(kube_api, namespace, "db-hand-0")
     after = wait_equal(control_plane, namespace, tmp_path)
+    check_oracle(control_plane, namespace, after)
     assert after[("StatefulSet", "db")]["pods"] == 2
     assert after[("StatefulSet", "db")]["profile"] == "v1.29"
     operator.assert_alive()

@@ -32,7 +32,7 @@ from typing import Any
 import pytest
 from kube_helpers import ControlPlane, create_namespace, create_node, delete_namespace, unique_name
 from kubernetes import client
-from scheduler_helpers import Placement, SchedulerLog, apply_objects, place_one, scheduler_plane
+from scheduler_helpers import Placement, SchedulerLog, apply_objects, place_one, place_or_pend, scheduler_plane
 
 from repo_tools import REPO_ROOT, load_devcluster
 from spreadwatch.profile_args import load_profile
@@ -47,6 +47,8 @@ AGREEMENT_FILE = Path(
     os.environ.get("SPREADWATCH_AGREEMENT_FILE") or REPO_ROOT / "build" / "scheduler-default-profile.json"
 )
 POOL = "spreadwatch.io/pool"
+#: the hard-constraint test's figures (placements, candidate sets compared, Pending forecasts)
+RESULTS = REPO_ROOT / "build" / "scheduler-hard-constraints.json"
 ROUNDS = int(os.environ.get("SPREADWATCH_E2E_SCHEDULER_ROUNDS", "8"))
 
 
@@ -249,3 +251,136 @@ def test_default_profile_agreement(cluster: Cluster) -> None:
         "spreadScoresExact": True, "plugins": sorted(placements[0].logged), "misses": misses,
     }, indent=2) + "\n")  # fmt: skip
     assert len(placements) == 4 * ROUNDS
+
+
+# -- PodTopologySpread's Filter: DoNotSchedule constraints, minDomains, the replica that stays Pending ------------
+
+HARD_ROUNDS = int(os.environ.get("SPREADWATCH_E2E_HARD_ROUNDS", "5"))
+ZONE = "topology.kubernetes.io/zone"
+HOST = "kubernetes.io/hostname"
+
+
+def _constraint(key: str, action: str, app: str, max_skew: int = 1, **extra: Any) -> dict[str, Any]:
+    return {"maxSkew": max_skew, "topologyKey": key, "whenUnsatisfiable": action,
+            "labelSelector": {"matchLabels": {"app": app}}, **extra}  # fmt: skip
+
+
+def _hard_workloads(namespace: str) -> list[dict[str, Any]]:
+    """The issue's four hard-constraint workloads and a minDomains one, at 0 replicas (see the test)."""
+    meta = lambda name: {"name": name, "namespace": namespace}  # noqa: E731
+
+    def deployment(name: str, constraints: list[dict[str, Any]], **spec: Any) -> dict[str, Any]:
+        labels = {"app": name}
+        return {"apiVersion": "apps/v1", "kind": "Deployment", "metadata": meta(name), "spec": {
+            "replicas": 0, "selector": {"matchLabels": labels},
+            "template": _template(labels, topologySpreadConstraints=constraints, **spec)}}  # fmt: skip
+
+    tolerate = [{"key": "dedicated", "operator": "Equal", "value": "infra", "effect": "NoSchedule"}]
+    hz2 = {"app": "hz2"}
+    return [
+        deployment("hz", [_constraint(ZONE, "DoNotSchedule", "hz"),
+                          _constraint(HOST, "ScheduleAnyway", "hz", nodeAffinityPolicy="Ignore")]),
+        deployment("hh", [_constraint(HOST, "DoNotSchedule", "hh"), _constraint(ZONE, "ScheduleAnyway", "hh")]),
+        {"apiVersion": "v1", "kind": "Service", "metadata": meta("hz2"),
+         "spec": {"selector": hz2, "clusterIP": "None", "ports": [{"port": 80}]}},
+        {"apiVersion": "apps/v1", "kind": "StatefulSet", "metadata": meta("hz2"), "spec": {
+            "replicas": 0, "serviceName": "hz2", "podManagementPolicy": "Parallel", "selector": {"matchLabels": hz2},
+            "template": _template(hz2, tolerations=tolerate,
+                                  topologySpreadConstraints=[_constraint(ZONE, "DoNotSchedule", "hz2", 2)])}},
+        deployment("ht", [_constraint(ZONE, "DoNotSchedule", "ht", nodeAffinityPolicy="Honor",
+                                      nodeTaintsPolicy="Honor"),
+                          _constraint(HOST, "ScheduleAnyway", "ht", 2)], nodeSelector={POOL: "general"}),
+        deployment("md", [_constraint(ZONE, "DoNotSchedule", "md", minDomains=4)]),
+    ]  # fmt: skip
+
+
+def _hard_pins(namespace: str, nodes: dict[str, str]) -> list[dict[str, Any]]:
+    """The uneven start, pods bound by hand (label pinned=true, left out of the steps' selectors): hz 2 on a1 and
+    1 on b1 (only zone-c passes: one candidate); hh 2 on a1 (a1 over maxSkew); hz2 3 on a2 (zone-a over maxSkew
+    2); ht 1 on gpu (nodeSelector: uncounted), 2 on tainted (nodeTaintsPolicy Honor: uncounted), 1 on b1; md 1
+    on a3 (minDomains 4 > 3 zones: each zone takes one pod, the fourth stays Pending)."""
+    where = {"hz": ("a1", "a1", "b1"), "hh": ("a1", "a1"), "hz2": ("a2", "a2", "a2"),
+             "ht": ("gpu", "tainted", "tainted", "b1"), "md": ("a3",)}  # fmt: skip
+    return [_pod(f"{app}-pin-{i}", namespace, {"app": app, "pinned": "true"}, nodes[role])
+            for app, roles in where.items() for i, role in enumerate(roles)]  # fmt: skip
+
+
+HARD_STEPS = (("Deployment", "hz", "app=hz,!pinned"), ("Deployment", "hh", "app=hh,!pinned"),
+              ("StatefulSet", "hz2", "app=hz2,!pinned"), ("Deployment", "ht", "app=ht,!pinned"))  # fmt: skip
+
+
+def _check_filtered(p: Placement) -> None:
+    """One step against the real scheduler: Pending forecast == FailedScheduling; else the scheduler scored
+    exactly the report's candidates (one feasible node: it scores none), each candidate's score derived from the
+    report equals the logged PodTopologySpread score ÷ 2 (all 0 when it skips: no ScheduleAnyway constraint),
+    and the chosen node is a best node."""
+    report = p.report
+    assert report["health"] != "Error", report
+    if p.failed:
+        assert report["nextPodSchedulable"] is False and report["health"] == "Unschedulable", (p.failed, report)
+        assert not p.node and report["candidateNodes"] == 0 and not p.candidates, report
+        return
+    assert report["nextPodSchedulable"] is True, (p.pod, p.node, report)
+    assert p.scored == p.candidates, (p.pod, sorted(p.scored), sorted(p.candidates), report["excludedNodes"])
+    assert len(p.candidates) == report["candidateNodes"]
+    spread = p.logged.get("PodTopologySpread")
+    if spread is None:  # PreScore skipped (only DoNotSchedule constraints), or one feasible node: nothing scored
+        assert report["skipped"] or len(p.scored) == 1, (p.pod, report)
+        assert set(p.derived.values()) <= ({0} if report["skipped"] else set(range(101))), p.derived
+    else:
+        wrong = {n: (s, p.derived[n]) for n, s in spread.items() if s % 2 or s // 2 != p.derived[n]}
+        assert not wrong and set(spread) == p.scored, f"{p.pod}: node → (logged, spreadwatch ×2): {wrong}\n{report}"
+    assert p.in_best_set, f"{p.pod} went to {p.node}, not to a best node ({report['bestNodes']}, {report['bestScore']})"
+
+
+def test_v129_hard_constraints_and_the_pending_replica(cluster: Cluster) -> None:
+    """kube-scheduler v1.36.4, PodTopologySpread the only score, every default filter on: workloads with their own
+    DoNotSchedule constraints — hard zone + soft hostname, hard hostname + soft zone, a StatefulSet with hard zone
+    maxSkew 2 tolerating the taint, hard zone with nodeAffinityPolicy/nodeTaintsPolicy Honor on a nodeSelector
+    subset — from an uneven start, one replica at a time; then minDomains 4 over 3 zones until the scheduler
+    leaves a pod Pending. Every step: the report's candidates are the nodes the scheduler scored, its scores the
+    logged ones ÷ 2, the pod on a best node, and a Pending forecast exactly when the scheduler reports
+    FailedScheduling."""
+    devcluster = load_devcluster()
+    namespace = create_namespace(cluster.api)
+    profile = load_profile("v1.29", None)
+    try:
+        apply_objects(cluster.cp, [*_hard_workloads(namespace), *_hard_pins(namespace, cluster.nodes)])
+        log = SchedulerLog(devcluster.start_scheduler(cluster.cp.dir, "v1.36", SCHEDULER_CONFIGS /
+                                                      "v1.36-spread-only.yaml", die_with_parent=True))  # fmt: skip
+
+        def step(kind: str, name: str, selector: str) -> Placement:
+            return place_or_pend(cluster.cp, cluster.api, log, profile, namespace, kind, name, selector, cluster.tmp)
+
+        placements = [step(*s) for _ in range(HARD_ROUNDS) for s in HARD_STEPS]
+        minimum = [step("Deployment", "md", "app=md,!pinned") for _ in range(3)]  # zones b and c, then Pending
+    finally:
+        devcluster.stop_scheduler(cluster.cp.dir)
+        delete_namespace(cluster.api, namespace)
+    for p in [*placements, *minimum]:
+        _check_filtered(p)
+    assert not any(p.failed for p in placements), [p.failed for p in placements]
+    assert [bool(p.failed) for p in minimum] == [False, False, True], [(p.node, p.failed) for p in minimum]
+    # What the filter did, by construction (docs/scoring.md §12): hz's first replica had one candidate (zone-c's c1)
+    first = placements[0]
+    assert first.report["candidateNodes"] == 1 and first.node == cluster.nodes["c1"], first.report
+    rejected = {n for p in placements for n in cluster.nodes.values() if n not in p.candidates}
+    assert {cluster.nodes["beta"], cluster.nodes["nozone"]} <= rejected  # no GA zone label: missing key
+    assert any(p.report.get("filteredNodes") for p in placements)
+    hz2 = [p for p in placements if p.workload == "hz2"]
+    assert any(cluster.nodes["tainted"] in p.candidates for p in hz2), [sorted(p.candidates) for p in hz2]
+    zones = {cluster.nodes[r]: z for r, z in (("a1", "a"), ("a2", "a"), ("a3", "a"), ("b1", "b"), ("b2", "b"),
+                                              ("gpu", "b"), ("c1", "c"), ("tainted", "c"))}  # fmt: skip
+    assert {zones.get(p.node) for p in minimum[:2]} == {"b", "c"}, [p.node for p in minimum]
+    (pending,) = [p for p in minimum if p.failed]
+    assert pending.report["unschedulablePlugin"] == "PodTopologySpread", pending.report
+    assert "didn't match pod topology spread constraints" in pending.failed, pending.failed
+    RESULTS.parent.mkdir(parents=True, exist_ok=True)
+    RESULTS.write_text(json.dumps({
+        "scheduler": "kube-scheduler v1.36.4, hack/scheduler/config/v1.36-spread-only.yaml",
+        "placements": sum(1 for p in [*placements, *minimum] if p.node),
+        "pending": sum(1 for p in minimum if p.failed),
+        "candidateSetsEqual": sum(1 for p in [*placements, *minimum] if p.node and p.scored == p.candidates),
+        "scoresCompared": sum(len(p.derived) for p in [*placements, *minimum]),
+        "singleFeasibleNode": sum(1 for p in [*placements, *minimum] if p.node and len(p.scored) == 1),
+    }, indent=2) + "\n")  # fmt: skip

@@ -75,9 +75,15 @@ spreadwatch_workload_nodes_scored{{{DB_LABELS}}} 4
 spreadwatch_workload_health{{{DB_LABELS},state="Balanced"}} 0
 spreadwatch_workload_health{{{DB_LABELS},state="Imbalanced"}} 1
 spreadwatch_workload_health{{{DB_LABELS},state="SinglePointOfFailure"}} 0
+spreadwatch_workload_health{{{DB_LABELS},state="Unschedulable"}} 0
+spreadwatch_workload_health{{{DB_LABELS},state="ZoneOutageUnsafe"}} 0
 spreadwatch_workload_health{{{DB_LABELS},state="Skipped"}} 0
 spreadwatch_workload_health{{{DB_LABELS},state="Error"}} 0
-spreadwatch_workload_health{{{DB_LABELS},state="ZoneOutageUnsafe"}} 0
+# HELP spreadwatch_workload_next_pod_schedulable 1 when some node passes the filters for the workload's next \
+replica, 0 when it would stay Pending (health Unschedulable: e.g. DoNotSchedule topology spread constraints); no \
+sample for Error.
+# TYPE spreadwatch_workload_next_pod_schedulable gauge
+spreadwatch_workload_next_pod_schedulable{{{DB_LABELS}}} 1
 # HELP spreadwatch_workload_skipped 1 when the profile skips the workload (topologySpreadConstraints), else 0.
 # TYPE spreadwatch_workload_skipped gauge
 spreadwatch_workload_skipped{{{DB_LABELS}}} 0
@@ -213,6 +219,8 @@ def test_values_follow_the_reports_for_every_workload() -> None:
         assert got[("spreadwatch_workload_replicas", base)] == report.replicas
         assert got[("spreadwatch_workload_candidate_nodes", base)] == report.candidate_nodes
         assert got[("spreadwatch_workload_skipped", base)] == (1 if report.skipped else 0)
+        if report.next_pod_schedulable is not None:
+            assert got[("spreadwatch_workload_next_pod_schedulable", base)] == int(report.next_pod_schedulable)
         for zone in report.zones:
             zl = tuple(sorted((*base, ("zone", zone.zone), ("region", zone.region))))
             assert got[("spreadwatch_workload_zone_pods", zl)] == zone.pods

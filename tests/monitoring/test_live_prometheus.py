@@ -8,7 +8,8 @@ Set-up (module scope, ~15 s):
   reviews are tested in tests/e2e/test_secure_metrics.py), fed a small cluster: 6 nodes in 3 zones and the workloads
   ``shop/web`` (Balanced), ``shop/api`` (Imbalanced: 3 + 1 pods), ``shop/cache`` (SinglePointOfFailure: both
   pods on node-b2), ``data/zonal`` (SinglePointOfFailure: both pods in zone-a, on two nodes) and
-  ``shop/churn`` (a pod recreated every 0.25 s, so counters and histograms move). Its ``/metrics`` is
+  ``shop/churn`` (a pod recreated every 0.25 s, so counters and histograms move), and ``data/pending``
+  (Unschedulable: its nodeSelector matches no node, so its next replica would stay Pending). Its ``/metrics`` is
   ``spreadwatch.metrics.registry_for(index, options, operator=runtime)``;
 * a second target serving only the self-metrics of a stale leader (an ``OperatorCollector`` over a
   ``StaticSource``): oldest pending change 20 min old, last resync an hour ago;
@@ -58,6 +59,7 @@ from monitoring_helpers import (
     substitute,
 )
 
+from k8s_objects import controller
 from ports import free_port
 from spreadwatch.config import LeaderElection, OperatorConfig
 from spreadwatch.metrics import (
@@ -92,6 +94,9 @@ def cluster_events() -> list[dict[str, Any]]:
         objs += [deployment(name, ns, replicas=len(nodes)), replicaset_of(name, ns, len(nodes))]
         objs += [pod_of(name, i, n, ns) for i, n in enumerate(nodes)]
         objs.append(service(name, {"app": name}, namespace=ns))
+    pending = {"app": "pending"}  # no node has pool=none: no candidate, the next replica would stay Pending
+    objs.append(controller("Deployment", "pending", {"matchLabels": pending}, pending, namespace="data",
+                           template_spec={"nodeSelector": {"pool": "none"}}))  # fmt: skip
     return [ev("ADDED", o) for o in objs]
 
 
@@ -336,7 +341,11 @@ def _panel_result(live: Live, title: str, ref: str = "A", workload: tuple[str, s
 
 def test_dashboard_values_match_the_cluster(live: Live) -> None:
     by_state = {r["metric"]["state"]: float(r["value"][1]) for r in _panel_result(live, "Workloads by health")}
-    assert by_state == {"Balanced": 2, "Imbalanced": 1, "SinglePointOfFailure": 2, "Skipped": 0, "Error": 0}
+    assert by_state == {"Balanced": 2, "Imbalanced": 1, "SinglePointOfFailure": 2, "Unschedulable": 1, "Skipped": 0,
+                        "Error": 0}  # fmt: skip
+    pending = _panel_result(live, "Next replica would stay Pending", ref="C")
+    assert {(r["metric"]["namespace"], r["metric"]["workload"]): r["value"][1] for r in pending} == {
+        ("data", "pending"): "1"}  # fmt: skip
 
     zones = {r["metric"]["zone"]: float(r["value"][1]) for r in _panel_result(live, "Pods per zone",
                                                                               workload=("shop", "cache"))}
@@ -395,6 +404,10 @@ def test_alert_expressions_select_exactly_the_right_workloads(live: Live) -> Non
         assert not any(k[:2] == ("shop", "web") for k in _alert_keys(live, name)), name
 
 
+def test_unschedulable_alert_selects_the_pending_workload(live: Live) -> None:
+    assert _alert_keys(live, "SpreadwatchNextReplicaUnschedulable") == {("data", "pending")}
+
+
 def test_operator_alert_expressions_select_the_broken_replicas(live: Live) -> None:
     assert _alert_keys(live, "SpreadwatchOperatorDown") == {(live.down,)}
     assert _alert_keys(live, "SpreadwatchReportsStale") == {(live.stale, "pending"), (live.stale, "resync")}
@@ -410,6 +423,7 @@ def test_prometheus_loads_and_evaluates_the_rules(live: Live) -> None:
         ("SpreadwatchSkewHigh", "api"),
         ("SpreadwatchSkewHigh", "cache"),
         ("SpreadwatchSkewHigh", "zonal"),
+        ("SpreadwatchNextReplicaUnschedulable", "pending"),
         ("SpreadwatchOperatorDown", live.down),
         ("SpreadwatchReportsStale", live.stale),
     }

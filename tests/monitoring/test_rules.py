@@ -14,6 +14,7 @@ EXPECTED_ALERTS = {
     "SpreadwatchAllReplicasInOneZone",
     "SpreadwatchSkewHigh",
     "SpreadwatchPlacementsMissing",
+    "SpreadwatchNextReplicaUnschedulable",
     "SpreadwatchZoneOutageUnsafe",
     "SpreadwatchNodeLossBreaksBudget",
     "SpreadwatchOperatorDown",
@@ -24,6 +25,7 @@ WORKLOAD_ALERTS = {
     "SpreadwatchAllReplicasInOneZone",
     "SpreadwatchSkewHigh",
     "SpreadwatchPlacementsMissing",
+    "SpreadwatchNextReplicaUnschedulable",
     "SpreadwatchZoneOutageUnsafe",
     "SpreadwatchNodeLossBreaksBudget",
 }

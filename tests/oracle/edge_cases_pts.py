@@ -1,11 +1,16 @@
 """Hand-written PodTopologySpread cases with scores worked out by hand.
 
-Each case is ``{"name", "cluster", "incoming": [pod], "candidates": [...],
+Each case is ``{"name", "cluster", "incoming": [pod], "candidates": [...] | None,
 "schedulerConfig": str | None, "schedulerName"?: str, "expect": {...}}``.  ``expect`` has ``skipped``
-and ``scores``, or ``error: True`` for a configuration kube-scheduler rejects.
+and ``scores`` (and, when ``candidates`` is None — the real filters pick them, PodTopologySpread's
+among them — the ``candidates`` they leave), or ``error: True`` for a configuration kube-scheduler rejects.
 test_oracle_pts_selfcheck.py asserts them against the oracle (if the oracle
 disagrees, the arithmetic below, not the port, is wrong);
 test_oracle_pts_differential.py compares spreadwatch with the oracle on each.
+
+The Filter's arithmetic, from filtering.go: per DoNotSchedule constraint the domains of the nodes with
+every hard key that pass its inclusion policies, their matching pods, the minimum (0 with fewer domains
+than minDomains); a node passes when ``count + selfMatch − minimum ≤ maxSkew``.
 
 The arithmetic, from pkg/scheduler/framework/plugins/podtopologyspread/scoring.go:
 weight ``w = ln(domains + 2)`` (hostname: domains = scored candidates);
@@ -78,7 +83,7 @@ def _case(
     name: str,
     cl: Obj,
     pod_: Obj,
-    candidates: list[str],
+    candidates: list[str] | None,
     expect: Obj,
     scheduler_config: str | None = None,
     scheduler_name: str | None = None,
@@ -138,11 +143,12 @@ def _cases() -> list[Obj]:
             ["n1", "n2", "n3"],
             {"skipped": False, "scores": {"n1": 40, "n2": 60, "n3": 100}},
         ),
-        # minDomains changes nothing in scoring (same numbers as explicit-hostname-2-1-0).
+        # A DoNotSchedule constraint with minDomains changes nothing in scoring (same numbers as
+        # explicit-hostname-2-1-0; the candidates are given, so it filters nothing either).
         _case(
             "min-domains-no-effect",
             _three_hosts(),
-            incoming(constraints=[spread(HOSTNAME, minDomains=3)]),
+            incoming(constraints=[spread(HOSTNAME), spread(RACK, action="DoNotSchedule", minDomains=3)]),
             ["n1", "n2", "n3"],
             {"skipped": False, "scores": {"n1": 0, "n2": 33, "n3": 100}},
         ),
@@ -372,7 +378,74 @@ def _cases() -> list[Obj]:
             ),
         ),
     ]
-    return cases
+    return cases + _filter_cases()
+
+
+def _hard_zone_cluster() -> Obj:
+    """n1, n2 zone a (n1: 2 web pods), n3 zone b (1), n4 and n5 zone c (n4: 1)."""
+    nodes = [node("n1", {ZONE: "a"}), node("n2", {ZONE: "a"}), node("n3", {ZONE: "b"})]
+    nodes += [node("n4", {ZONE: "c"}), node("n5", {ZONE: "c"})]
+    return cluster(nodes, pods_on("n1", 2, WEB) + pods_on("n3", 1, WEB) + pods_on("n4", 1, WEB))
+
+
+def _one_pod_per_zone() -> Obj:
+    """Zones a, b, c with one node and one web pod each."""
+    return cluster([node(n, {ZONE: z}) for n, z in (("n1", "a"), ("n2", "b"), ("n3", "c"))],
+                   [p for n in ("n1", "n2", "n3") for p in pods_on(n, 1, WEB)])  # fmt: skip
+
+
+def _tainted_empty_host() -> Obj:
+    """n1 tainted gpu:NoSchedule, no pod; n2 and n3 one web pod each; no zones."""
+    taint = [{"key": "gpu", "value": "1", "effect": "NoSchedule"}]
+    return cluster([node("n1", taints=taint), node("n2"), node("n3")], pods_on("n2", 1, WEB) + pods_on("n3", 1, WEB))
+
+
+def _filter_cases() -> list[Obj]:
+    """PodTopologySpread's Filter: the filters pick the candidates (``candidates`` None)."""
+    return [
+        # Hard zone maxSkew 1: zones a=2, b=1, c=1, minimum 1; a 2+1-1=2 > 1 rejects n1, n2; b, c 1+1-1=1 pass.
+        # Soft hostname over n3 (1 pod), n4 (1), n5 (0): w = ln 5 = 1.61; raw 2, 2, 0; min 0 max 2: 0, 0, 100.
+        _case(
+            "hard-zone-rejects-the-full-zone",
+            _hard_zone_cluster(),
+            incoming(constraints=[spread(ZONE, action="DoNotSchedule"), spread(HOSTNAME)]),
+            None,
+            {"candidates": ["n3", "n4", "n5"], "skipped": False, "scores": {"n3": 0, "n4": 0, "n5": 100}},
+        ),
+        # minDomains 4 > 3 zones: the minimum is 0, every zone 1+1-0=2 > 1: no candidate, the pod stays Pending.
+        _case(
+            "min-domains-above-the-zones-leaves-no-candidate",
+            _one_pod_per_zone(),
+            incoming(constraints=[spread(ZONE, action="DoNotSchedule", minDomains=4)]),
+            None,
+            {"candidates": [], "skipped": True, "scores": {}},
+        ),
+        # The same with minDomains 3 = the zones: minimum 1, every zone 1+1-1=1 passes; no soft constraint: skipped.
+        _case(
+            "min-domains-met-passes-every-zone",
+            _one_pod_per_zone(),
+            incoming(constraints=[spread(ZONE, action="DoNotSchedule", minDomains=3)]),
+            None,
+            {"candidates": ["n1", "n2", "n3"], "skipped": True, "scores": {"n1": 0, "n2": 0, "n3": 0}},
+        ),
+        # Hard hostname, nodeTaintsPolicy Honor: tainted n1 is no domain; n2, n3 1 pod each, minimum 1: 1+1-1=1
+        # passes both (n1 fails TaintToleration anyway).
+        _case(
+            "hard-hostname-taints-honor",
+            _tainted_empty_host(),
+            incoming(constraints=[spread(HOSTNAME, action="DoNotSchedule", nodeTaintsPolicy="Honor")]),
+            None,
+            {"candidates": ["n2", "n3"], "skipped": True, "scores": {"n2": 0, "n3": 0}},
+        ),
+        # nodeTaintsPolicy Ignore (the default): n1's empty domain counts, minimum 0: n2, n3 1+1-0=2 > 1.
+        _case(
+            "hard-hostname-taints-ignore-leaves-no-candidate",
+            _tainted_empty_host(),
+            incoming(constraints=[spread(HOSTNAME, action="DoNotSchedule")]),
+            None,
+            {"candidates": [], "skipped": True, "scores": {}},
+        ),
+    ]
 
 
 EDGE_CASES: list[Obj] = _cases()

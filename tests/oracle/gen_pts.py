@@ -9,20 +9,21 @@ PodTopologySpread's integers on top:
   zone label**, no zone, an empty zone value; a custom topology key
   (``example.com/rack``) present on some nodes only; rarely no hostname label;
 * the incoming pod: no constraints (then the system or custom defaults apply) or
-  1-3 explicit constraints mixing ScheduleAnyway and DoNotSchedule, hostname /
+  1-3 explicit constraints mixing ScheduleAnyway and DoNotSchedule (40 %), hostname /
   zone / beta zone / region / rack keys, maxSkew 1-5, ``labelSelector`` from the
   pod's labels, random, ``{}`` or absent, ``matchLabelKeys``,
   ``nodeAffinityPolicy`` / ``nodeTaintsPolicy`` (absent, Honor, Ignore),
-  ``minDomains`` (also on ScheduleAnyway ones, which the API would reject but the
-  plugin must ignore);
+  ``minDomains`` 1-5 on DoNotSchedule ones (rarely on a ScheduleAnyway one, which
+  the API refuses: spreadwatch must too);
 * a KubeSchedulerConfiguration (``schedulerConfig``, YAML or JSON text) in about
   half the cases: explicit System, List with 1-3 constraints (AKS-style zone
   maxSkew 1, DoNotSchedule ones, inclusion policies), List with none, a second
   profile (read with ``schedulerName`` half the time), and rarely an invalid one
   or an unknown ``schedulerName`` (which both sides must reject);
-* candidates: ``None`` (the oracle's real filters pick them, then ``unfit`` nodes
-  are dropped as if by resource fit, so filtered-out nodes still hold pods) or an
-  explicit random non-empty subset in random order.
+* candidates: ``None`` (the oracle's real filters pick them — NodeUnschedulable,
+  TaintToleration, NodeAffinity, PodTopologySpread — and spreadwatch must pick the
+  same, without ``--nodes``) or an explicit random non-empty subset in random order
+  (scores only: filtered-out nodes still hold pods).
 
     python3 tests/oracle/gen_pts.py --seed 7 --count 3     # oracle input lines
     python3 tests/oracle/gen_pts.py --seed 7 --pretty      # one case, readable
@@ -122,10 +123,10 @@ class _PtsGen(gen._Gen):
             c["nodeAffinityPolicy"] = self.r.choice(["Honor", "Ignore"])
         if self.chance(0.35):
             c["nodeTaintsPolicy"] = self.r.choice(["Honor", "Ignore"])
-        if action == "DoNotSchedule" and self.chance(0.3):
-            c["minDomains"] = self.r.randint(1, 4)
-        elif self.chance(0.05):
-            c["minDomains"] = self.r.randint(2, 4)  # invalid with ScheduleAnyway; the plugin ignores it
+        if action == "DoNotSchedule" and self.chance(0.4):
+            c["minDomains"] = self.r.randint(1, 5)
+        elif self.chance(0.03):
+            c["minDomains"] = self.r.randint(2, 4)  # the API refuses it with ScheduleAnyway (the plugin ignores it)
         return c
 
     def constraints(self, labels: dict[str, str]) -> list[Obj]:
@@ -133,7 +134,7 @@ class _PtsGen(gen._Gen):
         used: set[tuple[str, str]] = set()
         for _ in range(self.r.choice([1, 1, 2, 2, 3])):
             key = self.r.choice(CONSTRAINT_KEYS)
-            action = "ScheduleAnyway" if self.chance(0.75) else "DoNotSchedule"
+            action = "ScheduleAnyway" if self.chance(0.6) else "DoNotSchedule"
             if (key, action) in used:  # the API rejects duplicates
                 continue
             used.add((key, action))
@@ -275,9 +276,9 @@ class _PtsGen(gen._Gen):
             cands = self.r.sample(names, self.r.randint(1, len(names)))
             case["candidates"] = cands
             case["unfit"] = []
-        else:
+        else:  # the filters pick them: spreadwatch's candidates are compared with the oracle's
             case["candidates"] = None
-            case["unfit"] = [n for n in names if self.chance(0.1)]
+            case["unfit"] = []
         return case
 
 

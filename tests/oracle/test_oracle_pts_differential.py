@@ -2,17 +2,22 @@
 
 For each seed gen_pts.py makes a cluster, an incoming pod and sometimes a
 KubeSchedulerConfiguration.  The oracle (k8s.io/kubernetes v1.36, the plugin's
-arithmetic is the same from v1.29) picks the candidates with the real filters
-(or takes the case's explicit ones) and scores them; spreadwatch is then driven
-through its CLI contract, in-process:
+arithmetic is the same from v1.29) picks the candidates with the real filters —
+NodeUnschedulable, TaintToleration, NodeAffinity and PodTopologySpread's
+PreFilter/Filter (random DoNotSchedule constraints and minDomains) — or takes the
+case's explicit ones, and scores them; spreadwatch is then driven through its CLI
+contract, in-process:
 
-    spreadwatch score --cluster C --pod P --profile v1.29 --nodes n1,n2 -o json \
+    spreadwatch score --cluster C --pod P --profile v1.29 [--nodes n1,n2] -o json \
         [--scheduler-config F [--scheduler-name S]]
 
-and must print the same integer for every candidate, in candidate order, and
-the same skip decision.  A configuration kube-scheduler rejects must make the
-CLI exit 2 with one line on stderr.  On a mismatch the case is shrunk and
-reported as an oracle input line plus both answers.
+``--nodes`` only for the cases with explicit candidates: otherwise spreadwatch
+picks the candidates itself and must pick exactly the oracle's (same order, and
+every other node excluded for the same filter's reason), then print the same
+integer for every candidate and the same skip decision.  A configuration
+kube-scheduler rejects, or a constraint the API server refuses (minDomains on a
+ScheduleAnyway one), must make the CLI exit 2 with one line on stderr.  On a
+mismatch the case is shrunk and reported as an oracle input line plus both answers.
 
     SPREADWATCH_ORACLE_PTS_CASES=5000 pytest -m oracle tests/oracle/test_oracle_pts_differential.py
     SPREADWATCH_ORACLE_PTS_FIRST_SEED=10000 ...                       # other seeds
@@ -66,7 +71,27 @@ def run_oracle(pts_oracle, case: Case) -> dict[str, Any]:
     return res
 
 
-def run_cli(case: Case, candidates: list[str], profile: str, with_config: bool = True) -> dict[str, Any]:
+def api_refuses(case: Case) -> bool:
+    """Whether the API server would refuse the incoming pod (minDomains on a ScheduleAnyway constraint: the
+    only invalid constraint gen_pts makes)."""
+    tsc = case["incoming"][0]["spec"].get("topologySpreadConstraints") or []
+    return any("minDomains" in c and c["whenUnsatisfiable"] != "DoNotSchedule" for c in tsc)
+
+
+#: the oracle's filter messages (kube-scheduler's reasons) -> spreadwatch's excluded reason
+_REASONS = (
+    ("were unschedulable", "Unschedulable"),
+    ("untolerated taint", "UntoleratedTaint"),
+    ("node affinity/selector", "NodeAffinity"),
+    ("pod topology spread constraints", "PodTopologySpread"),
+)
+
+
+def _reason(message: str) -> str:
+    return next((code for phrase, code in _REASONS if phrase in message), message)
+
+
+def run_cli(case: Case, candidates: list[str] | None, profile: str, with_config: bool = True) -> dict[str, Any]:
     """Run ``spreadwatch score`` in-process on the case; exit code, stderr and parsed JSON."""
     from spreadwatch.cli import main  # imported here: the oracle self-checks run without spreadwatch
 
@@ -77,7 +102,9 @@ def run_cli(case: Case, candidates: list[str], profile: str, with_config: bool =
         )
         (d / "pod.json").write_text(json.dumps(case["incoming"][0]))
         argv = ["score", "--cluster", str(d / "cluster.json"), "--pod", str(d / "pod.json")]
-        argv += ["--profile", profile, "--nodes", ",".join(candidates), "-o", "json"]
+        argv += ["--profile", profile, "-o", "json"]
+        if candidates is not None:
+            argv += ["--nodes", ",".join(candidates)]
         if with_config and case.get("schedulerConfig") is not None:
             (d / "scheduler.yaml").write_text(case["schedulerConfig"])
             argv += ["--scheduler-config", str(d / "scheduler.yaml")]
@@ -97,15 +124,17 @@ def run_cli(case: Case, candidates: list[str], profile: str, with_config: bool =
     return res
 
 
-def mismatch(o: dict[str, Any], cli: dict[str, Any], candidates: list[str]) -> list[str]:
-    """What differs between the oracle's answer and the CLI's (empty if they agree)."""
+def mismatch(o: dict[str, Any], cli: dict[str, Any], candidates: list[str], refused: bool = False) -> list[str]:
+    """What differs between the oracle's answer and the CLI's (empty if they agree); ``refused``: the API server
+    would refuse the pod."""
     if "exception" in cli:
         return [f"CLI raised/printed garbage: {cli['exception']}"]
-    if "error" in o:
-        # kube-scheduler rejects the configuration: exit 2, one stderr line.
+    if "error" in o or refused:
+        # kube-scheduler rejects the configuration, or the API the pod: exit 2, one stderr line.
         lines = cli["stderr"].splitlines()
+        why = o.get("error") or "a constraint the API server refuses"
         if cli["exit"] != 2 or len(lines) != 1:
-            return [f"oracle rejected the config ({o['error']}); CLI exit {cli['exit']}, stderr {cli['stderr']!r}"]
+            return [f"expected a refusal ({why}); CLI exit {cli['exit']}, stderr {cli['stderr']!r}"]
         return []
     if cli["exit"] != 0:
         return [f"CLI exit {cli['exit']}: {cli['stderr'].strip()}"]
@@ -128,29 +157,47 @@ def mismatch(o: dict[str, Any], cli: dict[str, Any], candidates: list[str]) -> l
     return out
 
 
+def _filtered_mismatch(o: dict[str, Any], cli: dict[str, Any]) -> list[str]:
+    """Without ``--nodes``: the nodes spreadwatch excluded, and why, against the oracle's filtered nodes."""
+    if "error" in o or "json" not in cli:
+        return []
+    want = {node: _reason(message) for node, message in o["filtered"].items()}
+    got = cli["json"].get("excluded") or {}
+    if got != want:
+        return [f"excluded: CLI {got} != oracle {want} (oracle's messages: {o['filtered']})"]
+    return []
+
+
 def _evaluate(pts_oracle, case: Case, profile: str) -> tuple[dict[str, Any], dict[str, Any], list[str], list[str]]:
+    """Both answers, the candidates they are compared on and what differs. Explicit candidates go to the CLI as
+    ``--nodes``; otherwise the CLI filters and must find the oracle's candidates (the score keys, in order)."""
     o = run_oracle(pts_oracle, case)
-    candidates = case["candidates"] if case.get("candidates") is not None else o.get("candidates", [])
-    cli = run_cli(case, candidates, profile)
-    return o, cli, candidates, mismatch(o, cli, candidates)
+    explicit = case.get("candidates")
+    candidates = explicit if explicit is not None else o.get("candidates", [])
+    cli = run_cli(case, explicit, profile)
+    problems = mismatch(o, cli, candidates, api_refuses(case))
+    if explicit is None and not problems:
+        problems = _filtered_mismatch(o, cli)
+    return o, cli, candidates, problems
 
 
 # -- shrinking ---------------------------------------------------------------------
 
 
 def _reductions(case: Case) -> Iterator[Case]:
-    """Smaller variants of ``case`` (explicit candidates), biggest cuts first."""
+    """Smaller variants of ``case`` (explicit candidates, or None: filtered), biggest cuts first."""
     cl = case["cluster"]
+    explicit = case["candidates"] is not None
     for key in gen.CLUSTER_KEYS:
         for i in range(len(cl.get(key) or [])):
             c = copy.deepcopy(case)
             removed = c["cluster"][key].pop(i)
-            if key == "nodes":
+            if key == "nodes" and explicit:
                 c["candidates"] = [n for n in c["candidates"] if n != removed["metadata"]["name"]]
                 if not c["candidates"]:
                     continue
             yield c
-    for i in range(len(case["candidates"])):
+    for i in range(len(case["candidates"]) if explicit else 0):
         if len(case["candidates"]) > 1:
             c = copy.deepcopy(case)
             del c["candidates"][i]
@@ -202,7 +249,7 @@ def check(pts_oracle, case: Case, label: str, regenerate: str | None) -> None:
     o, _, candidates, problems = _evaluate(pts_oracle, case, PROFILE)
     if not problems:
         return
-    fixed = {**case, "candidates": list(candidates), "unfit": []}
+    fixed = {**case, "unfit": []}
 
     def still_fails(c: Case) -> bool:
         try:
@@ -211,7 +258,7 @@ def check(pts_oracle, case: Case, label: str, regenerate: str | None) -> None:
             return False
 
     small = fixed
-    if candidates and "error" not in o and len(_shrinks_done) < MAX_SHRINKS:
+    if "error" not in o and len(_shrinks_done) < MAX_SHRINKS:
         _shrinks_done.append(label)
         small = shrink(fixed, still_fails)
     o_small, cli_small, _, problems_small = _evaluate(pts_oracle, small, PROFILE)
@@ -228,22 +275,12 @@ def check(pts_oracle, case: Case, label: str, regenerate: str | None) -> None:
         },
         "how_to_replay": "put minimal.input on one line into case.json; $(tests/oracle/build.sh pts) < case.json; "
         "spreadwatch score --cluster <cluster as a List> --pod <incoming[0]> --profile v1.29 "
-        "--nodes <candidates> [--scheduler-config <schedulerConfig> [--scheduler-name <schedulerName>]] -o json",
+        "[--nodes <candidates>, when the input names them] [--scheduler-config <schedulerConfig> "
+        "[--scheduler-name <schedulerName>]] -o json",
     }
     pytest.fail(
         "PodTopologySpread mismatch; reproduction:\n" + json.dumps(report, indent=1, ensure_ascii=False), pytrace=False
     )
-
-
-def _case_for_seed(pts_oracle, seed: int) -> Case:
-    """The seed's case; when the filters leave no candidate, every node (the CLI
-    contract names at least one candidate; "no candidate" is not a scoring case)."""
-    case = gen_pts.generate(seed)
-    if case["candidates"] is None:
-        o = run_oracle(pts_oracle, case)
-        if "error" not in o and not o["candidates"]:
-            case = {**case, "candidates": gen_pts.fallback_candidates(seed, case), "unfit": []}
-    return case
 
 
 # -- the tests -------------------------------------------------------------------
@@ -251,7 +288,7 @@ def _case_for_seed(pts_oracle, seed: int) -> Case:
 
 @pytest.mark.parametrize("seed", range(FIRST_SEED, FIRST_SEED + N_CASES), ids=lambda s: f"seed{s}")
 def test_random_case(pts_oracle, seed):
-    case = _case_for_seed(pts_oracle, seed)
+    case = gen_pts.generate(seed)
     check(pts_oracle, case, f"seed {seed}", f"python3 tests/oracle/gen_pts.py --seed {seed}")
 
 
@@ -271,5 +308,5 @@ def test_cli_v128_on_pts_clusters(oracle, seed):
     candidates = case["candidates"] or gen_pts.fallback_candidates(seed, case)
     (o,) = oracle.score(case["cluster"], case["incoming"], candidates)
     cli = run_cli(case, candidates, "v1.28", with_config=False)
-    problems = mismatch(o, cli, candidates)
+    problems = mismatch(o, cli, candidates, api_refuses(case))
     assert not problems, json.dumps({"seed": seed, "problems": problems, "oracle": o, "cli": cli}, indent=1)

@@ -74,10 +74,10 @@ def test_thresholds_are_configurable() -> None:
     assert report.health is Health.BALANCED
 
 
-def test_no_candidates_is_imbalanced() -> None:
+def test_no_candidates_is_unschedulable() -> None:
     report = _report({}, {}, {})
-    assert report.health is Health.IMBALANCED
-    assert report.reasons[0].startswith("NoCandidateNodes")
+    assert report.health is Health.UNSCHEDULABLE
+    assert report.reasons[0].startswith("NextPodUnschedulable")
 
 
 def test_report_for_5000_node_cluster_stays_under_100_kib() -> None:

@@ -12,7 +12,7 @@ import pytest
 import yaml
 from handler_fakes import deployment, ev, pipeline, pod_of, web_cluster
 
-from k8s_objects import controller
+from k8s_objects import GA_ZONE, controller
 from spreadwatch.report import Health, SpreadReport, error_report
 from spreadwatch.runtime.status import balanced_condition, build_status, content_digest, find_condition, rfc3339
 from spreadwatch.runtime.store import HEALTH_LABEL
@@ -141,7 +141,9 @@ def test_written_statuses_validate_against_the_crd_schema() -> None:
         {"matchLabels": {"app": "spread"}},
         {"app": "spread"},
         namespace="shop",
-        template_spec={"topologySpreadConstraints": [{"maxSkew": 1, "topologyKey": "zone"}]},
+        template_spec={
+            "topologySpreadConstraints": [{"maxSkew": 1, "topologyKey": "zone", "whenUnsatisfiable": "ScheduleAnyway"}]
+        },
     )
     p.feed(ev("ADDED", bad), ev("ADDED", skip))
     p.settle()
@@ -152,6 +154,42 @@ def test_written_statuses_validate_against_the_crd_schema() -> None:
         assert not errors, (ns, name, errors)
         healths.add(obj["status"]["health"])
     assert healths == {"SinglePointOfFailure", "Error", "Skipped"}
+
+
+def _hard(name: str, key: str) -> dict[str, Any]:
+    """A StatefulSet whose pods carry a DoNotSchedule constraint on ``key`` (maxSkew 1), selecting web's pods."""
+    constraint = {"maxSkew": 1, "topologyKey": key, "whenUnsatisfiable": "DoNotSchedule", "minDomains": 2}
+    constraint["labelSelector"] = {"matchLabels": {"app": "web"}}
+    return controller(
+        "StatefulSet", name, {"matchLabels": {"app": name}}, {"app": name}, namespace="shop",
+        template_spec={"topologySpreadConstraints": [constraint]},
+    )  # fmt: skip
+
+
+def test_v129_filter_statuses_validate_against_the_crd_schema() -> None:
+    """v1.29: PodTopologySpread's Filter rejects zone-a (web's 2 pods there, 0 elsewhere: 2 + 0 - 0 > 1), and a
+    constraint on a key no node has leaves the next pod Pending: both statuses fit the schema."""
+    p = pipeline(profile="v1.29")
+    p.feed(*web_cluster(pods_on=["node-a1", "node-a1"]))
+    p.feed(ev("ADDED", _hard("zonal", GA_ZONE)), ev("ADDED", _hard("pending", "rack")))
+    p.settle()
+    schema = _status_schema()
+    statuses = {name: obj["status"] for (_, name), obj in p.api.objects.items()}
+    for name, status in statuses.items():
+        assert not validate(status, schema), (name, validate(status, schema))
+    zonal, pending = statuses["statefulset-zonal"], statuses["statefulset-pending"]
+    assert zonal["excludedNodes"] == {"PodTopologySpread": 2} and zonal["candidateNodes"] == 4
+    assert zonal["filteredNodes"] == [{"node": "node-a1", "zone": "zone-a", "region": "", "pods": 2}]
+    assert zonal["constraints"] == [
+        {"topologyKey": GA_ZONE, "maxSkew": 1, "minDomains": 2, "skew": 2, "eligibleDomains": 3, "satisfied": False}
+    ]
+    assert zonal["health"] == "SinglePointOfFailure" and zonal["nextPodSchedulable"] is True
+    assert f"ConstraintViolated: {GA_ZONE} skew 2 > maxSkew 1 (DoNotSchedule)" in zonal["reasons"]
+    assert pending["health"] == "Unschedulable" and pending["nextPodSchedulable"] is False
+    assert pending["unschedulablePlugin"] == "PodTopologySpread"
+    assert pending["unschedulableReason"] == (
+        "0/6 nodes are available: 6 node(s) didn't match pod topology spread constraints (missing required label)."
+    )
 
 
 def test_event_on_health_change_only() -> None:

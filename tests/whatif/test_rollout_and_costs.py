@@ -83,6 +83,21 @@ def test_rollout_one_at_a_time_alternates_up_and_down() -> None:
     assert forecast.final.zone_skew == 0  # 3 new pods, one per zone: placed by the profile
 
 
+def test_rollout_stalls_on_pods_that_would_stay_pending() -> None:
+    """Every node cordoned: each new pod is created but stays Pending (never available), so the old ReplicaSet
+    goes down only as far as maxUnavailable allows and the rollout stops there, as the controller's does."""
+    objects = deployment_cluster(3, [0, 2, 4], 1, 1, [True] * 3)
+    for o in objects:
+        if o["kind"] == "Node":
+            o["spec"] = {**o.get("spec", {}), "unschedulable": True}
+    forecast = simulate_rollout(Snapshot.from_objects(objects), "deploy/default/web", get_profile("v1.28"))
+    assert [(s.replica_set, s.replicas_before, s.replicas_after) for s in forecast.steps] == [
+        ("web-whatif", 0, 1), ("web-1", 3, 2), ("web-whatif", 1, 2),
+    ]  # fmt: skip
+    assert [node for s in forecast.steps for _, node, _ in s.added] == ["", ""]  # unbound: Pending
+    assert forecast.final.health.value == "Unschedulable"
+
+
 def _apply_costs(pods: list[Pod], costs: dict[str, int]) -> list[Pod]:
     return [msgspec.structs.replace(p, deletion_cost=costs[p.name]) for p in pods]
 

@@ -37,8 +37,9 @@ def test_every_step_scores_like_a_cluster_with_the_earlier_pods_bound(
     prof = get_profile(profile)
     snap = cluster.snapshot()
     if not scratch_scores(snap, cluster.ref, prof):  # every node cordoned: a new pod would stay Pending
-        with pytest.raises(InputError, match="no candidate node"):
-            simulate_add(snap, cluster.ref, prof, count, ReportOptions(top_n=top_n), seed)
+        pending = simulate_add(snap, cluster.ref, prof, count, ReportOptions(top_n=top_n), seed)
+        assert pending.steps == (pending.pending,) and pending.pending is not None and pending.pending.step == 1
+        assert pending.pending.reason.startswith("0/") and pending.pending.plugin == "NodeUnschedulable"
         return
     sim = simulate_add(snap, cluster.ref, prof, count, ReportOptions(top_n=top_n), seed)
     template = next_pod(snap, cluster.ref)
@@ -225,8 +226,9 @@ def test_bad_requests_are_input_errors() -> None:
     cordoned = Snapshot.from_objects(
         [node("a1", "za", unschedulable=True), controller("ReplicaSet", "x", {"matchLabels": {"a": "x"}}, {"a": "x"})]
     )
-    with pytest.raises(InputError, match="no candidate node"):
-        simulate_add(cordoned, "rs/default/x", prof, 1)
+    pending = simulate_add(cordoned, "rs/default/x", prof, 2)  # the first replica would already stay Pending
+    assert pending.pending is not None and pending.steps == (pending.pending,)
+    assert pending.pending.reason == "0/1 nodes are available: 1 node(s) were unschedulable."
 
 
 def test_random_module_state_is_not_used() -> None:

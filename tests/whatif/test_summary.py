@@ -26,6 +26,7 @@ def test_health_counts_and_worst_first() -> None:
     summary = summarize_cluster(load_snapshot([EXAMPLE]), get_profile("v1.28"), worst=4)
     assert summary.workloads == 8
     assert dict(summary.health) == {
+        "Unschedulable": 0,
         "SinglePointOfFailure": 2,
         "ZoneOutageUnsafe": 0,
         "Imbalanced": 1,

@@ -25,6 +25,7 @@ from spreadwatch.errors import InputError, ObjectError
 from spreadwatch.model import object_ref, parse_pod
 from spreadwatch.profile_args import load_score_weights, resolve_profile
 from spreadwatch.scoring import score_pod
+from spreadwatch.scoring.topology_filter import check_constraints
 from spreadwatch.selectors import parse_selector
 from spreadwatch.snapshot import paused_gc, read_documents
 
@@ -42,6 +43,7 @@ def cmd_score(args: argparse.Namespace, out: TextIO) -> int:
         pod = parse_pod(pods[0])
     except ObjectError as err:  # (named with its file, as the snapshot's objects are)
         raise ObjectError(f"{args.pod}: {err.ref}", err.path, err.problem) from None
+    check_constraints(pod.template.spread_constraints)  # what the API server refuses: one line, exit 2
     nodes = [n.strip() for n in args.nodes.split(",") if n.strip()] if args.nodes else None
     snapshot = snapshot_of(args)
     result = score_pod(pod, snapshot.nodes, snapshot.pods, snapshot, resolve_profile(args), nodes)

@@ -18,12 +18,12 @@ import orjson
 __all__ = ["fmt", "table", "write_json", "write_notes", "write_yaml"]
 
 
-def table(rows: Sequence[Sequence[object]], out: TextIO) -> None:
-    """kubectl-style columns: upper-case header, 3 spaces between columns."""
+def table(rows: Sequence[Sequence[object]], out: TextIO, indent: str = "") -> None:
+    """kubectl-style columns: upper-case header, 3 spaces between columns (each line after ``indent``)."""
     cells = [[str(c) for c in row] for row in rows]
     widths = [max(len(r[i]) for r in cells) for i in range(len(cells[0]))]
     for row in cells:
-        out.write("   ".join(c.ljust(w) for c, w in zip(row, widths, strict=True)).rstrip() + "\n")
+        out.write(indent + "   ".join(c.ljust(w) for c, w in zip(row, widths, strict=True)).rstrip() + "\n")
 
 
 def fmt(value: float | None) -> str:

@@ -11,6 +11,7 @@ from collections.abc import Sequence
 from typing import Any, TextIO
 
 from spreadwatch.analysis import WorkloadExplanation
+from spreadwatch.cli.explain_filter import write_filter_explanation
 from spreadwatch.cli.explain_topology import write_topology_explanation
 from spreadwatch.cli.output import fmt, table, write_json, write_yaml
 from spreadwatch.report import SpreadReport
@@ -138,6 +139,7 @@ def write_explain_scores(exp: WorkloadExplanation, profile: Profile, all_nodes: 
     if scores is None:
         return
     if profile.pod_topology_spread:
+        write_filter_explanation(scores, all_nodes, out)
         write_topology_explanation(scores, out)
     elif scores.skipped:
         out.write(f"Skipped:     {scores.skip_reason}\n\n")
@@ -218,10 +220,23 @@ def _write_selector_spread_steps(scores: PodScores, profile: Profile, all_nodes:
 
 
 def write_explain_health(report: SpreadReport, out: TextIO) -> None:
-    """The health verdict, its reasons and the spread figures."""
+    """The health verdict, its reasons, the spread figures, whether the next pod can be placed and the
+    DoNotSchedule constraints' compliance."""
     out.write(f"Health:      {report.health.value}\n")
     for reason in report.reasons:
         out.write(f"  - {reason}\n")
+    if report.next_pod_schedulable is False:
+        out.write(f"Next pod:    stays Pending ({report.unschedulable_plugin}): {report.unschedulable_reason}\n")
+    for c in report.constraints or ():
+        verdict = "kept" if c.satisfied else "VIOLATED"
+        domains = "ok" if c.eligible_domains >= c.min_domains else "fewer: the minimum counts as 0"
+        out.write(
+            f"Constraint:  {c.topology_key} (DoNotSchedule): skew {c.skew} vs maxSkew {c.max_skew}: {verdict}; "
+            f"{c.eligible_domains} eligible domains vs minDomains {c.min_domains}: {domains}\n"
+        )
+    if report.filtered_nodes:
+        shown = ", ".join(f"{e.node} ({e.pods})" for e in report.filtered_nodes)
+        out.write(f"Filtered:    nodes with pods the Filter rejects (pods): {shown}\n")
     out.write(
         f"Spread:      {report.pods} matching pods, node skew {report.node_skew}, zone skew {report.zone_skew}, "
         f"best score {report.best_score} on {report.best_node_count} node(s)\n"

@@ -37,6 +37,7 @@ from spreadwatch.whatif import (
     summarize_cluster,
 )
 from spreadwatch.whatif.rebalance import DEFAULT_MAX_STATES
+from spreadwatch.whatif.simulate import PendingStep
 
 __all__ = ["WHATIF_HANDLERS", "add_whatif_parsers"]
 
@@ -154,11 +155,19 @@ def _print_simulation(sim: Simulation, add: bool, out: TextIO) -> None:
             shown = ",".join(s.candidates) + (f",+{more}" if more > 0 else "")
             rows.append([s.step, s.pod, s.node or "(unassigned)", s.zone or "-", shown, s.node_skew, s.zone_skew,
                          s.health])  # fmt: skip
+        elif isinstance(s, PendingStep):
+            rows.append([s.step, "-", 0, "-", "(Pending)", "-"])
         else:
             more = s.best_node_count - len(s.best_nodes)
             tied = ",".join(s.best_nodes) + (f",+{more}" if more > 0 else "")
             rows.append([s.step, s.best_score, s.best_node_count, tied or "-", s.node, s.zone or "-"])
     table(rows, out)
+    pending = sim.pending
+    if pending is not None:
+        out.write(
+            f"\nPending:   replica {pending.step} and every one after it would stay Pending "
+            f"({pending.plugin}): {pending.reason}\n"
+        )
     out.write(f"\nAfter:     {_spread(sim.final)}\n")
 
 
@@ -172,7 +181,7 @@ def _print_rollout(forecast: RolloutForecast, out: TextIO) -> None:
     rows: list[list[object]] = [["STEP", "REPLICASET", "REPLICAS", "ADDED", "DELETED", "PODS", "NODE-SKEW",
                                  "ZONE-SKEW", "HEALTH"]]  # fmt: skip
     for s in forecast.steps:
-        added = ",".join(f"{p}@{n}" for p, n, _ in s.added) or "-"
+        added = ",".join(f"{p}@{n or '(Pending)'}" for p, n, _ in s.added) or "-"
         deleted = ",".join(f"{p}@{n}" for p, n, _ in s.deleted) or "-"
         rows.append([s.step, s.replica_set, f"{s.replicas_before}->{s.replicas_after}", added, deleted, s.pods,
                      s.node_skew, s.zone_skew, s.health])  # fmt: skip
@@ -185,9 +194,12 @@ def _print_rollout(forecast: RolloutForecast, out: TextIO) -> None:
 def _print_runs(runs: RunsSummary, count: int, out: TextIO) -> None:
     last = runs.first_seed + runs.runs - 1
     out.write(f"Runs:      {runs.runs} (seeds {runs.first_seed}-{last}), +{count} replicas each\n\n")
-    steps: list[list[object]] = [["STEP", "SCORED", "BEST-NODE", "BEST-ZONE", "OTHER", "P(BEST-NODE)", "P(BEST-ZONE)"]]
+    head: list[object] = ["STEP", "SCORED", "BEST-NODE", "BEST-ZONE", "OTHER", "P(BEST-NODE)", "P(BEST-ZONE)"]
+    pending = any(s.pending for s in runs.steps)  # (a column only when some replica would stay Pending)
+    steps: list[list[object]] = [[*head, "PENDING"] if pending else head]
     steps += [
         [s.step, s.nodes_scored, s.best_node, s.best_zone, s.other, f"{s.p_best_node:.3f}", f"{s.p_best_zone:.3f}"]
+        + ([s.pending] if pending else [])
         for s in runs.steps
     ]
     table(steps, out)

@@ -10,10 +10,11 @@ from collections.abc import Callable, Mapping
 
 import msgspec
 
+from spreadwatch.index.hard_filter import HardFiltering
 from spreadwatch.index.state import CandidateSet, Workload
-from spreadwatch.index.workloads import WorkloadTracking
 from spreadwatch.model import Node, WorkloadKey
-from spreadwatch.report import CandidateLayout, ReportInput, SpreadReport, build_report, error_report
+from spreadwatch.report import CandidateLayout, Health, ReportInput, SpreadReport, build_report, error_report
+from spreadwatch.report.filtering import unschedulable, with_filter
 from spreadwatch.report.topology import build_topology_report
 from spreadwatch.scoring import ZoneKey
 from spreadwatch.scoring.topology_groups import CandidateGroups, GroupScores, group_candidates, score_groups
@@ -50,7 +51,7 @@ def best_set(report: SpreadReport, layout: CandidateLayout | None) -> set[str]:
     return out
 
 
-class ReportBuilding(WorkloadTracking):
+class ReportBuilding(HardFiltering):
     """Reports from the counts, candidate sets and (v1.29) candidate groups."""
 
     def _build_topology(self, w: Workload, candidates: CandidateSet) -> SpreadReport:
@@ -63,10 +64,10 @@ class ReportBuilding(WorkloadTracking):
         assert plan is not None
         terms = plan.terms
         keys = tuple([t.topology_key for t in terms])
-        groups = self._topo_groups.get((w.sig, keys))
+        groups = self._topo_groups.get((w.sig, keys, ()))
         if groups is None:
             nodes = (self._nodes[n] for n in candidates.names)
-            groups = self._topo_groups[(w.sig, keys)] = group_candidates(nodes, keys, self._zones)
+            groups = self._topo_groups[(w.sig, keys, ())] = group_candidates(nodes, keys, self._zones)
         template = self._template(w)
         if w.multi:
             scores = score_groups(plan, template, groups, self._term_counts(w), self._nodes, keep=keep)
@@ -88,11 +89,54 @@ class ReportBuilding(WorkloadTracking):
             return self._with_window(report, None)
         return self._with_window(report, self._topology_model(groups, scores))
 
+    def _build_hard(self, w: Workload, candidates: CandidateSet) -> SpreadReport:
+        """v1.29 with DoNotSchedule constraints: the candidates the Filter passes (index/hard_filter.py), scored
+        on them (or all 0 when no constraint scores), then the pod counts of the candidates of the other
+        filters, the compliance and the rejected nodes with pods (report/filtering.py). O(groups × constraints
+        + nodes with matching pods), plus the scoring's cost on the filtered groups."""
+        plan, hard = w.plan, w.hard
+        assert plan is not None
+        assert hard is not None
+        hard_counts = self._hard_counts(w, hard)
+        scored = not w.skip
+        terms = plan.terms if scored else ()
+        keys = tuple([t.topology_key for t in terms])
+        per_term: list[Mapping[str, int]] = []
+        if scored:
+            per_term = list(self._term_counts(w)) if w.multi else [w.counts if w.counting else {}] * len(terms)
+        f = self._filtered(w, candidates, keys, hard_counts, per_term[0] if scored else hard_counts[0])
+        w.filtered = f
+        fields = (w.ref, self.profile, w.selector_text, w.ctrl.replicas, f.layout, f.counts, self._zones, self.options)
+        model: WindowModel | None = None
+        if scored:
+            keep = not gc.isenabled() and not f.rejected  # (a view's memos die with it)
+            template = self._template(w)
+            scores = score_groups(plan, template, f.groups, per_term, self._nodes, shared=not w.multi, keep=keep)
+            inp = _new_tuple(ReportInput, (*fields[:5], scores.pods, *fields[6:]))
+            report = build_topology_report(inp, f.groups, scores, keep)
+        else:
+            report = build_report(_new_tuple(ReportInput, fields), w.skip, f.groups.group_of.keys())
+        report = with_filter(report, self._filter_facts(f, candidates), self.options.thresholds)
+        if scored and self._sampled(report):
+            model = self._topology_model(f.groups, scores, cache=not f.rejected)
+        return self._with_window(report, model)
+
     def _build(self, w: Workload) -> SpreadReport:
+        """The report of a workload; a report without any candidate node says the next replica stays Pending
+        (O(1) more)."""
+        report = self._build_report(w)
+        if report.candidate_nodes or report.health is Health.ERROR:
+            return report
+        f = w.filtered if w.hard is not None else None
+        return unschedulable(report, len(self._nodes), f.missing if f is not None else 0)
+
+    def _build_report(self, w: Workload) -> SpreadReport:
         replicas = w.ctrl.replicas
         if w.error:
             return error_report(w.ref, self.profile.name, replicas, w.error)
         candidates = self._candidate_set(w)
+        if w.hard is not None:
+            return self._build_hard(w, candidates)
         if w.plan is not None and not w.skip:
             return self._build_topology(w, candidates)
         layout = candidates.layout
@@ -114,17 +158,19 @@ class ReportBuilding(WorkloadTracking):
         return nodes_to_score(len(self._nodes), self.profile.score_percentage if percentage is None else percentage)
 
     def _window_layout(
-        self, owner: object, group_of: Callable[[], Mapping[str, int]], n_groups: int
+        self, owner: object, group_of: Callable[[], Mapping[str, int]], n_groups: int, cache: bool = True
     ) -> WindowLayout:
         """The window layout of a candidate set or candidate groups (``owner``) on the node order, cached
-        until a node changes; ``group_of`` (candidate -> group) is called only to build it. O(n) to build."""
+        until a node changes (``cache``: not for a workload's own filtered view); ``group_of`` (candidate ->
+        group) is called only to build it. O(n) to build."""
         cached = self._window_layouts.get(id(owner))
         if cached is not None and cached[0] is owner:
             return cached[1]
         if self._order is None:
             self._order = scheduler_order((name, tree_zone(node.labels)) for name, node in self._nodes.items())
         layout = WindowLayout.build(self._order, group_of(), n_groups)
-        self._window_layouts[id(owner)] = (owner, layout)
+        if cache:
+            self._window_layouts[id(owner)] = (owner, layout)
         return layout
 
     def _selector_model(self, candidates: CandidateSet, counts: dict[str, int]) -> WindowModel:
@@ -140,9 +186,10 @@ class ReportBuilding(WorkloadTracking):
         class_zone = (*[zones[groups[i]] for i, _ in busy], *zones)
         return WindowModel(layout, self._window_size(), tuple(i for i, _ in busy), scorer, class_zone)
 
-    def _topology_model(self, groups: CandidateGroups, scores: GroupScores) -> WindowModel:
-        """PodTopologySpread's window model: the candidate groups as class groups. O(busy nodes)."""
-        layout = self._window_layout(groups, lambda: groups.group_of, len(groups.sigs))
+    def _topology_model(self, groups: CandidateGroups, scores: GroupScores, cache: bool = True) -> WindowModel:
+        """PodTopologySpread's window model: the candidate groups as class groups. O(busy nodes) (+ O(n) for a
+        new layout)."""
+        layout = self._window_layout(groups, lambda: groups.group_of, len(groups.sigs), cache)
         index = layout.index
         class_zone = (*[groups.zones[g] for _, g, _ in scores.rows], *groups.zones)
         rows = tuple(index[name] for name, _, _ in scores.rows)
@@ -180,6 +227,29 @@ class ReportBuilding(WorkloadTracking):
             w.report = self._build(w)
         return w, w.report
 
+    def candidate_layout(self, key: WorkloadKey) -> CandidateLayout | None:
+        """A workload's candidate nodes by zone and excluded-node counts — for one with DoNotSchedule
+        constraints, those PodTopologySpread's Filter passes as of its current report (built now if dirty).
+        None for an unknown workload or one in Error. O(1) when current."""
+        built = self._built(key)
+        if built is None or built[0].error:
+            return None
+        w = built[0]
+        if w.filtered is not None:
+            return w.filtered.layout
+        return super().candidate_layout(key)
+
+    def is_candidate(self, key: WorkloadKey, node: str) -> bool:
+        """Whether ``node`` is a candidate of the workload's next pod (after PodTopologySpread's Filter for
+        one with DoNotSchedule constraints), as of its current report. O(1) once it is built."""
+        built = self._built(key)
+        if built is None or built[0].error:
+            return False
+        w = built[0]
+        if w.filtered is not None:
+            return w.filtered.passes(node)
+        return node in self._candidate_set(w).names
+
     def window_model(self, key: WorkloadKey) -> WindowModel | None:
         """The window model of a workload's next pod (None: unknown, in Error or skipped), for ``simulate``
         and the tests. O(busy nodes) after its report is built."""
@@ -192,8 +262,14 @@ class ReportBuilding(WorkloadTracking):
         candidates = self._candidate_set(w)
         if w.plan is None:
             return self._selector_model(candidates, w.counts)
-        groups = self._topo_groups[(w.sig, tuple([t.topology_key for t in w.plan.terms]))]
         template = self._template(w)
+        terms = w.plan.terms
+        if w.filtered is not None:  # DoNotSchedule constraints: the candidates the Filter passed
+            f = w.filtered
+            per_term = list(self._term_counts(w)) if w.multi else [w.counts if w.counting else {}] * len(terms)
+            scores = score_groups(w.plan, template, f.groups, per_term, self._nodes, shared=not w.multi, keep=False)
+            return self._topology_model(f.groups, scores, cache=not f.rejected)
+        groups = self._topo_groups[(w.sig, tuple([t.topology_key for t in terms]), ())]
         if w.multi:
             scores = score_groups(w.plan, template, groups, self._term_counts(w), self._nodes, keep=False)
         else:

@@ -128,7 +128,7 @@ class SpreadIndex(SafetyTracking):
             report = self.report_for(key)
             if report is None or report.skipped or report.health is Health.ERROR:
                 continue
-            candidate = node in self._candidate_set(w).names
+            candidate = self.is_candidate(key, node)
             outcome = classify_placement(report, node, zone, candidate)
             previous = w.placement.consecutive_misses if w.placement is not None else 0
             misses = 0 if outcome is Outcome.BEST_NODE else previous + 1

@@ -12,15 +12,26 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import dataclass, field
+from typing import NamedTuple
 
 from spreadwatch.model import Controller, LabelMap, Node, Pod, PodTemplate, Service, WorkloadKey
 from spreadwatch.report import CandidateLayout, Placement, ReportOptions, SpreadReport
 from spreadwatch.scoring import Profile, SpreadSelector, WorkloadRef, ZoneKey
 from spreadwatch.scoring.topology import SpreadPlan
+from spreadwatch.scoring.topology_filter import DomainTable, FilterPlan, FilterState
 from spreadwatch.scoring.topology_groups import CandidateGroups
 from spreadwatch.scoring.window import WindowLayout
 
-__all__ = ["CandidateSet", "IndexSizes", "IndexState", "LabelGroup", "LabelKey", "NamespaceState", "Workload"]
+__all__ = [
+    "CandidateSet",
+    "FilteredCandidates",
+    "IndexSizes",
+    "IndexState",
+    "LabelGroup",
+    "LabelKey",
+    "NamespaceState",
+    "Workload",
+]
 
 LabelKey = LabelMap  # (an interned label map is its own key: hashed by content)
 
@@ -48,6 +59,10 @@ class Workload:
     selector_text: str = ""
     sig: int = -1  # id of the scheduling-constraint signature (candidate sets are cached per signature)
     plan: SpreadPlan | None = None  # PodTopologySpread (v1.29): the scoring constraints
+    #: v1.29: the DoNotSchedule constraints (None: PodTopologySpread's Filter passes every node)
+    hard: FilterPlan | None = None
+    #: v1.29 with ``hard``: the candidates the Filter passed when the report was last built (index/hard_filter.py)
+    filtered: FilteredCandidates | None = None
     multi: bool = False  # v1.29: the constraints count pods with different selectors
     compared: tuple[SpreadReport, SpreadReport, SpreadReport] | None = None  # (own, other, with comparison)
     #: the operator's check of the last new binding of one of its pods (``SpreadIndex.check_placement``)
@@ -86,6 +101,24 @@ class CandidateSet:
     template: PodTemplate  # the constraints it was computed for (a node change re-checks one node against it)
 
 
+class FilteredCandidates(NamedTuple):
+    """A workload's candidates after PodTopologySpread's Filter (v1.29, DoNotSchedule constraints): the
+    PreFilter state, the candidate groups and layout it passes (views of the shared ones, or those when it
+    rejects nothing), how many candidates of the other filters it rejects (``missing``: for a missing key),
+    and the counts the report's pods come from (its first constraint's, node -> pods, any node)."""
+
+    state: FilterState
+    groups: CandidateGroups
+    layout: CandidateLayout
+    rejected: int
+    missing: int
+    counts: Mapping[str, int]
+
+    def passes(self, node: str) -> bool:
+        """Whether ``node`` is a candidate the Filter passes. O(1)."""
+        return self.groups.group_of.get(node) is not None
+
+
 @dataclass(frozen=True, slots=True)
 class IndexSizes:
     """Object counts, for self-metrics."""
@@ -109,7 +142,11 @@ class IndexState:
         self._nodes: dict[str, Node] = {}
         self._zones: dict[str, ZoneKey | None] = {}
         self._candidates: dict[int, CandidateSet] = {}  # signature id -> candidate set
-        self._topo_groups: dict[tuple[int, tuple[str, ...]], CandidateGroups] = {}  # v1.29, per candidate set
+        #: v1.29, per candidate set (signature id), scoring keys (and the hard constraints' keys it is split by)
+        self._topo_groups: dict[tuple[int, tuple[str, ...], tuple[str, ...]], CandidateGroups] = {}
+        #: v1.29: PodTopologySpread's Filter domains per (signature id, hard keys, key, inclusion policies);
+        #: dropped on any node change
+        self._domain_tables: dict[tuple[object, ...], DomainTable] = {}
         self._sig_ids: dict[tuple[object, ...], int] = {}  # constraint signature -> small int (cheap to hash)
         self._dirty: set[WorkloadKey] = set()
         self._removed: set[WorkloadKey] = set()

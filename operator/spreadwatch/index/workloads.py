@@ -8,10 +8,10 @@ can affect: O(W) selector checks, plus O(G) recount per workload whose selector 
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from functools import partial
 
-from spreadwatch.errors import SelectorError
+from spreadwatch.errors import ConstraintError, SelectorError
 from spreadwatch.index.counting import PodCounting
 from spreadwatch.index.state import NamespaceState, Workload
 from spreadwatch.model import Controller, Pod, Service, WorkloadKey
@@ -26,12 +26,41 @@ from spreadwatch.scoring import (
     skip_reason,
 )
 from spreadwatch.scoring.selection import followed_owner, owner_merged_selector
-from spreadwatch.scoring.topology import plan_with
+from spreadwatch.scoring.topology import SpreadPlan, plan_with
+from spreadwatch.scoring.topology_filter import FilterPlan, check_constraints, plan_filter
 from spreadwatch.selectors import POSITIVE_OPERATORS, Requirement, Selector
 
 __all__ = ["WorkloadTracking", "anchors"]
 
 _new_tuple = tuple.__new__  # a NamedTuple from a tuple in C (its own __new__ is Python code)
+
+
+def _count_by(w: Workload, selectors: Iterable[Selector]) -> tuple[Selector, ...]:
+    """v1.29: set the selector the workload's pods are counted by — the constraints' one selector, else ANY_OF
+    the distinct ones (``multi``: each constraint counted apart) — and return the distinct ones.
+    O(constraints)."""
+    distinct = tuple(dict.fromkeys(selectors))
+    if len(distinct) == 1:
+        w.selector = SpreadSelector(SelectorMode.OWNER_MERGED, distinct)
+    else:
+        w.multi = True
+        w.selector = SpreadSelector(SelectorMode.ANY_OF, tuple(s for s in distinct if not s.empty and not s.nothing))
+    return distinct
+
+
+class _Once:
+    """A default-selector builder called at most once (the scoring and the filter plan may both want it)."""
+
+    __slots__ = ("_build", "_value")
+
+    def __init__(self, build: Callable[[], Selector]) -> None:
+        self._build = build
+        self._value: Selector | None = None
+
+    def __call__(self) -> Selector:
+        if self._value is None:
+            self._value = self._build()
+        return self._value
 
 
 def _anchor_of(sel: Selector) -> tuple[tuple[str, str], ...] | None:
@@ -333,6 +362,11 @@ class WorkloadTracking(PodCounting):
             w.error = f"InvalidSelector: {ctrl.selector_error}"
         elif rs is not None and rs.selector_error:
             w.error = f"InvalidSelector: ReplicaSet {rs.name}: {rs.selector_error}"
+        elif pod.template.spread_constraints:
+            try:
+                check_constraints(pod.template.spread_constraints)
+            except ConstraintError as err:
+                w.error = f"InvalidConstraint: {err}"
         profile = self.profile
         if profile.pod_topology_spread:
             self._prepare_topology(w, pod, ns)
@@ -348,7 +382,7 @@ class WorkloadTracking(PodCounting):
                 w.selector = self._spread_selector(ns, pod)
                 w.selector_text = str(w.selector)
         selector = w.selector
-        w.counting = not w.skip and not w.error and selector is not None and not selector.empty
+        w.counting = (not w.skip or w.hard is not None) and not w.error and selector is not None and not selector.empty
 
     def _spread_selector(self, ns: NamespaceState, pod: Pod) -> SpreadSelector:
         """``build_spread_selector`` of the profile, for the modes other than v1.28's (whose one merged selector
@@ -362,29 +396,37 @@ class WorkloadTracking(PodCounting):
         return self._spread_selector(ns, pod).selectors[0]
 
     def _prepare_topology(self, w: Workload, pod: Pod, ns: NamespaceState) -> None:
-        """v1.29: the plan, and the selector pods are counted by (ANY_OF the distinct ones if they differ)."""
-        w.plan, w.skip, w.selector, w.multi, w.selector_text = None, "", None, False, ""
+        """v1.29: the scoring plan, the DoNotSchedule constraints (PodTopologySpread's Filter), and the selector
+        pods are counted by (ANY_OF the distinct ones of both if they differ)."""
+        w.plan, w.hard, w.filtered, w.skip, w.selector, w.multi, w.selector_text = None, None, None, "", None, False, ""
         if w.error:
             return
+        default = _Once(partial(self._merged_selector, ns, pod))
         try:
-            plan = plan_with(pod, self.profile, partial(self._merged_selector, ns, pod))
+            plan = plan_with(pod, self.profile, default)
+            hard = plan_filter(pod, self.profile, default)
         except SelectorError as err:
             w.error = f"InvalidSelector: {err}"
             return
-        w.plan, w.skip, w.selector_text = plan, plan.skip_reason, plan.selector_text
+        w.plan, w.hard, w.skip, w.selector_text = plan, hard, plan.skip_reason, plan.selector_text
+        if hard is not None:
+            self._hard_selector(w, plan, hard)
+            return
         if plan.skip_reason:
             return
         if plan.selector is not None:  # default constraints: every term has the default selector
             w.selector = _new_tuple(SpreadSelector, (SelectorMode.OWNER_MERGED, (plan.selector,)))
             return
-        distinct = tuple(dict.fromkeys(t.selector for t in plan.terms))
-        if len(distinct) == 1:
-            w.selector = SpreadSelector(SelectorMode.OWNER_MERGED, distinct)
-        else:
-            w.multi = True
-            w.selector = SpreadSelector(
-                SelectorMode.ANY_OF, tuple(s for s in distinct if not s.empty and not s.nothing)
-            )
+        _count_by(w, [t.selector for t in plan.terms])
+
+    @staticmethod
+    def _hard_selector(w: Workload, plan: SpreadPlan, hard: FilterPlan) -> None:
+        """v1.29 with DoNotSchedule constraints: the selector pods are counted by (of every scoring and hard
+        constraint) and its text. O(constraints)."""
+        selectors = [] if plan.skip_reason else [t.selector for t in plan.terms]
+        selectors.extend(t.selector for t in hard.terms)
+        distinct = _count_by(w, selectors)
+        w.selector_text = "; ".join(dict.fromkeys(str(s) for s in distinct))
 
     def _refresh(self, ns: NamespaceState, w: Workload, force: bool = False) -> None:
         key = w.ctrl.key

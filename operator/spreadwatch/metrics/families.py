@@ -116,6 +116,13 @@ FAMILIES: Final = (
         (*_W, "state"),
     ),
     FamilySpec(
+        "spreadwatch_workload_next_pod_schedulable",
+        "gauge",
+        "1 when some node passes the filters for the workload's next replica, 0 when it would stay Pending "
+        "(health Unschedulable: e.g. DoNotSchedule topology spread constraints); no sample for Error.",
+        _W,
+    ),
+    FamilySpec(
         "spreadwatch_workload_skipped",
         "gauge",
         "1 when the profile skips the workload (topologySpreadConstraints), else 0.",

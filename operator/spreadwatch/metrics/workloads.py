@@ -99,6 +99,8 @@ _SAFETY: tuple[tuple[FamilySpec, Callable[[SpreadReport], int | None]], ...] = (
     ),
 )
 _HEALTH = spec("spreadwatch_workload_health")
+#: a sample for every report but Error ones (which carry no forecast)
+_SCHEDULABLE = spec("spreadwatch_workload_next_pod_schedulable")
 _SKIPPED = spec("spreadwatch_workload_skipped")
 _COMPARISON: tuple[tuple[FamilySpec, Callable[[Comparison], int]], ...] = (
     (spec("spreadwatch_workload_comparison_best_node_score"), lambda c: c.best_score),
@@ -231,7 +233,7 @@ class WorkloadView:
 
     def families(self) -> list[FamilySpec]:
         """The families this view exposes (node families only when node series are on)."""
-        out = [f for f, _ in _WORKLOAD_VALUES] + [_HEALTH, _SKIPPED]
+        out = [f for f, _ in _WORKLOAD_VALUES] + [_HEALTH, _SCHEDULABLE, _SKIPPED]
         if any(r.report.comparison is not None for r in self.rows):  # only with --compare-profile
             out += [f for f, _ in _COMPARISON]
         if any(r.report.best_node_probability is not None for r in self.rows):
@@ -268,6 +270,12 @@ class WorkloadView:
         tails = {now: [f',state="{s}"}} {1 if s == now else 0}\n' for s in HEALTH_STATES] for now in HEALTH_STATES}
         for block in blocks():
             yield "".join([f"{prefix}{k}{tail}" for k, r in block for tail in tails[r.health.value]])
+        yield _SCHEDULABLE.header(openmetrics)
+        prefix = _SCHEDULABLE.name + "{"
+        for block in blocks():
+            yield "".join(
+                [f"{prefix}{k}}} {1 if s else 0}\n" for k, r in block if (s := r.next_pod_schedulable) is not None]
+            )
         yield _SKIPPED.header(openmetrics)
         prefix = _SKIPPED.name + "{"
         for block in blocks():
@@ -354,6 +362,8 @@ class WorkloadView:
                 families[family.name].add_metric(base, value_of(report))
             for state in HEALTH_STATES:
                 families[_HEALTH.name].add_metric([*base, state], 1 if state == report.health.value else 0)
+            if report.next_pod_schedulable is not None:
+                families[_SCHEDULABLE.name].add_metric(base, 1 if report.next_pod_schedulable else 0)
             families[_SKIPPED.name].add_metric(base, 1 if report.skipped else 0)
             if report.comparison is not None:
                 for family, compared in _COMPARISON:

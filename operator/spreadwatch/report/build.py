@@ -225,6 +225,7 @@ def error_report(workload: WorkloadRef, profile: str, replicas: int, reason: str
         0,
         Health.ERROR,
         (reason,),
+        next_pod_schedulable=None,
     )
 
 

@@ -52,7 +52,13 @@ __all__ = [
 #: scaleDown.candidates lists at most this many pods (by name); candidateCount counts them all
 MAX_CANDIDATES: Final = 20
 #: the spread verdicts after a scale-down, worst first
-_AFTER_ORDER: Final = (Health.SINGLE_POINT_OF_FAILURE, Health.IMBALANCED, Health.BALANCED, Health.SKIPPED)
+_AFTER_ORDER: Final = (
+    Health.UNSCHEDULABLE,  # (no candidate node at all)
+    Health.SINGLE_POINT_OF_FAILURE,
+    Health.IMBALANCED,
+    Health.BALANCED,
+    Health.SKIPPED,
+)
 
 
 class Budget(NamedTuple):

@@ -7,13 +7,17 @@ JSON field names (camelCase) are a contract (see ``docs/report.md``)::
     nodes [{node, zone, region, pods, score}], nodesOmitted,
     zones [{zone, region, pods, candidateNodes, zoneScore, emptyNodeScore}], zoneCount, emptyNodeScore,
     bestScore, worstScore, bestNodes, bestNodeCount, nodeSkew, zoneSkew, health, reasons, nodesScored,
+    [nextPodSchedulable], [unschedulableReason, unschedulablePlugin],
+    [constraints [{topologyKey, maxSkew, minDomains, skew, eligibleDomains, satisfied}]],
+    [filteredNodes [{node, zone, region, pods}]],
     [comparison], [bestNodeProbability, bestZoneProbability], [lastPlacement], [resilience], [scaleDown]
 
 Every candidate node's score is derivable: a node listed in ``nodes`` has its score there; any other
 candidate node has no matching pod and scores its zone's ``emptyNodeScore`` (the top-level
 ``emptyNodeScore`` when it has no zone). ``nodes`` lists every candidate node with matching pods (up to
 ``maxNodes``; ``nodesOmitted`` counts the rest) plus the top-N best-scoring candidates, so a report stays
-small (≈ 100 bytes a listed node) however large the cluster.
+small (≈ 100 bytes a listed node) however large the cluster. Nodes PodTopologySpread's Filter rejects are no
+candidates: those holding matching pods are listed apart, in ``filteredNodes`` (with no score).
 """
 
 from __future__ import annotations
@@ -28,8 +32,9 @@ from spreadwatch.jsonform import each, json_form
 from spreadwatch.report.safety import Resilience, ScaleDown
 from spreadwatch.report.verdict import Health
 from spreadwatch.scoring import WorkloadRef
+from spreadwatch.scoring.topology_filter import Compliance
 
-__all__ = ["Comparison", "NodeEntry", "Placement", "SpreadReport", "ZoneEntry"]
+__all__ = ["Comparison", "FilteredNode", "NodeEntry", "Placement", "SpreadReport", "ZoneEntry"]
 
 
 class NodeEntry(NamedTuple):
@@ -40,6 +45,16 @@ class NodeEntry(NamedTuple):
     region: str
     pods: int
     score: int
+
+
+class FilteredNode(NamedTuple):
+    """A node the other filters pass but PodTopologySpread's Filter rejects, holding matching pods: not a
+    candidate (no score), listed for its pods, which still count in ``pods``, the zones and the skews."""
+
+    node: str
+    zone: str
+    region: str
+    pods: int
 
 
 class ZoneEntry(NamedTuple):
@@ -112,6 +127,15 @@ class SpreadReport(msgspec.Struct, frozen=True, gc=False):
     best_zone_probability: float | None = None
     #: the operator's check of the workload's last new pod placement (None: none seen since it started)
     last_placement: Placement | None = None
+    #: whether some node passes the filters (False: the next replica stays Pending; None for Error), and
+    #: then why (the scheduler's FailedScheduling words) and the plugin that rejected the last nodes
+    next_pod_schedulable: bool | None = True
+    unschedulable_reason: str | None = None
+    unschedulable_plugin: str | None = None
+    #: v1.29: per DoNotSchedule constraint, whether the pods keep it (None: no such constraint)
+    constraints: tuple[Compliance, ...] | None = None
+    #: v1.29: the nodes PodTopologySpread's Filter rejects that hold matching pods (None: none)
+    filtered_nodes: tuple[FilteredNode, ...] | None = None
     #: failure tolerance: the worst zone and node loss, the PodDisruptionBudget (report/forecast.py)
     resilience: Resilience | None = None
     #: the next scale-down by one replica: the pods it may delete and the spread after it
@@ -148,6 +172,8 @@ _NODE_FORM = json_form(NodeEntry)
 _ZONE_FORM = json_form(ZoneEntry)
 _COMPARISON_FORM = json_form(Comparison, convert={"best_nodes": list})
 _PLACEMENT_FORM = json_form(Placement)
+_COMPLIANCE_FORM = json_form(Compliance)
+_FILTERED_FORM = json_form(FilteredNode)
 _WORKLOAD_FORM = json_form(WorkloadRef, ("api_version", "kind", "namespace", "name", "uid"))
 _REPORT_FORM = json_form(
     SpreadReport,
@@ -156,10 +182,9 @@ _REPORT_FORM = json_form(
         *("workload", "profile", "selector", "skipped", "skip_reason", "replicas", "pods", "candidate_nodes"),
         *("excluded_nodes", "nodes", "nodes_omitted", "zones", "zone_count", "empty_node_score", "best_score"),
         *("worst_score", "best_nodes", "best_node_count", "node_skew", "zone_skew", "health", "reasons"),
-        *("nodes_scored", "comparison", "best_node_probability", "best_zone_probability"),
-        "last_placement",
-        "resilience",
-        "scale_down",
+        *("nodes_scored", "next_pod_schedulable", "unschedulable_reason", "unschedulable_plugin", "constraints"),
+        *("filtered_nodes", "comparison", "best_node_probability", "best_zone_probability", "last_placement"),
+        *("resilience", "scale_down"),
     ),
     convert={
         "workload": _WORKLOAD_FORM,
@@ -173,15 +198,14 @@ _REPORT_FORM = json_form(
         "best_node_probability": _json_number,
         "best_zone_probability": _json_number,
         "last_placement": _PLACEMENT_FORM,
+        "constraints": each(_COMPLIANCE_FORM),
+        "filtered_nodes": each(_FILTERED_FORM),
         "resilience": Resilience.to_dict,
         "scale_down": ScaleDown.to_dict,
     },
     omit_none=(
-        "comparison",
-        "best_node_probability",
-        "best_zone_probability",
-        "last_placement",
-        "resilience",
-        "scale_down",
+        *("next_pod_schedulable", "unschedulable_reason", "unschedulable_plugin", "constraints", "filtered_nodes"),
+        *("comparison", "best_node_probability", "best_zone_probability", "last_placement"),
+        *("resilience", "scale_down"),
     ),
 )

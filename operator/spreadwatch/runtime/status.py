@@ -41,6 +41,7 @@ _STATUS: Final = {
     Health.BALANCED: "True",
     Health.IMBALANCED: "False",
     Health.SINGLE_POINT_OF_FAILURE: "False",
+    Health.UNSCHEDULABLE: "False",
     Health.ZONE_OUTAGE_UNSAFE: "False",
     Health.SKIPPED: "Unknown",
     Health.ERROR: "Unknown",

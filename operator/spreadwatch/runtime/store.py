@@ -61,7 +61,13 @@ HEALTH_LABEL: Final = "spreadwatch.io/health"
 log = logging.getLogger("spreadwatch.writer")
 
 _WARNING_HEALTH = frozenset(
-    {Health.IMBALANCED.value, Health.SINGLE_POINT_OF_FAILURE.value, Health.ZONE_OUTAGE_UNSAFE.value, Health.ERROR.value}
+    {
+        Health.IMBALANCED.value,
+        Health.SINGLE_POINT_OF_FAILURE.value,
+        Health.UNSCHEDULABLE.value,
+        Health.ZONE_OUTAGE_UNSAFE.value,
+        Health.ERROR.value,
+    }
 )
 
 

@@ -8,7 +8,7 @@ Cost: O(pods in the namespace × selector size + nodes).
 from __future__ import annotations
 
 from collections.abc import Iterable, Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 from spreadwatch.errors import InputError
 from spreadwatch.model import Node, Pod
@@ -17,6 +17,13 @@ from spreadwatch.scoring.normalize import ScoreBreakdown, SpreadSummary, summari
 from spreadwatch.scoring.profiles import Profile
 from spreadwatch.scoring.selection import ClusterLookup, SpreadSelector, build_spread_selector
 from spreadwatch.scoring.topology import TopologyScores, score_topology
+from spreadwatch.scoring.topology_filter import (
+    REASON_POD_TOPOLOGY_SPREAD,
+    FilterState,
+    filter_node,
+    plan_filter,
+    prefilter,
+)
 from spreadwatch.scoring.zones import ZoneKey, zone_key
 
 __all__ = ["SKIP_REASON_TOPOLOGY_SPREAD", "PodScores", "count_matching", "score_pod", "skip_reason"]
@@ -42,6 +49,11 @@ class PodScores:
     summary: SpreadSummary
     scores: Mapping[str, int]
     topology: TopologyScores | None = None  # PodTopologySpread's state (profile v1.29)
+    #: PodTopologySpread's Filter (v1.29, DoNotSchedule constraints): its PreFilter state, and the nodes it
+    #: rejected (among those the other filters pass), by name with kube-scheduler's reason
+    filter: FilterState | None = None
+    rejected: Mapping[str, str] = field(default_factory=dict)
+    rejected_nodes: tuple[Node, ...] = ()
 
     @property
     def selector_text(self) -> str:
@@ -86,7 +98,8 @@ def score_pod(
     profile: Profile,
     node_names: Sequence[str] | None = None,
 ) -> PodScores:
-    """Score ``pod`` on the candidates among ``nodes`` (filtered, or exactly ``node_names`` in that order)."""
+    """Score ``pod`` on the candidates among ``nodes`` (filtered, or exactly ``node_names`` in that order), as
+    the plugins do: constraints the API server would refuse are not checked here (``check_constraints``)."""
     if node_names is None:
         candidates, excluded = filter_nodes(nodes, pod.template)
     else:
@@ -98,7 +111,7 @@ def score_pod(
     names = [n.name for n in candidates]
     zones = {n.name: zone_key(n.labels, profile) for n in candidates}
     if profile.pod_topology_spread:
-        return _score_topology(pod, candidates, excluded, zones, nodes, pods, lookup, profile)
+        return _score_topology(pod, candidates, excluded, zones, nodes, pods, lookup, profile, node_names is None)
     reason = skip_reason(pod, profile)
     if reason:
         zero = dict.fromkeys(names, 0)
@@ -131,8 +144,22 @@ def _score_topology(
     pods: Iterable[Pod],
     lookup: ClusterLookup,
     profile: Profile,
+    filtered: bool,
 ) -> PodScores:
-    """PodTopologySpread's scores wrapped as :class:`PodScores` (``counts``: the first constraint's pods)."""
+    """PodTopologySpread's Filter (unless the candidates were given: ``filtered`` False) and scores wrapped as
+    :class:`PodScores` (``counts``: the first constraint's pods)."""
+    state: FilterState | None = None
+    rejected: dict[str, str] = {}
+    rejected_nodes: list[Node] = []
+    if filtered:
+        plan = plan_filter(pod, profile, lambda: build_spread_selector(pod, lookup, profile).selectors[0])
+        if plan is not None:
+            state = prefilter(plan, pod.template, nodes, pods, pod.namespace)
+            verdicts = [(node, filter_node(state, node)) for node in candidates]
+            rejected_nodes = [node for node, why in verdicts if why is not None]
+            rejected = {node.name: why for node, why in verdicts if why is not None}
+            candidates = [node for node, why in verdicts if why is None]
+            excluded = {**excluded, **dict.fromkeys(rejected, REASON_POD_TOPOLOGY_SPREAD)}
     topo = score_topology(pod, candidates, nodes, pods, lookup, profile)
     counts = {n.name: (topo.own[n.name][0] if topo.own.get(n.name) else 0) for n in candidates}
     selector = topo.plan.selector
@@ -149,4 +176,7 @@ def _score_topology(
         summarize((), profile.max_score),
         dict(topo.scores),
         topo,
+        state,
+        rejected,
+        tuple(rejected_nodes),
     )

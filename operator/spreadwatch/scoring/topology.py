@@ -46,6 +46,7 @@ from spreadwatch.scoring.selection import ClusterLookup, build_spread_selector
 from spreadwatch.selectors import Selector, selector_from_set
 
 __all__ = [
+    "DO_NOT_SCHEDULE",
     "HOSTNAME_KEY",
     "MAX_NODE_SCORE",
     "SCHEDULE_ANYWAY",
@@ -58,11 +59,13 @@ __all__ = [
     "plan_spread",
     "plan_with",
     "prescore",
+    "resolve_terms",
     "score_topology",
 ]
 
 HOSTNAME_KEY: Final = "kubernetes.io/hostname"
 SCHEDULE_ANYWAY: Final = "ScheduleAnyway"
+DO_NOT_SCHEDULE: Final = "DoNotSchedule"
 MAX_NODE_SCORE: Final = 100
 _HONOR: Final = "Honor"
 
@@ -128,17 +131,27 @@ def _term(constraint: SpreadConstraint, pod_labels: Mapping[str, str], match_lab
     )
 
 
-def _soft_terms(
-    constraints: Iterable[SpreadConstraint], pod_labels: Mapping[str, str], match_label_keys: bool
-) -> tuple[SpreadTerm, ...]:
-    terms = []
+def resolve_terms(
+    constraints: Iterable[SpreadConstraint], action: str, pod_labels: Mapping[str, str], match_label_keys: bool
+) -> tuple[tuple[SpreadConstraint, SpreadTerm], ...]:
+    """The constraints whose ``whenUnsatisfiable`` is ``action``, each with its resolved term (its selector with
+    ``matchLabelKeys`` ANDed in as ``key=<the pod's value>``: ``filterTopologySpreadConstraints``). Raises
+    SelectorError for one with an invalid labelSelector (kube-scheduler fails PreFilter/PreScore).
+    O(constraints × matchLabelKeys)."""
+    out = []
     for c in constraints:
-        if c.when_unsatisfiable != SCHEDULE_ANYWAY:
+        if c.when_unsatisfiable != action:
             continue
         if c.selector_error is not None:
             raise SelectorError(f"topologySpreadConstraints {c.topology_key}: {c.selector_error}")
-        terms.append(_term(c, pod_labels, match_label_keys))
-    return tuple(terms)
+        out.append((c, _term(c, pod_labels, match_label_keys)))
+    return tuple(out)
+
+
+def _soft_terms(
+    constraints: Iterable[SpreadConstraint], pod_labels: Mapping[str, str], match_label_keys: bool
+) -> tuple[SpreadTerm, ...]:
+    return tuple(t for _, t in resolve_terms(constraints, SCHEDULE_ANYWAY, pod_labels, match_label_keys))
 
 
 _DEFAULT_TERMS: dict[int, tuple[DefaultConstraints, tuple[SpreadTerm, ...]]] = {}

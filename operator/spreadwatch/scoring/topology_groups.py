@@ -44,7 +44,7 @@ __all__ = [
 
 Signature = tuple[str | bool | None, ...]
 _Own = int | tuple[int, ...]  # a busy candidate's own counts: one count for all terms, or one per term
-GroupKey = tuple[ZoneKey | None, Signature]
+GroupKey = tuple[ZoneKey | None, Signature | tuple[Signature, Signature]]  # zone, signature (and split one)
 _new_tuple = tuple.__new__  # a NamedTuple from its fields in C (its own __new__ is Python code)
 _MEMO_LIMIT: Final = 4096  # levels kept per CandidateGroups before the memo is cleared (a few KiB each)
 
@@ -96,7 +96,7 @@ class CandidateGroups:
     zone_labels: tuple[str, ...]  # per group: the zone of ``places``
     region_labels: tuple[str, ...]  # per group: the region of ``places``
     sigs: tuple[Signature, ...]
-    names: tuple[tuple[str, ...], ...]
+    names: tuple[Sequence[str], ...]  # (a filtered view's may be views: scoring/filtered_groups.py)
     group_of: Mapping[str, int]
     present: tuple[tuple[tuple[int, str | None], ...], ...]  # per group: (key index, value; None: hostname)
     by_zone: Mapping[ZoneKey | None, tuple[int, ...]]
@@ -104,6 +104,9 @@ class CandidateGroups:
     zone_index: int | None  # the index of the ``topology.kubernetes.io/zone`` key, if it is one
     single: bool  # every zone holds one group (so a zone's empty candidates all score alike)
     smallest: int  # the fewest candidates of a group (fewer busy candidates leave every group an empty one)
+    #: per group: its values of the ``split`` keys of :func:`group_candidates` (hostname: presence), which
+    #: group the candidates no further for scoring (PodTopologySpread's Filter decides by them)
+    splits: tuple[Signature, ...] = ()
     _domains: dict[bool, Domains] = field(default_factory=dict, compare=False, repr=False)
     #: memo of :func:`score_groups`: per (require_all, skews, pods per group[, domain counts]) its Level
     levels: dict[tuple[object, ...], Level] = field(default_factory=dict, compare=False, repr=False)
@@ -124,7 +127,10 @@ class CandidateGroups:
         if found is not None:
             return found
         keys = self.keys
-        ignored = tuple(require_all and _missing(sig) for sig in self.sigs)
+        # a group without candidates (only in a view filtered by PodTopologySpread's Filter) counts as ignored
+        ignored = tuple(
+            (require_all and _missing(sig)) or not names for sig, names in zip(self.sigs, self.names, strict=True)
+        )
         values: list[dict[str, None]] = [{} for _ in keys]
         for g, sig in enumerate(self.sigs):
             if ignored[g]:
@@ -152,14 +158,26 @@ class CandidateGroups:
         return found
 
 
+def _signatures(labels: Sequence[Mapping[str, str]], keys: tuple[str, ...]) -> Iterable[Signature]:
+    """Each node's signature for ``keys`` (hostname: presence), built a key at a time. O(nodes × keys)."""
+    columns = [[key in ls for ls in labels] if key == HOSTNAME_KEY else [ls.get(key) for ls in labels] for key in keys]
+    return zip(*columns, strict=True) if columns else [()] * len(labels)
+
+
 def group_candidates(
-    candidates: Iterable[Node], keys: tuple[str, ...], zone_of: Mapping[str, ZoneKey | None]
+    candidates: Iterable[Node],
+    keys: tuple[str, ...],
+    zone_of: Mapping[str, ZoneKey | None],
+    split: tuple[str, ...] = (),
 ) -> CandidateGroups:
-    """Group candidates by zone and signature (the signatures built a key at a time). O(candidates × keys)."""
+    """Group candidates by zone and signature, and further by their signature for ``split`` (the keys of
+    PodTopologySpread's hard constraints, kept in ``splits``). O(candidates × keys)."""
     nodes = list(candidates)
     labels = [node.labels for node in nodes]
-    columns = [[key in ls for ls in labels] if key == HOSTNAME_KEY else [ls.get(key) for ls in labels] for key in keys]
-    sigs: Iterable[Signature] = zip(*columns, strict=True) if columns else [()] * len(nodes)
+    own = _signatures(labels, keys)
+    sigs: Iterable[Signature | tuple[Signature, Signature]] = (
+        zip(own, _signatures(labels, split), strict=True) if split else own
+    )
     groups: dict[GroupKey, list[str]] = {}
     for node, sig in zip(nodes, sigs, strict=True):
         name = node.name
@@ -175,21 +193,23 @@ def group_candidates(
     for g, ((zone, _), names) in enumerate(groups.items()):
         group_of.update(dict.fromkeys(names, g))
         by_zone.setdefault(zone, []).append(g)
+    sigs_of: list[Signature] = [cast(Signature, sig[0] if split else sig) for _, sig in groups]
     return CandidateGroups(
         keys,
         tuple(zone for zone, _ in groups),
         tuple(("", "") if zone is None else (zone[1], zone[0]) for zone, _ in groups),
         tuple("" if zone is None else zone[1] for zone, _ in groups),
         tuple("" if zone is None else zone[0] for zone, _ in groups),
-        tuple(sig for _, sig in groups),
+        tuple(sigs_of),
         tuple(tuple(sorted(names)) for names in groups.values()),
         group_of,
-        tuple(_present(sig) for _, sig in groups),
+        tuple(_present(sig) for sig in sigs_of),
         {zone: tuple(gs) for zone, gs in by_zone.items()},
         total,
         keys.index(GA_ZONE) if GA_ZONE in keys else None,
         all(len(gs) == 1 for gs in by_zone.values()),
         min((len(names) for names in groups.values()), default=0),
+        tuple(cast(Signature, sig[1]) for _, sig in groups) if split else (),
     )
 
 

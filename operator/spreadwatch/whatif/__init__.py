@@ -15,6 +15,7 @@ from spreadwatch.whatif.rebalance import Eviction, RebalancePlan, plan_rebalance
 from spreadwatch.whatif.rollout import RolloutForecast, RolloutStep, simulate_rollout
 from spreadwatch.whatif.scaledown import ScaleDownStep, simulate_scale_down
 from spreadwatch.whatif.simulate import (
+    PendingStep,
     PlacementStep,
     RunsSummary,
     Simulation,
@@ -43,6 +44,7 @@ __all__ = [
     "CostPlan",
     "CostStep",
     "Eviction",
+    "PendingStep",
     "PlacementStep",
     "ProfileChange",
     "RebalancePlan",

@@ -26,7 +26,7 @@ from spreadwatch.model import Pod, label_key
 from spreadwatch.report import Health, ReportOptions, SpreadReport
 from spreadwatch.scoring import Profile, WorkloadRef
 from spreadwatch.snapshot import Snapshot
-from spreadwatch.whatif.simulate import WhatIf
+from spreadwatch.whatif.simulate import PlacementStep, WhatIf
 
 __all__ = ["DEFAULT_MAX_STATES", "Eviction", "RebalancePlan", "plan_rebalance"]
 
@@ -114,8 +114,8 @@ class _Search:
         for i, name in enumerate(path, start=1):
             victim = self.originals[name]
             self.sim.unbind(victim)
-            scores = self.sim.scores()
-            node = self.sim.next_step(i, None).node if scores else ""
+            step = self.sim.next_step(i, None)
+            node = step.node if isinstance(step, PlacementStep) else ""  # (a replacement that stays Pending: none)
             done.append((victim, self.sim.bind(node) if node else None, node))
         return done
 

@@ -11,7 +11,9 @@ The new ReplicaSet is the Deployment's newest when its rollout is under way (an 
 replicas, or it has fewer than the Deployment), else a new one as ``kubectl rollout restart`` makes (the same
 template, a new ``pod-template-hash``). Each new pod is placed by the report's prediction in the simulated
 state (the first best node by name: its spreading selector is the new ReplicaSet's) and is taken to be Ready
-at once (``minReadySeconds``, image pulls and probes are not modelled); the old pods keep their readiness.
+at once (``minReadySeconds``, image pulls and probes are not modelled); the old pods keep their readiness. A new
+pod no node passes the filters for stays Pending (``simulate``'s :class:`PendingStep`; shown ``(Pending)``): never
+available, so the rollout stalls where maxUnavailable stops it, as the controller's does.
 
 After every step: the node and zone skew of the Deployment's pods (every ReplicaSet's, on its candidate
 nodes, as a report counts them) and the spread verdict; the worst on the way and at the end. Cost: O(steps ×
@@ -40,7 +42,7 @@ from spreadwatch.scoring import Profile, WorkloadRef, newest_replicaset
 from spreadwatch.selectors import Operator, Requirement
 from spreadwatch.snapshot import Snapshot
 from spreadwatch.timestamps import rfc3339
-from spreadwatch.whatif.simulate import WhatIf
+from spreadwatch.whatif.simulate import PendingStep, WhatIf
 
 __all__ = ["RolloutForecast", "RolloutStep", "simulate_rollout"]
 
@@ -178,9 +180,13 @@ class _Rollout:
         """The new ReplicaSet to ``target``: each new pod placed by the prediction, Ready at once."""
         added = []
         for i in range(target - self.sets[self.new.name].replicas):
-            node = self.sim.next_step(i + 1, None).node
-            pod = self.sim.bind(node, ready=True)
-            added.append((pod.name, node, self.sim.zone_name(node)))
+            step = self.sim.next_step(i + 1, None)
+            if isinstance(step, PendingStep):  # no node passes the filters: created, it stays Pending (and
+                pod = self.sim.bind("", ready=False)  # never available: the rollout stalls, as it does for real)
+                added.append((pod.name, "", ""))
+                continue
+            pod = self.sim.bind(step.node, ready=True)
+            added.append((pod.name, step.node, self.sim.zone_name(step.node)))
         self.resize(self.new.name, target)
         return tuple(added)
 

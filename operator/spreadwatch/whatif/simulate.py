@@ -5,7 +5,10 @@ every step all candidate nodes are scored by the profile with the earlier simula
 applied to the same :class:`~spreadwatch.index.SpreadIndex` the operator keeps, so the scores are the
 index's, for every registered profile), the whole tie set of best nodes is reported, and the pod is bound to
 one of them: by default the **first best node by name** (deterministic), with a seed a uniformly random one,
-as kube-scheduler's ``selectHost`` does among equal totals. With a seed and a cluster where kube-scheduler
+as kube-scheduler's ``selectHost`` does among equal totals. When no node passes the filters (health
+Unschedulable: e.g. a DoNotSchedule constraint every domain would break), the replica would stay Pending: a
+:class:`PendingStep` marks it, with the scheduler's reason, and the scale-up stops there (the replicas after
+it would wait behind it). With a seed and a cluster where kube-scheduler
 scores only a window of the candidates (scoring/window.py), each step samples the window's start uniformly
 and binds the pod to one of the *window's* best nodes (window-local scores), which may not be an all-node
 best node; ``--runs`` then counts, per step, the runs whose pod landed on a best node, in a best node's zone,
@@ -45,6 +48,7 @@ from spreadwatch.scoring import (
 from spreadwatch.snapshot import Snapshot
 
 __all__ = [
+    "PendingStep",
     "PlacementStep",
     "RunsSummary",
     "Simulation",
@@ -58,7 +62,7 @@ __all__ = [
 
 _POD_NAME_LABEL = "statefulset.kubernetes.io/pod-name"
 _LATEST = 4_102_444_800  # 2100-01-01T00:00:00Z: simulated pods are newer than every real one
-BEST_NODE, BEST_ZONE, OTHER = "best-node", "best-zone", "other"
+BEST_NODE, BEST_ZONE, OTHER, PENDING = "best-node", "best-zone", "other", "pending"
 _RUN_SAMPLES = 64  # window starts averaged for each run's step probability (every start up to 64 nodes)
 
 
@@ -106,8 +110,25 @@ _PLACEMENT_FORM = json_form(
 )
 
 
+@dataclass(frozen=True, slots=True)
+class PendingStep:
+    """The replica at which the workload stops being schedulable: no node passes the filters, so it would stay
+    Pending (``reason``: kube-scheduler's FailedScheduling message; ``plugin``: the filter that rejected the last
+    nodes)."""
+
+    step: int
+    reason: str
+    plugin: str
+    pending: bool = True
+
+
+_PENDING_FORM = json_form(PendingStep, ("step", "pending", "reason", "plugin"))
+
+
 def _step_dict(step: Any) -> dict[str, Any]:
-    return _PLACEMENT_FORM(step) if isinstance(step, PlacementStep) else dict(step.to_dict())
+    if isinstance(step, PlacementStep):
+        return _PLACEMENT_FORM(step)
+    return _PENDING_FORM(step) if isinstance(step, PendingStep) else dict(step.to_dict())
 
 
 @dataclass(frozen=True, slots=True)
@@ -118,8 +139,14 @@ class Simulation:
     profile: str
     seed: int | None
     initial: SpreadReport
-    steps: tuple[Any, ...]  # PlacementStep, or whatif.scaledown.ScaleDownStep
+    steps: tuple[Any, ...]  # PlacementStep, PendingStep, or whatif.scaledown.ScaleDownStep
     final: SpreadReport
+
+    @property
+    def pending(self) -> PendingStep | None:
+        """The replica that would stay Pending (a scale-up's last step), if any."""
+        last = self.steps[-1] if self.steps else None
+        return last if isinstance(last, PendingStep) else None
 
     def to_dict(self) -> dict[str, Any]:
         """The ``-o json`` form: ``{"steps": [...], "final": <report>}``."""
@@ -138,6 +165,7 @@ class StepOutcomes:
     other: int
     p_best_node: float
     p_best_zone: float
+    pending: int = 0  # runs in which this replica would stay Pending (no node passes the filters)
 
     def to_dict(self) -> dict[str, Any]:
         return {
@@ -146,6 +174,7 @@ class StepOutcomes:
             "bestNode": self.best_node,
             "bestZone": self.best_zone,
             "other": self.other,
+            "pending": self.pending,
             "probability": {"bestNode": round(self.p_best_node, 4), "bestZone": round(self.p_best_zone, 4)},
         }
 
@@ -230,12 +259,15 @@ class WhatIf:
         zone = self._zones.get(node)
         return zone[1] if zone else ""
 
-    def next_step(self, step: int, rng: random.Random | None) -> PlacementStep:
+    def next_step(self, step: int, rng: random.Random | None) -> PlacementStep | PendingStep:
         """Score the candidates and pick the node: first best by name, or with ``rng`` uniformly at random
-        among the best of a uniformly random window (the best of all candidates when all are scored)."""
+        among the best of a uniformly random window (the best of all candidates when all are scored); a
+        :class:`PendingStep` when no node passes the filters."""
+        report = self.report()
         scores = self.scores()
         if not scores:
-            raise InputError(f"{self.workload.key}: no candidate node, a new pod would stay Pending")
+            reason = report.unschedulable_reason or "no node passes the filters"
+            return PendingStep(step, reason, report.unschedulable_plugin or "")
         best = max(scores.values())
         ties = [n for n, s in scores.items() if s == best]
         model = self.index.window_model(self.workload.key) if rng is not None else None
@@ -269,7 +301,7 @@ class WhatIf:
 
     def bind(self, node: str, ready: bool = False) -> Pod:
         """Bind a new replica (the representative next pod) to ``node`` (``ready``: Ready at once, as a
-        rollout's new pods are taken to be). O(labels + matching workloads)."""
+        rollout's new pods are taken to be; node "": created unbound, Pending). O(labels + matching workloads)."""
         template = self._next_pod
         labels = dict(template.labels)
         base = self.workload.name
@@ -289,7 +321,7 @@ class WhatIf:
             name=name,
             labels=intern_labels(labels),
             node_name=node,
-            phase="Running",
+            phase="Running" if node else "Pending",
             uid=f"whatif-{self._added:08d}",
             created=self._clock + _LATEST,
             ready_after=0 if ready else None,
@@ -326,13 +358,16 @@ class WhatIf:
         """Put a removed pod back."""
         self.index.apply(pod)
 
-    def place(self, count: int, rng: random.Random | None = None) -> list[PlacementStep]:
-        """Add ``count`` replicas one by one (binding each); O(count × candidate nodes)."""
-        steps = []
+    def place(self, count: int, rng: random.Random | None = None) -> list[PlacementStep | PendingStep]:
+        """Add ``count`` replicas one by one (binding each), up to the first that would stay Pending;
+        O(count × candidate nodes)."""
+        steps: list[PlacementStep | PendingStep] = []
         for i in range(1, count + 1):
             step = self.next_step(i, rng)
-            self.bind(step.node)
             steps.append(step)
+            if isinstance(step, PendingStep):
+                break
+            self.bind(step.node)
         return steps
 
 
@@ -377,7 +412,7 @@ def simulate_runs(
     node_skew: Counter[int] = Counter()
     zone_skew: Counter[int] = Counter()
     health: Counter[str] = Counter()
-    outcomes: list[Counter[str]] = [Counter() for _ in range(count)]
+    outcomes: list[Counter[str]] = [Counter() for _ in range(count)]  # per step: runs per outcome (or PENDING)
     odds = [[0.0, 0.0] for _ in range(count)]
     scored = [0] * count
     for run in range(runs):
@@ -390,6 +425,10 @@ def simulate_runs(
                 odds[i - 1][0] += chance.best_node or 0.0
                 odds[i - 1][1] += chance.best_zone or 0.0
             step = sim.next_step(i, rng)
+            if isinstance(step, PendingStep):  # this replica and the ones after it would stay Pending
+                for later in outcomes[i - 1 :]:
+                    later[PENDING] += 1
+                break
             outcomes[i - 1][step.outcome] += 1
             scored[i - 1] = step.nodes_scored or len(step.scores)
             added.append(sim.bind(step.node))
@@ -401,7 +440,7 @@ def simulate_runs(
             sim.unbind(pod)
     steps = tuple(
         StepOutcomes(
-            i + 1, scored[i], c[BEST_NODE], c[BEST_ZONE], c[OTHER], odds[i][0] / runs, odds[i][1] / runs
+            i + 1, scored[i], c[BEST_NODE], c[BEST_ZONE], c[OTHER], odds[i][0] / runs, odds[i][1] / runs, c[PENDING]
         )
         for i, c in enumerate(outcomes)
     )

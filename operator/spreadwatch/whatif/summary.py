@@ -41,6 +41,7 @@ __all__ = [
 BASELINE_PROFILE: Final = "v1.28"
 COMPARED_PROFILE: Final = "v1.29"
 HEALTH_ORDER: Final = (
+    Health.UNSCHEDULABLE,
     Health.SINGLE_POINT_OF_FAILURE,
     Health.ZONE_OUTAGE_UNSAFE,
     Health.IMBALANCED,
@@ -149,8 +150,11 @@ class _BestView:
     best: int
 
     def has(self, node: str) -> bool:
+        """Whether ``node`` is a best node (False for a node that is no candidate here). O(1)."""
         score = self.busy.get(node)
-        return (self.empty[self.zone_of[node]] if score is None else score) == self.best
+        if score is not None:
+            return score == self.best
+        return node in self.zone_of and self.empty[self.zone_of[node]] == self.best
 
 
 class _BestSets:
