@@ -1,7 +1,7 @@
 """The operator at the envelope on a real API server, as the chart runs it (``make bench-envelope``).
 
     .venv/bin/python bench/envelope.py --scale 1.0 --out build/envelope.json      # ~15 min load, ~10 GiB
-    .venv/bin/python bench/envelope.py --scale 0.02 --churn-seconds 20 --burst 10  # the e2e test's size
+    .venv/bin/python bench/envelope.py --scale 0.02 --churn-seconds 20 --burst 10 --resync-period 5  # e2e size
 
 1. A private control plane (hack/devcluster.py: free ports, a temp dir, kube-controller-manager without the
    workload controllers, so nothing but this harness adds, scales or deletes pods), the CRD, and a cluster
@@ -9,9 +9,13 @@
    their Services, ~150,000 bound pods) created through the API by ``--threads`` threads, ownerReferences
    pointing at the owners' real uids.
 2. The expected reports: a :class:`SpreadIndex` loaded from the live listing (``kube.iter_cluster_records``,
-   what ``spreadwatch analyze`` reads) with the operator's profile and report settings.
+   what ``spreadwatch analyze`` reads) with the operator's profile and report settings. Then the floor of the
+   start on the same, loaded API server (``bench/envelope_figures.py``: the bytes of every list the operator
+   makes at its start, as it makes them, in its page size; the faster of two) and the API server's memory
+   and age.
 3. ``spreadwatch run`` with exactly the args and environment of the chart's Deployment rendered from its
-   default values (``helm template``; only the ports, the bind address and the kubeconfig differ), sampled
+   default values (``helm template``; only the ports, the bind address and the kubeconfig differ; with
+   ``--resync-period`` given, that too, as the chart's ``extraArgs`` would), sampled
    every second: ``/healthz`` and ``/readyz`` with the kubelet's 1 s timeout, RSS and CPU from /proc;
    ``/metrics`` every 10 s with a bearer token, 10 s timeout, gzip (as Prometheus asks), and once a minute
    without gzip. Probes and scrapes are made by curl, a process of its own (as the kubelet and Prometheus
@@ -21,7 +25,11 @@
    touches is known: ``--churn-rate`` pod events/s for ``--churn-seconds`` as rollouts in 20 workloads
    (delete a pod, create one on another node), the same rate scattered over every workload, then a burst of
    ``--burst`` Deployments scaled +2. Latency of a change = the time until the report shows a state at or
-   after it. A workload's changes are made one at a time, so the harness sees them in the API's order.
+   after it. A workload's changes are made one at a time, so the harness sees them in the API's order. Each
+   phase lasts ``--churn-seconds``: with the chart's resync period (300 s) and 330 s a phase, a periodic
+   resync runs inside each, so the freshness figures include them. At each phase's start and end the
+   operator's own figures are read (``/statusz``, ``/metrics``): report writes per second inside its resyncs
+   and outside them, the resyncs' seconds, pages and bytes, and the distribution of its writes' latency.
 5. At the end ``--sample`` reports are compared with ``spreadwatch analyze`` of a ``kubectl get -o json``
    dump, and the operator is stopped (SIGTERM, then SIGKILL).
 
@@ -58,6 +66,15 @@ HERE = Path(__file__).resolve().parent
 ROOT = HERE.parent
 sys.path.insert(0, str(ROOT))  # (also run as a script: bench/envelope.py)
 
+from bench.envelope_figures import (  # noqa: E402
+    OperatorView,
+    apiserver_state,
+    list_floor,
+    operator_start,
+    operator_view,
+    phase_figures,
+    sum_phases,
+)
 from bench.soak_cluster import devcluster, free_port, stop_process  # noqa: E402
 from kubernetes import client  # noqa: E402
 from kubernetes import config as kube_config  # noqa: E402
@@ -234,7 +251,7 @@ class Expectation:
     correct_at: dict[WorkloadKey, float] = field(default_factory=dict)  # first time the report was right
     pending: dict[WorkloadKey, list[tuple[float, bytes]]] = field(default_factory=dict)
     shown: dict[WorkloadKey, bytes] = field(default_factory=dict)  # what each report showed last
-    latencies: list[float] = field(default_factory=list)
+    latencies: list[tuple[float, float]] = field(default_factory=list)  # (change made at, seconds to its report)
     lock: threading.Lock = field(default_factory=threading.Lock)
 
     def fill(self) -> None:
@@ -258,7 +275,7 @@ class Expectation:
                 self.expected[key] = content
                 waiting = self.pending.setdefault(key, [])
                 if content == self.shown.get(key):  # back to what the report shows: nothing to write
-                    self.latencies.extend(at - t for t, _ in waiting)
+                    self.latencies.extend((t, at - t) for t, _ in waiting)
                     waiting.clear()
                 else:
                     waiting.append((at, content))
@@ -277,7 +294,7 @@ class Expectation:
             matched = max((i for i, (_, c) in enumerate(waiting) if c == content), default=None)
             if matched is None:
                 return
-            self.latencies.extend(at - t for t, _ in waiting[: matched + 1])
+            self.latencies.extend((t, at - t) for t, _ in waiting[: matched + 1])
             del waiting[: matched + 1]
 
     def all_correct(self) -> bool:
@@ -363,6 +380,7 @@ class Samples:
     scrape_gzip_bytes: int = 0  # of the last scrape, as sent
     scrape_text_bytes: int = 0
     oldest_pending_s: list[tuple[float, float]] = field(default_factory=list)  # (t, the gauge) of each scrape
+    in_flight_limit: list[tuple[float, float]] = field(default_factory=list)  # (t, the gauge) of each scrape
     ready_at: float | None = None
     cpu_s: float = 0.0
     peak_rss_mib: float = 0.0
@@ -471,9 +489,11 @@ def sample_process(
                 samples.scrape_identity_s.append(took)
                 if code != 200:
                     samples.scrape_failures += 1
-            oldest = _gauge(body, b"spreadwatch_oldest_pending_seconds")
-            if oldest is not None:
-                samples.oldest_pending_s.append((time.monotonic() - started, oldest))
+            for series, name in ((samples.oldest_pending_s, b"spreadwatch_oldest_pending_seconds"),
+                                 (samples.in_flight_limit, b"spreadwatch_writes_in_flight_limit")):  # fmt: skip
+                value = _gauge(body, name)
+                if value is not None:
+                    series.append((time.monotonic() - started, value))
 
 
 # ----------------------------------------------------------------------------------------------- churn
@@ -619,15 +639,19 @@ def measure(
     seed: int = 1,
     threads: int = 16,
     churn_rate: float = 100.0,
-    churn_seconds: float = 300.0,
+    churn_seconds: float = 330.0,
     burst: int = 200,
     sample: int = 20,
     report_timeout: float = 1800.0,
     cluster_dir: str = "",
+    resync_period: float | None = None,
     log: Callable[[str], None] = print,
 ) -> dict[str, Any]:
     """Run the whole envelope benchmark (see the module docstring); returns the figures (with ``error`` and
     the figures measured before it when a step fails).
+
+    ``resync_period``: the operator's ``--resync-period`` (None: the chart's, 300 s; the small e2e run gives a
+    few seconds so that resyncs fall inside its short churn).
 
     ``cluster_dir``: keep the loaded control plane running in that directory, and reuse it when a run with the
     same scale and seed loaded it there: the ~15 min load is skipped, the SpreadReports (and the CRD) are
@@ -659,21 +683,26 @@ def measure(
                 subprocess.run([*kubectl, "wait", "--for=condition=Established", "-f", str(CRD)], check=True,
                                capture_output=True)  # fmt: skip
                 result["load"] = {**loaded["load"], "reused": True}
+                loaded_by = loaded.get("apiserver_pid")
                 log(f"reusing the cluster loaded in {state}: {loaded['load']['objects']}")
             else:
                 subprocess.run([*kubectl, "apply", "-f", str(CRD)], check=True, capture_output=True)
                 subprocess.run([*kubectl, "create", "namespace", RELEASE_NS], check=True, capture_output=True)
+                loaded_by = cluster.pids.get("kube-apiserver")
                 started = time.monotonic()
                 counts = load_cluster(loader, scale, seed)
                 took = time.monotonic() - started
                 result["load"] = {"seconds": round(took, 1), "objects": counts,
                                   "requests_per_s": round(loader.requests / took, 1)}  # fmt: skip
                 if cluster_dir:
-                    marker.write_bytes(orjson.dumps({"scale": scale, "seed": seed, "load": result["load"]}))
+                    marker.write_bytes(orjson.dumps({"scale": scale, "seed": seed, "load": result["load"],
+                                                     "apiserver_pid": cluster.pids.get("kube-apiserver")}))  # fmt: skip
                 log(f"loaded {sum(counts.values()):,} objects in {result['load']['seconds']:.0f}s: {counts}")
 
             port, metrics_port = free_port(), free_port()
             command, env = chart_command(bin_dir / "helm", kubeconfig, port, metrics_port)
+            if resync_period is not None:
+                command.append(f"--resync-period={resync_period:g}")
             limit_mib = _mib(env.pop("_MEMORY_LIMIT"))
             config = operator_config(build_parser().parse_args(command[1:]))
             index = SpreadIndex(load_profile(config.profile, config.scheduler_config, config.scheduler_name),
@@ -689,12 +718,17 @@ def measure(
             subprocess.run([*kubectl, "create", "clusterrolebinding", "envelope-metrics",
                             "--clusterrole=cluster-admin", "--serviceaccount=default:default"],
                            check=True, capture_output=True)  # fmt: skip
+            result["apiserver"] = apiserver_state(cluster.pids.get("kube-apiserver"), loaded_by)
+            result["start_floor"] = floor = list_floor(api)
+            log(f"the start's floor: {floor['seconds']}s ({floor['mib']} MiB in {floor['pages']} pages); "
+                f"API server {result['apiserver']}")  # fmt: skip
 
             writes: dict[str, int] = {}
             watcher = threading.Thread(target=watch_reports, args=(api, expectation, stop, writes), daemon=True)
             watcher.start()
             log_path = state / "operator.log"
             with open(log_path, "wb") as out:
+                launched = time.time()
                 proc = subprocess.Popen(command, stdout=out, stderr=subprocess.STDOUT, env={**os.environ, **env})
             started = time.monotonic()
             samples = Samples()
@@ -704,34 +738,55 @@ def measure(
             sampler.start()
             all_correct = _wait(expectation.all_correct, report_timeout, "every workload's report correct")
             result["every_report_correct_s"] = round(all_correct, 1)
-            result["ready_s"] = samples.ready_at
+            result["ready_probe_s"] = samples.ready_at  # the first /readyz 200 of the probes every second
             result["rss_at_ready_mib"] = _rss_at(samples, samples.ready_at)
-            log(f"ready after {samples.ready_at}s; every report correct after {all_correct:.0f}s")
+            start = operator_start(log_path, launched)
+            result["ready_s"] = ready = start["ready_s"] if start["ready_s"] is not None else samples.ready_at
+            result["listed_s"] = listed = start["listed_s"]
+            if ready is not None:
+                result["ready_over_floor"] = round(ready / floor["seconds"], 2)
+            if listed is not None:
+                result["listed_over_floor"] = round(listed / floor["seconds"], 2)
+            log(f"ready after {ready}s (the operator listed in {listed}s; floor {floor['seconds']}s); every "
+                f"report correct after {all_correct:.0f}s")  # fmt: skip
+            url = f"https://127.0.0.1:{metrics_port}/metrics"
+
+            def view() -> OperatorView:
+                return operator_view(port, lambda: _scrape(url, token, 30.0)[3])
 
             churn = Churn(api, loader, expectation, seed)
             keys = sorted(expectation.expected)
             apps = sorted({(k.namespace, k.name) for k in keys})  # (synth: every workload's pods have app=<name>)
             rollouts = random.Random(seed).sample(apps, min(20, len(apps)))
             phases: dict[str, Any] = {}
+            views: list[tuple[OperatorView, OperatorView]] = []
             for name, targets in (("rollouts", rollouts), ("scattered", apps)):
                 expectation.latencies.clear()
                 began = time.monotonic() - started
+                before = view()
                 achieved = churn.run(targets, churn_rate, churn_seconds)
+                after = view()
+                views.append((before, after))
                 try:
                     settle = _wait(lambda: expectation.unresolved() == 0, 120 + churn_seconds, f"{name} reported")
                 except TimeoutError:
                     log(f"{name}: changes never reported for {expectation.unresolved_keys()[:10]}")
                     raise
-                phases[name] = {**_latency(expectation.latencies), "settled_after_s": round(settle, 1),
+                changes = list(expectation.latencies)
+                phases[name] = {**_latency([lat for _, lat in changes]), "settled_after_s": round(settle, 1),
                                 "events_per_s": round(achieved, 1),
-                                "oldest_pending_max_s": _max_since(samples.oldest_pending_s, began)}  # fmt: skip
-                log(f"{name}: {phases[name]}")
+                                "oldest_pending_max_s": _max_since(samples.oldest_pending_s, began),
+                                "in_flight_limit_max": _max_since(samples.in_flight_limit, began),
+                                **phase_figures(before, after, changes, after.at - before.at)}  # fmt: skip
+                log(f"{name}: { {k: v for k, v in phases[name].items() if k not in ('write_latency', 'lag')} }")
+            result["resync"] = sum_phases([phases["rollouts"], phases["scattered"]], views[0][0], views[-1][1])
+            log(f"resyncs in the churn: {result['resync']}")
             expectation.latencies.clear()
             began = time.monotonic() - started
             deployments = [k for k in keys if k.kind == "Deployment"][:burst]
             _scale_deployments(api, churn, deployments)
             _wait(lambda: expectation.unresolved() == 0, 600, "burst reported")
-            phases["burst"] = {**_latency(expectation.latencies),
+            phases["burst"] = {**_latency([lat for _, lat in expectation.latencies]),
                                "oldest_pending_max_s": _max_since(samples.oldest_pending_s, began)}  # fmt: skip
             log(f"burst: {phases['burst']}")
             result["churn"] = phases
@@ -860,14 +915,16 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--seed", type=int, default=1)
     parser.add_argument("--threads", type=int, default=16)
     parser.add_argument("--churn-rate", type=float, default=100.0, help="pod events per second")
-    parser.add_argument("--churn-seconds", type=float, default=300.0)
+    parser.add_argument("--churn-seconds", type=float, default=330.0,
+                        help="each churn phase; 330 s holds one resync at the chart's period of 300 s")  # fmt: skip
     parser.add_argument("--burst", type=int, default=200, help="Deployments scaled +2 at once")
     parser.add_argument("--sample", type=int, default=20)
     parser.add_argument("--cluster-dir", default="", help="keep the loaded control plane there and reuse it")
+    parser.add_argument("--resync-period", type=float, default=None, help="the operator's (default: the chart's)")
     parser.add_argument("--out", default="-", help="JSON result file (default: stdout)")
     args = parser.parse_args(argv)
     result = measure(args.scale, args.seed, args.threads, args.churn_rate, args.churn_seconds, args.burst,
-                     args.sample, cluster_dir=args.cluster_dir,
+                     args.sample, cluster_dir=args.cluster_dir, resync_period=args.resync_period,
                      log=lambda line: print(line, file=sys.stderr, flush=True))  # fmt: skip
     text = json.dumps(result, indent=2, sort_keys=True)
     if args.out == "-":

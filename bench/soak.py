@@ -92,16 +92,29 @@ class StandInSink:
     def stored_bytes(self) -> int:
         return sum(len(v) for v in self.reports.values())
 
-    async def list_reports(self, namespaces: Iterable[str], keep: Callable[[dict[str, Any]], T | None]) -> list[T]:
+    async def list_reports(
+        self,
+        namespaces: Iterable[str],
+        keep: Callable[[dict[str, Any]], T | None],
+        *,
+        metadata_only: bool = False,
+        on_page: Callable[[int], None] | None = None,
+    ) -> list[T]:
         self.calls["list"] += 1
         wanted = set(namespaces)
-        listed = (orjson.loads(v) for (ns, _), v in self.reports.items() if not wanted or ns in wanted)
+        stored = [v for (ns, _), v in self.reports.items() if not wanted or ns in wanted]
+        if on_page is not None:
+            on_page(sum(map(len, stored)))
+        listed = (orjson.loads(v) for v in stored)
+        if metadata_only:  # what a PartialObjectMetadataList holds
+            listed = ({"metadata": obj["metadata"]} for obj in listed)
         return [kept for kept in map(keep, listed) if kept is not None]
 
     def _object(self, namespace: str, name: str, workload: Mapping[str, str]) -> dict[str, Any]:
+        owners = [{"uid": workload["uid"]}] if workload.get("uid") else []
         return {
             "metadata": {"namespace": namespace, "name": name, "uid": f"uid-{namespace}-{name}",
-                         "resourceVersion": "1"},
+                         "resourceVersion": "1", "ownerReferences": owners},
             "spec": {"workloadRef": dict(workload)},
         }
 

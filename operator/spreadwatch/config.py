@@ -124,6 +124,9 @@ class OperatorConfig:
     debounce: float = 1.0  # seconds a workload must be quiet before its report is written
     max_writes_per_second: float = 100.0  # docs/operator.md "Rate limit": the API Priority and Fairness arithmetic
     write_burst: int = 200
+    #: ceiling of the writes in flight, which follow the measured latency below it (docs/operator.md "Writes in
+    #: flight": a tenth of API Priority and Fairness' workload-low seats on a default API server)
+    max_writes_in_flight: int = 24
     resync_period: float = 300.0
     port: int = 8081  # plain-HTTP probes: /healthz, /readyz, /statusz
     host: str = "0.0.0.0"  # probes come from the kubelet, outside the pod
@@ -156,6 +159,8 @@ class OperatorConfig:
             raise InputError(f"max writes per second must be > 0, got {self.max_writes_per_second}")
         if self.write_burst < 1:
             raise InputError(f"write burst must be >= 1, got {self.write_burst}")
+        if self.max_writes_in_flight < 1:
+            raise InputError(f"max writes in flight must be >= 1, got {self.max_writes_in_flight}")
         if self.resync_period < 0:
             raise InputError(f"resync period must be >= 0 seconds (0: off), got {self.resync_period}")
         if not 0 <= self.port <= 65535:

@@ -1,7 +1,9 @@
 """The envelope harness (``make bench-envelope``) at a small scale: the operator as the chart runs it, on a real
-API server loaded with a synthetic cluster, under churn. Behaviour only, never timings: no probe failed,
-no restart a kubelet would have made, every workload got a correct report, every change reached its report,
-and the sampled reports equal ``spreadwatch analyze`` of a ``kubectl get -o json`` dump."""
+API server loaded with a synthetic cluster, under churn with resyncs inside it. Behaviour only, never timings:
+no probe failed, no restart a kubelet would have made, every workload got a correct report, every change
+reached its report, the resyncs ran inside the churn (metadata only, after the first), every figure the
+full-scale run reports is there (the start's floor, writes during and outside resyncs, the write-latency
+distribution), and the sampled reports equal ``spreadwatch analyze`` of a ``kubectl get -o json`` dump."""
 
 from __future__ import annotations
 
@@ -16,7 +18,7 @@ from repo_tools import load_bench
 pytestmark = pytest.mark.e2e
 
 _SMALL: dict[str, Any] = {"scale": 0.01, "threads": 8, "churn_rate": 20.0, "churn_seconds": 10.0, "burst": 5,
-                          "sample": 10, "report_timeout": 900.0}  # fmt: skip
+                          "sample": 10, "report_timeout": 900.0, "resync_period": 3.0}  # fmt: skip
 
 
 @pytest.fixture(scope="module")
@@ -74,3 +76,30 @@ def test_one_write_per_report_and_events_only_on_transitions(result: dict[str, A
     assert writer["apiWrites"] == writer["creates"] + writer["statusWrites"] + writer["deletes"] + writer["events"]
     assert result["memory_limit_mib"] > 0
     assert result["peak_rss_mib"] < result["memory_limit_mib"]
+
+
+def test_resyncs_run_inside_the_churn_and_its_figures_are_measured(result: dict[str, Any]) -> None:
+    resync = result["resync"]
+    assert resync["resyncs"] >= 2  # a periodic resync every 3 s, wholly inside the two phases of 10 s
+    assert resync["resync_pages"] >= resync["resyncs"]
+    assert resync["churn_minutes"] > 0
+    for phase in ("rollouts", "scattered"):
+        figures = result["churn"][phase]
+        latency = figures["write_latency"]
+        assert latency["count"] == sum(n for _, n in latency["buckets"]) > 0  # every apply of the phase timed
+        assert latency["p50_s"] is not None and latency["p99_s"] >= latency["p50_s"]
+        assert figures["report_writes"] > 0
+        assert figures["writes_per_s_outside_resync"] is not None
+    assert resync["write_latency"]["count"] >= sum(result["churn"][p]["write_latency"]["count"]
+                                                   for p in ("rollouts", "scattered"))  # fmt: skip
+
+
+def test_the_start_is_measured_against_the_list_floor_of_a_loaded_api_server(result: dict[str, Any]) -> None:
+    floor = result["start_floor"]
+    assert floor["seconds"] > 0 and len(floor["runs_s"]) == 2
+    assert set(floor["kinds"]) == {"Node", "Namespace", "Pod", "Service", "ReplicationController", "ReplicaSet",
+                                   "StatefulSet", "Deployment"}  # fmt: skip
+    assert floor["page_size"] == 500
+    assert result["ready_over_floor"] > 0 and result["listed_s"] is not None
+    assert result["ready_s"] > 0 and result["ready_probe_s"] > 0  # ready by its log; seen by a probe
+    assert result["apiserver"]["loaded"] == 1  # the API server that served the load, not a fresh one

@@ -79,4 +79,4 @@ def test_docs_table_matches_the_collectors_both_ways() -> None:
 
 
 def test_every_contract_family_is_documented() -> None:
-    assert len(documented()) == 45
+    assert len(documented()) == 52

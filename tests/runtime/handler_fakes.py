@@ -15,6 +15,8 @@ from collections.abc import Callable, Coroutine, Iterable, Mapping
 from dataclasses import dataclass, field, replace
 from typing import Any, TypeVar
 
+import orjson
+
 from k8s_objects import GA_ZONE, controller, node, owner, pod, service
 from spreadwatch.config import OperatorConfig
 from spreadwatch.errors import KubeApiError
@@ -131,10 +133,24 @@ class FakeReportApi:
 
     # the ReportSink interface
 
-    async def list_reports(self, namespaces: Iterable[str], keep: Callable[[dict[str, Any]], T | None]) -> list[T]:
+    async def list_reports(
+        self,
+        namespaces: Iterable[str],
+        keep: Callable[[dict[str, Any]], T | None],
+        *,
+        metadata_only: bool = False,
+        on_page: Callable[[int], None] | None = None,
+    ) -> list[T]:
+        """One page of every report (``metadata_only``: PartialObjectMetadata items, as the API server sends)."""
         self._maybe_fail("list", "", "")
         wanted = set(namespaces)
-        listed = (copy.deepcopy(o) for (ns, _), o in sorted(self.objects.items()) if not wanted or ns in wanted)
+        listed = [copy.deepcopy(o) for (ns, _), o in sorted(self.objects.items()) if not wanted or ns in wanted]
+        if metadata_only:
+            listed = [{"apiVersion": "meta.k8s.io/v1", "kind": "PartialObjectMetadata", "metadata": o["metadata"]}
+                      for o in listed]  # fmt: skip
+        if on_page is not None:
+            on_page(len(orjson.dumps({"items": listed})))
+        self.calls[-1].body = {"metadata_only": metadata_only}
         return [kept for kept in map(keep, listed) if kept is not None]
 
     async def apply(
@@ -209,7 +225,14 @@ class Pipeline:
             self.router.handle(event)
 
     def step(self) -> int:
-        return run(self.writer.step())
+        """One writer cycle, and the end of a resync it started beside the writes (one event loop per call)."""
+        return run(self._step())
+
+    async def _step(self) -> int:
+        writes = await self.writer.step()
+        while self.writer.resyncing:
+            await asyncio.sleep(0)
+        return writes
 
     def settle(self, max_steps: int = 50) -> int:
         """Let every workload go quiet and write until nothing is pending; returns API writes made."""

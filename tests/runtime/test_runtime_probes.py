@@ -57,6 +57,9 @@ def test_probes_statusz_route_hook_and_writer_loop() -> None:
     assert state["inFlight"] == 0  # the write is done
     assert state["index"]["pods"] == 3
     assert (state["writer"]["creates"], state["writer"]["statusWrites"]) == (1, 0)  # one apply: the report
+    assert 2 <= state["inFlightLimit"] <= cfg.max_writes_in_flight  # from the answered apply's latency
+    assert [w["workload"] for w in state["recentWrites"]] == ["shop/Deployment/web"]  # the writer's record
+    assert [run["mode"] for run in state["resync"]["runs"]] == ["whole"]  # the first resync of the leadership
     assert state["watches"] == {}  # no WatchSource: no informers, ready at once
     assert api.status("shop", "deployment-web")["pods"] == 3
 

@@ -1,5 +1,5 @@
-"""The writer's parts: throughput (bounded writes in flight, oldest change first, short cycles), the
-debouncer alone, and stored reports read from the API.
+"""The writer's parts: throughput (bounded writes in flight that follow the answered writes' latency, oldest
+change first, short cycles), the debouncer alone, and stored reports read from the API.
 
 The fake API here blocks its calls on a gate, so several writes really are in flight at once (a fake sink in a
 unit test; the e2e tests run the writer against the real control plane).
@@ -14,11 +14,12 @@ from typing import Any
 import pytest
 from handler_fakes import FakeReportApi, Pipeline, deployment, ev, namespace_obj, pipeline, run, web_cluster, zone_nodes
 
+from spreadwatch.config import OperatorConfig
 from spreadwatch.model import WorkloadKey
+from spreadwatch.runtime.concurrency import PRIOR_LATENCY
 from spreadwatch.runtime.debounce import Debouncer
 from spreadwatch.runtime.status import content_digest
 from spreadwatch.runtime.store import DIGEST_ANNOTATION, StoredReport, material_key, stored_report
-from spreadwatch.runtime.writer import MAX_WRITES_IN_FLIGHT
 
 
 def _workload(name: str) -> list[dict[str, Any]]:
@@ -60,36 +61,84 @@ class GatedApi(FakeReportApi):
             self.active -= 1
 
 
-@pytest.mark.parametrize("in_flight", [1, 2, MAX_WRITES_IN_FLIGHT, 7])
-def test_writes_in_flight_are_bounded(in_flight: int) -> None:
-    p = pipeline(events=False)
-    api = GatedApi()
-    p.writer.store.sink = api
-    p.writer.max_in_flight = in_flight
-    _base(p)
-    for i in range(10):
-        p.feed(*_workload(f"app{i}"))
-    p.clock.advance(p.writer.debounce + 0.01)
+def _gated_cycle(p: Pipeline, api: GatedApi) -> tuple[int, int]:
+    """One writer cycle with every apply held at the gate until all writers have reached it: (applies waiting
+    at the gate, the writer's writes in flight) then."""
 
     async def main() -> tuple[int, int]:
         step = asyncio.create_task(p.writer.step())
-        for _ in range(100):  # let every worker reach the gate
+        for _ in range(200):  # let every worker reach the gate
             await asyncio.sleep(0)
         waiting, during = api.active, p.writer.in_flight
         api.gate.set()
         await step
         return waiting, during
 
-    waiting, during = run(main())
-    assert waiting == during == min(in_flight, 10)
-    assert api.max_active == min(in_flight, 10)
+    return run(main())
+
+
+@pytest.mark.parametrize(
+    ("ceiling", "latency", "due", "expected"),
+    [
+        # before any answer: 100 writes/s x 50 ms (PRIOR_LATENCY) x 1.5 = 7.5 -> 8, under the ceiling
+        pytest.param(24, None, 10, 8, id="no answer yet: 100/s x 50 ms x 1.5 = 8"),
+        pytest.param(1, None, 10, 1, id="ceiling 1"),
+        pytest.param(7, None, 10, 7, id="ceiling 7 < 8"),
+        pytest.param(24, None, 3, 3, id="3 due: 3 writers"),
+        pytest.param(24, 0.1, 30, 15, id="answers in 100 ms: 100/s x 0.1 s x 1.5 = 15"),
+        pytest.param(24, 0.4, 30, 24, id="answers in 400 ms: 60, the ceiling 24"),
+        pytest.param(24, 0.005, 30, 2, id="answers in 5 ms: 0.75, the floor 2"),
+    ],
+)
+def test_writes_in_flight_follow_the_answered_latency(ceiling: int, latency: float | None, due: int,
+                                                      expected: int) -> None:  # fmt: skip
+    p = pipeline(events=False, max_writes_in_flight=ceiling)
+    api = GatedApi()
+    p.writer.store.sink = api
+    assert p.writer.max_in_flight == ceiling
+    for _ in range(50 if latency is not None else 0):
+        p.writer.concurrency.observe(latency or 0.0)
+    _base(p)
+    for i in range(due):
+        p.feed(*_workload(f"app{i}"))
+    p.clock.advance(p.writer.debounce + 0.01)
+    waiting, during = _gated_cycle(p, api)
+    assert waiting == during == expected
+    assert api.max_active == expected
     assert p.writer.in_flight == 0
-    assert len(api.writes()) == len(api.writes("apply")) == 10  # every workload once, one request each
+    assert len(api.writes()) == len(api.writes("apply")) == due  # every workload once, one request each
     assert p.writer.pending == 0
 
 
+def test_every_answered_apply_is_timed_into_the_bound() -> None:
+    p = pipeline(events=False)
+    _base(p)
+    for i in range(5):
+        p.feed(*_workload(f"app{i}"))
+    p.settle()
+    assert p.writer.stats.write_latency.count == 5  # one observation per apply, request to answer
+    assert p.writer.concurrency.latency != PRIOR_LATENCY  # the writer's bound now follows the answers
+
+
+def test_a_throttled_server_halves_the_writes_in_flight() -> None:
+    p = pipeline(events=False)
+    api = GatedApi()
+    p.writer.store.sink = api
+    for _ in range(50):
+        p.writer.concurrency.observe(0.1)  # 15 in flight
+    p.writer.throttled()  # (the runtime calls it for every 429 its API threads see)
+    p.writer.throttled()  # the 429 of another write already in flight: halved once
+    _base(p)
+    for i in range(20):
+        p.feed(*_workload(f"app{i}"))
+    p.clock.advance(p.writer.debounce + 0.01)
+    assert _gated_cycle(p, api) == (7, 7)
+
+
 def test_default_in_flight_bound() -> None:
-    assert pipeline().writer.max_in_flight == MAX_WRITES_IN_FLIGHT > 1  # several writes wait on the API at once
+    writer = pipeline().writer
+    assert writer.max_in_flight == OperatorConfig().max_writes_in_flight == 24
+    assert writer.concurrency.limit == 8  # several writes wait on the API at once from the first cycle
 
 
 def test_due_workloads_are_written_oldest_change_first() -> None:
@@ -112,6 +161,7 @@ def test_the_gated_start_order_is_oldest_first_too() -> None:
         p.feed(*_workload(name))
         p.clock.advance(0.01)
     p.clock.advance(p.writer.debounce)
+    first = p.writer.concurrency.limit  # the writers that start together (8)
 
     async def main() -> None:
         step = asyncio.create_task(p.writer.step())
@@ -122,7 +172,8 @@ def test_the_gated_start_order_is_oldest_first_too() -> None:
 
     run(main())
     started = api.started
-    assert started[:MAX_WRITES_IN_FLIGHT] == [f"deployment-{n}" for n in names[:MAX_WRITES_IN_FLIGHT]]
+    assert first > 1
+    assert started[:first] == [f"deployment-{n}" for n in names[:first]]
     assert sorted(started) == sorted(f"deployment-{n}" for n in names)
 
 
@@ -138,10 +189,10 @@ def test_a_long_backlog_does_not_hold_back_an_older_change_that_becomes_due_mean
     p.clock.advance(0.5)
     for i in range(20):
         p.feed(*_workload(f"young{i:02d}"))
-    p.clock.advance(1.4)
+    p.clock.advance(0.9)
     p.feed(ev("MODIFIED", deployment("old", replicas=1, labels={"app": "old", "rev": "2"})))  # still changing
     p.clock.advance(0.1)
-    p.step()  # "old" is not quiet yet: this cycle writes young00 (the burst) and young01 (1 s later)
+    p.step()  # "old" is not quiet (nor 2 s old) yet: this cycle writes young00 (the burst) and young01 (1 s later)
     assert [c.name for c in p.api.writes("apply")] == ["deployment-young00", "deployment-young01"]
     p.settle(max_steps=100)
     created = [c.name for c in p.api.writes("apply")]

@@ -1,12 +1,15 @@
 """The writer's resync and budget: the first resync as the leader checks every workload (skipping reports
-whose listed digest matches), later ones only what differs from what this replica wrote or is missing; when
-more workloads are due than the bucket allows, material changes (new report, health, best nodes) go first.
-On a manual clock with the in-memory report API."""
+whose listed digest matches), later ones, beside the writes, only what differs from what this replica wrote or
+is missing; when more workloads are due than the bucket allows, material changes (new report, health, best
+nodes) go first. On a manual clock with the in-memory report API."""
 
 from __future__ import annotations
 
+import asyncio
+from typing import Any
+
 import pytest
-from handler_fakes import Pipeline, deployment, ev, pipeline, pod_of, run, web_cluster
+from handler_fakes import Clock, FakeReportApi, Pipeline, deployment, ev, pipeline, pod_of, run, web_cluster
 
 from spreadwatch.model import WorkloadKey
 from spreadwatch.runtime.status import content_digest
@@ -60,6 +63,7 @@ def test_a_report_pointing_at_another_owner_is_requeued() -> None:
     _three(p)
     obj = p.api.objects[("shop", "deployment-db")]
     obj["spec"]["workloadRef"]["uid"] = "uid-of-an-older-db"  # same status and digest, another owner
+    obj["metadata"]["ownerReferences"] = [{"uid": "uid-of-an-older-db"}]  # (what a metadata listing reads)
     assert _resync(p) == 1
     p.settle()
     assert p.api.objects[("shop", "deployment-db")]["spec"]["workloadRef"]["uid"] == "uid-db"
@@ -128,10 +132,10 @@ def _changes(p: Pipeline) -> None:
     [
         pytest.param(1.0, 0.0, ["db", "web", "api"], id="1 write/s, 3 due: material first"),
         pytest.param(100.0, 0.0, ["web", "api", "db"], id="100 writes/s, 3 due: oldest first"),
-        # the age of web's change when the cycle runs (api's is 0.1 s less): at MATERIAL_AFTER (5 s) or more
+        # the age of web's change when the cycle runs (api's is 0.1 s less): at MATERIAL_AFTER (3 s) or more
         # a count-only change counts as material (newer material changes never starve it), oldest first
-        pytest.param(1.0, MATERIAL_AFTER + 0.15, ["web", "api", "db"], id="1 write/s, web 5.15 s, api 5.05 s"),
-        pytest.param(1.0, MATERIAL_AFTER + 0.05, ["web", "db", "api"], id="1 write/s, web 5.05 s, api 4.95 s"),
+        pytest.param(1.0, MATERIAL_AFTER + 0.15, ["web", "api", "db"], id="1 write/s, web 3.15 s, api 3.05 s"),
+        pytest.param(1.0, MATERIAL_AFTER + 0.05, ["web", "db", "api"], id="1 write/s, web 3.05 s, api 2.95 s"),
     ],
 )
 def test_material_changes_go_first_only_when_the_bucket_is_short(rate: float, web_age: float, order: list[str]) -> None:
@@ -162,3 +166,85 @@ def test_a_new_report_is_material() -> None:
     assert p.writer.store.is_material(key, report)
     p.settle()
     assert not p.writer.store.is_material(key, report)
+
+
+# --- a resync beside the writes -----------------------------------------------------------------------
+
+_WRITE = 0.05  # seconds one apply takes on the manual clock
+
+
+class SlowListApi(FakeReportApi):
+    """The fake API, with applies that take ``_WRITE`` seconds and a listing that is read when it starts but
+    answered only once ``gate`` opens (a resync in flight for as long as the test wants)."""
+
+    def __init__(self, clock: Clock) -> None:
+        super().__init__(clock)
+        self.gate = asyncio.Event()
+        self.gate.set()
+
+    async def apply(self, *args: Any) -> dict[str, Any]:
+        self.clock.advance(_WRITE)
+        return await super().apply(*args)
+
+    async def list_reports(self, *args: Any, **kwargs: Any) -> list[Any]:
+        listed = await super().list_reports(*args, **kwargs)  # the reports as they are when the list starts
+        await self.gate.wait()
+        return listed
+
+
+async def _cycle(p: Pipeline) -> None:
+    """One writer cycle, which must end without waiting for anything but the fake API's answers."""
+    step = asyncio.ensure_future(p.writer.step())
+    for _ in range(1000):
+        if step.done():
+            break
+        await asyncio.sleep(0)
+    assert step.done(), "the writer's cycle waited (for the resync?)"
+    step.result()
+
+
+def test_a_resync_in_the_middle_of_churn_does_not_delay_a_changes_report() -> None:
+    """Churn goes on while a later resync lists (its answer held back): each change's report is written within
+    the debounce plus one write of the change, by the writer's own record, while the resync is in flight; the
+    resync then finds the reports written meanwhile newer than its listing and queues only the one deleted
+    behind the operator's back."""
+    p = pipeline(resync_period=60.0)
+    api = SlowListApi(p.clock)
+    p.api = p.writer.store.sink = api  # type: ignore[assignment]
+    _three(p)
+    debounce, tick = p.writer.debounce, 0.01
+
+    async def main() -> None:
+        api.gate.clear()
+        del api.objects[("shop", "deployment-db")]  # kubectl delete spreadreport, before the listing
+        p.clock.advance(61)
+        await _cycle(p)  # the resync is due: it starts beside the writes and waits for its listing
+        assert p.writer.resyncing
+        changes = [
+            ("web", ev("ADDED", pod_of("web", 7, "node-b2"))),
+            ("api", ev("MODIFIED", deployment("api", generation=2))),
+            ("web", ev("DELETED", pod_of("web", 7, "node-b2"))),
+            ("api", ev("ADDED", pod_of("api", 9, "node-c2"))),
+        ]
+        for name, event in changes:
+            p.feed(event)
+            seen = p.clock()
+            p.clock.advance(debounce + tick)
+            await _cycle(p)
+            record = p.writer.journal[-1]
+            assert record.workload == WorkloadKey("shop", "Deployment", name)
+            assert record.seen == seen and record.beside_resync and not record.queued_by_resync
+            assert record.written - record.seen <= debounce + tick + _WRITE  # the debounce plus one write
+            assert p.writer.resyncing
+        api.gate.set()
+        while p.writer.resyncing:
+            await asyncio.sleep(0)
+
+    run(main())
+    resync = p.writer.resyncs.runs[-1]
+    assert (resync.mode, resync.listed, resync.writes_beside) == ("metadata", 2, 4)
+    assert resync.stale == 1  # db: its report is missing; web and api were written after the listing began
+    writes = len(p.api.writes("apply"))
+    p.settle()
+    assert [c.name for c in p.api.writes("apply")[writes:]] == ["deployment-db"]  # the correct ones untouched
+    assert p.writer.stats.writes_during_resync == 4

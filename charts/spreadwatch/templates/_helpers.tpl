@@ -118,6 +118,7 @@ app.kubernetes.io/part-of: spreadwatch
 {{- $args = append $args (printf "--spof-min-pods=%d" (int $v.health.spofMinPods)) }}
 {{- $args = append $args (printf "--max-writes-per-second=%v" $v.writes.perSecond) }}
 {{- $args = append $args (printf "--write-burst=%d" (int $v.writes.burst)) }}
+{{- $args = append $args (printf "--max-writes-in-flight=%d" (int $v.writes.maxInFlight)) }}
 {{- $args = append $args (printf "--resync-period=%v" $v.resyncPeriod) }}
 {{- $args = append $args (printf "--port=%d" (int $v.probes.port)) }}
 {{- $args = append $args (printf "--metrics-port=%d" (int $v.metrics.port)) }}

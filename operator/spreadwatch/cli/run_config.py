@@ -34,6 +34,7 @@ def operator_config(args: argparse.Namespace) -> OperatorConfig:
         debounce=args.debounce,
         max_writes_per_second=args.max_writes_per_second,
         write_burst=max(1, args.write_burst),
+        max_writes_in_flight=args.max_writes_in_flight,
         resync_period=args.resync_period,
         port=args.port,
         host=args.bind_address,

@@ -87,7 +87,11 @@ def _add_writes(p: argparse.ArgumentParser) -> None:
     add_number_arg(p, "--max-writes-per-second", positive_seconds, "MAX_WRITES_PER_SECOND", 100.0, rate)
     burst = "writes allowed in a burst above the rate (default 200; env SPREADWATCH_WRITE_BURST)"
     add_number_arg(p, "--write-burst", whole_number, "WRITE_BURST", 200, burst)
-    resync = "list SpreadReports, delete orphans, rewrite missing ones (default 300; 0: only at start; "
+    in_flight = "most API writes waiting on the server at once; below it the writes in flight follow the "
+    in_flight += "measured latency (default 24; env SPREADWATCH_MAX_WRITES_IN_FLIGHT)"
+    add_number_arg(p, "--max-writes-in-flight", whole_number, "MAX_WRITES_IN_FLIGHT", 24, in_flight)
+    resync = "list the SpreadReports' metadata beside the writes, delete orphans, rewrite missing or altered "
+    resync += "ones (default 300; 0: only at start; "
     resync += "env SPREADWATCH_RESYNC_PERIOD)"
     add_number_arg(p, "--resync-period", seconds, "RESYNC_PERIOD", 300.0, resync, "SECONDS")
 

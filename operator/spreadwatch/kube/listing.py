@@ -8,7 +8,8 @@
   (:data:`~spreadwatch.resources.CLUSTER_RESOURCES`), live ``analyze`` and the operator's start;
 
 Pages of 500 items; an expired continue token (410 Gone) restarts the list; every page request retries
-(:func:`~spreadwatch.kube.retry.call_with_retries`). Costs: one request per page, O(page bytes) to parse it.
+(:func:`~spreadwatch.kube.retry.call_with_retries`); ``on_page(bytes)`` hears of every page read (what a list
+costs: the resync's metrics). Costs: one request per page, O(page bytes) to parse it.
 """
 
 from __future__ import annotations
@@ -61,11 +62,12 @@ def pages(
     label_selector: str = "",
     accept: str = "application/json",
     restart_expired: bool = True,
+    on_page: Callable[[int], None] | None = None,
 ) -> Iterator[T]:
     """The items of every page of one list, as ``load(page bytes) -> (items, continue token)`` gives them.
     An expired continue token (410 Gone) starts the list over, or with ``restart_expired=False`` raises
-    (the caller then knows the pages it had are from an abandoned listing). Raises KubeApiError (one line)
-    once the retries of a page run out."""
+    (the caller then knows the pages it had are from an abandoned listing). ``on_page`` is called with each
+    page's size in bytes as it arrives. Raises KubeApiError (one line) once the retries of a page run out."""
     token = ""
     while True:
         query = [("limit", str(page_size))]
@@ -82,6 +84,8 @@ def pages(
             raise api_error(err, f"cannot list {resource.plural}") from None
         except CONNECTION_ERRORS as err:
             raise api_error(err, f"cannot list {resource.plural}") from None
+        if on_page is not None:
+            on_page(len(data))
         items, token = load(data)
         yield from items
         if not token:
@@ -95,10 +99,12 @@ def iter_objects(
     page_size: int = PAGE_SIZE,
     label_selector: str = "",
     metadata_only: bool = False,
+    on_page: Callable[[int], None] | None = None,
 ) -> Iterator[dict[str, Any]]:
     """Every object of one resource (all namespaces when ``namespace`` is None), page by page.
 
-    ``metadata_only`` asks for ``PartialObjectMetadata`` items (``metadata`` only, no spec/status).
+    ``metadata_only`` asks for ``PartialObjectMetadata`` items (``metadata`` only, no spec/status);
+    ``on_page(bytes)`` hears of every page (see :func:`pages`).
     """
 
     def load(data: bytes) -> tuple[list[dict[str, Any]], str]:
@@ -110,7 +116,7 @@ def iter_objects(
         return items, (page.get("metadata") or {}).get("continue") or ""
 
     accept = _METADATA_ONLY if metadata_only else "application/json"
-    return pages(api, resource, namespace, load, page_size, label_selector, accept)
+    return pages(api, resource, namespace, load, page_size, label_selector, accept, on_page=on_page)
 
 
 def iter_records(

@@ -1,25 +1,30 @@
 """The SpreadReport client: the operator's only writes (SpreadReports and core/v1 Events about them).
 
-* :class:`ReportClient` (blocking): list the managed reports (slimmed per page to what the writer keeps),
-  apply a whole report in one request (server-side apply: created or updated, with its ownerReference to the
-  workload with ``controller: false, blockOwnerDeletion: false``), delete; post an Event about a report whose
-  health changed. One request per call plus retries (:class:`~spreadwatch.kube.retry.RetryPolicy`); listing
-  is one request per page of 500 reports;
-* :class:`AsyncReportClient`: the same for the event loop (a worker thread per call); client errors become
-  :class:`~spreadwatch.errors.KubeApiError`.
+* :class:`ReportClient` (blocking): list the managed reports (whole, slimmed per page to what the writer
+  keeps, or metadata only: name, owner, uid and the status-digest annotation), apply a whole report in one
+  request (server-side apply: created or updated, with its ownerReference to the workload with
+  ``controller: false, blockOwnerDeletion: false``), delete; post an Event about a report whose health
+  changed. One request per call plus retries (:class:`~spreadwatch.kube.retry.RetryPolicy`); listing is one
+  request per page (:data:`REPORT_PAGE_SIZE` whole reports, or 500 metadata-only items);
+* :class:`AsyncReportClient`: the same for the event loop, each call in a thread of its own pool (sized for
+  the writes in flight: the loop's default executor has ``cores + 4`` threads, shared with everything else);
+  client errors become :class:`~spreadwatch.errors.KubeApiError`.
 """
 
 from __future__ import annotations
 
+import asyncio
+import functools
 import time
 from collections.abc import Callable, Iterable, Mapping
+from concurrent.futures import ThreadPoolExecutor
 from typing import Any, Final, TypeVar
 
 import orjson
 from kubernetes import client
 from kubernetes.client.exceptions import ApiException
 
-from spreadwatch.kube.listing import iter_objects
+from spreadwatch.kube.listing import PAGE_SIZE, iter_objects
 from spreadwatch.kube.retry import (
     CONNECTION_ERRORS,
     DEFAULT_RETRY,
@@ -27,7 +32,6 @@ from spreadwatch.kube.retry import (
     RetryPolicy,
     api_error,
     retrying,
-    run_sync,
 )
 from spreadwatch.resources import SPREAD_REPORTS
 from spreadwatch.timestamps import rfc3339
@@ -95,18 +99,32 @@ class ReportClient:
 
     # reading
 
-    def list_reports(self, namespaces: Iterable[str], keep: Callable[[dict[str, Any]], T | None]) -> list[T]:
+    def list_reports(
+        self,
+        namespaces: Iterable[str],
+        keep: Callable[[dict[str, Any]], T | None],
+        *,
+        metadata_only: bool = False,
+        on_page: Callable[[int], None] | None = None,
+    ) -> list[T]:
         """``keep`` of every SpreadReport spreadwatch manages (label app.kubernetes.io/managed-by=spreadwatch)
-        of ``namespaces`` (empty: all), where it is not None. One request per page of
-        :data:`REPORT_PAGE_SIZE` per namespace; each object is slimmed and kept (or not) as its page is read,
-        so only one page of whole reports is ever held (at the envelope's 10,000 reports a resync's peak
-        is ~25 MiB with pages of 100 kept as they come, ~80 MiB with pages of 500 all slimmed first)."""
+        of ``namespaces`` (empty: all), where it is not None. Each object is slimmed and kept (or not) as its
+        page is read, so only one page is ever held whole:
+
+        * whole reports: one request per page of :data:`REPORT_PAGE_SIZE` per namespace (at the envelope's
+          10,000 reports the list's peak is ~25 MiB with pages of 100 kept as they come, ~80 MiB with pages
+          of 500 all slimmed first);
+        * ``metadata_only``: ``PartialObjectMetadata`` items (name, labels, annotations with the status
+          digest, ownerReferences, uid), no spec or status: pages of 500, ~1.9 KiB an item (most of it
+          managedFields) where a whole report is tens of KiB at the envelope.
+
+        ``on_page(bytes)`` hears of every page read (called in this thread)."""
         wanted: list[str | None] = [*namespaces] or [None]
+        size = PAGE_SIZE if metadata_only else REPORT_PAGE_SIZE
         out: list[T] = []
         for ns in wanted:
-            listed = iter_objects(
-                self.api, SPREAD_REPORTS, ns, page_size=REPORT_PAGE_SIZE, label_selector=_MANAGED_SELECTOR
-            )
+            listed = iter_objects(self.api, SPREAD_REPORTS, ns, page_size=size, label_selector=_MANAGED_SELECTOR,
+                                  metadata_only=metadata_only, on_page=on_page)  # fmt: skip
             out.extend(kept for kept in map(keep, map(_slim, listed)) if kept is not None)
         return out
 
@@ -215,9 +233,9 @@ class ReportClient:
 
 
 def _slim(report: dict[str, Any]) -> dict[str, Any]:
-    """What the writer keeps of a listed report: metadata, ``spec`` and the status' health, best nodes, last
-    placement and conditions (not the per-node tables: a page of 500 reports is released before the next is
-    read). O(1)."""
+    """What the writer keeps of a listed report: metadata without managedFields, ``spec`` and the status'
+    health, best nodes, last placement and conditions (not the per-node tables: a page of reports is released
+    before the next is read). O(1)."""
     meta = report.get("metadata")
     if isinstance(meta, dict):
         meta.pop("managedFields", None)
@@ -228,20 +246,37 @@ def _slim(report: dict[str, Any]) -> dict[str, Any]:
 
 
 class AsyncReportClient:
-    """:class:`ReportClient` for the event loop: each call runs in a worker thread; client errors become
-    :class:`~spreadwatch.errors.KubeApiError` (with the HTTP status, if any). The writer's ``ReportSink``."""
+    """:class:`ReportClient` for the event loop: each call runs in a thread of its own pool of ``threads``
+    (at least the writer's bound on writes in flight, plus one for a resync's list: the loop's default
+    executor has ``cores + 4`` threads, shared with scrapes and token reviews, and silently capped the writes
+    in flight at 6 on two cores); client errors become :class:`~spreadwatch.errors.KubeApiError` (with the
+    HTTP status, if any). The writer's ``ReportSink``. :meth:`close` ends the pool."""
 
-    def __init__(self, sync: ReportClient) -> None:
+    def __init__(self, sync: ReportClient, threads: int = 8) -> None:
         self.sync = sync
+        self._pool = ThreadPoolExecutor(max(1, threads), thread_name_prefix="spreadwatch-api")
 
-    async def _run(self, what: str, fn: Callable[..., T], *args: Any) -> T:
+    def close(self) -> None:
+        """Stop the pool once the calls under way end (new calls fail)."""
+        self._pool.shutdown(wait=False, cancel_futures=True)
+
+    async def _run(self, what: str, fn: Callable[..., T], *args: Any, **kwargs: Any) -> T:
+        call = functools.partial(fn, *args, **kwargs)
         try:
-            return await run_sync(fn, *args)
+            return await asyncio.get_running_loop().run_in_executor(self._pool, call)
         except (ApiException, *CONNECTION_ERRORS) as err:
             raise api_error(err, what) from None
 
-    async def list_reports(self, namespaces: Iterable[str], keep: Callable[[dict[str, Any]], T | None]) -> list[T]:
-        return await self._run("list SpreadReports", self.sync.list_reports, tuple(namespaces), keep)
+    async def list_reports(
+        self,
+        namespaces: Iterable[str],
+        keep: Callable[[dict[str, Any]], T | None],
+        *,
+        metadata_only: bool = False,
+        on_page: Callable[[int], None] | None = None,
+    ) -> list[T]:
+        return await self._run("list SpreadReports", self.sync.list_reports, tuple(namespaces), keep,
+                               metadata_only=metadata_only, on_page=on_page)  # fmt: skip
 
     async def apply(self, namespace: str, name: str, labels: Mapping[str, str], annotations: Mapping[str, str],
                     workload: Mapping[str, str], status: Mapping[str, Any]) -> dict[str, Any]:

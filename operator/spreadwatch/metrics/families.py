@@ -289,6 +289,37 @@ FAMILIES: Final = (
         "Unix time of the last full resync (0 before the first).",
         unit="seconds",
     ),
+    FamilySpec(
+        "spreadwatch_report_write_duration_seconds",
+        "histogram",
+        "Duration of one SpreadReport apply, request to answer (retries included).",
+        unit="seconds",
+    ),
+    FamilySpec(
+        "spreadwatch_report_lag_seconds",
+        "histogram",
+        "Time from a workload's first unwritten change to the write of its report.",
+        unit="seconds",
+    ),
+    FamilySpec(
+        "spreadwatch_api_writes_per_second",
+        "gauge",
+        "SpreadReport and Event API writes per second achieved over about the last 10 s.",
+    ),
+    FamilySpec(
+        "spreadwatch_writes_in_flight_limit",
+        "gauge",
+        "Bound on report writes waiting on the API server at once: write rate x mean write latency x 1.5, "
+        "between 2 and --max-writes-in-flight (halved when the server throttles).",
+    ),
+    FamilySpec(
+        "spreadwatch_resync_duration_seconds",
+        "histogram",
+        "Duration of one resync: list the SpreadReports, compare them, delete orphans.",
+        unit="seconds",
+    ),
+    FamilySpec("spreadwatch_resync_pages_total", "counter", "List pages the resyncs read."),
+    FamilySpec("spreadwatch_resync_bytes_total", "counter", "Bytes of the list pages the resyncs read."),
     FamilySpec("spreadwatch_leader", "gauge", "1 when this replica holds the leader Lease (it writes reports)."),
     FamilySpec("spreadwatch_ready", "gauge", "1 once the index holds the initial cluster state."),
 )

@@ -40,6 +40,13 @@ class OperatorState:
     api_errors_by_code: Mapping[str, int] = field(default_factory=dict)
     compute_durations: HistogramSnapshot = _EMPTY_HISTOGRAM
     reconcile_durations: HistogramSnapshot = _EMPTY_HISTOGRAM
+    write_durations: HistogramSnapshot = _EMPTY_HISTOGRAM  # one report apply, request to answer
+    report_lags: HistogramSnapshot = _EMPTY_HISTOGRAM  # first unwritten change to the report's write
+    writes_per_second: float = 0.0  # achieved, about the last 10 s
+    writes_in_flight_limit: int = 0
+    resync_durations: HistogramSnapshot = _EMPTY_HISTOGRAM
+    resync_pages: int = 0
+    resync_bytes: int = 0
     index_objects: Mapping[str, int] = field(default_factory=dict)
     workloads: int = 0
     reports_pending: int = 0
@@ -99,6 +106,11 @@ def _gauge(name: str, value: float) -> GaugeMetricFamily:
     return GaugeMetricFamily(s.name, s.help, value=value, unit=s.unit)
 
 
+def _total(name: str, value: int) -> CounterMetricFamily:
+    s = spec(name)
+    return CounterMetricFamily(s.family, s.help, value=value, unit=s.unit)
+
+
 class OperatorCollector(Collector):
     """The operator's self-metrics, from ``source.metrics_state()`` at scrape time. O(kinds + codes)."""
 
@@ -126,5 +138,12 @@ class OperatorCollector(Collector):
         yield _gauge("spreadwatch_reports_pending", state.reports_pending)
         yield _gauge("spreadwatch_oldest_pending_seconds", state.oldest_pending_seconds)
         yield _gauge("spreadwatch_last_resync_timestamp_seconds", state.last_resync_timestamp)
+        yield _histogram("spreadwatch_report_write_duration_seconds", state.write_durations)
+        yield _histogram("spreadwatch_report_lag_seconds", state.report_lags)
+        yield _gauge("spreadwatch_api_writes_per_second", state.writes_per_second)
+        yield _gauge("spreadwatch_writes_in_flight_limit", state.writes_in_flight_limit)
+        yield _histogram("spreadwatch_resync_duration_seconds", state.resync_durations)
+        yield _total("spreadwatch_resync_pages_total", state.resync_pages)
+        yield _total("spreadwatch_resync_bytes_total", state.resync_bytes)
         yield _gauge("spreadwatch_leader", 1 if state.leader else 0)
         yield _gauge("spreadwatch_ready", 1 if state.ready else 0)

@@ -29,6 +29,7 @@ class Pending:
     last: float  # latest change
     attempts: int = 0  # failed writes so far (back-off)
     not_before: float = 0.0  # retry back-off: not due before this time
+    queued_by_resync: bool = False  # a resync's check (``mark_stale``), not a change
 
 
 class Debouncer:
@@ -43,11 +44,14 @@ class Debouncer:
     # --- inputs -------------------------------------------------------------------------------------------
 
     def mark(self, key: WorkloadKey, now: float) -> None:
-        """A change of ``key`` at ``now``: a new pending entry, or the latest change of the existing one.
-        Cancels a queued deletion (the workload is back). O(1)."""
+        """A change of ``key`` at ``now``: a new pending entry, or the latest change of the existing one (a
+        resync's check becomes this change). Cancels a queued deletion (the workload is back). O(1)."""
         p = self._pending.get(key)
         if p is None:
             self._pending[key] = Pending(now, now)
+        elif p.queued_by_resync:
+            p.first = p.last = now
+            p.queued_by_resync = False
         else:
             p.last = now
         self._deletions.discard(key)
@@ -58,7 +62,7 @@ class Debouncer:
         stamp = now - self.max_delay
         for key in keys:
             if key not in self._pending:
-                self._pending[key] = Pending(stamp, stamp)
+                self._pending[key] = Pending(stamp, stamp, queued_by_resync=True)
 
     def collect(self, dirty: Iterable[WorkloadKey], removed: Iterable[WorkloadKey], now: float) -> None:
         """The index's dirty and removed workloads (``index.take_dirty()``). O(keys)."""

@@ -26,6 +26,7 @@ deletes reports of workloads that do not exist, may run — once every informer 
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import logging
 import shutil
 import time
@@ -88,12 +89,15 @@ class Runtime:
         )
         self.api: Any = None
         self.client: ReportClient | None = None
+        self.reports: AsyncReportClient | None = None
         self.elector: LeaseElector | None = None
         self.api_errors = ApiErrors()
+        self._loop: asyncio.AbstractEventLoop | None = None  # set by start(): the API threads report 429s to it
         if sink is None:
             self.api = _api_client(config)
-            self.client = ReportClient(self.api, instance=config.leader.identity, on_request=self.api_errors.note)
-            sink = AsyncReportClient(self.client)
+            self.client = ReportClient(self.api, instance=config.leader.identity, on_request=self._api_request)
+            # a thread per write in flight, and one for a resync's list
+            sink = self.reports = AsyncReportClient(self.client, threads=config.max_writes_in_flight + 1)
             if config.leader.enabled:
                 le = config.leader
                 self.elector = LeaseElector(
@@ -132,6 +136,15 @@ class Runtime:
         self._stop: asyncio.Event | None = None
         self._tasks: list[asyncio.Task[None]] = []
 
+    def _api_request(self, verb: str, outcome: str) -> None:
+        """Every attempt of a report or Event request (in its API thread): counted by outcome; a 429 (API
+        Priority and Fairness throttled it) lowers the writes in flight."""
+        self.api_errors.note(verb, outcome)
+        loop = self._loop
+        if outcome == "429" and loop is not None:
+            with contextlib.suppress(RuntimeError):  # the loop has closed: nothing to slow down any more
+                loop.call_soon_threadsafe(self.writer.throttled)
+
     # --- state --------------------------------------------------------------------------------------------
 
     def is_leader(self) -> bool:
@@ -155,8 +168,16 @@ class Runtime:
             "identity": self.config.leader.identity,
             "pending": self.writer.pending,
             "inFlight": self.writer.in_flight,
+            "inFlightLimit": self.writer.concurrency.limit,
+            "writeLatencySeconds": round(self.writer.concurrency.latency, 4),
+            "writesPerSecond": round(self.writer.writes_per_second(), 1),
             "reports": len(self.writer.known_reports()),
             "writer": self.writer.stats.as_dict(),
+            "resync": {
+                "running": self.writer.resyncing,
+                "runs": [run.as_dict() for run in self.writer.resyncs.runs],
+            },
+            "recentWrites": self.writer.recent_writes(10),
             "apiRequests": self.client.requests if self.client is not None else None,
             "events": {
                 "total": self.router.stats.events,
@@ -199,6 +220,13 @@ class Runtime:
             api_errors_by_code=self.api_errors.by_code(),
             compute_durations=stats.compute.snapshot(),
             reconcile_durations=stats.reconcile.snapshot(),
+            write_durations=stats.write_latency.snapshot(),
+            report_lags=stats.lag.snapshot(),
+            writes_per_second=self.writer.writes_per_second(),
+            writes_in_flight_limit=self.writer.concurrency.limit,
+            resync_durations=self.writer.resyncs.duration.snapshot(),
+            resync_pages=self.writer.resyncs.pages,
+            resync_bytes=self.writer.resyncs.bytes,
             index_objects={
                 "Node": sizes.nodes,
                 "Namespace": self.index.namespace_count(),
@@ -284,6 +312,7 @@ class Runtime:
     async def start(self) -> None:
         """Start the probe server, the elector, the informers and the writer (ready after the first lists)."""
         self._stop = asyncio.Event()
+        self._loop = asyncio.get_running_loop()
         await self.serve_probes()
         self.gc_policy.hold()  # no full collection of the growing heap during the first lists
         if self.serving_cert is not None and not self.serving_cert.self_signed:
@@ -323,6 +352,8 @@ class Runtime:
             stats.events,
             stats.skipped_unchanged,
         )
+        if self.reports is not None:
+            self.reports.close()
         if self.api is not None:
             self.api.close()
 

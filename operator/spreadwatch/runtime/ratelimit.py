@@ -1,12 +1,14 @@
-"""A token bucket for the operator's API writes (one global bucket: ``--max-writes-per-second``)."""
+"""The operator's API write rate: the token bucket that bounds it (one global bucket: ``--max-writes-per-second``)
+and the meter that tells what it achieved (:class:`RateMeter`: ``spreadwatch_api_writes_per_second``)."""
 
 from __future__ import annotations
 
 import asyncio
 import time
+from collections import deque
 from collections.abc import Awaitable, Callable
 
-__all__ = ["TokenBucket"]
+__all__ = ["RateMeter", "TokenBucket"]
 
 
 class TokenBucket:
@@ -54,3 +56,31 @@ class TokenBucket:
             # at least 1 ms, so that a tiny remainder cannot vanish in the clock's rounding forever
             pause = max(0.001, (1.0 - self._tokens) / self.rate)
             await self._sleep(pause)
+
+
+class RateMeter:
+    """A running count's rate over the last ``window`` seconds, from samples ``(now, count)`` taken at any
+    times (the writer takes one per cycle, at least once a second, and one when read). Pure: the caller
+    passes monotonic seconds. O(1) amortized per sample (samples older than the window are dropped), O(1) per
+    read."""
+
+    def __init__(self, window: float = 10.0) -> None:
+        if window <= 0:
+            raise ValueError(f"window must be > 0, got {window}")
+        self.window = window
+        self._samples: deque[tuple[float, int]] = deque()
+
+    def sample(self, now: float, count: int) -> None:
+        """The count at ``now`` (monotonic seconds, non-decreasing)."""
+        samples = self._samples
+        samples.append((now, count))
+        while len(samples) > 2 and samples[1][0] <= now - self.window:
+            samples.popleft()  # keep one sample at or before the window's start
+
+    def rate(self) -> float:
+        """Counts per second between the oldest sample kept and the newest (0 with fewer than two samples, or
+        none apart)."""
+        if len(self._samples) < 2:
+            return 0.0
+        (t0, c0), (t1, c1) = self._samples[0], self._samples[-1]
+        return (c1 - c0) / (t1 - t0) if t1 > t0 else 0.0

@@ -11,9 +11,14 @@ in the operator, a fake in tests). It remembers, per workload, what this replica
   restarted operator knows what each report holds from a slim listing), and posts an Event when the health
   of a report that had one changed (a verdict transition; never for a new report);
 * :meth:`ReportStore.delete` — deletes a workload's report;
-* :meth:`ReportStore.list` — lists the SpreadReports and returns them as :class:`StoredReport` records (the
-  resync), :meth:`ReportStore.adopt` makes such a list what the store knows, :meth:`ReportStore.delete_stored`
-  deletes one (an orphan).
+* :meth:`ReportStore.list` — lists the SpreadReports (whole, or metadata only) and returns them as
+  :class:`StoredReport` records (the resync: :mod:`spreadwatch.runtime.resync`); :meth:`ReportStore.adopt`
+  makes such a list what the store knows, :meth:`ReportStore.update` and :meth:`ReportStore.forget` correct
+  single records, :meth:`ReportStore.delete_stored` deletes one (an orphan); :meth:`ReportStore.track`
+  records the workloads written or deleted while a listing runs (their records are newer than it).
+
+Each apply is timed, request to answer (``WriterStats.write_latency``, and ``on_answer`` for the writer's
+bound on writes in flight).
 
 Every API call takes a token from the writer's bucket first (``--max-writes-per-second``). Failures raise
 (``KubeApiError`` and other :class:`~spreadwatch.errors.SpreadwatchError`, or ``OSError``), except a failed
@@ -41,6 +46,8 @@ from spreadwatch.runtime.status import build_status, content_digest, find_condit
 __all__ = [
     "DIGEST_ANNOTATION",
     "HEALTH_LABEL",
+    "LAG_BUCKETS",
+    "WRITE_BUCKETS",
     "ReportSink",
     "ReportStore",
     "StoredReport",
@@ -60,6 +67,13 @@ HEALTH_LABEL: Final = "spreadwatch.io/health"
 
 log = logging.getLogger("spreadwatch.writer")
 
+#: Upper bounds (seconds) of ``spreadwatch_report_write_duration_seconds``: one apply takes 5-20 ms on an idle
+#: API server and 50-200 ms on a loaded one (finer than the generic duration buckets there).
+WRITE_BUCKETS: Final = (0.005, 0.01, 0.02, 0.03, 0.05, 0.075, 0.1, 0.15, 0.2, 0.3, 0.5, 0.75, 1.0, 2.0, 5.0, 10.0)
+#: Upper bounds (seconds) of ``spreadwatch_report_lag_seconds`` (a change to its report's write: the debounce
+#: of 1 s at least, ``max(1 s, 2 × debounce)`` under constant churn, more when the write budget is short).
+LAG_BUCKETS: Final = (0.5, 1.0, 1.5, 2.0, 2.5, 3.0, 4.0, 5.0, 7.5, 10.0, 15.0, 30.0, 60.0, 120.0, 300.0)
+
 _WARNING_HEALTH = frozenset(
     {
         Health.IMBALANCED.value,
@@ -74,9 +88,17 @@ _WARNING_HEALTH = frozenset(
 class ReportSink(Protocol):
     """The writer's view of the API (SpreadReports and Events only). Errors: KubeApiError (``.status``)."""
 
-    async def list_reports(self, namespaces: Iterable[str], keep: Callable[[dict[str, Any]], T | None]) -> list[T]:
+    async def list_reports(
+        self,
+        namespaces: Iterable[str],
+        keep: Callable[[dict[str, Any]], T | None],
+        *,
+        metadata_only: bool = False,
+        on_page: Callable[[int], None] | None = None,
+    ) -> list[T]:
         """``keep`` of every managed SpreadReport of ``namespaces`` (empty: all) that it does not map to
-        None, each kept as it is read (the whole list of objects is never held)."""
+        None, each kept as it is read (the whole list of objects is never held). ``metadata_only``: the items
+        hold only ``metadata`` (``PartialObjectMetadata``); ``on_page(bytes)`` hears of every page read."""
         ...
 
     async def apply(
@@ -110,8 +132,13 @@ class WriterStats:
     last_cycle: float = 0.0  # monotonic time of the last loop iteration (liveness)
     last_write: float = 0.0  # monotonic time of the last API write
     last_resync: float = 0.0  # unix time of the last successful resync (0: none yet)
+    writes_during_resync: int = 0  # report applies answered while a resync was running beside them
     compute: DurationHistogram = field(default_factory=DurationHistogram)  # report rebuilds before a write
     reconcile: DurationHistogram = field(default_factory=DurationHistogram)  # one due workload, start to end
+    #: one report apply, request to answer (retries included)
+    write_latency: DurationHistogram = field(default_factory=lambda: DurationHistogram(WRITE_BUCKETS))
+    #: a workload's first unwritten change to its report's write (changes a resync queued left out)
+    lag: DurationHistogram = field(default_factory=lambda: DurationHistogram(LAG_BUCKETS))
 
     @property
     def api_writes(self) -> int:
@@ -137,7 +164,7 @@ _WRITER_STATS_FORM = json_form(
     WriterStats,
     (
         *("creates", "status_writes", "deletes", "events", "api_writes", "skipped_unchanged"),
-        *("skipped_excluded", "failures", "resyncs", "cycles"),
+        *("skipped_excluded", "failures", "resyncs", "cycles", "writes_during_resync"),
     ),
 )
 
@@ -260,10 +287,22 @@ class ReportStore:
     events: bool = field(default=True, kw_only=True)
     wall: Callable[[], str] = field(kw_only=True)
     clock: Callable[[], float] = field(default=time.monotonic, kw_only=True)
+    #: called with the seconds of every answered apply (the writer's bound on writes in flight)
+    on_answer: Callable[[float], None] | None = field(default=None, kw_only=True)
     _known: dict[WorkloadKey, StoredReport] = field(default_factory=dict, init=False, repr=False)
+    _touched: set[WorkloadKey] | None = field(default=None, init=False, repr=False)
 
     def get(self, key: WorkloadKey) -> StoredReport | None:
         return self._known.get(key)
+
+    @property
+    def records(self) -> Mapping[WorkloadKey, StoredReport]:
+        """What this replica knows of every report (read-only view). O(1)."""
+        return self._known
+
+    def _touch(self, key: WorkloadKey) -> None:
+        if self._touched is not None:
+            self._touched.add(key)
 
     def names(self) -> dict[WorkloadKey, str]:
         """Workload → report name, for every report this replica believes exists. O(reports)."""
@@ -277,10 +316,10 @@ class ReportStore:
         known = self._known.get(key)
         return known is None or known.material != report_material(report)
 
-    async def write(self, key: WorkloadKey, report: SpreadReport, generation: int) -> None:
+    async def write(self, key: WorkloadKey, report: SpreadReport, generation: int) -> bool:
         """Bring ``key``'s report to ``report`` (computed from the workload's ``generation``): nothing when
-        unchanged, else one server-side apply (and an Event when a known health changed). Raises on API
-        failure."""
+        unchanged (False), else one server-side apply (and an Event when a known health changed; True).
+        Raises on API failure."""
         known = self._known.get(key)
         status = build_status(report, generation, known.condition if known else None, self.wall())
         if "lastPlacement" not in status and known is not None and known.placement is not None:
@@ -289,9 +328,10 @@ class ReportStore:
         digest = content_digest(status)
         if known is not None and known.digest == digest and known.owner_uid == report.workload.uid:
             self.stats.skipped_unchanged += 1
-            return
+            return False
         name = known.name if known is not None else report_name(key.kind, key.name)
         await self.bucket.acquire()
+        started = time.perf_counter()
         obj = await self.sink.apply(
             key.namespace,
             name,
@@ -300,6 +340,11 @@ class ReportStore:
             workload_ref(report),
             status,
         )
+        answered = time.perf_counter() - started
+        self._touch(key)
+        self.stats.write_latency.observe(answered)
+        if self.on_answer is not None:
+            self.on_answer(answered)
         if known is None:
             self.stats.creates += 1
         else:
@@ -321,6 +366,7 @@ class ReportStore:
         )
         if previous and previous != report.health.value:
             await self._event(self._known[key], previous, report)
+        return True
 
     async def _event(self, known: StoredReport, previous: str, report: SpreadReport) -> None:
         if not self.events:
@@ -348,6 +394,7 @@ class ReportStore:
         except BaseException:
             self._known[key] = known
             raise
+        self._touch(key)
         self.stats.deletes += 1
         if gone:
             log.info(
@@ -360,14 +407,34 @@ class ReportStore:
 
     # --- resync ---------------------------------------------------------------------------------------------
 
-    async def list(self, namespaces: Iterable[str]) -> list[StoredReport]:
-        """Every SpreadReport in ``namespaces`` (all: empty) that names a workload, as records. One LIST;
-        O(reports × status size). Raises on API failure."""
-        return await self.sink.list_reports(namespaces, stored_report)
+    async def list(
+        self, namespaces: Iterable[str], *, metadata_only: bool = False, on_page: Callable[[int], None] | None = None
+    ) -> list[StoredReport]:
+        """Every SpreadReport in ``namespaces`` (all: empty) that names a workload, as records: whole reports
+        (O(reports × status size)), or ``metadata_only`` (name, owner, uid, digest; no condition, health or
+        placement: O(reports)). One LIST, paged. Raises on API failure."""
+        return await self.sink.list_reports(namespaces, stored_report, metadata_only=metadata_only, on_page=on_page)
 
     def adopt(self, reports: Iterable[StoredReport]) -> None:
-        """Make ``reports`` all this replica knows (after a resync). O(reports)."""
+        """Make ``reports`` all this replica knows (after the first resync of a leadership). O(reports)."""
         self._known = {r.workload: r for r in reports}
+
+    def update(self, reports: Iterable[StoredReport]) -> None:
+        """What this replica knows of these reports from now on (a later resync's corrections). O(reports)."""
+        self._known.update((r.workload, r) for r in reports)
+
+    def forget(self, keys: Iterable[WorkloadKey]) -> None:
+        """These reports are gone from the API (a later resync did not list them). O(keys)."""
+        for key in keys:
+            self._known.pop(key, None)
+
+    def track(self, on: bool) -> set[WorkloadKey]:
+        """Start (``on``) or stop recording the workloads whose report this store has written or deleted (an
+        API call answered) from now on; returns those recorded since the last start (a listing begun at the
+        start is older than their records). O(1)."""
+        touched = self._touched if self._touched is not None else set()
+        self._touched = set() if on else None
+        return touched
 
     async def delete_stored(self, stored: StoredReport) -> None:
         """Delete a report this replica does not keep (an orphan). Raises on API failure."""

@@ -1,31 +1,37 @@
 """The report writer: turns index changes into SpreadReport writes, debounced, deduplicated, rate-limited.
 
-It joins two parts: *when* to write (:class:`~spreadwatch.runtime.debounce.Debouncer`: dirty
-keys, due times, coalescing, oldest change first) and *how* (:class:`~spreadwatch.runtime.store.ReportStore`:
-the write protocol against the API and what the API holds). One asyncio task (:meth:`ReportWriter.run`)
-loops:
+It joins three parts: *when* to write (:class:`~spreadwatch.runtime.debounce.Debouncer`: dirty keys, due
+times, coalescing, oldest change first), *how* (:class:`~spreadwatch.runtime.store.ReportStore`: the write
+protocol against the API and what the API holds) and *how many at once*
+(:class:`~spreadwatch.runtime.concurrency.WriteConcurrency`: Little's law with the latency the server shows).
+One asyncio task (:meth:`ReportWriter.run`) loops:
 
 1. ``index.take_dirty()`` → the debouncer (every event also does this at once, through :meth:`wake`, so a
    workload's debounce starts at its event);
-2. every ``resync_period`` (and on becoming the leader): list the SpreadReports, delete those whose workload
-   is gone, out of the :class:`~spreadwatch.config.Scope` or misnamed, keep the others as known, and mark
-   pending (behind real changes) only the workloads whose report is missing or not what this replica last
-   wrote (another writer, a user, a restart: the first resync checks every workload; a report whose
-   computed status has the listed digest is skipped without a write);
+2. on becoming the leader: the first resync, awaited (the writes need what the API holds): list the whole
+   SpreadReports, delete those whose workload is gone, out of the :class:`~spreadwatch.config.Scope` or
+   misnamed, adopt the others, and check every workload (a report whose computed status has the listed
+   digest is skipped without a write); then every ``resync_period`` a resync **beside the writes** (a task
+   of its own): the reports' metadata only (``PartialObjectMetadataList``), compared with this replica's own
+   record of each, queueing only what differs or is missing (:mod:`spreadwatch.runtime.resync`);
 3. delete the reports of removed workloads;
-4. the due workloads, oldest change first, with at most ``max_in_flight`` writes in flight: a workload out
-   of scope has its report (if any) deleted; else its report is rebuilt if it changed and written unless
-   unchanged. When more workloads are due than the bucket allows this cycle, *material* changes (a new
-   report, another health, other best nodes) go first, then count-only ones, each group oldest first; a
+4. the due workloads, oldest change first, with at most ``concurrency.limit`` writes in flight: a workload
+   out of scope has its report (if any) deleted; else its report is rebuilt if it changed and written
+   unless unchanged. When more workloads are due than the bucket allows this cycle, *material* changes (a
+   new report, another health, other best nodes) go first, then count-only ones, each group oldest first; a
    count-only change waiting ``MATERIAL_AFTER`` seconds counts as material (a steady stream of material
-   changes never starves it).
-   After about one second of writing, the cycle ends and the next one takes the due list again,
-   so a change made meanwhile is not queued behind younger ones: under the write budget the oldest pending
-   change waits about (dirty workloads ÷ ``--max-writes-per-second``) seconds.
+   changes never starves it). After about one second of writing, the cycle ends and the next one takes the
+   due list again, so a change made meanwhile is not queued behind younger ones: under the write budget the
+   oldest pending change waits about (dirty workloads ÷ ``--max-writes-per-second``) seconds.
 
 Every API call takes a token from one global bucket (``max_writes_per_second``, ``write_burst``): the bucket
-bounds the rate, ``max_in_flight`` only lets several writes wait on the API server at once (one write at a
-time cannot reach the rate when a write takes longer than 1/rate seconds).
+bounds the rate; the bound on writes in flight follows the answered writes' latency (λ × W × 1.5, between 2
+and ``--max-writes-in-flight``; halved when the server throttles): one write at a time cannot reach the rate
+when a write takes longer than 1/rate seconds, and more than λ × W are never needed.
+
+The writer keeps its own record of each write: :attr:`ReportWriter.journal` (the last writes: when the change
+was first seen, when its report was written, whether a resync ran beside it) and the lag histogram
+(``spreadwatch_report_lag_seconds``).
 
 Only the leader writes (``is_leader``); a standby drains the index's dirty sets and keeps nothing else, and
 resyncs when it becomes the leader. Failed writes are retried with exponential back-off (per workload).
@@ -35,40 +41,59 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import functools
 import logging
 import time
+from collections import deque
 from collections.abc import Callable, Iterator
-from typing import Final
+from typing import Final, NamedTuple
 
 from spreadwatch.config import OperatorConfig, Scope
 from spreadwatch.errors import KubeApiError, SpreadwatchError
 from spreadwatch.index import SpreadIndex
 from spreadwatch.model import WorkloadKey
+from spreadwatch.runtime.concurrency import WriteConcurrency
 from spreadwatch.runtime.debounce import Debouncer, Pending
-from spreadwatch.runtime.ratelimit import TokenBucket
+from spreadwatch.runtime.ratelimit import RateMeter, TokenBucket
+from spreadwatch.runtime.resync import ResyncRun, ResyncStats, adopt_plan, compare_plan
 from spreadwatch.runtime.status import rfc3339
-from spreadwatch.runtime.store import ReportSink, ReportStore, StoredReport, WriterStats
+from spreadwatch.runtime.store import ReportSink, ReportStore, WriterStats
 
-__all__ = ["MATERIAL_AFTER", "MAX_DELAY_DEBOUNCES", "MAX_WRITES_IN_FLIGHT", "ReportWriter"]
+__all__ = ["MATERIAL_AFTER", "MAX_DELAY_DEBOUNCES", "ReportWriter", "WriteRecord"]
 
 log = logging.getLogger("spreadwatch.writer")
 
 #: A workload that never goes quiet is written this many debounce periods (at least 1 s) after its first
-#: unwritten change: under a rollout its report lags the pods by at most about that (3 s at the default 1 s).
-MAX_DELAY_DEBOUNCES: Final = 3
-#: Default bound on concurrent workload writes (each still takes its tokens from the one bucket): enough to keep
-#: the default 100 writes/s while a write takes up to 80 ms on a busy API server.
-MAX_WRITES_IN_FLIGHT: Final = 8
+#: unwritten change: under a rollout its report lags the pods by at most about that (2 s at the default 1 s;
+#: the envelope's target for a rollout's p99 is 3 s: 3 debounces measured 3.1 s).
+MAX_DELAY_DEBOUNCES: Final = 2
 #: Seconds after which a pending count-only change goes with the material ones when the budget is short (the
-#: envelope's target for a change reaching its report under scattered churn is 10 s).
-MATERIAL_AFTER: Final = 5.0
+#: envelope's target for a change reaching its report under scattered churn is 5 s: the debounce, these 3 s,
+#: one write).
+MATERIAL_AFTER: Final = 3.0
 #: Seconds of writing after which a cycle ends and the next one takes the due list again (oldest first).
 _CYCLE_BUDGET: Final = 1.0
 _YIELD_EVERY: Final = 200  # unchanged reports never await: let the watches run during a long cycle
+_JOURNAL: Final = 64  # writes kept in the writer's record
+_RETRY_LISTING: Final = 5.0  # seconds before a failed resync listing is tried again
+
+
+class WriteRecord(NamedTuple):
+    """One report write in the writer's record: ``seen`` when the workload's oldest unwritten change was seen,
+    ``written`` when the API answered the write (the writer's monotonic clock), ``beside_resync`` whether a
+    resync was running when it was answered, ``queued_by_resync`` whether the write was a resync's check
+    rather than a change."""
+
+    workload: WorkloadKey
+    seen: float
+    written: float
+    beside_resync: bool
+    queued_by_resync: bool
 
 
 class ReportWriter:
-    """See the module docstring. ``clock``/``wall`` are injectable for tests."""
+    """See the module docstring. ``clock``/``wall`` are injectable for tests; ``max_in_flight`` (default
+    ``config.max_writes_in_flight``) is the ceiling of the bound on writes in flight."""
 
     def __init__(
         self,
@@ -82,28 +107,52 @@ class ReportWriter:
         wall: Callable[[], str] = rfc3339,
         max_delay: float | None = None,
         scope: Scope | None = None,
-        max_in_flight: int = MAX_WRITES_IN_FLIGHT,
+        max_in_flight: int | None = None,
     ) -> None:
-        if max_in_flight < 1:
-            raise ValueError(f"max_in_flight must be >= 1, got {max_in_flight}")
         self.index = index
         self.config = config
         self.scope = scope if scope is not None else config.scope
         self.is_leader = is_leader
         self.clock = clock
-        self.max_in_flight = max_in_flight
         self.stats = WriterStats()
+        self.resyncs = ResyncStats()
+        self.journal: deque[WriteRecord] = deque(maxlen=_JOURNAL)
+        self.rate = RateMeter()  # API writes per second achieved
+        self.concurrency = self._concurrency(config.max_writes_in_flight if max_in_flight is None else max_in_flight)
         self._bucket = bucket or TokenBucket(config.max_writes_per_second, config.write_burst, clock=clock)
         self.debouncer = Debouncer(
             config.debounce, max_delay if max_delay is not None else max(1.0, MAX_DELAY_DEBOUNCES * config.debounce)
         )
-        self.store = ReportStore(sink, self._bucket, self.stats, events=config.events, wall=wall, clock=clock)
+        self.store = ReportStore(sink, self._bucket, self.stats, events=config.events, wall=wall, clock=clock,
+                                 on_answer=self._answered)  # fmt: skip
         self.ready = False  # set once the index holds the cluster's initial state (resyncs wait for it)
         self._wake = asyncio.Event()
         self._next_resync = 0.0  # as soon as ready and leading
         self._was_leader = False
         self._resynced = False  # a resync completed while leading: later ones only check what differs
+        self._resync: asyncio.Task[None] | None = None  # a later resync, running beside the writes
         self._in_flight = 0
+
+    def _concurrency(self, ceiling: int) -> WriteConcurrency:
+        if ceiling < 1:
+            raise ValueError(f"max_in_flight must be >= 1, got {ceiling}")
+        return WriteConcurrency(self.config.max_writes_per_second, ceiling)
+
+    def _answered(self, seconds: float) -> None:
+        self.concurrency.observe(seconds)
+
+    @property
+    def max_in_flight(self) -> int:
+        """The ceiling of the bound on writes in flight (``--max-writes-in-flight``)."""
+        return self.concurrency.ceiling
+
+    @max_in_flight.setter
+    def max_in_flight(self, ceiling: int) -> None:
+        self.concurrency = self._concurrency(ceiling)
+
+    def throttled(self) -> None:
+        """The API server throttled a write (HTTP 429, any attempt): fewer writes in flight from now on."""
+        self.concurrency.throttled()
 
     @property
     def debounce(self) -> float:
@@ -161,8 +210,26 @@ class ReportWriter:
 
     @property
     def in_flight(self) -> int:
-        """Workload writes under way now (at most ``max_in_flight``)."""
+        """Workload writes under way now (at most ``concurrency.limit`` of the cycle)."""
         return self._in_flight
+
+    @property
+    def resyncing(self) -> bool:
+        """A resync is running beside the writes."""
+        return self._resync is not None and not self._resync.done()
+
+    def recent_writes(self, count: int) -> list[dict[str, object]]:
+        """The last ``count`` writes of the writer's record, oldest first (``/statusz``). O(count)."""
+        return [
+            {"workload": str(w.workload), "lagSeconds": round(w.written - w.seen, 3), "besideResync": w.beside_resync,
+             "queuedByResync": w.queued_by_resync}
+            for w in list(self.journal)[-count:]
+        ]  # fmt: skip
+
+    def writes_per_second(self) -> float:
+        """API writes per second achieved over about the last 10 s. O(1)."""
+        self.rate.sample(self.clock(), self.stats.api_writes)
+        return self.rate.rate()
 
     def known_reports(self) -> dict[WorkloadKey, str]:
         """Workload → report name, for every report this replica believes exists."""
@@ -172,24 +239,29 @@ class ReportWriter:
 
     async def step(self) -> int:
         """One cycle: collect, maybe resync, delete, then write the due workloads (oldest change first, at
-        most ``max_in_flight`` at once, for about a second). Returns the API writes made."""
+        most ``concurrency.limit`` at once, for about a second). Returns the API writes made."""
         self.stats.cycles += 1
         self.stats.last_cycle = self.clock()
+        self.rate.sample(self.stats.last_cycle, self.stats.api_writes)
         self.collect()
         leader = self.is_leader()
         if leader and not self._was_leader:
             self._next_resync = 0.0
         self._was_leader = leader
         if not leader:
-            # A standby keeps only the index warm; becoming the leader triggers a full resync.
+            # A standby keeps only the index warm; becoming the leader triggers a whole resync.
             self.debouncer.clear()
             self._resynced = False
+            await self._stop_resync()
             return 0
         if not self.ready:
             return 0  # the index is still loading: a report now would be computed from part of the cluster
         before = self.stats.api_writes
-        if self.clock() >= self._next_resync:
-            await self.resync()
+        if self.clock() >= self._next_resync and not self.resyncing:
+            if self._resynced:  # a later resync runs beside the writes
+                self._resync = asyncio.create_task(self._resync_beside(), name="spreadwatch resync")
+            else:  # the first of a leadership: the writes need what the API holds
+                await self.resync()
         for key in self.debouncer.take_deletions():
             if not self.is_leader():
                 break
@@ -205,7 +277,7 @@ class ReportWriter:
         if due:
             queue = iter(due)
             deadline = self.clock() + _CYCLE_BUDGET
-            workers = min(self.max_in_flight, len(due))
+            workers = min(self.concurrency.limit, len(due))
             await asyncio.gather(*(self._work(queue, deadline) for _ in range(workers)))
         return self.stats.api_writes - before
 
@@ -223,14 +295,26 @@ class ReportWriter:
             started = time.perf_counter()
             self._in_flight += 1
             try:
-                await self.sync(key)
+                wrote = await self.sync(key)
             except (SpreadwatchError, OSError) as err:
+                wrote = False
                 self._failed(key, p, err)
             finally:
                 self._in_flight -= 1
             self.stats.reconcile.observe(time.perf_counter() - started)
+            if wrote:
+                self._record(key, p)
             if self.clock() >= deadline:
                 return
+
+    def _record(self, key: WorkloadKey, p: Pending) -> None:
+        """A write of ``key``'s report was answered: into the writer's record and the lag histogram."""
+        now, beside = self.clock(), self.resyncing
+        self.journal.append(WriteRecord(key, p.first, now, beside, p.queued_by_resync))
+        if beside:
+            self.stats.writes_during_resync += 1
+        if not p.queued_by_resync:
+            self.stats.lag.observe(now - p.first)
 
     async def _material_first(self, due: list[WorkloadKey]) -> list[WorkloadKey]:
         """``due`` with the material changes, and those pending ``MATERIAL_AFTER`` seconds or more, first
@@ -265,21 +349,24 @@ class ReportWriter:
         )
 
     async def run(self, stop: asyncio.Event) -> None:
-        """Loop until ``stop`` is set."""
-        while not stop.is_set():
-            try:
-                await self.step()
-            except Exception:  # never let the writer die; the next cycle retries
-                log.exception("report writer cycle failed")
-            now = self.clock()
-            due = self.debouncer.next_due(now)
-            timeout = 1.0 if due is None else min(1.0, max(0.05, due - now))
-            if self.ready and self.is_leader():
-                timeout = min(timeout, max(0.05, self._next_resync - now))
-            with contextlib.suppress(TimeoutError):
-                await asyncio.wait_for(self._wait(stop), timeout)
-            self._wake.clear()
-            await asyncio.sleep(0.02)  # batch bursts of events into one cycle
+        """Loop until ``stop`` is set (then a resync under way is cancelled)."""
+        try:
+            while not stop.is_set():
+                try:
+                    await self.step()
+                except Exception:  # never let the writer die; the next cycle retries
+                    log.exception("report writer cycle failed")
+                now = self.clock()
+                due = self.debouncer.next_due(now)
+                timeout = 1.0 if due is None else min(1.0, max(0.05, due - now))
+                if self.ready and self.is_leader():
+                    timeout = min(timeout, max(0.05, self._next_resync - now))
+                with contextlib.suppress(TimeoutError):
+                    await asyncio.wait_for(self._wait(stop), timeout)
+                self._wake.clear()
+                await asyncio.sleep(0.02)  # batch bursts of events into one cycle
+        finally:
+            await self._stop_resync()
 
     async def _wait(self, stop: asyncio.Event) -> None:
         waiters = [asyncio.ensure_future(self._wake.wait()), asyncio.ensure_future(stop.wait())]
@@ -305,8 +392,9 @@ class ReportWriter:
 
     # --- one workload ---------------------------------------------------------------------------------------
 
-    async def sync(self, key: WorkloadKey) -> None:
-        """Bring one workload's report up to date (create, status, or delete). Raises on API failure."""
+    async def sync(self, key: WorkloadKey) -> bool:
+        """Bring one workload's report up to date (create, status, or delete). Returns whether its report was
+        applied (False: unchanged, deleted or nothing to do). Raises on API failure."""
         rebuild = not self.index.report_is_current(key)
         started = time.perf_counter()
         report = self.index.report_for(key)
@@ -314,68 +402,91 @@ class ReportWriter:
             self.stats.compute.observe(time.perf_counter() - started)
         if report is None:
             await self.store.delete(key, "workload gone")
-            return
+            return False
         if not self.scope.covers(self.index, key):
             self.stats.skipped_excluded += 1
             await self.store.delete(key, "workload out of scope")
-            return
+            return False
         ctrl = self.index.controller(key)
-        await self.store.write(key, report, ctrl.generation if ctrl is not None else 0)
+        return await self.store.write(key, report, ctrl.generation if ctrl is not None else 0)
 
     # --- resync -------------------------------------------------------------------------------------------
 
     async def resync(self) -> None:
-        """List SpreadReports; delete orphans; keep the rest as known; mark every workload pending."""
+        """One resync (see :mod:`spreadwatch.runtime.resync`): the first of a leadership lists whole reports,
+        adopts them and checks every workload; a later one lists metadata only and queues what differs from
+        this replica's record or is missing. Both delete orphans. A failed listing is tried again in 5 s."""
+        whole = not self._resynced
         self._next_resync = self.clock() + (self.config.resync_period or float("inf"))
+        started, began = time.perf_counter(), time.time()
+        beside_before = self.stats.writes_during_resync
+        tally = [0, 0]  # pages, bytes: counted in the listing's thread, read here once it has ended
+
+        def on_page(size: int) -> None:
+            tally[0] += 1
+            tally[1] += size
+
+        store = self.store
+        store.track(True)
         try:
-            listed = await self.store.list(self.config.namespaces)
+            listed = await store.list(self.config.namespaces, metadata_only=not whole, on_page=on_page)
         except (SpreadwatchError, OSError) as err:
             self.stats.failures += 1
-            self._next_resync = self.clock() + 5.0
+            self._next_resync = self.clock() + _RETRY_LISTING
             hint = ""
             if isinstance(err, KubeApiError) and err.status == 404:
                 hint = " (is the CRD installed? kubectl apply -f crds/spreadreports.spreadwatch.io.yaml)"
             log.warning("resync: cannot list SpreadReports: %s%s", err, hint)
             return
+        finally:
+            touched = store.track(False)
+        if not self.is_leader():
+            return  # the Lease was lost meanwhile: the next leadership starts with a whole resync
+        live = set(self.index.workload_keys())
+        covers = functools.partial(self.scope.covers, self.index)
+        if whole:
+            plan = adopt_plan(listed, live, covers)
+            store.adopt(plan.keep)
+        else:
+            plan = compare_plan(listed, store.records, live, covers, touched)
+            store.update(plan.keep)
+            store.forget(plan.forget)
         self.stats.resyncs += 1
         self.stats.last_resync = time.time()
-        live = set(self.index.workload_keys())
-        kept: list[StoredReport] = []
-        orphans: list[StoredReport] = []
-        for stored in listed:
-            key = stored.workload
-            if key in live and stored.canonical and self.scope.covers(self.index, key):
-                kept.append(stored)
-            else:
-                orphans.append(stored)
-        store = self.store
-        if self._resynced:  # only what differs from what this replica wrote, and what is missing
-            listed_keys = {stored.workload for stored in kept}
-            stale = [stored.workload for stored in kept if not _same(store.get(stored.workload), stored)]
-            stale += [key for key in live - listed_keys if self.scope.covers(self.index, key)]
-        else:  # the first resync as the leader: every workload, each skipped when its digest is listed
-            stale = list(live)
-        store.adopt(kept)
-        for stored in orphans:
+        for stored in plan.orphans:
             if not self.is_leader():
                 return
             try:
-                await self.store.delete_stored(stored)
+                await store.delete_stored(stored)
                 log.info("resync: deleted orphaned report %s/%s", stored.workload.namespace, stored.name)
             except (SpreadwatchError, OSError) as err:
                 self.stats.failures += 1
                 log.warning("resync: cannot delete report %s/%s: %s", stored.workload.namespace, stored.name, err)
-        self.debouncer.mark_stale(stale, self.clock())
+        self.debouncer.mark_stale(plan.stale, self.clock())
         self._resynced = True
+        run = ResyncRun(
+            began, round(time.perf_counter() - started, 3), "whole" if whole else "metadata", tally[0], tally[1],
+            len(listed), len(plan.orphans), len(plan.stale), self.stats.writes_during_resync - beside_before,
+        )  # fmt: skip
+        self.resyncs.record(run)
         log.info(
-            "resync: %d reports listed, %d orphans deleted, %d of %d workloads to check",
-            len(listed),
-            len(orphans),
-            len(stale),
-            len(live),
-        )
+            "resync (%s): %d reports listed in %.2fs (%d pages, %d bytes), %d orphans deleted, %d of %d "
+            "workloads to check, %d writes beside it",
+            run.mode, run.listed, run.seconds, run.pages, run.bytes, run.orphans, run.stale, len(live),
+            run.writes_beside,
+        )  # fmt: skip
 
+    async def _resync_beside(self) -> None:
+        """A later resync as a task of its own (the writes go on meanwhile); its failures are logged."""
+        try:
+            await self.resync()
+        except Exception:  # the next period tries again
+            log.exception("resync failed")
 
-def _same(known: StoredReport | None, listed: StoredReport) -> bool:
-    """The listed report is the one this replica last wrote (same status digest and owner)."""
-    return known is not None and known.digest == listed.digest and known.owner_uid == listed.owner_uid
+    async def _stop_resync(self) -> None:
+        """Cancel the resync running beside the writes, if any (a standby, or the writer stopping)."""
+        task, self._resync = self._resync, None
+        if task is not None and not task.done():
+            task.cancel()
+            with contextlib.suppress(asyncio.CancelledError):
+                await task
