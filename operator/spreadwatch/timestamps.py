@@ -41,7 +41,7 @@ def unix_seconds(text: str | None) -> int:
     burst of pods (listed or watched together) hold one object, not one each (32 bytes a pod)."""
     if not text:
         return ZERO_TIME
-    if (  # the API's own form, 2026-01-02T03:04:05Z, without the general parser
+    if (  # the API's own form, 2026-01-02T03:04:05Z: civil-calendar arithmetic, no datetime
         len(text) == 20
         and text[4] == text[7] == "-"
         and text[10] == "T"
@@ -49,12 +49,34 @@ def unix_seconds(text: str | None) -> int:
         and text[19] == "Z"
         and text[:4].isdigit()
     ):
-        when = dt.datetime(
-            int(text[0:4]), int(text[5:7]), int(text[8:10]), int(text[11:13]), int(text[14:16]), int(text[17:19]),
-            tzinfo=dt.UTC,
-        )
-    else:
-        when = dt.datetime.fromisoformat(text)
-        if when.tzinfo is None or text[10] not in "Tt":  # RFC 3339 needs the offset and the T
+        year, month, day = int(text[0:4]), int(text[5:7]), int(text[8:10])
+        hour, minute, second = int(text[11:13]), int(text[14:16]), int(text[17:19])
+        if not (
+            year >= 1
+            and 1 <= month <= 12
+            and 1 <= day <= _month_days(year, month)
+            and 0 <= hour < 24
+            and 0 <= minute < 60
+            and 0 <= second < 60
+        ):
             raise ValueError(f"not an RFC 3339 time: {text!r}")
+        return _days_from_civil(year, month, day) * 86_400 + hour * 3600 + minute * 60 + second
+    when = dt.datetime.fromisoformat(text)
+    if when.tzinfo is None or text[10] not in "Tt":  # RFC 3339 needs the offset and the T
+        raise ValueError(f"not an RFC 3339 time: {text!r}")
     return (when - _EPOCH) // dt.timedelta(seconds=1)
+
+
+def _month_days(year: int, month: int) -> int:
+    if month == 2:
+        return 29 if year % 4 == 0 and (year % 100 != 0 or year % 400 == 0) else 28
+    return 30 if month in (4, 6, 9, 11) else 31
+
+
+def _days_from_civil(year: int, month: int, day: int) -> int:
+    """Days from 1970-01-01 to a proleptic Gregorian date (H. Hinnant's ``days_from_civil``). O(1)."""
+    year -= month <= 2
+    era = year // 400
+    yoe = year - era * 400
+    doy = (153 * (month + (-3 if month > 2 else 9)) + 2) // 5 + day - 1
+    return era * 146_097 + yoe * 365 + yoe // 4 - yoe // 100 + doy - 719_468

@@ -198,21 +198,30 @@ class Converter:
     ) -> tuple[int, int | None, int, int]:
         """A pod's creation time, Ready delay (None: not Ready), restart key and pod-deletion-cost, as
         :class:`~spreadwatch.model.Pod` keeps them. O(conditions + container statuses)."""
-        created = self.time(meta.creationTimestamp)
+        times = self._times
+        text = meta.creationTimestamp
+        created = times.get(text)
+        if created is None:
+            created = self.time(text)
         ready_after: int | None = None
         for cond in status.conditions:
             if cond.type == "Ready":
                 if cond.status == "True":
-                    ready_after = self.time(cond.lastTransitionTime) - created
+                    text = cond.lastTransitionTime
+                    at = times.get(text)
+                    ready_after = (self.time(text) if at is None else at) - created
                 break
         restarts = 0
-        if status.containerStatuses or status.initContainerStatuses:
-            regular = max((c.restartCount for c in status.containerStatuses), default=0)
-            sidecar = 0
+        statuses = status.containerStatuses
+        if statuses or status.initContainerStatuses:
+            regular = sidecar = 0
+            for c in statuses:
+                regular = max(regular, c.restartCount)
             if status.initContainerStatuses:
                 always = {c.name for c in _init_containers(spec.initContainers) or () if c.restartPolicy == "Always"}
                 sidecar = max((c.restartCount for c in status.initContainerStatuses if c.name in always), default=0)
-            restarts = restart_key(regular, sidecar)
+            if regular or sidecar:
+                restarts = restart_key(regular, sidecar)
         raw = meta.annotations
         cost = annotated_cost(_any_decoder.decode(raw)) if raw and _COST_KEY in bytes(raw) else 0
         return created, ready_after, restarts, cost

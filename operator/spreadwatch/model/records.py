@@ -11,6 +11,7 @@ with a changed field with ``msgspec.structs.replace``; equality and hashing are 
 
 from __future__ import annotations
 
+import re
 from collections.abc import Mapping
 from typing import Final
 
@@ -50,20 +51,15 @@ TERMINAL_PHASES: Final = frozenset({"Succeeded", "Failed"})
 INVALID_DELETION_COST: Final = 2**31
 
 
-_UID_DASHES: Final = (8, 13, 18, 23)
-_HEX: Final = frozenset("0123456789abcdef-")
+#: a canonical UUID: lowercase hex in groups of 8, 4, 4, 4 and 12, dashes between
+_CANONICAL_UUID: Final = re.compile(r"[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}")
 
 
 def uid_value(text: str) -> int | str:
     """A pod's ``metadata.uid`` as :class:`Pod` keeps it: a canonical UUID (36 characters, lowercase hex, dashes
     at 8, 13, 18 and 23) as its 128-bit integer (44 bytes instead of 85, and ordered as the text: Go compares
     UIDs as strings), anything else as it is. O(len(text))."""
-    if (
-        len(text) == 36
-        and text.count("-") == len(_UID_DASHES)
-        and all(text[i] == "-" for i in _UID_DASHES)
-        and _HEX.issuperset(text)
-    ):
+    if len(text) == 36 and _CANONICAL_UUID.fullmatch(text) is not None:
         return int(text.replace("-", ""), 16)
     return text
 
