@@ -99,10 +99,17 @@ def _loss(
 ) -> Loss:
     """The worst unit's loss and the units tolerated (see the module docstring), from the Ready pods and the
     budget's healthy pods per zone (node). O(units log units)."""
-    if status is not None:
-        have, need, losses = status.current_healthy, status.desired_healthy, healthy
-    else:
-        have, need, losses = ready_total, 1, ready
+    if status is None:  # the budget is one Ready replica: every unit holding one but the last can go
+        if not ready:
+            return Loss("", ready_total, desired, None, True, 0)
+        worst, lost = "", 0
+        for unit, count in ready.items():
+            if count > lost or (count == lost and unit < worst):
+                worst, lost = unit, count
+        # (all of them when Ready pods outside every unit, on zoneless nodes, are left)
+        tolerated = 0 if ready_total < 1 else len(ready) - (ready_total - sum(ready.values()) < 1)
+        return Loss(worst, ready_total - lost, desired, None, replacement_room(room_outside(worst), lost), tolerated)
+    have, need, losses = status.current_healthy, status.desired_healthy, healthy
     names = ready.keys() | healthy.keys()
     tolerated = 0
     if have >= need:
@@ -115,14 +122,10 @@ def _loss(
         else:  # every zone (node) holding its pods can be lost
             tolerated = len(names)
     if not names:
-        return Loss("", ready_total, desired, None if status is None else have >= need, True, tolerated)
-    worst = (
-        min(names, key=lambda u: (-healthy.get(u, 0), -ready.get(u, 0), u))
-        if status is not None
-        else min(names, key=lambda u: (-ready.get(u, 0), u))
-    )
+        return Loss("", ready_total, desired, have >= need, True, tolerated)
+    worst = min(names, key=lambda u: (-healthy.get(u, 0), -ready.get(u, 0), u))
     lost = ready.get(worst, 0)
-    satisfied = None if status is None else status.current_healthy - healthy.get(worst, 0) >= need
+    satisfied = status.current_healthy - healthy.get(worst, 0) >= need
     return Loss(worst, ready_total - lost, desired, satisfied, replacement_room(room_outside(worst), lost), tolerated)
 
 
@@ -140,13 +143,16 @@ def resilience_of(
     healthy_on = budget.healthy_on if budget is not None else {}
     status = budget.status if budget is not None else None
     ready_total = sum(ready_on.values())
-    outside_zone = {z[1]: layout.total - layout.sizes.get(z, 0) for z in layout.zones}
-    zone_ready, zone_healthy = _by_zone(ready_on, node_zone), _by_zone(healthy_on, node_zone)
+    zone_ready = _by_zone(ready_on, node_zone)
+    zone_healthy = _by_zone(healthy_on, node_zone) if healthy_on else {}
     zone_loss = None
+
+    def outside_zone(name: str) -> int:
+        zone = next((z for z in layout.zones if z[1] == name), None)
+        return layout.total - (layout.sizes.get(zone, 0) if zone is not None else 0)
+
     if layout.zones or zone_ready or zone_healthy:
-        zone_loss = _loss(
-            zone_ready, zone_healthy, ready_total, desired, status, lambda z: outside_zone.get(z, layout.total)
-        )
+        zone_loss = _loss(zone_ready, zone_healthy, ready_total, desired, status, outside_zone)
     node_loss = _loss(
         ready_on, healthy_on, ready_total, desired, status, lambda n: layout.total - (1 if n in candidates else 0)
     )
@@ -243,24 +249,30 @@ class SpreadState:
 
     def __init__(self, busy: Mapping[str, int], layout: CandidateLayout, node_zone: Mapping[str, ZoneKey | None]):
         self.busy, self.layout, self.node_zone = busy, layout, node_zone
-        self.pods = sum(busy.values())
-        self.by_group: dict[ZoneKey | None, int] = {}  # busy nodes per zone (None: zoneless)
-        self.zone_counts: dict[ZoneKey | None, int] = dict.fromkeys(layout.zones, 0)
+        by_group: dict[ZoneKey | None, int] = {}  # busy nodes per zone (None: zoneless)
+        zone_counts: dict[ZoneKey | None, int] = dict.fromkeys(layout.zones, 0)
+        get = node_zone.get
         for node, count in busy.items():
-            z = node_zone.get(node)
-            self.by_group[z] = self.by_group.get(z, 0) + 1
-            if z is not None and z in self.zone_counts:
-                self.zone_counts[z] += count
+            z = get(node)
+            if z in by_group:
+                by_group[z] += 1
+            else:
+                by_group[z] = 1
+            if z in zone_counts:  # (a zone of the layout: never None)
+                zone_counts[z] += count
+        self.by_group, self.zone_counts = by_group, zone_counts
+        self.pods = sum(busy.values())
         self.groups = len(layout.by_zone)
         sizes = layout.sizes
-        self.room = sum(1 for g in layout.by_zone if sizes[g] > self.by_group.get(g, 0))  # groups with an empty node
+        self.room = sum(1 for g in layout.by_zone if sizes[g] > by_group.get(g, 0))  # groups with an empty node
         values = sorted(busy.values())
-        self.high = values[-1] if values else 0
-        self.high_n = values.count(self.high) if values else 0
-        self.high_2 = next((v for v in reversed(values) if v < self.high), 0)
-        self.low = values[0] if values else 0
-        self.low_n = values.count(self.low) if values else 0
-        self.low_2 = next((v for v in values if v > self.low), 0)
+        if values:
+            high, low = values[-1], values[0]
+            self.high, self.high_n, self.low, self.low_n = high, values.count(high), low, values.count(low)
+            self.high_2 = values[-1 - self.high_n] if self.high_n < len(values) else 0  # the runner-ups
+            self.low_2 = values[self.low_n] if self.low_n < len(values) else 0
+        else:
+            self.high = self.high_n = self.high_2 = self.low = self.low_n = self.low_2 = 0
 
     def facts_without(self, node: str) -> SpreadFacts:
         """The facts with one pod fewer on ``node`` ("": none fewer). O(zones)."""
