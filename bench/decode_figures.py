@@ -33,7 +33,7 @@ import yaml
 from bench.inputs import DUMP_FORMATS, cluster
 from bench.timing import MIB, children_cpu, median, median_cpu_wall
 
-from spreadwatch.decode import Converter, Unparsed, decode_page
+from spreadwatch.decode import Converter, decode_list_page
 from spreadwatch.index import SpreadIndex
 from spreadwatch.model import parse_object
 from spreadwatch.report import ReportOptions
@@ -85,13 +85,13 @@ def api_pages(objects: Sequence[dict[str, Any]]) -> list[tuple[str, str, bytes]]
 
 
 def _typed_pages(pages: Sequence[tuple[str, str, bytes]]) -> list[Any]:
-    """Pages → records as the operator's initial listing decodes them (``decode_page``)."""
+    """Pages → records as the operator's initial listing decodes them (``decode_list_page``)."""
     converter = Converter()
     with paused_gc():
         records: list[Any] = []
         for kind, api_version, data in pages:
-            items, _ = decode_page(data, kind, api_version, converter)
-            records.extend(parse_object(i.value) if isinstance(i, Unparsed) else i for i in items)
+            items, _ = decode_list_page(data, kind, api_version, converter)
+            records.extend(items)
     return records
 
 

@@ -75,7 +75,8 @@ from bench.envelope_figures import (  # noqa: E402
     phase_figures,
     sum_phases,
 )
-from bench.soak_cluster import devcluster, free_port, stop_process  # noqa: E402
+from bench.soak_cluster import free_port, stop_process  # noqa: E402
+from hack import devcluster  # noqa: E402
 from kubernetes import client  # noqa: E402
 from kubernetes import config as kube_config  # noqa: E402
 from kubernetes.client.exceptions import ApiException  # noqa: E402
@@ -87,12 +88,12 @@ from spreadwatch.index import SpreadIndex  # noqa: E402
 from spreadwatch.kube import iter_cluster_records  # noqa: E402
 from spreadwatch.model import WorkloadKey, parse_object  # noqa: E402
 from spreadwatch.profile_args import load_profile  # noqa: E402
-from spreadwatch.resources import CLUSTER_RESOURCES  # noqa: E402
+from spreadwatch.resources import CLUSTER_RESOURCES, SPREAD_REPORTS  # noqa: E402
 from spreadwatch.snapshot import Snapshot  # noqa: E402
 
 __all__ = ["main", "measure"]
 
-CRD = ROOT / "crds" / "spreadreports.spreadwatch.io.yaml"
+CRD = ROOT / "crds" / f"{SPREAD_REPORTS.full_name}.yaml"
 CHART = ROOT / "charts" / "spreadwatch"
 RELEASE, RELEASE_NS = "spreadwatch", "spreadwatch"
 _PATHS = {r.kind: r for r in CLUSTER_RESOURCES}
@@ -325,7 +326,7 @@ def watch_reports(
     api: client.ApiClient, expectation: Expectation, stop: threading.Event, writes: dict[str, int]
 ) -> None:
     """Watch SpreadReports (from the current list) and tell the expectation what each shows."""
-    path = "/apis/spreadwatch.io/v1alpha1/spreadreports"
+    path = SPREAD_REPORTS.path()
     version = ""
     while not stop.is_set():
         try:
@@ -657,15 +658,14 @@ def measure(
     same scale and seed loaded it there: the ~15 min load is skipped, the SpreadReports (and the CRD) are
     deleted and made anew, and the cluster is as the previous run's churn left it (``make dev-cluster-down
     DEV_CLUSTER_DIR=...`` ends it). Empty: a temporary control plane, torn down at the end."""
-    cluster_tool = devcluster()
     result: dict[str, Any] = {"scale": scale, "seed": seed}
     with contextlib.ExitStack() as scope:
         state = Path(cluster_dir) if cluster_dir else Path(scope.enter_context(
             tempfile.TemporaryDirectory(prefix="spreadwatch-envelope-")))  # fmt: skip
         state.mkdir(parents=True, exist_ok=True)
         bin_dir = state / "bin"
-        cluster_tool.ensure_tools(bin_dir)
-        cluster = cluster_tool.up(state, bin_dir=bin_dir, ports="auto", die_with_parent=not cluster_dir,
+        devcluster.ensure_tools(bin_dir)
+        cluster = devcluster.up(state, bin_dir=bin_dir, ports="auto", die_with_parent=not cluster_dir,
                                   workload_controllers=False)  # fmt: skip
         proc: subprocess.Popen[bytes] | None = None
         stop = threading.Event()
@@ -822,7 +822,7 @@ def measure(
             if proc is not None:
                 result["operator_exit"] = stop_process(proc)
             if not cluster_dir:
-                cluster_tool.down(state, keep_logs=False)
+                devcluster.down(state, keep_logs=False)
     return result
 
 
@@ -897,7 +897,7 @@ def _compare_sample(
     offline = {(r["workload"]["namespace"], r["workload"]["kind"], r["workload"]["name"]): r
                for r in orjson.loads(analyzed)["reports"]}  # fmt: skip
     reports = [item for ns in sorted({k.namespace for k in chosen})
-               for item in orjson.loads(subprocess.run([*kubectl, "get", "spreadreports", "-n", ns, "-o", "json"],
+               for item in orjson.loads(subprocess.run([*kubectl, "get", SPREAD_REPORTS.plural, "-n", ns, "-o", "json"],
                                                        check=True, capture_output=True).stdout)["items"]]  # fmt: skip
     live = {(r["metadata"]["namespace"], r["spec"]["workloadRef"]["kind"], r["spec"]["workloadRef"]["name"]): r
             for r in reports}  # fmt: skip

@@ -3,10 +3,10 @@
 * :func:`naive`: bench/naive.py (for each workload: the representative pod, filters, the selector, then each
   candidate node's matching pods counted), O(workloads × nodes × pods per node); on every workload up to
   ``full_max`` workloads, else on a random ``sample`` extrapolated linearly;
-* :func:`go_plugin`: tests/oracle's binary (kube-scheduler v1.28 SelectorSpread, NodeUnschedulable,
-  TaintToleration, NodeAffinity), every workload's representative next pod as ``incoming``, in chunks that keep
-  each answer below ~2 M node scores; ``elapsedNs`` (PreScore + Score + NormalizeScore, no filters, no JSON)
-  summed.
+* :func:`go_plugin`: tests/oracle's binary through ``hack.oracle_client`` (kube-scheduler v1.28 SelectorSpread,
+  NodeUnschedulable, TaintToleration, NodeAffinity), every workload's representative next pod as ``incoming``,
+  in chunks that keep each answer below ~2 M node scores; ``elapsedNs`` (PreScore + Score + NormalizeScore, no
+  filters, no JSON) summed.
 
 Both check the scores derived from spreadwatch's reports for equality, and give the speed-up of the cold
 full computation (measured here too) over them. Costs: naive as above; the plugin O(workloads × candidate
@@ -16,19 +16,16 @@ nodes) in Go plus O(chunks × cluster size) of JSON.
 from __future__ import annotations
 
 import gc
-import importlib
 import random
-import sys
 import time
 from collections.abc import Sequence
-from pathlib import Path
-from types import ModuleType
 from typing import Any
 
 import orjson
 from bench.index_figures import fresh_index
 from bench.inputs import cluster
 from bench.timing import log
+from hack import oracle_client
 
 from bench import naive as naive_algorithm
 from spreadwatch.index import SpreadIndex
@@ -38,15 +35,6 @@ from spreadwatch.scoring import Profile, get_profile, representative_pod, zone_k
 from spreadwatch.snapshot import Snapshot
 
 __all__ = ["go_plugin", "naive"]
-
-_ORACLE_DIR = Path(__file__).resolve().parent.parent / "tests" / "oracle"
-
-
-def _oracle_client() -> ModuleType:
-    """tests/oracle/oracle_client.py (not a package: imported from its directory on demand)."""
-    if str(_ORACLE_DIR) not in sys.path:
-        sys.path.insert(0, str(_ORACLE_DIR))
-    return importlib.import_module("oracle_client")
 
 
 def _derived_scores(
@@ -130,7 +118,7 @@ def _slim_pod(o: dict[str, Any]) -> dict[str, Any]:
 
 def _oracle_cluster(objects: Sequence[dict[str, Any]]) -> dict[str, list[dict[str, Any]]]:
     """The oracle's cluster form (``oracle_client.cluster_from_objects``), pods slimmed for transport."""
-    cluster: dict[str, list[dict[str, Any]]] = _oracle_client().cluster_from_objects(objects)
+    cluster: dict[str, list[dict[str, Any]]] = oracle_client.cluster_from_objects(objects)
     cluster["pods"] = [_slim_pod(p) for p in cluster["pods"]]
     return cluster
 
@@ -195,7 +183,7 @@ def go_plugin(
     ``budget`` node scores; the cluster is encoded once and re-sent with every chunk. Besides the summed
     ``elapsedNs``: the requests sent and their round trips' wall seconds (the oracle's JSON decode of the
     cluster, its filters and its answer included; not extrapolated)."""
-    client = _oracle_client()
+    client = oracle_client
     binary = str(client.build())
     c, profile = cluster(scale), get_profile("v1.28")
     snapshot, objects = c.snapshot, c.objects

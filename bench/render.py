@@ -18,7 +18,7 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
-from bench.run import FIGURES, RESULTS, ROOT, load_spec, lookup, parse_target
+from bench.spec import FIGURES, RESULTS, ROOT, load_spec, lookup, parse_target
 
 __all__ = ["DOC", "fmt", "latest", "render", "status", "write"]
 
@@ -232,10 +232,17 @@ def _method(spec: Mapping[str, Any], found: Mapping[str, Any]) -> list[str]:
     ]
     for m in spec["measure"]:
         entry = found.get(m["id"], (None, None))[0]
-        params = entry["params"] if entry else m.get("params", {})
+        params = _portable(entry["params"] if entry else m.get("params", {}))
         text = " ".join(m.get("about", "").split())
         lines.append(f"* **{m['id']}** (`{m['function']}`, {json.dumps(params)}): {text}")
     return lines
+
+
+def _portable(params: Mapping[str, Any]) -> dict[str, Any]:
+    """A run's parameters as the document shows them: an absolute path (where a run kept its files, e.g.
+    ``envelope.cluster_dir``) says nothing of what was measured and names one machine's directories: left
+    out. O(params)."""
+    return {k: v for k, v in params.items() if not (isinstance(v, str) and v.startswith("/"))}
 
 
 def render(spec: Mapping[str, Any], found: Mapping[str, Any]) -> str:

@@ -46,66 +46,13 @@ ROOT = Path(__file__).resolve().parent.parent
 if __package__ in (None, ""):  # (run as a script: bench/run.py)
     sys.path.insert(0, str(ROOT))
 
+from bench.render import write  # noqa: E402
+from bench.spec import FIGURES, RESULTS, SpecError, load_spec, select  # noqa: E402
 from bench.timing import log  # noqa: E402
 
-__all__ = ["FIGURES", "RESULTS", "SpecError", "load_spec", "lookup", "main", "run", "select"]
+__all__ = ["main", "run"]
 
-FIGURES = ROOT / "bench" / "figures.toml"
-RESULTS = ROOT / "bench" / "results"
 QUICK_RESULTS = ROOT / "bench-results"
-
-
-class SpecError(ValueError):
-    """bench/figures.toml, or a selection from it, is not usable (one line)."""
-
-
-def load_spec(path: Path | None = None) -> dict[str, Any]:
-    """The declarative file (default bench/figures.toml), checked: unique measure ids, ``module:function``
-    names, each figure's key and name, targets of the form ``<= N`` / ``>= N``. Raises :class:`SpecError`.
-    O(figures)."""
-    path = path or FIGURES
-    try:
-        spec = tomllib.loads(path.read_text())
-    except (OSError, tomllib.TOMLDecodeError) as err:
-        raise SpecError(f"{path}: {err}") from None
-    seen: set[str] = set()
-    for m in spec.get("measure", []):
-        mid = m.get("id")
-        if not mid or mid in seen:
-            raise SpecError(f"{path}: measure id {mid!r} missing or repeated")
-        seen.add(mid)
-        if ":" not in m.get("function", ""):
-            raise SpecError(f"{path}: measure {mid}: function must be 'module:function'")
-        for f in m.get("figure", []):
-            if "key" not in f or "name" not in f:
-                raise SpecError(f"{path}: measure {mid}: every figure needs a key and a name")
-            target = f.get("target")
-            if target is not None:
-                parse_target(target, f"{mid}.{f['key']}")
-    return spec
-
-
-def parse_target(text: str, where: str = "target") -> tuple[str, float]:
-    """``"<= 1"`` → ``("<=", 1.0)``; raises :class:`SpecError` for anything else."""
-    op, _, number = text.strip().partition(" ")
-    try:
-        if op not in ("<=", ">="):
-            raise ValueError(op)
-        return op, float(number)
-    except ValueError:
-        raise SpecError(f"{where}: target must be '<= N' or '>= N', got {text!r}") from None
-
-
-def select(spec: Mapping[str, Any], ids: Sequence[str] | None) -> list[dict[str, Any]]:
-    """The measures named by ``ids`` (in the file's order), or every measure not marked ``default = false``."""
-    measures: list[dict[str, Any]] = spec.get("measure", [])
-    if not ids:
-        return [m for m in measures if m.get("default", True)]
-    known = {m["id"] for m in measures}
-    unknown = [i for i in ids if i not in known]
-    if unknown:
-        raise SpecError(f"unknown measure {', '.join(unknown)}; known: {', '.join(sorted(known))}")
-    return [m for m in measures if m["id"] in ids]
 
 
 def _function(name: str) -> Callable[..., Mapping[str, Any]]:
@@ -118,18 +65,6 @@ def _takes_quick(fn: Callable[..., Any]) -> bool:
     """Whether ``fn`` accepts ``quick=`` (a named parameter or ``**kwargs``)."""
     params = inspect.signature(fn).parameters.values()
     return any(p.name == "quick" or p.kind is inspect.Parameter.VAR_KEYWORD for p in params)
-
-
-def lookup(values: Mapping[str, Any], key: str) -> Any:
-    """``values[key]``, where a dotted key walks nested mappings (``churn.burst.p99_s``); None when absent."""
-    if key in values:
-        return values[key]
-    node: Any = values
-    for part in key.split("."):
-        if not isinstance(node, Mapping) or part not in node:
-            return None
-        node = node[part]
-    return node
 
 
 def speed_probe() -> float:
@@ -317,8 +252,6 @@ def main(argv: Sequence[str] | None = None) -> int:
     out.write_text(json.dumps(result, indent=1, default=str) + "\n")
     log(f"wrote {out}")
     if not (args.no_render or args.quick):
-        from bench.render import write  # noqa: PLC0415
-
         log(f"wrote {write(figures=Path(args.spec) if args.spec else FIGURES)}")
     return 0
 

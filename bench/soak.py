@@ -3,24 +3,28 @@
     make bench FIGURES=soak-index                       # bench/figures.toml: 30 min at 5,000 pod events/s
     make bench FIGURES=soak-index QUICK=1               # a few seconds at a tiny scale
 
-The operator's event path in one process, without kopf and without an API server:
+The operator's event route in one process, without kopf and without an API server, from the bytes the API
+server sends on (what the informers' worker threads and the event loop do, here in one thread):
 
-* a synthetic cluster (bench/synth.py, scale 1.0 = 5,000 nodes, 10,000 workloads, ~150,000 pods) is fed to an
-  :class:`EventRouter` as kopf's initial listing would be, and every report is written once into the stand-in;
-* then pod watch events (raw dicts, as kopf hands them over) go through ``EventRouter.handle`` — parse, index
-  apply/remove, ``ReportWriter.collect`` — at a fixed rate; the mix is ``bench/events.py``'s (20 % add,
+* a synthetic cluster (bench/synth.py, scale 1.0 = 5,000 nodes, 10,000 workloads, ~150,000 pods) is listed as
+  the API server pages it (500 items a page, items without kind and apiVersion), each page decoded
+  (``decode.decode_list_page``) and taken by its kind's informer (``ResourceWatch.take_listed``) →
+  :class:`EventRouter` → index, and every report is written once into the stand-in;
+* then pod watch events, each one watch line of bytes, are decoded (``decode.decode_event``, one converter per
+  1,000 lines, as ``kube.WatchStream``) and taken by the pod informer (``ResourceWatch.take``) — router, index
+  apply/remove, ``Writer.collect`` — at a fixed rate; the mix is ``bench/events.py``'s (20 % add,
   15 % move node, 15 % relabel, 15 % phase, 15 % deletionTimestamp, 20 % delete), so the pod count stays
   level. Every new pod carries a ``soak-rev`` label that changes every ``--rev-seconds``: label sets of old
   "rollouts" keep dying, which is what the label-interning cache (``model.intern_labels``, swept of unused
   maps) must survive;
 * the process's garbage collector follows the operator's policy (:class:`spreadwatch.runtime.gcpolicy.GcPolicy`,
   started right after the initial listing, as ``Runtime.start`` does; ``--no-gc-policy`` for A/B runs);
-* the real :class:`ReportWriter` runs concurrently with the operator's defaults (debounce 1 s, 20 writes/s,
+* the real :class:`Writer` runs concurrently with the operator's defaults (debounce 1 s, 20 writes/s,
   burst 20, resync every 300 s); its API side is a **local stand-in** (:class:`StandInSink`) that accepts every
   write at once and keeps each report (orjson bytes), like the API server would — no network, no latency.
 
 Sampled every ``--sample-seconds``: RSS (``/proc/self/statm``), the interning cache's size, index sizes,
-pending reports, event latency (p50/p99/max of ``EventRouter.handle`` per event in the interval, wall clock;
+pending reports, event latency (p50/p99/max of decode + route + index per event in the interval, wall clock;
 and its p99 in process CPU time, which a busy machine does not inflate), the share of a core the process got,
 the achieved event rate, the API writes per minute, and CPython's full (generation-2) collections: how many,
 their total and longest pause, wall clock and CPU (``gc.callbacks``, bench/soak_gc.py). :func:`measure`
@@ -49,21 +53,23 @@ from bench.timing import percentile, rss_bytes
 
 from bench import synth
 from spreadwatch.config import OperatorConfig
+from spreadwatch.decode import Converter, decode_event, decode_list_page
 from spreadwatch.index import SpreadIndex
 from spreadwatch.model import interned_label_maps
-from spreadwatch.runtime.events import EventRouter
 from spreadwatch.runtime.gcpolicy import GcPolicy
-from spreadwatch.runtime.ratelimit import TokenBucket
-from spreadwatch.runtime.writer import ReportWriter
+from spreadwatch.runtime.informers import WATCHED, WATCHED_BY_KIND, EventRouter, ResourceWatch
+from spreadwatch.runtime.writing import TokenBucket, Writer
 from spreadwatch.scoring import get_profile
 
 T = TypeVar("T")
 
-__all__ = ["SoakConfig", "StandInSink", "measure", "run_soak", "slope_per_hour", "trend"]
+__all__ = ["SoakConfig", "StandInSink", "measure", "memory_figures", "run_soak", "slope_per_hour", "trend"]
 
 ENVELOPE_EVENTS_PER_S = 5000.0  # docs/benchmarks.md: the sustained pod events/s target at scale 1.0
 _DELETION_STAMP = "2026-01-01T00:00:00Z"
 _MAX_BATCH = 500  # events handled between two yields to the writer task
+_PAGE = 500  # items of a list page (kube.listing.PAGE_SIZE)
+_CONVERTER_LINES = 1000  # watch lines decoded with one converter (kube.WatchStream's batch)
 
 
 @dataclass(frozen=True)
@@ -118,7 +124,7 @@ class StandInSink:
             "spec": {"workloadRef": dict(workload)},
         }
 
-    async def apply(
+    async def save(
         self,
         namespace: str,
         name: str,
@@ -248,26 +254,60 @@ def _counter_percentile(counts: Counter[int], q: float) -> float:
     return float(max(counts))
 
 
-def _list(cfg: SoakConfig, router: EventRouter) -> _Pods:
-    """The initial listing into the index; returns the driver's view of the pods."""
+def _page(objects: Sequence[dict[str, Any]]) -> bytes:
+    """One page of a list as the API server sends it: its items without kind and apiVersion. O(bytes)."""
+    items = [{k: v for k, v in obj.items() if k not in ("kind", "apiVersion")} for obj in objects]
+    return orjson.dumps({"metadata": {"resourceVersion": "1"}, "items": items})
+
+
+def _list(cfg: SoakConfig, informers: Mapping[str, ResourceWatch]) -> _Pods:
+    """The initial listing into the index: synth's objects (nodes and namespaces first) in pages of one kind,
+    each page decoded and taken by the kind's informer as it fills; returns the driver's view of the pods.
+    O(objects); one page per kind held at a time."""
     pods = _Pods(random.Random(cfg.seed), [])
+    converter = Converter()
+    pages: dict[str, list[dict[str, Any]]] = {}
+
+    def flush(kind: str) -> None:
+        resource = WATCHED_BY_KIND[kind]
+        items, _ = decode_list_page(_page(pages.pop(kind)), kind, resource.api_version, converter)
+        take = informers[kind].take_listed
+        for item in items:
+            take(item)
+
     for obj in synth.iter_objects(cfg.scale, cfg.seed):
-        router.handle({"type": None, "object": obj})
-        kind = obj.get("kind")
+        kind = obj["kind"]
+        page = pages.setdefault(kind, [])
+        page.append(obj)
+        if len(page) == _PAGE:
+            flush(kind)
         if kind == "Node":
             pods.nodes.append(obj["metadata"]["name"])
         elif kind == "Pod":
             pods.add((obj["metadata"]["namespace"], obj["metadata"]["name"]), _pod_entry(obj))
+    for kind in list(pages):
+        flush(kind)
     return pods
 
 
-async def _write_all(writer: ReportWriter, sink: StandInSink) -> None:
-    """Every report written once (unthrottled) into the stand-in."""
+class _LoadBudget(TokenBucket):
+    """The operator's write budget, left open while ``loading`` (the soak writes every report once before the
+    churn, as fast as the stand-in takes them). O(1)."""
+
+    loading = True
+
+    def available(self, within: float = 0.0) -> int:
+        return 10**9 if self.loading else super().available(within)
+
+    def try_acquire(self) -> bool:
+        return True if self.loading else super().try_acquire()
+
+
+async def _write_all(writer: Writer, budget: _LoadBudget, sink: StandInSink) -> None:
+    """Every report written once (the budget open) into the stand-in."""
     writer.ready = True
-    throttle = writer.bucket
-    writer.bucket = TokenBucket(1e9, 10**9)
     await writer.drain(timeout=3600)
-    writer.bucket = throttle
+    budget.loading = False
     sink.calls.clear()
 
 
@@ -276,22 +316,25 @@ async def run_soak(cfg: SoakConfig, log: Any = print) -> dict[str, Any]:
     config = OperatorConfig()
     index = SpreadIndex(get_profile(config.profile), config.report)
     sink = StandInSink()
-    writer = ReportWriter(index, config, sink)
+    budget = _LoadBudget(config.max_writes_per_second, config.write_burst)
+    writer = Writer(index, config, sink, bucket=budget)
     router = EventRouter(index, config.scope, wake=writer.wake, namespace_changed=writer.namespace_changed)
+    informers = {resource.kind: ResourceWatch(resource, None, router) for resource in WATCHED}  # fed here
     with FullCollections() as collections:
-        return await _churn(cfg, index, sink, writer, router, collections, log)
+        return await _churn(cfg, index, sink, writer, budget, informers, collections, log)
 
 
-async def _churn(cfg: SoakConfig, index: SpreadIndex, sink: StandInSink, writer: ReportWriter, router: EventRouter,
-                 collections: FullCollections, log: Any) -> dict[str, Any]:  # fmt: skip
+async def _churn(cfg: SoakConfig, index: SpreadIndex, sink: StandInSink, writer: Writer, budget: _LoadBudget,
+                 informers: Mapping[str, ResourceWatch], collections: FullCollections,
+                 log: Any) -> dict[str, Any]:  # fmt: skip
     """Load, then churn for ``cfg.minutes`` with the operator's GC policy (unless ``cfg.gc_policy`` is off)."""
     started = time.monotonic()
     stop = asyncio.Event()
     policy = GcPolicy()
-    pods = _list(cfg, router)
+    pods = _list(cfg, informers)
     # as the operator's Runtime.start does once its initial listing is in the index
     tasks = [policy.start(stop)] if cfg.gc_policy else []
-    await _write_all(writer, sink)
+    await _write_all(writer, budget, sink)
     if not cfg.gc_policy:
         gc.collect()
     sizes = index.sizes()
@@ -302,7 +345,9 @@ async def _churn(cfg: SoakConfig, index: SpreadIndex, sink: StandInSink, writer:
     log(f"soak: loaded {baseline}; churning {cfg.rate:.0f} events/s for {cfg.minutes:g} min")
 
     tasks.append(asyncio.create_task(writer.run(stop), name="soak report writer"))
-    handle, clock, cpu = router.handle, time.perf_counter_ns, time.process_time_ns
+    take, clock, cpu = informers["Pod"].take, time.perf_counter_ns, time.process_time_ns
+    pod = WATCHED_BY_KIND["Pod"]
+    converter, decoded = Converter(), 0
     samples: list[dict[str, Any]] = []
     all_latency: Counter[int] = Counter()  # µs → events (bounded by distinct values)
     all_cpu: Counter[int] = Counter()
@@ -360,10 +405,13 @@ async def _churn(cfg: SoakConfig, index: SpreadIndex, sink: StandInSink, writer:
             continue
         rev = int((now - t0) / cfg.rev_seconds)
         for _ in range(due):
-            event = _next_event(pods, rev)
+            line = orjson.dumps(_next_event(pods, rev))  # (the API server's work: not timed)
+            if decoded == _CONVERTER_LINES:
+                converter, decoded = Converter(), 0
+            decoded += 1
             c = cpu()
             a = clock()
-            handle(event, "Pod")
+            take(decode_event(line, pod.kind, pod.api_version, converter))
             window.append(clock() - a)
             window_cpu.append(cpu() - c)
         emitted += due
@@ -408,13 +456,7 @@ def measure(
     result = asyncio.run(run_soak(cfg, log=bench_log))
     s, samples = result["summary"], result["samples"]
     return {
-        "minutes": samples[-1]["t_min"],
-        "rss_mib": s["rss_mib"]["last"],
-        "rss_growth_second_half_mib": s["rss_mib"]["growth_second_half"],
-        "rss_slope_mib_per_h": s["rss_mib"]["slope_per_hour_second_half"],
-        "label_maps_growth_second_half": s["interned_label_maps"]["growth_second_half"],
-        "label_maps_slope_per_h": s["interned_label_maps"]["slope_per_hour_second_half"],
-        "events_per_s": s["events_per_s"],
+        **memory_figures(s, samples),
         "p50_us": s["p50_us_overall"],
         "p99_us": s["p99_us_overall"],
         "cpu_p99_us": s["cpu_p99_us_overall"],
@@ -430,6 +472,21 @@ def measure(
         "resyncs": s["resyncs"],
         "load_s": result["baseline"]["load_seconds"],
         "series": samples,
+    }
+
+
+def memory_figures(summary: Mapping[str, Any], samples: Sequence[Mapping[str, Any]]) -> dict[str, Any]:
+    """What every soak reports of a run's length, memory and event rate, from its summary (the trends of
+    ``rss_mib`` and ``interned_label_maps``, ``events_per_s``) and samples. O(1)."""
+    rss, maps = summary["rss_mib"], summary["interned_label_maps"]
+    return {
+        "minutes": samples[-1]["t_min"],
+        "rss_mib": rss["last"],
+        "rss_growth_second_half_mib": rss["growth_second_half"],
+        "rss_slope_mib_per_h": rss["slope_per_hour_second_half"],
+        "label_maps_growth_second_half": maps["growth_second_half"],
+        "label_maps_slope_per_h": maps["slope_per_hour_second_half"],
+        "events_per_s": summary["events_per_s"],
     }
 
 

@@ -19,7 +19,6 @@ churn share the machine; O(pods) objects.
 from __future__ import annotations
 
 import contextlib
-import importlib.util
 import json
 import os
 import signal
@@ -33,36 +32,25 @@ import urllib.request
 from collections import deque
 from collections.abc import Callable, Sequence
 from pathlib import Path
-from types import ModuleType
 from typing import Any
 
-from bench.soak import trend
+from bench.soak import memory_figures, trend
 from bench.timing import log as bench_log
 from bench.timing import percentile
+from hack import devcluster
 from kubernetes import client
 from kubernetes import config as kube_config
 from kubernetes.client.exceptions import ApiException
 
-__all__ = ["devcluster", "free_port", "measure", "run_cluster_soak", "stop_process"]
+from spreadwatch.resources import SPREAD_REPORTS
+
+__all__ = ["free_port", "measure", "run_cluster_soak", "stop_process"]
 
 ROOT = Path(__file__).resolve().parent.parent
 
-CRD = ROOT / "crds" / "spreadreports.spreadwatch.io.yaml"
-GROUP, VERSION, PLURAL = "spreadwatch.io", "v1alpha1", "spreadreports"
+CRD = ROOT / "crds" / f"{SPREAD_REPORTS.full_name}.yaml"
 NAMESPACE = "soak"
 ZONES = ("a", "b", "c")
-
-
-def devcluster() -> ModuleType:
-    """hack/devcluster.py as a module (the local control plane)."""
-    path = ROOT / "hack" / "devcluster.py"
-    spec = importlib.util.spec_from_file_location("devcluster", path)
-    if spec is None or spec.loader is None:
-        raise ImportError(f"cannot load {path}")
-    module = importlib.util.module_from_spec(spec)
-    sys.modules["devcluster"] = module
-    spec.loader.exec_module(module)
-    return module
 
 
 def free_port() -> int:
@@ -175,7 +163,9 @@ class _Probe:
         self._thread.join()
 
     def _pods(self) -> int:
-        obj = self.custom.get_namespaced_custom_object(GROUP, VERSION, NAMESPACE, PLURAL, "statefulset-probe")
+        obj = self.custom.get_namespaced_custom_object(
+            SPREAD_REPORTS.group, SPREAD_REPORTS.version, NAMESPACE, SPREAD_REPORTS.plural, "statefulset-probe"
+        )
         return int((obj.get("status") or {}).get("pods", -1))
 
     def _run(self) -> None:
@@ -210,7 +200,7 @@ def _setup(api: client.ApiClient, kubectl: Path, kubeconfig: str, workloads: int
     """CRD, namespace, 30 zoned Nodes, StatefulSets with 0 replicas and their base pods; returns node names."""
     env = dict(os.environ, KUBECONFIG=kubeconfig)
     subprocess.run([str(kubectl), "apply", "--server-side", "-f", str(CRD)], check=True, env=env, capture_output=True)
-    subprocess.run([str(kubectl), "wait", "--for=condition=Established", "crd/spreadreports.spreadwatch.io",
+    subprocess.run([str(kubectl), "wait", "--for=condition=Established", f"crd/{SPREAD_REPORTS.full_name}",
                     "--timeout=120s"], check=True, env=env, capture_output=True)  # fmt: skip
     core, apps = client.CoreV1Api(api), client.AppsV1Api(api)
     core.create_namespace({"metadata": {"name": NAMESPACE}})
@@ -251,13 +241,12 @@ def stop_process(proc: subprocess.Popen[bytes], grace: float = 60.0) -> int:
 def run_cluster_soak(minutes: float, sample_seconds: float, workloads: int, base_pods: int, threads: int,
                      keep: int, log: Callable[[str], None]) -> dict[str, Any]:  # fmt: skip
     """Start a control plane, the operator and the churn; sample; tear everything down. Blocks ``minutes``."""
-    cluster_tool = devcluster()
     with tempfile.TemporaryDirectory(prefix="spreadwatch-soak-") as tmp:
         state = Path(tmp) / "cluster"
         bin_dir = Path(os.environ.get("SPREADWATCH_CONTROLPLANE_BIN") or state / "bin")
         if not os.environ.get("SPREADWATCH_CONTROLPLANE_BIN"):
-            cluster_tool.ensure_tools(bin_dir)
-        cluster = cluster_tool.up(state, bin_dir=bin_dir, ports="auto", die_with_parent=True)
+            devcluster.ensure_tools(bin_dir)
+        cluster = devcluster.up(state, bin_dir=bin_dir, ports="auto", die_with_parent=True)
         proc: subprocess.Popen[bytes] | None = None
         churn: _Churn | None = None
         probe: _Probe | None = None
@@ -332,7 +321,7 @@ def run_cluster_soak(minutes: float, sample_seconds: float, workloads: int, base
                     worker.stop()
             if proc is not None:
                 stop_process(proc)
-            cluster_tool.down(state)
+            devcluster.down(state)
 
 
 def measure(
@@ -352,12 +341,7 @@ def measure(
     result = run_cluster_soak(minutes, max(5.0, minutes * 2), workloads, base_pods, threads, keep, bench_log)
     s, samples = result["summary"], result["samples"]
     return {
-        "minutes": samples[-1]["t_min"],
-        "rss_mib": s["rss_mib"]["last"],
-        "rss_growth_second_half_mib": s["rss_mib"]["growth_second_half"],
-        "rss_slope_mib_per_h": s["rss_mib"]["slope_per_hour_second_half"],
-        "label_maps_slope_per_h": s["interned_label_maps"]["slope_per_hour_second_half"],
-        "events_per_s": s["events_per_s"],
+        **memory_figures(s, samples),
         "probe_p50_s": s["probe_p50_s"],
         "probe_p99_s": s["probe_p99_s"],
         "writes_per_min": round(sum(x["writes_per_min"] for x in samples) / len(samples), 1),

@@ -33,7 +33,6 @@ import argparse
 import base64
 import contextlib
 import ctypes
-import importlib.util
 import json
 import os
 import shutil
@@ -48,10 +47,14 @@ import urllib.request
 from collections.abc import Callable
 from dataclasses import asdict, dataclass
 from pathlib import Path
-from types import ModuleType
 from typing import Literal
 
 REPO_ROOT = Path(__file__).resolve().parent.parent
+if __package__ in (None, ""):  # (run as a script: hack/devcluster.py; hack/ is a namespace package of the root)
+    sys.path.insert(0, str(REPO_ROOT))
+
+from hack.node import localnode  # noqa: E402
+
 DEFAULT_DIR = REPO_ROOT / ".dev-cluster"
 BUILD_SCRIPT = REPO_ROOT / "hack" / "controlplane" / "build.sh"
 TOOLS = ("etcd", "kube-apiserver", "kube-controller-manager", "kubectl", "helm")
@@ -627,7 +630,7 @@ def down(state_dir: Path = DEFAULT_DIR, keep_logs: bool = False, keep_bin: bool 
         _log(f"{err}; removing state without stopping processes")
         cluster = None
     if (state_dir / "node" / "node.json").exists():
-        load_localnode().down(state_dir / "node")
+        localnode.down(state_dir / "node")
     if cluster is not None:
         _stop_processes(cluster)
     if not state_dir.exists():
@@ -646,21 +649,8 @@ def down(state_dir: Path = DEFAULT_DIR, keep_logs: bool = False, keep_bin: bool 
 # --------------------------------------------------------------------------- a real node
 
 
-def load_localnode() -> ModuleType:
-    """hack/node/localnode.py (containerd + kubelet + kube-proxy), imported once as module ``localnode``."""
-    if "localnode" not in sys.modules:
-        spec = importlib.util.spec_from_file_location("localnode", REPO_ROOT / "hack" / "node" / "localnode.py")
-        if spec is None or spec.loader is None:
-            raise ClusterError("cannot load hack/node/localnode.py")
-        module = importlib.util.module_from_spec(spec)
-        sys.modules["localnode"] = module
-        spec.loader.exec_module(module)
-    return sys.modules["localnode"]
-
-
 def up_node(cluster: Cluster, die_with_parent: bool = False) -> Path:
     """Check the machine, build (or reuse) the node's tools and start the node in DIR/node; returns that dir."""
-    localnode = load_localnode()
     try:
         localnode.ensure_tools(cluster.bin_dir)
         localnode.up(cluster, cluster.dir / "node", die_with_parent=die_with_parent)
@@ -770,7 +760,7 @@ def _cmd_up(args: argparse.Namespace) -> int:
     print(f"server:     {cluster.server}\nkubeconfig: {cluster.kubeconfig}\nlogs:       {cluster.log_dir}")
     if args.node:
         node_dir = up_node(cluster)
-        print(f"node:       {load_localnode().NAME} ({node_dir}; crictl: "
+        print(f"node:       {localnode.NAME} ({node_dir}; crictl: "
               f"{cluster.bin_dir / 'crictl'} --runtime-endpoint unix://{node_dir / 'containerd' / 'containerd.sock'})")
     if args.scheduler is None:  # leave a running scheduler alone
         return 0

@@ -153,7 +153,7 @@ def test_v129_status_with_comparison_validates_against_the_crd() -> None:
     from test_status_conditions import _status_schema, validate
 
     from spreadwatch.index import SpreadIndex
-    from spreadwatch.runtime.status import build_status
+    from spreadwatch.runtime.writing.status import build_status
     from spreadwatch.scoring import get_profile
     from spreadwatch.snapshot import load_snapshot
 

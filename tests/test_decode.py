@@ -7,7 +7,6 @@ path (dicts → ``parse_object``): the same records, or the same one-line Object
 from __future__ import annotations
 
 import copy
-import importlib.util
 import io
 import sys
 from pathlib import Path
@@ -19,23 +18,15 @@ import yaml
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
+from bench import synth
 from k8s_objects import budget, controller, node, owner, pod, service
-from spreadwatch.decode import Converter, Unparsed, decode_json, decode_page
+from spreadwatch.decode import Converter, Malformed, Unparsed, decode_json, decode_list_page, decode_page, settle
 from spreadwatch.errors import ObjectError, SnapshotError
 from spreadwatch.model import Pod, parse_object
 from spreadwatch.snapshot import Snapshot, iter_documents, load_snapshot
 
 ROOT = Path(__file__).resolve().parents[1]
 _RECORD_LISTS = ("nodes", "pods", "services", "controllers", "namespaces", "budgets", "ignored")
-
-
-def _synth() -> Any:
-    spec = importlib.util.spec_from_file_location("spreadwatch_bench_synth_decode", ROOT / "bench" / "synth.py")
-    assert spec is not None and spec.loader is not None
-    module = importlib.util.module_from_spec(spec)
-    sys.modules[spec.name] = module
-    spec.loader.exec_module(module)
-    return module
 
 
 def _outcome(load: Any) -> tuple[Any, ...] | str:
@@ -174,7 +165,7 @@ def test_every_kind_decodes_to_the_reference_records(tmp_path: Path) -> None:
 
 
 def test_synthetic_cluster_decodes_to_the_reference_records(tmp_path: Path) -> None:
-    objects = _synth().generate(0.01, seed=3)
+    objects = synth.generate(0.01, seed=3)
     typed, reference = _both(tmp_path, objects)
     assert typed == reference
     assert len(typed[1]) > 1000
@@ -381,6 +372,26 @@ def test_a_broken_item_does_not_hide_the_others() -> None:
     assert [type(x) for x in out] == [Pod, Unparsed, Pod, Unparsed, Pod]
     assert [x.name for x in out if isinstance(x, Pod)] == ["p0", "p1", "p2"]
     assert out[1] == Unparsed(broken) and out[3] == Unparsed(42)
+
+
+def test_the_informers_list_pages_settle_what_the_typed_path_leaves_where_it_is_decoded() -> None:
+    """An API list page's items for the informers (``decode_list_page``): what the typed path leaves goes
+    through the reference parser there — its record when it accepts the item, else ``Malformed`` with the
+    object's name and the reference parser's one line — so the router gets records only."""
+    good = [pod(f"p{i}", {"app": "web"}, "n1", namespace="shop") for i in range(3)]
+    broken = _set(pod("bad", {"app": "web"}, namespace="shop"), "spec.nodeName", 1)
+    listed = [good[0], broken, good[1], good[2]]
+    items = [{k: v for k, v in o.items() if k not in ("kind", "apiVersion")} for o in listed]
+    page = orjson.dumps({"kind": "PodList", "metadata": {"resourceVersion": "7"}, "items": [*items, 42]})
+    out, token = decode_list_page(page, "Pod", "v1", Converter())
+    assert token == ""
+    assert [type(x) for x in out] == [Pod, Malformed, Pod, Pod, Malformed]
+    problem = "Pod shop/bad: spec.nodeName: expected a string, got integer"
+    with pytest.raises(ObjectError) as err:
+        parse_object(broken)
+    assert out[1] == Malformed("shop", "bad", str(err.value)) and str(err.value) == problem
+    assert out[4] == Malformed("", "", "object: expected a mapping, got integer")
+    assert settle(out[0]) is out[0]  # a record as it is
 
 
 @pytest.mark.parametrize(

@@ -31,6 +31,7 @@ from spreadwatch.decode import (
     decode_event,
     decode_items,
     decode_json,
+    decode_list_page,
     decode_page,
     list_resource_version,
 )
@@ -400,6 +401,7 @@ def test_decode_entry_points_raise_only_spreadwatch_errors_for_any_bytes(data: b
         lambda: list(decode_json(data)),
         lambda: list(decode_items([msgspec.Raw(data)], kind, "v1", Converter())),
         lambda: list(decode_page(data, kind or "Pod", "v1", Converter())[0]),
+        lambda: list(decode_list_page(data, kind or "Pod", "v1", Converter())[0]),  # (settled: ObjectError caught)
         lambda: [decode_event(data, kind or "Pod", "v1", Converter()).item],
         lambda: [list_resource_version(data)],
     ]

@@ -23,34 +23,25 @@ BINS=(kubelet kube-proxy crictl pause pause.oci.tar)
 
 die() { echo "node/build.sh: $*" >&2; exit 1; }
 log() { echo "node: $*" >&2; }
-value() { # FILE KEY -> value
-  local v
-  v=$(sed -n "s/^$2=\(.*\)$/\1/p" "$1" | tail -n1)
-  [[ -n "$v" ]] || die "$2 missing from $1"
-  echo "$v"
-}
+# shellcheck source=hack/kube-build.sh
+source "$HERE/../kube-build.sh"
 
 for tool in go gcc umoci; do
   command -v "$tool" >/dev/null || die "$tool is not on PATH (make node-tools installs the Debian packages)"
 done
-KUBERNETES_VERSION=$(value "$CONTROLPLANE/versions.env" KUBERNETES_VERSION)
-KUBE_BUILD_DATE=$(value "$CONTROLPLANE/release.env" KUBERNETES_BUILD_DATE)
-CRI_TOOLS_VERSION=$(value "$HERE/versions.env" CRI_TOOLS_VERSION)
+KUBERNETES_VERSION=$(env_value "$CONTROLPLANE/versions.env" KUBERNETES_VERSION)
+KUBE_BUILD_DATE=$(env_value "$CONTROLPLANE/release.env" KUBERNETES_BUILD_DATE)
+CRI_TOOLS_VERSION=$(env_value "$HERE/versions.env" CRI_TOOLS_VERSION)
 GO_VERSION=$(go env GOVERSION)
-kube_minor=$(echo "$KUBERNETES_VERSION" | cut -d. -f2)
-LDFLAGS="-s -w"
-for pkg in k8s.io/component-base/version k8s.io/client-go/pkg/version; do
-  LDFLAGS+=" -X $pkg.gitVersion=$KUBERNETES_VERSION -X $pkg.gitMajor=1 -X $pkg.gitMinor=$kube_minor"
-  LDFLAGS+=" -X $pkg.gitCommit= -X $pkg.gitTreeState=clean -X $pkg.buildDate=$KUBE_BUILD_DATE"
-done
-TAGS="selinux,notest,grpcnotrace"
+LDFLAGS=$(kube_ldflags "$KUBERNETES_VERSION" "$KUBE_BUILD_DATE")
+TAGS=$KUBE_TAGS
 FLAGS=(-trimpath -buildvcs=false)
 export CGO_ENABLED=0
 
 KEY=$(
   {
     cat "$CONTROLPLANE/versions.env" "$CONTROLPLANE/release.env" "$CONTROLPLANE/kube/go.mod" \
-        "$CONTROLPLANE/kube/go.sum" "$HERE/versions.env" "$HERE/pause.c" "${BASH_SOURCE[0]}"
+        "$CONTROLPLANE/kube/go.sum" "$HERE/versions.env" "$HERE/pause.c" "${BASH_SOURCE[0]}" "$HERE/../kube-build.sh"
     echo "$GO_VERSION $(go env GOOS) $(go env GOARCH) $(gcc -dumpfullversion)"
   } | sha256sum | cut -c1-12
 )

@@ -21,12 +21,8 @@ CONTROLPLANE=$(cd "$HERE/../controlplane" && pwd)
 
 die() { echo "scheduler/build.sh: $*" >&2; exit 1; }
 log() { echo "scheduler: $*" >&2; }
-value_of() { # KEY FILE -> value
-  local value
-  value=$(sed -n "s/^$1=\(.*\)$/\1/p" "$2" | tail -n1)
-  [[ -n "$value" ]] || die "$1 missing from $2"
-  echo "$value"
-}
+# shellcheck source=hack/kube-build.sh
+source "$HERE/../kube-build.sh"
 
 command -v go >/dev/null || die "go is not on PATH"
 
@@ -35,13 +31,13 @@ if [[ "${1:-}" == "--print-bin" ]]; then print_bin=true; shift; fi
 case "${1:-}" in
   v1.36)
     MODULE_DIR="$CONTROLPLANE/kube"
-    KUBE_VERSION=$(value_of KUBERNETES_VERSION "$CONTROLPLANE/versions.env")
-    BUILD_DATE=$(value_of KUBERNETES_BUILD_DATE "$CONTROLPLANE/release.env")
+    KUBE_VERSION=$(env_value "$CONTROLPLANE/versions.env" KUBERNETES_VERSION)
+    BUILD_DATE=$(env_value "$CONTROLPLANE/release.env" KUBERNETES_BUILD_DATE)
     ;;
   v1.28)
     MODULE_DIR="$HERE/v1.28"
-    KUBE_VERSION=$(value_of KUBERNETES_VERSION "$HERE/v1.28/release.env")
-    BUILD_DATE=$(value_of KUBERNETES_BUILD_DATE "$HERE/v1.28/release.env")
+    KUBE_VERSION=$(env_value "$HERE/v1.28/release.env" KUBERNETES_VERSION)
+    BUILD_DATE=$(env_value "$HERE/v1.28/release.env" KUBERNETES_BUILD_DATE)
     ;;
   -h|--help|"") sed -n '2,17p' "${BASH_SOURCE[0]}" | sed 's/^# \{0,1\}//'; [[ -n "${1:-}" ]]; exit $? ;;
   *) die "unknown version '$1' (expected v1.36 or v1.28)" ;;
@@ -49,13 +45,8 @@ esac
 VERSION=$1
 LINK_DIR="${2:-.dev-cluster/bin}"
 
-minor=$(echo "$KUBE_VERSION" | cut -d. -f2)
-LDFLAGS="-s -w"
-for pkg in k8s.io/component-base/version k8s.io/client-go/pkg/version; do
-  LDFLAGS+=" -X $pkg.gitVersion=$KUBE_VERSION -X $pkg.gitMajor=1 -X $pkg.gitMinor=$minor"
-  LDFLAGS+=" -X $pkg.gitCommit= -X $pkg.gitTreeState=clean -X $pkg.buildDate=$BUILD_DATE"
-done
-TAGS="selinux,notest,grpcnotrace"
+LDFLAGS=$(kube_ldflags "$KUBE_VERSION" "$BUILD_DATE")
+TAGS=$KUBE_TAGS
 FLAGS=(-trimpath -buildvcs=false -mod=readonly)
 export CGO_ENABLED=0
 

@@ -62,7 +62,7 @@ class WorkloadFilter:
     namespaces: Sequence[str] = ()
     selector: Selector | None = None
 
-    def apply(self, snapshot: Snapshot, reports: list[SpreadReport]) -> list[SpreadReport]:
+    def select(self, snapshot: Snapshot, reports: list[SpreadReport]) -> list[SpreadReport]:
         """The reports of the workloads kept. O(reports + controllers)."""
         if self.namespaces:
             wanted = set(self.namespaces)
@@ -82,7 +82,7 @@ def analyze_index(
     index = SpreadIndex(profile, options or ReportOptions())
     index.load(snapshot)
     reports = index.reports()
-    return index, (only.apply(snapshot, reports) if only is not None else reports)
+    return index, (only.select(snapshot, reports) if only is not None else reports)
 
 
 _KIND_ALIASES = {

@@ -29,6 +29,12 @@ class ApiResource:
     namespaced: bool = True
 
     @property
+    def full_name(self) -> str:
+        """``plural.group`` (``spreadreports.spreadwatch.io``: a CustomResourceDefinition's name), or the plural
+        alone for the core group."""
+        return f"{self.plural}.{self.group}" if self.group else self.plural
+
+    @property
     def api_version(self) -> str:
         """``group/version``, or ``version`` alone for the core group (``v1``)."""
         return f"{self.group}/{self.version}" if self.group else self.version

@@ -252,32 +252,6 @@ class Selector:
             [r.key + "=" + r.values[0] if r.op is equals and len(r.values) == 1 else str(r) for r in self.requirements]
         )
 
-    def to_label_selector(self) -> dict[str, Any]:
-        """Structured ``metav1.LabelSelector`` form (equality terms as matchLabels)."""
-        match_labels: dict[str, str] = {}
-        expressions: list[dict[str, Any]] = []
-        names = {
-            Operator.IN: "In",
-            Operator.NOT_IN: "NotIn",
-            Operator.EXISTS: "Exists",
-            Operator.DOES_NOT_EXIST: "DoesNotExist",
-        }
-        for req in self.requirements:
-            if req.op in (Operator.EQUALS, Operator.DOUBLE_EQUALS) and req.key not in match_labels:
-                match_labels[req.key] = req.values[0]
-            elif req.op is Operator.NOT_EQUALS:
-                expressions.append({"key": req.key, "operator": "NotIn", "values": list(req.values)})
-            elif req.op in names:
-                expressions.append({"key": req.key, "operator": names[req.op], "values": list(req.values)})
-            else:
-                expressions.append({"key": req.key, "operator": "In", "values": list(req.values)})
-        out: dict[str, Any] = {}
-        if match_labels:
-            out["matchLabels"] = match_labels
-        if expressions:
-            out["matchExpressions"] = expressions
-        return out
-
 
 EVERYTHING = Selector()
 NOTHING = Selector(nothing=True)

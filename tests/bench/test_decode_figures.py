@@ -13,15 +13,14 @@ from typing import Any
 import orjson
 import pytest
 
-from repo_tools import load_bench
+from bench import decode_figures, synth
 
 _WORKLOADS = ("Deployment", "StatefulSet", "ReplicaSet", "ReplicationController")
-decode_figures = load_bench("decode_figures")
 
 
 @pytest.fixture(scope="module")
 def objects() -> list[dict[str, Any]]:
-    return list(load_bench("synth").generate(0.005, seed=1))
+    return list(synth.generate(0.005, seed=1))
 
 
 def test_the_floor_counts_every_pod_and_answers_every_workload(objects: list[dict[str, Any]]) -> None:

@@ -14,10 +14,8 @@ from typing import Any
 
 import pytest
 
-from repo_tools import load_bench
-
-render = load_bench("render")
-run = load_bench("run")
+from bench import render
+from bench import spec as bench_spec
 
 SPEC = """
 [[measure]]
@@ -181,7 +179,7 @@ def test_the_stored_results_render_with_the_real_declarative_file(tmp_path: Path
     out = tmp_path / "benchmarks.md"
     render.write(out)  # bench/results/ as committed, bench/figures.toml
     text = out.read_text()
-    areas = {m.get("area") for m in run.load_spec()["measure"]}
+    areas = {m.get("area") for m in bench_spec.load_spec()["measure"]}
     assert all(f"\n## {area}\n" in text for area in areas)
 
 
@@ -230,3 +228,12 @@ def test_a_result_not_measured_by_the_runner_says_where_it_comes_from(tmp_path: 
     assert row[:4] == ["bench/results/other.json", "2026-01-01 00:00 UTC", "abc1234", "not recorded"]
     assert row[5:8] == ["– → –", "– → –", "–"]
     assert "\n\n* bench/results/other.json: transcribed from docs/x.md at abc1234\n" in out.read_text()
+
+
+def test_a_runs_local_paths_stay_out_of_the_document() -> None:
+    """A parameter naming where a run kept its files (an absolute path) is not a figure's condition: the
+    document never carries one machine's directories."""
+    assert render._portable({"threads": 16, "cluster_dir": "/work/envcluster", "label": "a/b"}) == {
+        "threads": 16,
+        "label": "a/b",
+    }

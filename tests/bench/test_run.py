@@ -14,9 +14,9 @@ from typing import Any
 
 import pytest
 
-from repo_tools import REPO_ROOT, load_bench
-
-run = load_bench("run")
+from bench import run
+from bench import spec as bench_spec
+from repo_tools import REPO_ROOT
 
 FAKE = """
 import spreadwatch
@@ -101,16 +101,16 @@ def spec_file(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
 def test_the_declarative_file_is_checked(tmp_path: Path, text: str, error: str) -> None:
     path = tmp_path / "figures.toml"
     path.write_text(text)
-    with pytest.raises(run.SpecError, match=error.replace("(", r"\(")):
-        run.load_spec(path)
+    with pytest.raises(bench_spec.SpecError, match=error.replace("(", r"\(")):
+        bench_spec.load_spec(path)
 
 
 def test_select_takes_the_defaults_or_the_named_measures_in_the_files_order(spec_file: Path) -> None:
-    spec = run.load_spec(spec_file)
-    assert [m["id"] for m in run.select(spec, None)] == ["a", "own"]  # "bad" and "nested": default = false
-    assert [m["id"] for m in run.select(spec, ["bad", "a"])] == ["a", "bad"]
-    with pytest.raises(run.SpecError, match="unknown measure nope; known: a, bad, nested, own"):
-        run.select(spec, ["nope"])
+    spec = bench_spec.load_spec(spec_file)
+    assert [m["id"] for m in bench_spec.select(spec, None)] == ["a", "own"]  # "bad" and "nested": default = false
+    assert [m["id"] for m in bench_spec.select(spec, ["bad", "a"])] == ["a", "bad"]
+    with pytest.raises(bench_spec.SpecError, match="unknown measure nope; known: a, bad, nested, own"):
+        bench_spec.select(spec, ["nope"])
 
 
 @pytest.mark.parametrize(
@@ -124,13 +124,13 @@ def test_select_takes_the_defaults_or_the_named_measures_in_the_files_order(spec
 def test_plan_runs_scale_by_scale(
     spec_file: Path, scales: list[float] | None, quick: bool, order: list[tuple[float, str]]
 ) -> None:
-    spec = run.load_spec(spec_file)
-    assert [(s, m["id"]) for s, m in run.plan(run.select(spec, None), spec, scales, quick)] == order
+    spec = bench_spec.load_spec(spec_file)
+    assert [(s, m["id"]) for s, m in run.plan(bench_spec.select(spec, None), spec, scales, quick)] == order
 
 
 def test_each_call_gets_scale_quick_and_params_and_a_failure_is_recorded(spec_file: Path) -> None:
-    spec = run.load_spec(spec_file)
-    got = run.run(run.select(spec, ["a", "bad"]), spec, quick=True, overrides={"a": {"word": "y"}})
+    spec = bench_spec.load_spec(spec_file)
+    got = run.run(bench_spec.select(spec, ["a", "bad"]), spec, quick=True, overrides={"a": {"word": "y"}})
     a = got["a"]["results"]["0.01"]
     assert a["values"] == {"scale": 0.01, "quick": 1, "n": 2, "word": "y", "package": a["values"]["package"]}
     assert got["a"]["params"] == {"n": 2, "word": "y"} and a["probe_s"] > 0 and a["seconds"] >= 0
@@ -138,11 +138,13 @@ def test_each_call_gets_scale_quick_and_params_and_a_failure_is_recorded(spec_fi
 
 
 def test_a_measure_without_quick_gets_scale_and_params_and_nested_values_read_by_dotted_keys(spec_file: Path) -> None:
-    spec = run.load_spec(spec_file)
-    got = run.run(run.select(spec, ["nested"]), spec, scales=[2.0], quick=True, overrides={"nested": {"seed": 7}})
+    spec = bench_spec.load_spec(spec_file)
+    selected = bench_spec.select(spec, ["nested"])
+    got = run.run(selected, spec, scales=[2.0], quick=True, overrides={"nested": {"seed": 7}})
     values = got["nested"]["results"]["2"]["values"]
     assert values == {"load": {"seconds": 3.5}, "seed": 7}
-    assert [run.lookup(values, k) for k in ("load.seconds", "seed", "load.minutes", "x.y")] == [3.5, 7, None, None]
+    lookup = bench_spec.lookup
+    assert [lookup(values, k) for k in ("load.seconds", "seed", "load.minutes", "x.y")] == [3.5, 7, None, None]
 
 
 @pytest.mark.parametrize(
@@ -191,18 +193,18 @@ def test_a_baseline_measures_that_commits_package_in_the_same_run(spec_file: Pat
 
 
 def test_every_figure_of_figures_toml_is_returned_by_its_measure() -> None:
-    spec = run.load_spec()
+    spec = bench_spec.load_spec()
     heavy = ("go-plugin", "soak-index", "soak-cluster", "envelope", "scheduler-default-profile")
     # (tests/e2e, tests/oracle, test_soak.py, test_scheduler_agreement.py)
     cheap = [m["id"] for m in spec["measure"] if m["id"] not in heavy]
-    got = run.run(run.select(spec, cheap), spec, scales=[0.005], quick=True)
-    for m in run.select(spec, cheap):
+    got = run.run(bench_spec.select(spec, cheap), spec, scales=[0.005], quick=True)
+    for m in bench_spec.select(spec, cheap):
         result = got[m["id"]]["results"]["0.005"]
         assert "values" in result, (m["id"], result.get("error"))
-        missing = {f["key"] for f in m.get("figure", []) if run.lookup(result["values"], f["key"]) is None}
+        missing = {f["key"] for f in m.get("figure", []) if bench_spec.lookup(result["values"], f["key"]) is None}
         assert not missing, (m["id"], missing)
 
 
 def test_every_measure_function_resolves() -> None:
-    for m in run.load_spec()["measure"]:
+    for m in bench_spec.load_spec()["measure"]:
         assert callable(run._function(m["function"])), m["id"]

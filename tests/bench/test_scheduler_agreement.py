@@ -11,11 +11,10 @@ import json
 from pathlib import Path
 from typing import Any
 
-from repo_tools import REPO_ROOT, load_bench
-
-agreement_bench = load_bench("scheduler_agreement")
-render = load_bench("render")
-run = load_bench("run")
+from bench import render
+from bench import scheduler_agreement as agreement_bench
+from bench import spec as bench_spec
+from repo_tools import REPO_ROOT
 
 MEASURE = "scheduler-default-profile"
 
@@ -38,14 +37,14 @@ AGREEMENT: dict[str, Any] = {
 
 
 def _entry() -> dict[str, Any]:
-    (entry,) = run.select(run.load_spec(), [MEASURE])
+    (entry,) = bench_spec.select(bench_spec.load_spec(), [MEASURE])
     return entry
 
 
 def test_the_agreement_file_yields_every_figure_and_a_row_per_miss() -> None:
     values = agreement_bench.figures(AGREEMENT)
     entry = _entry()
-    assert all(run.lookup(values, f["key"]) is not None for f in entry["figure"])
+    assert all(bench_spec.lookup(values, f["key"]) is not None for f in entry["figure"])
     assert (values["share"], values["in_best_set"], values["placements"], values["misses"]) == (0.667, 2, 3, 1)
     (row,) = values["series"]
     assert set(entry["columns"]) <= set(row)
@@ -56,7 +55,7 @@ def test_the_agreement_file_yields_every_figure_and_a_row_per_miss() -> None:
 
 def test_it_is_named_only_and_runs_the_e2e_test_it_names() -> None:
     entry = _entry()
-    assert entry not in run.select(run.load_spec(), None)  # needs a control plane and kube-scheduler
+    assert entry not in bench_spec.select(bench_spec.load_spec(), None)  # needs a control plane and kube-scheduler
     path, _, name = agreement_bench.TEST.partition("::")
     assert f"def {name}(" in (REPO_ROOT / path).read_text()
 
@@ -64,7 +63,7 @@ def test_it_is_named_only_and_runs_the_e2e_test_it_names() -> None:
 def test_the_stored_result_holds_every_figure_and_renders(tmp_path: Path) -> None:
     stored = json.loads((REPO_ROOT / "bench" / "results" / f"{MEASURE}.json").read_text())
     values = stored["measures"][MEASURE]["results"]["1"]["values"]
-    assert all(run.lookup(values, f["key"]) is not None for f in _entry()["figure"])
+    assert all(bench_spec.lookup(values, f["key"]) is not None for f in _entry()["figure"])
     assert round(values["in_best_set"] / values["placements"], 3) == values["share"]
     out = tmp_path / "benchmarks.md"
     render.write(out)

@@ -8,10 +8,8 @@ import gc
 
 import pytest
 
-from repo_tools import load_bench
-
-soak = load_bench("soak")
-run = load_bench("run")
+from bench import soak
+from bench import spec as bench_spec
 
 
 @pytest.mark.parametrize(
@@ -55,7 +53,7 @@ def test_a_short_soak_samples_every_series_and_keeps_reports_in_the_stand_in() -
 
 
 def test_the_measure_returns_every_figure_its_entry_names_and_the_series() -> None:
-    (entry,) = run.select(run.load_spec(), ["soak-index"])
+    (entry,) = bench_spec.select(bench_spec.load_spec(), ["soak-index"])
     values = soak.measure(scale=0.005, minutes=0.03, rate=300)
     assert {f["key"] for f in entry["figure"]} <= set(values)
     assert values["series"] and set(entry["columns"]) <= set(values["series"][0])
@@ -75,3 +73,27 @@ def test_the_soak_runs_the_operators_gc_policy_and_counts_full_collections(polic
     for sample in result["samples"]:
         assert sample["gc_full_max_s"] <= sample["gc_full_s"] and sample["gc_full_max_cpu_s"] <= sample["gc_full_cpu_s"]
     assert gc.get_threshold() == thresholds and gc.get_freeze_count() == 0  # the policy stopped with the soak
+
+
+def test_the_soak_loads_its_cluster_through_the_operators_route() -> None:
+    """The soak lists as the operator does — pages of bytes, ``decode_list_page``, each kind's informer,
+    the router, the index — and gets the reports the reference parser gives for the same objects."""
+    from bench import synth
+    from spreadwatch.config import OperatorConfig
+    from spreadwatch.index import SpreadIndex
+    from spreadwatch.model import parse_object
+    from spreadwatch.runtime.informers import WATCHED, EventRouter, ResourceWatch
+    from spreadwatch.scoring import get_profile
+
+    cfg = soak.SoakConfig(scale=0.005, seed=3)
+    config = OperatorConfig()
+    index = SpreadIndex(get_profile(config.profile), config.report)
+    router = EventRouter(index, config.scope)
+    pods = soak._list(cfg, {r.kind: ResourceWatch(r, None, router) for r in WATCHED})
+    reference = SpreadIndex(get_profile(config.profile), config.report)
+    for record in map(parse_object, synth.iter_objects(cfg.scale, cfg.seed)):
+        if record is not None:
+            reference.apply(record)
+    assert router.stats.applied > 0 == router.stats.ignored
+    assert [r.to_dict() for r in index.reports()] == [r.to_dict() for r in reference.reports()]
+    assert len(pods.pods) == index.sizes().pods

@@ -14,7 +14,7 @@ from typing import Any
 
 import pytest
 
-from repo_tools import load_bench
+from bench import synth
 from spreadwatch.cli import main as cli_main
 from spreadwatch.model import parse_object
 from spreadwatch.scoring import is_workload
@@ -24,7 +24,6 @@ GA_ZONE = "topology.kubernetes.io/zone"
 BETA_ZONE = "failure-domain.beta.kubernetes.io/zone"
 
 
-synth = load_bench("synth")
 
 
 @pytest.fixture(scope="module")
@@ -121,7 +120,8 @@ def test_analyze_reports_every_workload(objects: list[dict[str, Any]], tmp_path:
 def test_the_event_stream_covers_every_type_and_the_references_agree_with_the_index(
     objects: list[dict[str, Any]],
 ) -> None:
-    events, references, naive = (load_bench(m) for m in ("events", "references", "naive"))
+    from bench import events, naive, references
+
     snapshot = Snapshot.from_objects(objects)
     stream = events.make_event_stream(snapshot, 300)
     assert len(stream) == 300 and {ev[-1] for ev in stream} == set(events.EVENT_TYPES)

@@ -17,8 +17,7 @@ from typing import Any
 
 import pytest
 import yaml
-
-from repo_tools import load_devcluster
+from hack import devcluster
 
 ROOT = Path(__file__).resolve().parents[2]
 CHART = ROOT / "charts" / "spreadwatch"
@@ -69,7 +68,6 @@ def find_helm(tools_dir: Path) -> Path:
     if env_bin:
         bin_dir = Path(env_bin)
     else:
-        devcluster = load_devcluster()
         bin_dir = tools_dir
         try:
             devcluster.ensure_tools(bin_dir)

@@ -19,10 +19,9 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from hack import devcluster
 from kubernetes import client
 from kubernetes import config as kube_config
-
-from repo_tools import load_devcluster
 
 REPO_ROOT = Path(__file__).resolve().parents[2]
 DATA_DIR = Path(__file__).resolve().parent / "data"
@@ -52,7 +51,6 @@ def pytest_terminal_summary(terminalreporter: pytest.TerminalReporter, exitstatu
 @pytest.fixture(scope="session")
 def control_plane(request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFactory) -> Iterator[ControlPlane]:
     """A private control plane for the test session (admin access)."""
-    devcluster = load_devcluster()
     state_dir = tmp_path_factory.mktemp("controlplane")
     env_bin = os.environ.get("SPREADWATCH_CONTROLPLANE_BIN")
     bin_dir = Path(env_bin) if env_bin else state_dir / "bin"
@@ -87,7 +85,6 @@ def real_node(control_plane: ControlPlane, request: pytest.FixtureRequest,
     module (no mounts, cgroups, interfaces or iptables rules left: the host's `iptables-save` is what it was
     before up()); its logs are kept if a test failed.
     Cost: ~15-40 s to start, plus the first build of kubelet/kube-proxy/crictl (cached)."""
-    devcluster = load_devcluster()
     localnode = devcluster.load_localnode()
     cluster = devcluster.load(Path(control_plane.dir))
     node_dir = tmp_path_factory.mktemp("node")

@@ -12,24 +12,18 @@ nodes (their number, and every excluded node's filter), and every candidate's sc
 
 from __future__ import annotations
 
-import sys
 from collections import Counter
 from collections.abc import Iterable, Iterator, Mapping
 from contextlib import contextmanager
-from pathlib import Path
 from typing import Any
 
+from hack.oracle_client import Oracle, build, cluster_from_objects
 from scheduler_helpers import derived_scores
 
 from spreadwatch.scoring import Profile
 
 __all__ = ["Expectation", "check_against_oracle", "next_pod", "oracle_expectations"]
 
-_ORACLE_DIR = Path(__file__).resolve().parents[1] / "oracle"
-if str(_ORACLE_DIR) not in sys.path:
-    sys.path.insert(0, str(_ORACLE_DIR))
-
-from oracle_client import Oracle, build, cluster_from_objects  # noqa: E402
 
 Expectation = dict[str, Any]  # the oracle's result: candidates, scores, filtered, skipped
 _REVISION = "deployment.kubernetes.io/revision"

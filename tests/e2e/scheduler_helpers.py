@@ -26,11 +26,11 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from hack import devcluster
 from kube_helpers import ControlPlane, wait_for
 from kubernetes import client
 from kubernetes import config as kube_config
 
-from repo_tools import load_devcluster
 from spreadwatch.analysis import WorkloadFilter, analyze_index
 from spreadwatch.report import ReportOptions
 from spreadwatch.scoring import Profile
@@ -241,7 +241,6 @@ def place_or_pend(cp: ControlPlane, api: client.ApiClient, log: SchedulerLog, pr
 def scheduler_plane(state_dir: Path) -> Iterator[tuple[ControlPlane, client.ApiClient]]:
     """A private control plane in ``state_dir`` with both kube-scheduler builds at hand (none started), and an
     admin client; the scheduler, the client and the control plane are stopped at the end."""
-    devcluster = load_devcluster()
     env_bin = os.environ.get("SPREADWATCH_CONTROLPLANE_BIN")
     bin_dir = Path(env_bin) if env_bin else state_dir / "bin"
     try:

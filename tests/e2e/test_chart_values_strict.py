@@ -5,21 +5,17 @@ module they come from) into a control plane of this module's own."""
 
 from __future__ import annotations
 
-import importlib.util
 import os
-import sys
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
-from types import ModuleType
 from typing import Any
 
 import pytest
 import yaml
 from chart_rbac import CHART
+from hack import devcluster, prometheus_operator_crds
 from kube_helpers import ControlPlane, KubectlError, unique_name
-
-from repo_tools import load_devcluster
 
 pytestmark = pytest.mark.e2e
 
@@ -27,17 +23,6 @@ ROOT = Path(__file__).resolve().parents[2]
 CRD_DIR = Path(__file__).resolve().parent / "data" / "prometheus-operator"
 MONITORING_API = "monitoring.coreos.com/v1"
 DIGEST = "sha256:" + "0123456789abcdef" * 4
-
-
-def _crd_tool() -> ModuleType:
-    """hack/prometheus_operator_crds.py (the code behind `make prometheus-operator-crds-check`)."""
-    path = ROOT / "hack" / "prometheus_operator_crds.py"
-    spec = importlib.util.spec_from_file_location("prometheus_operator_crds", path)
-    assert spec is not None and spec.loader is not None
-    module = importlib.util.module_from_spec(spec)
-    sys.modules.setdefault("prometheus_operator_crds", module)
-    spec.loader.exec_module(module)
-    return module
 
 
 @dataclass(frozen=True)
@@ -54,7 +39,6 @@ def cluster(tmp_path_factory: pytest.TempPathFactory) -> Iterator[MonitoringClus
     other suites (their NOTES/gating tests expect no monitoring.coreos.com) nor be installed and deleted on the
     shared API server: done there, that API server then took over 60 s to stop on SIGTERM, past the wait of
     test_operator's restart test (seen twice; that test alone passed)."""
-    devcluster = load_devcluster()
     state_dir = tmp_path_factory.mktemp("monitoring-controlplane")
     env_bin = os.environ.get("SPREADWATCH_CONTROLPLANE_BIN")
     bin_dir = Path(env_bin) if env_bin else state_dir / "bin"
@@ -159,7 +143,7 @@ def all_values(monitoring_ns: str) -> dict[str, Any]:
 
 
 def test_crd_copies_match_the_module_they_come_from() -> None:
-    tool = _crd_tool()
+    tool = prometheus_operator_crds
     record = tool.load_record()
     assert record["module"] == "github.com/prometheus-operator/prometheus-operator"
     assert sorted(record["files"]) == sorted(tool.FILES) == sorted(p.name for p in CRD_DIR.glob("*.yaml"))

@@ -14,7 +14,7 @@ from operator_helpers import replace_report_status
 
 from spreadwatch.index import SpreadIndex
 from spreadwatch.report import PLACEMENT_OUTCOMES, Placement
-from spreadwatch.runtime.status import build_status
+from spreadwatch.runtime.writing.status import build_status
 from spreadwatch.scoring import get_profile
 from spreadwatch.snapshot import load_snapshot
 

@@ -12,8 +12,9 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from hack import devcluster
 
-from repo_tools import load_bench
+from bench import envelope
 
 pytestmark = pytest.mark.e2e
 
@@ -26,19 +27,19 @@ def cluster_dir(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Path]:
     """A control plane the runs keep loaded (``cluster_dir``), ended after the module."""
     path = tmp_path_factory.mktemp("envelope-cluster")
     yield path
-    load_bench("soak_cluster").devcluster().down(path, keep_logs=False)
+    devcluster.down(path, keep_logs=False)
 
 
 @pytest.fixture(scope="module")
 def result(cluster_dir: Path) -> dict[str, Any]:
-    figures: dict[str, Any] = load_bench("envelope").measure(**_SMALL, cluster_dir=str(cluster_dir),
+    figures: dict[str, Any] = envelope.measure(**_SMALL, cluster_dir=str(cluster_dir),
                                                              log=lambda _line: None)  # fmt: skip
     assert "error" not in figures, figures["error"]
     return figures
 
 
 def test_a_second_run_reuses_the_loaded_cluster(result: dict[str, Any], cluster_dir: Path) -> None:
-    again: dict[str, Any] = load_bench("envelope").measure(**{**_SMALL, "churn_seconds": 2.0, "burst": 2},
+    again: dict[str, Any] = envelope.measure(**{**_SMALL, "churn_seconds": 2.0, "burst": 2},
                                                            cluster_dir=str(cluster_dir), log=lambda _line: None)
     assert "error" not in again, again["error"]
     assert again["load"] == {**result["load"], "reused": True}

@@ -42,6 +42,8 @@ import pytest
 import urllib3
 import yaml
 from chart_rbac import CHART, ChartInstall, install_chart
+from hack import devcluster
+from hack.node import localnode
 from kube_helpers import (
     ControlPlane,
     bind_pod,
@@ -57,8 +59,6 @@ from kube_helpers import (
 )
 from kubernetes import client, watch
 from kubernetes.client.exceptions import ApiException
-
-from repo_tools import load_devcluster
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "monitoring"))
 from monitoring_helpers import Prometheus, require_binary
@@ -107,7 +107,7 @@ def on_node(real_node: Any, image_ref: str, crd: None) -> dict[str, Any]:
 
 
 def real_node_taint() -> dict[str, str]:
-    taint: dict[str, str] = load_devcluster().load_localnode().TAINT
+    taint: dict[str, str] = localnode.TAINT
     return taint
 
 
@@ -492,7 +492,7 @@ def test_memory_limit_probes_and_api_server_restart(
         # --- a restart of the API server: the pod keeps running (same container), Ready, and writes reports
         wait_for(lambda: lease_holder(kube_api, chart) == pod.metadata.name, timeout=START,
                  message="the pod to hold the Lease")  # fmt: skip
-        load_devcluster().restart_apiserver(Path(control_plane.dir))
+        devcluster.restart_apiserver(Path(control_plane.dir))
         wait_for(lambda: ready(read_pod(kube_api, chart.namespace, pod.metadata.name)), timeout=START,
                  message="the pod Ready after the API server restart")  # fmt: skip
         make_workload(kube_api, chart.namespace, fake_nodes, "after-restart")

@@ -32,6 +32,7 @@ from typing import Any
 
 import pytest
 from chart_rbac import ChartInstall, install_chart_rbac
+from hack import devcluster
 from kube_helpers import (
     ControlPlane,
     create_deployment,
@@ -58,8 +59,7 @@ from operator_helpers import (
 )
 from oracle_checks import check_against_oracle, oracle_expectations
 
-from repo_tools import load_devcluster
-from spreadwatch.runtime.status import content_digest
+from spreadwatch.runtime.writing.status import content_digest
 from spreadwatch.scoring import get_profile
 
 pytestmark = pytest.mark.e2e
@@ -297,7 +297,7 @@ def test_users_objects_are_untouched_and_a_standby_writes_nothing(
     settle(lambda: _metadata_fingerprint(control_plane, namespace, zone_nodes))
     before = _metadata_fingerprint(control_plane, namespace, zone_nodes)
 
-    # a second replica lists and watches everything (kopf's initial listing path), stays a standby
+    # a second replica lists and watches everything (its informers' initial lists), stays a standby
     standby = start_operator(chart, tmp_path / "standby.log", "--identity", "standby")
     try:
         state = wait_for(lambda: (st := standby.state())["index"]["pods"] >= 7 and st, timeout=120,
@@ -307,7 +307,11 @@ def test_users_objects_are_untouched_and_a_standby_writes_nothing(
         assert state["index"]["pods"] >= 7
     finally:
         assert standby.stop() == 0
-    time.sleep(1)
+    # the writers' own records instead of a pause: the standby's last line counts its API writes over its
+    # whole life (it has exited: nothing of it can land later), and the leader has nothing pending or in flight
+    assert any(e.get("message", "").startswith("stopped: 0 API writes") for e in standby.logs()), "standby wrote"
+    wait_for(lambda: (st := operator.state())["pending"] == 0 and st["inFlight"] == 0, timeout=120,
+             message="the leader's writer to have nothing pending or in flight")  # fmt: skip
     after = _metadata_fingerprint(control_plane, namespace, zone_nodes)
     assert after == before
     for name, meta in after.items():
@@ -400,7 +404,6 @@ def test_convergence_after_a_churn_of_pod_events(
 def _restart_apiserver(cp: ControlPlane, down_for: float, while_down: Callable[[], None] = lambda: None) -> None:
     """Stop kube-apiserver (and kube-controller-manager; SIGKILL after a grace), keep it down for `down_for`
     seconds so that every watch breaks, call while_down(), start both again and wait until they serve."""
-    devcluster = load_devcluster()
 
     def gap() -> None:
         while_down()

@@ -30,11 +30,12 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from hack import devcluster
 from kube_helpers import ControlPlane, create_namespace, create_node, delete_namespace, unique_name
 from kubernetes import client
 from scheduler_helpers import Placement, SchedulerLog, apply_objects, place_one, place_or_pend, scheduler_plane
 
-from repo_tools import REPO_ROOT, load_devcluster
+from repo_tools import REPO_ROOT
 from spreadwatch.profile_args import load_profile
 from spreadwatch.scoring import Profile
 
@@ -153,7 +154,6 @@ STEPS = (("Deployment", "web", "app=web"), ("ReplicationController", "web-legacy
 
 def _run_placements(cluster: Cluster, version: str, config: str, profile: Profile, own: bool,
                     resources: dict[str, Any] | None = None) -> tuple[str, list[Placement]]:  # fmt: skip
-    devcluster = load_devcluster()
     namespace = create_namespace(cluster.api)
     try:
         # Everything exists before the scheduler starts: its first listing already holds the pinned pods.
@@ -341,7 +341,6 @@ def test_v129_hard_constraints_and_the_pending_replica(cluster: Cluster) -> None
     leaves a pod Pending. Every step: the report's candidates are the nodes the scheduler scored, its scores the
     logged ones ÷ 2, the pod on a best node, and a Pending forecast exactly when the scheduler reports
     FailedScheduling."""
-    devcluster = load_devcluster()
     namespace = create_namespace(cluster.api)
     profile = load_profile("v1.29", None)
     try:

@@ -13,12 +13,13 @@ window model's exact probability that the next pod lands on one of them. After i
 * the scheduler scored exactly ``nodesScored`` nodes (its window, read from its log);
 * spreadwatch's reference scorer on that window (``score --nodes WINDOW``) gives exactly the logged scores
   (÷ the weight), and the chosen node is one of the window's best;
-* at the end, the number of placements on an all-node best node is compared with the model: the sum of the
-  per-step probabilities ± z standard deviations of that sum of Bernoulli trials. The figures, with the 95 %
-  interval (z = 1.96; inside it in 5 of 5 runs), go to build/scheduler-window.json; the test asserts the
-  99.99 % interval (z = 3.89): the scheduler's start index is not random (it moves by the nodes it examined),
-  so real runs vary more than independent windows would (σ ≈ 8 vs 6.3 over 200 placements), and a test that
-  fails one run in ten by chance would prove nothing.
+* at the end, the number of placements on an all-node best node is compared with the model's expectation,
+  the sum of the per-step probabilities Σp. The spread allowed is the larger of the model's (√Σp(1−p), as
+  if the windows were independent) and the one measured on real runs (:data:`MEASURED_RUNS`: the root mean
+  square of their deviations from Σp, per placement): the scheduler's start index is not random (it moves
+  by the nodes it examined), so its runs may vary more than independent windows would. The test asserts
+  Σp ± 3.89 of that spread (99.99 %: a test that failed a run in ten by chance would prove nothing); the
+  figures, with the model's 95 % interval, go to build/scheduler-window.json.
 """
 
 from __future__ import annotations
@@ -34,11 +35,12 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from hack import devcluster
 from kube_helpers import ControlPlane, create_namespace, create_node, wait_for
 from kubernetes import client
 from scheduler_helpers import scheduler_plane
 
-from repo_tools import REPO_ROOT, load_devcluster
+from repo_tools import REPO_ROOT
 from spreadwatch.index import SpreadIndex
 from spreadwatch.model import Pod, WorkloadKey, parse_object
 from spreadwatch.profile_args import load_profile
@@ -50,6 +52,14 @@ from spreadwatch.whatif import candidate_scores
 pytestmark = pytest.mark.e2e
 
 ZONES = {"a": 120, "b": 100, "c": 80}
+#: (placements on a best node, Σp expected) of five real runs of 200 SelectorSpread placements (docs/scoring.md):
+#: deviations 2.0, 2.6, −8.3, −0.1 and 11.0, a root mean square of 6.3 — what the model's √Σp(1−p) gives
+#: (6.3 to 6.5). Under PodTopologySpread p = 1 at every step: 100 of 100, no spread.
+MEASURED_RUNS = {
+    "SelectorSpread": ((124, 122.0), (125, 122.4), (112, 120.3), (126, 126.1), (136, 125.0)),
+    "PodTopologySpread": ((100, 100.0),),
+}
+_MEASURED_PLACEMENTS = {"SelectorSpread": 200, "PodTopologySpread": 100}
 PLACEMENTS = int(os.environ.get("SPREADWATCH_E2E_WINDOW_PLACEMENTS", "200"))
 CONFIGS = REPO_ROOT / "hack" / "scheduler" / "config"
 RESULT_FILE = REPO_ROOT / "build" / "scheduler-window.json"
@@ -145,7 +155,7 @@ def test_window_model_against_the_real_scheduler(
 ) -> None:
     cp, api = cluster.cp, cluster.api
     config = CONFIGS / f"{version}-spread-only.yaml"
-    log = _Log(load_devcluster().start_scheduler(cp.dir, version, config, die_with_parent=True), plugin)
+    log = _Log(devcluster.start_scheduler(cp.dir, version, config, die_with_parent=True), plugin)
     namespace = create_namespace(api)
     cp.kubectl("apply", "-f", "-", input=json.dumps(_replicaset(namespace)))
     dump = tmp_path / "dump.json"
@@ -198,9 +208,18 @@ def test_window_model_against_the_real_scheduler(
         "interval95": [round(expected - half, 2), round(expected + half, 2)], "inBestZone": zone_hits,
         "expectedInBestZone": round(zone_expected, 2)}  # fmt: skip
     RESULT_FILE.write_text(json.dumps(results, indent=2) + "\n")
-    load_devcluster().stop_scheduler(cp.dir)
-    wide = 3.89 * math.sqrt(variance)
+    devcluster.stop_scheduler(cp.dir)
+    wide = 3.89 * max(math.sqrt(variance), measured_spread(plugin, placements))
     assert abs(on_best - expected) <= wide, (
         f"{on_best} of {placements} placements on a best node; the model expects {expected:.1f} ± {wide:.1f}"
-        f" (99.99 %; 95 %: ± {half:.1f})"
+        f" (99.99 % of the model's or the measured spread, the larger; the model's 95 %: ± {half:.1f})"
     )
+
+
+def measured_spread(plugin: str, placements: int) -> float:
+    """The standard deviation of the on-best-node count that real runs of ``plugin`` showed
+    (:data:`MEASURED_RUNS`: the root mean square of their deviations from Σp), scaled to ``placements`` (a sum
+    of that many steps: √ of the count). O(runs)."""
+    runs = MEASURED_RUNS[plugin]
+    rms = math.sqrt(sum((hits - want) ** 2 for hits, want in runs) / len(runs))
+    return rms * math.sqrt(placements / _MEASURED_PLACEMENTS[plugin])

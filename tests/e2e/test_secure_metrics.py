@@ -38,6 +38,7 @@ from kube_helpers import (
     delete_namespace,
     delete_node,
     http_get,
+    pod_spec,
     schedule_pending_pods,
     service_account_token,
     token_api_client,
@@ -193,11 +194,19 @@ def scrapers(kube_api: client.ApiClient, chart: ChartInstall) -> Iterator[Scrape
 
 @pytest.fixture(scope="module")
 def workload(kube_api: client.ApiClient, operator: SecureOperator) -> Iterator[tuple[str, str]]:
-    """Deployment web: 2 pods on one of three zoned nodes (SinglePointOfFailure), reported by the operator."""
+    """Deployment web: 2 pods on one of three zoned nodes (SinglePointOfFailure), with a PodDisruptionBudget,
+    reported by the operator."""
     ns = create_namespace(kube_api)
     prefix = unique_name("sm")
     nodes = [create_node(kube_api, f"{prefix}-{z}", zone=f"zone-{z}", region="r1").metadata.name for z in "abc"]
+    # a PodDisruptionBudget for web (the dashboard's PodDisruptionBudget panel needs one)
+    client.PolicyV1Api(kube_api).create_namespaced_pod_disruption_budget(ns, {
+        "apiVersion": "policy/v1", "kind": "PodDisruptionBudget", "metadata": {"name": "web"},
+        "spec": {"selector": {"matchLabels": {"app": "web"}}, "maxUnavailable": 1}})  # fmt: skip
     create_deployment(kube_api, ns, "web", replicas=2)
+    # a workload no node can take (the dashboard's "Next replica would stay Pending" panel needs one)
+    create_deployment(kube_api, ns, "stranded", replicas=1,
+                      spec=pod_spec(node_selector={"spreadwatch.io/pool": "nowhere"}))
     wait_for_pods(kube_api, ns, {"app": "web"}, 2)
     schedule_pending_pods(kube_api, ns, nodes[:1], {"app": "web"})
     yield ns, "web"
@@ -407,6 +416,12 @@ def test_prometheus_scrapes_with_the_bearer_token_and_tls(
         _wait("the workload's series", lambda: prom.query(
             f'spreadwatch_workload_health{{job="{JOB}", namespace="{ns}", workload="{name}", '
             'state="SinglePointOfFailure"} == 1'), prom)  # fmt: skip
+        _wait("the workload's budget series", lambda: prom.query(
+            f'spreadwatch_workload_pdb_expected_pods{{job="{JOB}", namespace="{ns}", workload="{name}"}} == 2'),
+            prom)  # fmt: skip
+        _wait("the stranded workload's series", lambda: prom.query(
+            f'spreadwatch_workload_next_pod_schedulable{{job="{JOB}", namespace="{ns}", workload="stranded"}} == 0'),
+            prom)  # fmt: skip
         _wait("4 scrapes after the workload appeared (rate() over 10 s)", lambda: prom.query(
             f'count_over_time(spreadwatch_workload_pods{{job="{JOB}", namespace="{ns}"}}[1m]) >= 4'), prom)
         variables = {"job": JOB, "instance": ".+", "datasource": "prometheus", "namespace": ns, "workload": name}

@@ -8,7 +8,7 @@ from pathlib import Path
 from types import ModuleType
 from typing import Any
 
-from repo_tools import load_script
+from hack.image import lock
 
 REPO_ROOT = Path(__file__).resolve().parents[2]
 OCI_ARCHIVE = REPO_ROOT / "build" / "spreadwatch.oci.tar"
@@ -17,8 +17,8 @@ __all__ = ["OCI_ARCHIVE", "REPO_ROOT", "OciArchive", "load_lock"]
 
 
 def load_lock() -> ModuleType:
-    """Import hack/image/lock.py (behind `make image-lock`) once, as module ``image_lock``."""
-    return load_script("image_lock", "hack/image/lock.py")
+    """hack/image/lock.py (behind `make image-lock`)."""
+    return lock
 
 
 class OciArchive:

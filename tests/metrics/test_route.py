@@ -10,7 +10,7 @@ import aiohttp
 from prometheus_client.openmetrics.parser import text_string_to_metric_families as parse_openmetrics
 from prometheus_client.parser import text_string_to_metric_families as parse_text
 
-from runtime.handler_fakes import FakeReportApi, web_cluster
+from runtime.handler_fakes import FakeReportApi, Feeder, web_cluster
 from spreadwatch.config import MetricsOptions, OperatorConfig
 from spreadwatch.metrics import CONTENT_TYPE_OPENMETRICS, CONTENT_TYPE_TEXT, OperatorSource
 from spreadwatch.runtime.process import Runtime
@@ -24,15 +24,14 @@ def scrape_runtime(options: MetricsOptions) -> tuple[Runtime, dict[str, Scrape]]
         OperatorConfig(), host="127.0.0.1", port=0, metrics_port=0, metrics_secure=False, debounce=0.05, metrics=options
     )
     api = FakeReportApi()
-    rt = Runtime(cfg, sink=api)
+    rt = Runtime(cfg, report_api=api)
 
     async def main() -> dict[str, Scrape]:
         await rt.start()
         assert rt.metrics_server is not None
         assert rt.metrics_server.scheme == "http"
         base = f"http://127.0.0.1:{rt.metrics_server.bound_port}/metrics"
-        for event in web_cluster():
-            rt.router.handle(event)
+        Feeder(rt.router).feed(*web_cluster())
         got: dict[str, Scrape] = {}
         try:
             async with aiohttp.ClientSession() as session:
@@ -99,7 +98,7 @@ def test_metrics_route_serves_workload_and_operator_families() -> None:
 
 
 def test_runtime_is_an_operator_source() -> None:
-    rt = Runtime(OperatorConfig(), sink=FakeReportApi())
+    rt = Runtime(OperatorConfig(), report_api=FakeReportApi())
     source: OperatorSource = rt  # the Protocol the metrics layer reads (mypy checks the assignment)
     state = source.metrics_state()
     assert (state.workloads, state.reports_pending, state.ready, state.leader) == (0, 0, False, True)

@@ -17,7 +17,7 @@ from spreadwatch.metrics import (
     StaticSource,
     render,
 )
-from spreadwatch.runtime.apierrors import ApiErrors
+from spreadwatch.runtime.writing.apierrors import ApiErrors
 
 Samples = dict[tuple[str, tuple[tuple[str, str], ...]], float]
 

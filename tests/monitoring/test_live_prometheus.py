@@ -42,6 +42,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "runtime"))
 from auth_fakes import FakeAccessReviews
 from handler_fakes import (
     FakeReportApi,
+    Feeder,
     deployment,
     ev,
     namespace_obj,
@@ -130,14 +131,14 @@ class OperatorThread(threading.Thread):
             debounce=0.05,
             leader=LeaderElection(enabled=False, identity="test"),
         )
-        runtime = Runtime(config, sink=self.api, reviews=self.reviews)
-        for event in cluster_events():
-            runtime.router.handle(event)
+        runtime = Runtime(config, report_api=self.api, reviews=self.reviews)
+        feeder = Feeder(runtime.router)
+        feeder.feed(*cluster_events())
         # One failed status write (the fake API answers 500 once) and what kube.ReportClient's on_request hook
         # notes for such a request in a real process: spreadwatch_report_writes_total{result="failed"} and
         # spreadwatch_api_errors_total{code="500"} get series.
-        self.api.fail_next["replace_status"] = [500]
-        runtime.api_errors.note("replace_status", "500")
+        self.api.fail_next["apply"] = [500]
+        runtime.api_errors.note("apply", "500")
         await runtime.start()
         try:
             assert runtime.metrics_server is not None and runtime.metrics_server.scheme == "https"
@@ -148,7 +149,7 @@ class OperatorThread(threading.Thread):
                 await asyncio.sleep(0.25)
                 i += 1
                 churn = pod_of("churn", 1, "node-b1", "shop")
-                runtime.router.handle(ev("ADDED" if i % 2 else "DELETED", churn))
+                feeder.feed(ev("ADDED" if i % 2 else "DELETED", churn))
         finally:
             await runtime.stop()
 

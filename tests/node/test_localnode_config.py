@@ -9,13 +9,12 @@ from pathlib import Path
 from types import ModuleType
 
 import pytest
-
-from repo_tools import load_script
+from hack.node import localnode as localnode_module
 
 
 @pytest.fixture(scope="module")
 def localnode() -> ModuleType:
-    return load_script("localnode", "hack/node/localnode.py")
+    return localnode_module
 
 
 @pytest.mark.parametrize(

@@ -8,7 +8,7 @@
 #                  spreadwatch-oracle-pts, cached under oracle-pts/<key>/)
 #
 # The binary is cached in ${SPREADWATCH_CACHE:-$HOME/.cache/spreadwatch}/oracle/<key>/
-# where <key> hashes go.mod, go.sum, every *.go file, the Go toolchain version
+# where <key> hashes go.mod, go.sum, every *.go file (the oracle's and shared/'s), the Go toolchain version
 # and the build flags, so any change to the oracle rebuilds it and an unchanged
 # tree reuses it.  GOMODCACHE/GOCACHE are left at their defaults.
 #
@@ -17,6 +17,7 @@
 #   SPREADWATCH_ORACLE_GOFLAGS extra flags for `go build` (part of the key)
 set -euo pipefail
 here="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
+shared="$here/shared"  # the code both oracles share (a module of its own, replaced in by path)
 name=spreadwatch-oracle
 case "${1:-}" in
   "") ;;
@@ -38,6 +39,9 @@ key="$(
   {
     for f in go.mod go.sum $(ls ./*.go | LC_ALL=C sort); do
       printf '%s\0' "$f"; cat "$f"; printf '\0'
+    done
+    for f in go.mod $(cd "$shared" && ls ./*.go | LC_ALL=C sort); do
+      printf 'shared/%s\0' "$f"; cat "$shared/$f"; printf '\0'
     done
     go version
     go env GOOS GOARCH CGO_ENABLED

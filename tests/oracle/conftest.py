@@ -10,8 +10,9 @@ from pathlib import Path
 import pytest
 
 HERE = Path(__file__).resolve().parent
-# gen.py, edge_cases.py and oracle_client.py are plain modules next to the
-# tests; make them importable whatever pytest's import mode is.
+# gen.py and edge_cases.py are plain modules next to the tests; make them
+# importable whatever pytest's import mode is (the client of the oracles'
+# pipe is hack/oracle_client.py, shared with the Go-plugin benchmark).
 if str(HERE) not in sys.path:
     sys.path.insert(0, str(HERE))
 
@@ -27,7 +28,7 @@ def pytest_configure(config: pytest.Config) -> None:
 @pytest.fixture(scope="session")
 def oracle():
     """One spreadwatch-oracle process for the whole session."""
-    from oracle_client import Oracle, build
+    from hack.oracle_client import Oracle, build
 
     if not os.environ.get("SPREADWATCH_ORACLE_BIN") and shutil.which("go") is None:
         pytest.fail("no Go toolchain on PATH to build tests/oracle (or set SPREADWATCH_ORACLE_BIN to a built binary)")
@@ -39,7 +40,7 @@ def oracle():
 @pytest.fixture(scope="session")
 def pts_oracle():
     """One spreadwatch-oracle-pts process (PodTopologySpread, k8s v1.36) for the whole session."""
-    from oracle_client import Oracle, build
+    from hack.oracle_client import Oracle, build
 
     if not os.environ.get("SPREADWATCH_ORACLE_PTS_BIN") and shutil.which("go") is None:
         pytest.fail("no Go toolchain on PATH to build tests/oracle/pts (or set SPREADWATCH_ORACLE_PTS_BIN)")

@@ -30,7 +30,7 @@ import yaml
 from edge_cases import apps, cluster, node, owned, pod, pods_on
 from gen import HOSTNAME, LEGACY_ZONE, ZONE
 from gen_pts import RACK
-from oracle_client import cluster_from_objects
+from hack.oracle_client import cluster_from_objects
 
 Obj = dict[str, Any]
 WEB = {"app": "web"}

@@ -62,6 +62,7 @@ require (
 	k8s.io/utils v0.0.0-20230406110748-d93618cff8a2 // indirect
 	sigs.k8s.io/structured-merge-diff/v4 v4.2.3 // indirect
 	sigs.k8s.io/yaml v1.3.0 // indirect
+	spreadwatch/tests/oracle/shared v0.0.0
 )
 
 replace k8s.io/api => k8s.io/api v0.28.15
@@ -123,3 +124,5 @@ replace k8s.io/sample-apiserver => k8s.io/sample-apiserver v0.28.15
 replace k8s.io/sample-cli-plugin => k8s.io/sample-cli-plugin v0.28.15
 
 replace k8s.io/sample-controller => k8s.io/sample-controller v0.28.15
+
+replace spreadwatch/tests/oracle/shared => ./shared

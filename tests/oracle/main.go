@@ -5,13 +5,9 @@
 package main
 
 import (
-	"bufio"
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
-	"io"
-	"os"
 	"time"
 
 	v1 "k8s.io/api/core/v1"
@@ -26,10 +22,9 @@ import (
 	"k8s.io/kubernetes/pkg/scheduler/framework/plugins/tainttoleration"
 	frameworkruntime "k8s.io/kubernetes/pkg/scheduler/framework/runtime"
 	sigsjson "sigs.k8s.io/json"
-)
 
-// maxLine bounds one input line (a whole cluster); generous on purpose.
-const maxLine = 256 << 20
+	"spreadwatch/tests/oracle/shared"
+)
 
 type result struct {
 	Skipped    bool              `json:"skipped"`
@@ -38,87 +33,14 @@ type result struct {
 	Filtered   map[string]string `json:"filtered"`
 }
 
-type response struct {
-	Results   []result `json:"results"`
-	ElapsedNs int64    `json:"elapsedNs"`
-}
-
-type errorResponse struct {
-	Error string `json:"error"`
-}
+type response = shared.Response[result]
 
 func main() {
-	if len(os.Args) > 1 && (os.Args[1] == "-h" || os.Args[1] == "--help") {
-		fmt.Fprintln(os.Stderr, "usage: spreadwatch-oracle < cases.jsonl > results.jsonl (see tests/oracle/README.md)")
-		os.Exit(2)
-	}
-	if len(os.Args) > 1 && os.Args[1] == "--version" {
-		fmt.Println(kubernetesVersion())
-		return
-	}
+	shared.Flags("spreadwatch-oracle")
 	// The fake clientset is only needed to construct informer factories; it is
 	// never started and never queried, so one instance serves every line.
 	client := clientsetfake.NewSimpleClientset()
-	in := bufio.NewReaderSize(os.Stdin, 1<<20)
-	out := bufio.NewWriterSize(os.Stdout, 1<<20)
-	defer out.Flush()
-	enc := json.NewEncoder(out)
-	enc.SetEscapeHTML(false)
-	for {
-		line, err := readLine(in)
-		if len(line) > 0 {
-			var resp any
-			r, perr := process(client, line)
-			if perr != nil {
-				resp = errorResponse{Error: perr.Error()}
-			} else {
-				resp = r
-			}
-			if eerr := enc.Encode(resp); eerr != nil {
-				fmt.Fprintln(os.Stderr, "spreadwatch-oracle: writing output:", eerr)
-				os.Exit(1)
-			}
-			// Flush per line: the Python client waits for each answer.
-			if ferr := out.Flush(); ferr != nil {
-				fmt.Fprintln(os.Stderr, "spreadwatch-oracle: writing output:", ferr)
-				os.Exit(1)
-			}
-		}
-		if err == io.EOF {
-			return
-		}
-		if err != nil {
-			fmt.Fprintln(os.Stderr, "spreadwatch-oracle: reading input:", err)
-			os.Exit(1)
-		}
-	}
-}
-
-// readLine returns the next line without its terminator; blank lines are
-// returned as empty and skipped by the caller (no output for them).
-func readLine(r *bufio.Reader) ([]byte, error) {
-	var buf []byte
-	for {
-		chunk, isPrefix, err := r.ReadLine()
-		buf = append(buf, chunk...)
-		if len(buf) > maxLine {
-			return nil, fmt.Errorf("input line longer than %d bytes", maxLine)
-		}
-		if err != nil || !isPrefix {
-			trimmed := trimSpace(buf)
-			return trimmed, err
-		}
-	}
-}
-
-func trimSpace(b []byte) []byte {
-	for len(b) > 0 && (b[0] == ' ' || b[0] == '\t' || b[0] == '\r') {
-		b = b[1:]
-	}
-	for len(b) > 0 && (b[len(b)-1] == ' ' || b[len(b)-1] == '\t' || b[len(b)-1] == '\r') {
-		b = b[:len(b)-1]
-	}
-	return b
+	shared.Serve("spreadwatch-oracle", func(line []byte) (any, error) { return process(client, line) })
 }
 
 // process handles one input line.
@@ -128,7 +50,7 @@ func process(client *clientsetfake.Clientset, line []byte) (res *response, err e
 			res, err = nil, fmt.Errorf("panic: %v", p)
 		}
 	}()
-	var req request
+	var req shared.Request
 	if err := decodeJSON(line, &req); err != nil {
 		return nil, err
 	}
@@ -143,7 +65,7 @@ func process(client *clientsetfake.Clientset, line []byte) (res *response, err e
 	incoming := make([]*v1.Pod, len(req.Incoming))
 	for i := range req.Incoming {
 		p := &req.Incoming[i]
-		defaultNamespace(&p.ObjectMeta)
+		shared.DefaultNamespace(&p.ObjectMeta)
 		incoming[i] = p
 	}
 	var explicit []*v1.Node
@@ -211,13 +133,13 @@ type cluster struct {
 	affinityName string
 }
 
-func newCluster(ctx context.Context, client *clientsetfake.Clientset, c *clusterInput) (*cluster, error) {
+func newCluster(ctx context.Context, client *clientsetfake.Clientset, c *shared.ClusterInput) (*cluster, error) {
 	lister, err := newSharedLister(c.Nodes, c.Pods)
 	if err != nil {
 		return nil, err
 	}
 	factory := informers.NewSharedInformerFactory(client, 0)
-	if err := populateInformers(factory, c); err != nil {
+	if err := shared.PopulateInformers(factory, c); err != nil {
 		return nil, err
 	}
 	fh, err := frameworkruntime.NewFramework(ctx, nil, nil,

@@ -20,7 +20,7 @@ from typing import Any
 import gen
 import pytest
 from edge_cases import EDGE_CASES
-from oracle_client import OracleError
+from hack.oracle_client import OracleError
 
 pytestmark = pytest.mark.oracle
 

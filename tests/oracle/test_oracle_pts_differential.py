@@ -42,7 +42,7 @@ import gen
 import gen_pts
 import pytest
 from edge_cases_pts import EDGE_CASES, example_checkout_case
-from oracle_client import OracleError
+from hack.oracle_client import OracleError
 
 pytestmark = pytest.mark.oracle
 

@@ -13,7 +13,7 @@ from collections import Counter
 import gen_pts
 import pytest
 from edge_cases_pts import EDGE_CASES, EXAMPLE_CHECKOUT_SCORES, example_checkout_case
-from oracle_client import OracleError
+from hack.oracle_client import OracleError
 
 pytestmark = pytest.mark.oracle
 

@@ -11,7 +11,7 @@ import json
 import gen
 import pytest
 from edge_cases import EDGE_CASES
-from oracle_client import OracleError
+from hack.oracle_client import OracleError
 
 pytestmark = pytest.mark.oracle
 

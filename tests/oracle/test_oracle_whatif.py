@@ -22,7 +22,7 @@ from typing import Any
 import gen
 import gen_pts
 import pytest
-from oracle_client import cluster_from_objects
+from hack.oracle_client import cluster_from_objects
 from test_oracle_pts_differential import api_refuses
 
 pytestmark = pytest.mark.oracle

@@ -1,9 +1,11 @@
 """Fakes for the operator pipeline tests: an in-memory SpreadReport API, a manual clock, raw watch events.
 
-No Kubernetes API and no kopf: the tests feed watch-event dicts (``{"type": ..., "object": {...}}``) to
-``EventRouter.handle`` — the reference path the informers take for what their typed decoder leaves
-(tests/runtime/test_informers.py runs the informers themselves on bytes) — and drive ``ReportWriter.step``
-with a manual clock.
+No Kubernetes API and no kopf: the tests write watch events as dicts (``{"type": ..., "object": {...}}``) and a
+:class:`Feeder` sends each through the route the operator runs — its bytes, one watch line, decoded as
+``kube.WatchStream`` decodes them (``decode.decode_event``), taken by the kind's informer
+(``ResourceWatch.take``: a malformed object logged and skipped there) → ``EventRouter`` → index — and drive
+``Writer.step`` with a manual clock. (tests/runtime/test_informers.py runs the informers' own list and watch
+loops on bytes from a fake API server.)
 """
 
 from __future__ import annotations
@@ -11,7 +13,8 @@ from __future__ import annotations
 import asyncio
 import copy
 import itertools
-from collections.abc import Callable, Coroutine, Iterable, Mapping
+import json
+from collections.abc import Callable, Coroutine, Iterable, Iterator, Mapping
 from dataclasses import dataclass, field, replace
 from typing import Any, TypeVar
 
@@ -19,13 +22,14 @@ import orjson
 
 from k8s_objects import GA_ZONE, controller, node, owner, pod, service
 from spreadwatch.config import OperatorConfig
+from spreadwatch.decode import Converter, DecodeError, decode_event
 from spreadwatch.errors import KubeApiError
 from spreadwatch.index import SpreadIndex
-from spreadwatch.runtime.events import EventRouter
-from spreadwatch.runtime.ratelimit import TokenBucket
-from spreadwatch.runtime.status import content_digest
-from spreadwatch.runtime.store import DIGEST_ANNOTATION
-from spreadwatch.runtime.writer import ReportWriter
+from spreadwatch.runtime.informers import WATCHED, WATCHED_BY_KIND, EventRouter, ResourceWatch
+from spreadwatch.runtime.writing.ratelimit import TokenBucket
+from spreadwatch.runtime.writing.status import content_digest
+from spreadwatch.runtime.writing.store import DIGEST_ANNOTATION
+from spreadwatch.runtime.writing.writer import Writer
 from spreadwatch.scoring import get_profile
 
 T = TypeVar("T")
@@ -75,7 +79,7 @@ class Call:
 
 
 class FakeReportApi:
-    """An in-memory SpreadReport store with the writer's ReportSink interface.
+    """An in-memory SpreadReport store with the writer's ReportApi interface.
 
     ``fail_next[verb] = [status, ...]`` makes the next calls of that verb raise KubeApiError(status).
     """
@@ -131,7 +135,7 @@ class FakeReportApi:
             "spec": {"workloadRef": dict(workload)},
         }
 
-    # the ReportSink interface
+    # the ReportApi interface
 
     async def list_reports(
         self,
@@ -153,7 +157,7 @@ class FakeReportApi:
         self.calls[-1].body = {"metadata_only": metadata_only}
         return [kept for kept in map(keep, listed) if kept is not None]
 
-    async def apply(
+    async def save(
         self,
         namespace: str,
         name: str,
@@ -188,9 +192,50 @@ class FakeReportApi:
         )
 
 
+def watch_line(event: Mapping[str, Any]) -> bytes:
+    """A watch-event dict as the API server sends it: one JSON line (type None, a listed object: ADDED).
+    ``json`` with ASCII escapes: any str goes, as any bytes may arrive."""
+    return json.dumps({**event, "type": event.get("type") or "ADDED"}).encode()
+
+
+class Feeder:
+    """Watch-event dicts through the route the operator runs (see the module docstring): one informer per
+    watched kind over ``router``, each taking the decoded lines of its kind."""
+
+    def __init__(self, router: EventRouter) -> None:
+        self.router = router
+        self.informers = {r.kind: ResourceWatch(r, None, router) for r in WATCHED}
+        self._converter = Converter()
+
+    def feed(self, *events: Mapping[str, Any], kind: str | None = None) -> None:
+        """Each event to the informer of ``kind`` (default: its object's kind when that is watched, else the
+        pod informer's, where a stray object would arrive)."""
+        for event in events:
+            resource = WATCHED_BY_KIND[kind or _kind_of(event)]
+            try:
+                decoded = decode_event(watch_line(event), resource.kind, resource.api_version, self._converter)
+            except DecodeError as err:
+                self.informers[resource.kind].take(err)
+                continue
+            self.informers[resource.kind].take(decoded)
+
+
+def _kind_of(event: Mapping[str, Any]) -> str:
+    obj = event.get("object")
+    kind = obj.get("kind") if isinstance(obj, Mapping) else None
+    return kind if isinstance(kind, str) and kind in WATCHED_BY_KIND else "Pod"
+
+
+def malformed_of(informers: Iterable[ResourceWatch]) -> Iterator[tuple[tuple[str, str, str], str]]:
+    """(kind, namespace, name) → problem of every object the informers skip as malformed now."""
+    for informer in informers:
+        for (namespace, name), problem in informer.malformed.items():
+            yield (informer.resource.kind, namespace, name), problem
+
+
 @dataclass
 class Pipeline:
-    """Router → index → writer → fake API, on a manual clock."""
+    """Informers (fed by the test) → router → index → writer → fake API, on a manual clock."""
 
     config: OperatorConfig = field(default_factory=lambda: OperatorConfig(debounce=1.0))
     leader: bool = True
@@ -202,7 +247,7 @@ class Pipeline:
         bucket = TokenBucket(
             self.config.max_writes_per_second, self.config.write_burst, clock=self.clock, sleep=self.clock.sleep
         )
-        self.writer = ReportWriter(
+        self.writer = Writer(
             self.index,
             self.config,
             self.api,
@@ -215,14 +260,26 @@ class Pipeline:
         self.router = EventRouter(
             self.index, self.config.scope, wake=self.writer.wake, namespace_changed=self.writer.namespace_changed
         )
+        self.feeder = Feeder(self.router)
+        #: every informer over the router (the feeder's, and any a test runs itself): their malformed objects
+        self.informers: list[ResourceWatch] = list(self.feeder.informers.values())
+
+    @property
+    def malformed(self) -> dict[tuple[str, str, str], str]:
+        """Objects the informers skip as malformed now: (kind, namespace, name) → problem."""
+        return dict(malformed_of(self.informers))
+
+    @property
+    def malformed_count(self) -> int:
+        """Malformed objects the informers skipped (each time one arrived)."""
+        return sum(informer.stats.malformed for informer in self.informers)
 
     def wall(self) -> str:
         seconds = int(self.clock())
         return f"2026-01-01T{seconds // 3600 % 24:02d}:{seconds // 60 % 60:02d}:{seconds % 60:02d}Z"
 
-    def feed(self, *events: Mapping[str, Any]) -> None:
-        for event in events:
-            self.router.handle(event)
+    def feed(self, *events: Mapping[str, Any], kind: str | None = None) -> None:
+        self.feeder.feed(*events, kind=kind)
 
     def step(self) -> int:
         """One writer cycle, and the end of a resync it started beside the writes (one event loop per call)."""

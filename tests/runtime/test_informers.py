@@ -1,4 +1,4 @@
-"""The informers (runtime/watches.py): list, then watch from the list's version; BOOKMARK, DELETED, a server
+"""The informers (runtime/informers/watches.py): list, then watch from the list's version; BOOKMARK, DELETED, a server
 that ends its watch, 410 Gone (an ERROR event, or the watch request itself) → list again and remove what the
 new list lacks; undecodable lines logged once; the runtime ready once every informer has listed.
 
@@ -28,9 +28,9 @@ from watch_fakes import OPEN_GONE, FakeApiServer
 from spreadwatch.config import OperatorConfig
 from spreadwatch.kube import ApiWatchSource
 from spreadwatch.resources import CLUSTER_RESOURCES
-from spreadwatch.runtime.events import WATCHED
+from spreadwatch.runtime.informers.router import WATCHED
+from spreadwatch.runtime.informers.watches import ResourceWatch
 from spreadwatch.runtime.process import Runtime
-from spreadwatch.runtime.watches import ResourceWatch
 
 POD = next(r for r in CLUSTER_RESOURCES if r.kind == "Pod")
 _GUARD = 60.0  # seconds: only so that a broken informer fails the test instead of hanging it
@@ -54,7 +54,9 @@ def _informed(
     p = pipeline()
     p.feed(*[ev("ADDED", o) for o in objects if o["kind"] != "Pod"])
     api = FakeApiServer([o for o in objects if o["kind"] == "Pod"])
-    return p, api, ResourceWatch(POD, namespace, p.router, ApiWatchSource(api))
+    watch = ResourceWatch(POD, namespace, p.router, ApiWatchSource(api))
+    p.informers.append(watch)
+    return p, api, watch
 
 
 def _run_until_held(watch: ResourceWatch, api: FakeApiServer, namespace: str | None = None) -> None:
@@ -189,7 +191,7 @@ def test_undecodable_lines_are_logged_once_per_problem_and_the_others_applied(
         api.raw(b"not json"),
         api.raw(b'{"type": "ADDED", "object": 3}'),
         api.added(pod_of("web", 3, "node-a2")),
-        api.added(broken),  # a watch event of a malformed object: the router words and skips it
+        api.added(broken),  # a watch event of a malformed object: the informer words and skips it
         api.modified(broken),
         api.raw(b"not json"),
     )
@@ -204,7 +206,7 @@ def test_undecodable_lines_are_logged_once_per_problem_and_the_others_applied(
     assert all(m.startswith("pods: skipping a watch line: malformed watch event") for m in skipped)
     problem = "Pod shop/web-abc-9: metadata.labels: expected a mapping of strings, got list"
     assert [m for name, m in lines if name == "spreadwatch.events"] == [f"skipping malformed object: {problem}"]
-    assert p.router.broken_objects == {("Pod", "shop", "web-abc-9"): problem}
+    assert p.malformed == {("Pod", "shop", "web-abc-9"): problem}
 
 
 # --- the runtime ------------------------------------------------------------------------------------------
@@ -215,8 +217,8 @@ class NotifyingReportApi(FakeReportApi):
 
     written: asyncio.Event | None = None
 
-    async def apply(self, namespace: str, name: str, *rest: Any) -> dict[str, Any]:
-        obj = await super().apply(namespace, name, *rest)
+    async def save(self, namespace: str, name: str, *rest: Any) -> dict[str, Any]:
+        obj = await super().save(namespace, name, *rest)
         if self.written is not None:
             self.written.set()
         return obj
@@ -227,7 +229,7 @@ def test_the_runtime_is_ready_once_every_informer_has_listed() -> None:
     api = FakeApiServer(_web())
     gate = api.gates["pods"] = threading.Event()  # the pod list waits for the test
     sink = NotifyingReportApi()
-    rt = Runtime(cfg, sink=sink, source=ApiWatchSource(api))
+    rt = Runtime(cfg, report_api=sink, source=ApiWatchSource(api))
     assert sorted(w.name for w in rt.watches) == sorted(r.plural for r in WATCHED)  # cluster-wide: one each
 
     async def main() -> tuple[bool, list[str], int, Mapping[str, Any]]:
@@ -255,11 +257,11 @@ def test_the_runtime_is_ready_once_every_informer_has_listed() -> None:
 
 def test_in_namespaced_mode_namespaced_kinds_get_one_informer_per_namespace() -> None:
     cfg = replace(OperatorConfig(), namespaces=("shop", "blue"))
-    rt = Runtime(cfg, sink=FakeReportApi(), source=ApiWatchSource(FakeApiServer()))
+    rt = Runtime(cfg, report_api=FakeReportApi(), source=ApiWatchSource(FakeApiServer()))
     names = sorted(w.name for w in rt.watches)
     per_namespace = [f"{r.plural} in {ns}" for r in WATCHED if r.namespaced for ns in ("shop", "blue")]
     assert names == sorted([r.plural for r in WATCHED if not r.namespaced] + per_namespace)
-    assert Runtime(OperatorConfig(), sink=FakeReportApi()).watches == []  # no source: no informers
+    assert Runtime(OperatorConfig(), report_api=FakeReportApi()).watches == []  # no source: no informers
 
 
 def test_nodes_and_namespaces_are_listed_before_the_namespaced_kinds() -> None:
@@ -269,15 +271,15 @@ def test_nodes_and_namespaces_are_listed_before_the_namespaced_kinds() -> None:
     cfg = replace(OperatorConfig(), host="127.0.0.1", port=0, metrics_port=0, metrics_secure=False)
     api = FakeApiServer(_web())
     gate = api.gates["nodes"] = threading.Event()
-    rt = Runtime(cfg, sink=FakeReportApi(), source=ApiWatchSource(api))
+    rt = Runtime(cfg, report_api=FakeReportApi(), source=ApiWatchSource(api))
     applied: list[str] = []
-    handle = rt.router.handle_decoded
+    route = rt.router.route
 
-    def spy(kind: str, item: Any) -> None:
+    def spy(kind: str, record: Any) -> None:
         applied.append(kind)
-        handle(kind, item)
+        route(kind, record)
 
-    rt.router.handle_decoded = spy  # type: ignore[method-assign]
+    rt.router.route = spy  # type: ignore[method-assign]
 
     async def main() -> list[str]:
         namespaces = api.holding("Namespace")
@@ -306,15 +308,15 @@ def test_an_unexpected_error_is_logged_and_the_informer_lists_again(caplog: pyte
     # A bug while applying a listed object (here: the first pod) must not end the informer in silence: it
     # would never be "listed", and the operator never ready.
     p, api, watch = _informed(_web())
-    apply = p.router.handle_decoded
+    route = p.router.route
     broken = [True]
 
-    def handle_once_broken(kind: str, item: Any) -> None:
+    def route_once_broken(kind: str, record: Any) -> None:
         if broken.pop() if broken else False:
             raise RuntimeError("a bug")
-        apply(kind, item)
+        route(kind, record)
 
-    p.router.handle_decoded = handle_once_broken  # type: ignore[method-assign]
+    p.router.route = route_once_broken  # type: ignore[method-assign]
     with caplog.at_level(logging.INFO, logger="spreadwatch.watch"):
         _run_until_held(watch, api)
     assert _pods(p) == {"web-abc-0", "web-abc-1", "web-abc-2"}

@@ -3,8 +3,9 @@ raw pages into records (``kube.list_pages`` under ``runtime.ResourceWatch``).
 
 The pages come from a paged fake of the API server (limit/continue, items without kind and apiVersion, as the
 API server sends them: tests/runtime/watch_fakes.py); the index the eight informers load (concurrently, in
-any order) must equal the one the reference path (dicts through ``EventRouter.handle``) builds, an expired
-continue token starts that list over, and a broken object is logged once and skipped, the others kept.
+any order) must equal the one the reference parser builds (``model.parse_object`` → ``index.apply``), an
+expired continue token starts that list over, and a broken object is logged once and skipped, the others
+kept.
 """
 
 from __future__ import annotations
@@ -15,14 +16,15 @@ from collections.abc import Sequence
 from typing import Any
 
 import pytest
-from handler_fakes import Pipeline, ev, pipeline, pod_of, web_cluster
+from handler_fakes import Pipeline, pipeline, pod_of, web_cluster
 from watch_fakes import FakeApiServer
 
 from spreadwatch.config import OperatorConfig
 from spreadwatch.index import SpreadIndex
 from spreadwatch.kube import ApiWatchSource
-from spreadwatch.runtime.events import WATCHED, EventRouter
-from spreadwatch.runtime.watches import ResourceWatch
+from spreadwatch.model import parse_object
+from spreadwatch.runtime.informers import WATCHED
+from spreadwatch.runtime.informers.watches import ResourceWatch
 from spreadwatch.scoring import get_profile
 
 
@@ -35,9 +37,9 @@ def _cluster(pods: int) -> list[dict[str, Any]]:
 
 def _reference_reports(objects: Sequence[dict[str, Any]]) -> list[dict[str, Any]]:
     index = SpreadIndex(get_profile("v1.28"), OperatorConfig().report)
-    router = EventRouter(index, OperatorConfig().scope)
-    for obj in objects:
-        router.handle(ev(None, obj))
+    for record in map(parse_object, objects):
+        if record is not None:
+            index.apply(record)
     return [r.to_dict() for r in index.reports()]
 
 
@@ -47,6 +49,7 @@ def _load(objects: Sequence[dict[str, Any]], expire: int = 0) -> tuple[Pipeline,
     p = pipeline()
     api = FakeApiServer(objects, expire)
     watches = [ResourceWatch(resource, None, p.router, ApiWatchSource(api)) for resource in WATCHED]
+    p.informers += watches
 
     async def main() -> None:
         held = [api.holding(resource.kind).wait() for resource in WATCHED]
@@ -72,7 +75,7 @@ def test_initial_list_from_raw_pages_equals_the_reference() -> None:
     web = next(r for r in reports if r["workload"]["name"] == "web")
     assert web["pods"] == 1202  # 2 of the web cluster + 1200 extra, over three pages
     assert api.list_requests("Pod") == [0, 500, 1000]
-    assert p.router.stats.applied == len(objects) and p.router.stats.broken == 0
+    assert p.router.stats.applied == len(objects) and p.malformed_count == 0
     assert api.watch_versions("Pod") == [api.version]  # each watch starts at its list's version
 
 
@@ -95,7 +98,7 @@ def test_a_broken_object_in_a_page_is_logged_once_and_the_others_are_kept(caplog
     lines = [r.getMessage() for r in caplog.records]
     problem = "Pod shop/web-abc-99: metadata.labels: expected a mapping of strings, got list"
     assert lines == [f"skipping malformed object: {problem}"]
-    assert p.router.stats.broken == 1
-    assert p.router.broken_objects == {("Pod", "shop", "web-abc-99"): problem}
+    assert p.malformed_count == 1
+    assert p.malformed == {("Pod", "shop", "web-abc-99"): problem}
     web = next(r for r in p.index.reports() if r.workload.name == "web")
     assert web.to_dict()["pods"] == 12

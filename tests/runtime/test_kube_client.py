@@ -426,7 +426,7 @@ def test_report_lists_are_kept_page_by_page() -> None:
         number = int(obj["metadata"]["name"][1:])
         return None if number % 2 else obj["spec"]["workloadRef"]["name"]
 
-    kept = ReportClient(SimpleNamespace(call_api=call_api)).list_reports((), keep)  # type: ignore[arg-type]
+    kept = asyncio.run(ReportClient(SimpleNamespace(call_api=call_api)).list_reports((), keep))  # type: ignore[arg-type]
     assert kept == [f"w{i}" for i in range(0, total, 2)]
     pages = [i for i, entry in enumerate(log) if entry.startswith("page")]
     assert [log[i] for i in pages] == [f"page {s} limit {REPORT_PAGE_SIZE}" for s in range(0, total, REPORT_PAGE_SIZE)]

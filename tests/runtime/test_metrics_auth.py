@@ -12,13 +12,13 @@ from pathlib import Path
 import aiohttp
 import pytest
 from auth_fakes import FakeAccessReviews
-from handler_fakes import FakeReportApi, web_cluster
+from handler_fakes import FakeReportApi, Feeder, web_cluster
 
 from spreadwatch.config import OperatorConfig
 from spreadwatch.errors import InputError
-from spreadwatch.runtime.metricsauth import Decision, DecisionCache, MetricsAuth
 from spreadwatch.runtime.process import Runtime
-from spreadwatch.runtime.servingcert import CERT_FILE, KEY_FILE, serving_cert, write_self_signed
+from spreadwatch.runtime.serving.metricsauth import Decision, DecisionCache, MetricsAuth
+from spreadwatch.runtime.serving.servingcert import CERT_FILE, KEY_FILE, serving_cert, write_self_signed
 
 
 class Clock:
@@ -170,7 +170,7 @@ def _secure_runtime(cert_dir: str | None) -> tuple[Runtime, FakeAccessReviews]:
     cfg = replace(OperatorConfig(), host="127.0.0.1", port=0, metrics_port=0, debounce=0.05,
                   metrics_cert_dir=cert_dir)  # fmt: skip
     reviews = FakeAccessReviews(REVIEWS, frozenset({"prom"}))
-    return Runtime(cfg, sink=FakeReportApi(), reviews=reviews), reviews
+    return Runtime(cfg, report_api=FakeReportApi(), reviews=reviews), reviews
 
 
 @pytest.mark.parametrize("mounted", [False, True], ids=["self-signed", "mounted cert dir"])
@@ -181,8 +181,7 @@ def test_runtime_serves_metrics_over_https_to_authorized_tokens_only(tmp_path: P
 
     async def main() -> dict[str, object]:
         await rt.start()
-        for event in web_cluster():
-            rt.router.handle(event)
+        Feeder(rt.router).feed(*web_cluster())
         assert rt.metrics_server is not None and rt.serving_cert is not None
         got: dict[str, object] = {"scheme": rt.metrics_server.scheme, "dir": rt.serving_cert.cert_dir}
         url = f"https://localhost:{rt.metrics_server.bound_port}/metrics"
@@ -221,6 +220,6 @@ def test_runtime_serves_metrics_over_https_to_authorized_tokens_only(tmp_path: P
 
 def test_secure_metrics_without_an_api_or_reviewer_fail_to_start() -> None:
     cfg = replace(OperatorConfig(), host="127.0.0.1", port=0, metrics_port=0)
-    rt = Runtime(cfg, sink=FakeReportApi())
+    rt = Runtime(cfg, report_api=FakeReportApi())
     with pytest.raises(InputError, match="secure metrics need the Kubernetes API"):
         asyncio.run(rt.serve_probes())

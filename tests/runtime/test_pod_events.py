@@ -1,14 +1,14 @@
-"""Pod watch events (event dicts, as the router takes them) move the reports' counts and scores."""
+"""Pod watch events (event dicts, through the route the operator runs) move the reports' counts and scores."""
 
 from __future__ import annotations
 
 import copy
 
-from handler_fakes import NODES, ev, pipeline, pod_of, web_cluster, with_meta
+from handler_fakes import NODES, Feeder, ev, pipeline, pod_of, web_cluster, with_meta
 
 from spreadwatch.config import OperatorConfig
 from spreadwatch.index import SpreadIndex
-from spreadwatch.runtime.events import EventRouter
+from spreadwatch.runtime.informers.router import EventRouter
 from spreadwatch.scoring import get_profile
 
 
@@ -102,14 +102,14 @@ def test_a_burst_of_pod_events_for_one_workload_gives_one_status_write() -> None
     assert p.report("shop", "deployment-web")["pods"] == 200
 
 
-def test_router_never_mutates_the_event_body_and_fills_in_a_missing_kind() -> None:
+def test_the_route_never_mutates_the_event_body_and_the_informer_fills_in_a_missing_kind() -> None:
     index = SpreadIndex(get_profile("v1.28"))
     router = EventRouter(index, OperatorConfig().scope)
     body = pod_of("web", 0, "node-a1")
     del body["kind"]
     event = ev("ADDED", body)
     frozen = copy.deepcopy(event)
-    router.handle(event, "Pod")
+    Feeder(router).feed(event, kind="Pod")
     assert event == frozen
     assert index.sizes().pods == 1
 

@@ -1,8 +1,9 @@
-"""The resync's listing and comparison (runtime/resync.py, kube/reports.py): what a listing of SpreadReports
+"""The resync's listing and comparison (runtime/writing/resync.py, kube/reports.py): what a listing of SpreadReports
 makes the writer keep, forget, delete and check, as tables; and the metadata-only listing's requests."""
 
 from __future__ import annotations
 
+import asyncio
 from dataclasses import replace
 from types import SimpleNamespace
 from typing import Any
@@ -13,8 +14,8 @@ import pytest
 from spreadwatch.kube.listing import PAGE_SIZE
 from spreadwatch.kube.reports import ReportClient
 from spreadwatch.model import WorkloadKey
-from spreadwatch.runtime.resync import ResyncPlan, ResyncRun, ResyncStats, adopt_plan, compare_plan
-from spreadwatch.runtime.store import DIGEST_ANNOTATION, StoredReport, stored_report
+from spreadwatch.runtime.writing.resync import ResyncPlan, ResyncRun, ResyncStats, adopt_plan, compare_plan
+from spreadwatch.runtime.writing.store import DIGEST_ANNOTATION, StoredReport, stored_report
 
 
 def key(name: str) -> WorkloadKey:
@@ -142,7 +143,7 @@ def test_the_metadata_listing_asks_for_partial_objects_in_pages_of_500_and_count
 
     pages: list[int] = []
     client = ReportClient(SimpleNamespace(call_api=call_api))  # type: ignore[arg-type]
-    kept = client.list_reports((), stored_report, metadata_only=True, on_page=pages.append)
+    kept = asyncio.run(client.list_reports((), stored_report, metadata_only=True, on_page=pages.append))
     assert [r.owner_uid for r in kept if r is not None] == [f"u{i}" for i in range(total)]
     assert pages == sizes and len(pages) == 2  # every page's bytes, as read
     assert [r["limit"] for r in requests] == [str(PAGE_SIZE)] * 2

@@ -155,7 +155,7 @@ def test_kopf_is_configured_read_only() -> None:
     assert settings.peering.standalone is True
     assert settings.scanning.disabled is True
     assert settings.persistence.finalizer.startswith("spreadwatch.io/")
-    registry = build_registry(Runtime(cfg, sink=FakeReportApi()))
+    registry = build_registry(Runtime(cfg, report_api=FakeReportApi()))
     # no resource handlers at all (the informers watch, not kopf): nothing kopf would keep state for on
     # objects, and no per-object worker either
     for attr in ("_watching", "_changing", "_spawning", "_indexing", "_webhooks"):

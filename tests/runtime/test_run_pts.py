@@ -41,7 +41,7 @@ def test_runtime_index_gets_the_profile_defaults_and_the_comparison(tmp_path: Pa
             "v1.28",
         ]
     )
-    runtime = Runtime(operator_config(args), sink=FakeReportApi())
+    runtime = Runtime(operator_config(args), report_api=FakeReportApi())
     index = runtime.index
     assert index.profile.name == "v1.29" and index.profile.default_constraints.system is False
     (constraint,) = index.profile.default_constraints.constraints

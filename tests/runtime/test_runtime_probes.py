@@ -10,7 +10,7 @@ from dataclasses import replace
 
 import aiohttp
 from aiohttp import web
-from handler_fakes import FakeReportApi, web_cluster
+from handler_fakes import FakeReportApi, Feeder, web_cluster
 
 from spreadwatch.config import OperatorConfig
 from spreadwatch.runtime.logs import configure_logging
@@ -20,18 +20,17 @@ from spreadwatch.runtime.process import Runtime
 def test_probes_statusz_route_hook_and_writer_loop() -> None:
     cfg = replace(OperatorConfig(), host="127.0.0.1", port=0, metrics_port=0, metrics_secure=False, debounce=0.05)
     api = FakeReportApi()
-    rt = Runtime(cfg, sink=api)
+    rt = Runtime(cfg, report_api=api)
 
     async def extra(_request: web.Request) -> web.StreamResponse:
         return web.Response(text="extra 1\n")
 
-    rt.server.add_route("GET", "/extra", extra)  # before the server starts
+    rt.server.routes.append(("GET", "/extra", extra))  # before the server starts
 
     async def main() -> dict[str, object]:
         await rt.start()
         base = f"http://127.0.0.1:{rt.server.bound_port}"
-        for event in web_cluster():
-            rt.router.handle(event)
+        Feeder(rt.router).feed(*web_cluster())
         async with aiohttp.ClientSession() as session:
             for _ in range(1200):  # up to 60 s: waits for the write, however busy the machine
                 await asyncio.sleep(0.05)
@@ -65,7 +64,7 @@ def test_probes_statusz_route_hook_and_writer_loop() -> None:
 
 
 def test_not_alive_when_the_writer_loop_stalls() -> None:
-    rt = Runtime(OperatorConfig(), sink=FakeReportApi())
+    rt = Runtime(OperatorConfig(), report_api=FakeReportApi())
     assert rt.alive()
     rt.writer.stats.last_cycle = rt.started - 100
     assert not rt.alive()

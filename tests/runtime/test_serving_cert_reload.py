@@ -24,7 +24,7 @@ from handler_fakes import FakeReportApi
 from spreadwatch.config import OperatorConfig
 from spreadwatch.errors import InputError
 from spreadwatch.runtime.process import Runtime
-from spreadwatch.runtime.servingcert import CERT_FILE, KEY_FILE, keep_reloading, serving_cert, write_self_signed
+from spreadwatch.runtime.serving.servingcert import CERT_FILE, KEY_FILE, keep_reloading, serving_cert, write_self_signed
 
 
 def _publish(volume: Path, version: str, hosts: list[str] | None = None, broken: bool = False) -> bytes:
@@ -129,7 +129,7 @@ def test_the_operator_watches_a_mounted_certificate_only(tmp_path: Path, mounted
     _publish(volume, "2026_11_23_a")
     cfg = replace(OperatorConfig(), host="127.0.0.1", port=0, metrics_port=0,
                   metrics_cert_dir=str(volume) if mounted else None)  # fmt: skip
-    rt = Runtime(cfg, sink=FakeReportApi(), reviews=FakeAccessReviews({}, frozenset()))
+    rt = Runtime(cfg, report_api=FakeReportApi(), reviews=FakeAccessReviews({}, frozenset()))
 
     async def main() -> list[str]:
         await rt.start()

@@ -14,8 +14,8 @@ from handler_fakes import deployment, ev, pipeline, pod_of, web_cluster
 
 from k8s_objects import GA_ZONE, controller
 from spreadwatch.report import Health, SpreadReport, error_report
-from spreadwatch.runtime.status import balanced_condition, build_status, content_digest, find_condition, rfc3339
-from spreadwatch.runtime.store import HEALTH_LABEL
+from spreadwatch.runtime.writing.status import balanced_condition, build_status, content_digest, find_condition, rfc3339
+from spreadwatch.runtime.writing.store import HEALTH_LABEL
 from spreadwatch.scoring import WorkloadRef
 
 CRD = Path(__file__).resolve().parents[2] / "crds" / "spreadreports.spreadwatch.io.yaml"

@@ -129,7 +129,7 @@ def test_watch_lines_split_anywhere_decode_to_the_same_events(chunks: list[bytes
     assert all(isinstance(e, WatchEvent) for e in events)
     got = [(e.type, e.namespace, e.name, e.resource_version) for e in events if isinstance(e, WatchEvent)]
     assert got == _EXPECTED
-    # each object decoded (a record, or an Unparsed dict for the reference parser); a bookmark has none
+    # each object decoded (a record, or Malformed where the reference parser refuses it); a bookmark has none
     assert [e.item is not None for e in events if isinstance(e, WatchEvent)] == [True, True, False, True]
     assert stream.resource_version == "14"  # the next watch starts after the last event
     assert response.released

@@ -1,13 +1,13 @@
-"""The bound on writes in flight (runtime/concurrency.py): Little's law with the answered writes' latency,
+"""The bound on writes in flight (runtime/writing/concurrency.py): Little's law with the answered writes' latency,
 clamped to [floor, ceiling], halved on throttling and regained one per window; and the achieved-rate meter
-(runtime/ratelimit.py). Pure: tables of observations → the bound."""
+(runtime/writing/ratelimit.py). Pure: tables of observations → the bound."""
 
 from __future__ import annotations
 
 import pytest
 
-from spreadwatch.runtime.concurrency import HEADROOM, PRIOR_LATENCY, WINDOW, WriteConcurrency
-from spreadwatch.runtime.ratelimit import RateMeter
+from spreadwatch.runtime.writing.concurrency import HEADROOM, PRIOR_LATENCY, WINDOW, WriteConcurrency
+from spreadwatch.runtime.writing.ratelimit import RateMeter
 
 
 def _after(latencies: list[float], rate: float = 100.0, ceiling: int = 24, floor: int = 2) -> WriteConcurrency:

@@ -9,7 +9,7 @@ from typing import Any
 import pytest
 from handler_fakes import Clock, deployment, ev, pipeline, pod_of, web_cluster
 
-from spreadwatch.runtime.ratelimit import TokenBucket
+from spreadwatch.runtime.writing import TokenBucket, Writer
 
 
 def test_nothing_is_written_until_the_workload_is_quiet_for_the_debounce() -> None:
@@ -159,7 +159,7 @@ def test_leadership_lost_mid_cycle_stops_writing() -> None:
     p = pipeline(max_writes_per_second=1000.0, write_burst=1000)
     for i in range(10):
         p.feed(*web_cluster(name=f"app{i}", pods_on=["node-a1"]))
-    original = p.api.apply
+    original = p.api.save
     count = 0
 
     async def lose_after_three(namespace: str, name: str, *rest: Any) -> dict[str, Any]:
@@ -169,7 +169,7 @@ def test_leadership_lost_mid_cycle_stops_writing() -> None:
             p.leader = False
         return await original(namespace, name, *rest)
 
-    p.api.apply = lose_after_three  # type: ignore[method-assign]
+    p.api.save = lose_after_three  # type: ignore[method-assign]
     p.clock.advance(2)
     p.step()
     assert count == 3
@@ -205,7 +205,7 @@ def test_a_new_leader_adopts_existing_reports_without_rewriting_them() -> None:
     first.settle()
     second = pipeline()
     second.api = first.api
-    second.writer.sink = first.api
+    second.writer.store.api = first.api  # type: ignore[assignment]
     second.feed(*web_cluster())
     writes = len(first.api.writes())
     second.clock.now = first.clock.now + 500  # another replica, later
@@ -269,8 +269,9 @@ def test_drain_writes_everything_pending_at_once() -> None:
 
 def test_run_loop_writes_and_stops() -> None:
     p = pipeline(debounce=0.05)
-    p.writer.clock = __import__("time").monotonic
-    p.writer.bucket = TokenBucket(100, 100)
+    p.writer = Writer(p.index, p.config, p.api, bucket=TokenBucket(100, 100))  # the real clocks
+    p.writer.ready = True
+    p.router.wake = p.writer.wake
     p.feed(*web_cluster())
 
     async def main() -> None:

@@ -16,10 +16,10 @@ from handler_fakes import FakeReportApi, Pipeline, deployment, ev, namespace_obj
 
 from spreadwatch.config import OperatorConfig
 from spreadwatch.model import WorkloadKey
-from spreadwatch.runtime.concurrency import PRIOR_LATENCY
-from spreadwatch.runtime.debounce import Debouncer
-from spreadwatch.runtime.status import content_digest
-from spreadwatch.runtime.store import DIGEST_ANNOTATION, StoredReport, material_key, stored_report
+from spreadwatch.runtime.writing.concurrency import PRIOR_LATENCY
+from spreadwatch.runtime.writing.debounce import Debouncer
+from spreadwatch.runtime.writing.status import content_digest
+from spreadwatch.runtime.writing.store import DIGEST_ANNOTATION, StoredReport, material_key, stored_report
 
 
 def _workload(name: str) -> list[dict[str, Any]]:
@@ -42,7 +42,7 @@ class GatedApi(FakeReportApi):
         self.max_active = 0
         self.started: list[str] = []
 
-    async def apply(
+    async def save(
         self,
         namespace: str,
         name: str,
@@ -56,7 +56,7 @@ class GatedApi(FakeReportApi):
         self.max_active = max(self.max_active, self.active)
         try:
             await self.gate.wait()
-            return await super().apply(namespace, name, labels, annotations, workload, status)
+            return await super().save(namespace, name, labels, annotations, workload, status)
         finally:
             self.active -= 1
 
@@ -94,7 +94,7 @@ def test_writes_in_flight_follow_the_answered_latency(ceiling: int, latency: flo
                                                       expected: int) -> None:  # fmt: skip
     p = pipeline(events=False, max_writes_in_flight=ceiling)
     api = GatedApi()
-    p.writer.store.sink = api
+    p.writer.store.api = api
     assert p.writer.max_in_flight == ceiling
     for _ in range(50 if latency is not None else 0):
         p.writer.concurrency.observe(latency or 0.0)
@@ -123,7 +123,7 @@ def test_every_answered_apply_is_timed_into_the_bound() -> None:
 def test_a_throttled_server_halves_the_writes_in_flight() -> None:
     p = pipeline(events=False)
     api = GatedApi()
-    p.writer.store.sink = api
+    p.writer.store.api = api
     for _ in range(50):
         p.writer.concurrency.observe(0.1)  # 15 in flight
     p.writer.throttled()  # (the runtime calls it for every 429 its API threads see)
@@ -154,7 +154,7 @@ def test_due_workloads_are_written_oldest_change_first() -> None:
 def test_the_gated_start_order_is_oldest_first_too() -> None:
     p = pipeline(events=False)
     api = GatedApi()
-    p.writer.store.sink = api
+    p.writer.store.api = api
     _base(p)
     names = [f"w{i}" for i in range(9, -1, -1)]  # w9 changed first, w0 last
     for name in names:

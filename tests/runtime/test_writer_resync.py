@@ -12,9 +12,9 @@ import pytest
 from handler_fakes import Clock, FakeReportApi, Pipeline, deployment, ev, pipeline, pod_of, run, web_cluster
 
 from spreadwatch.model import WorkloadKey
-from spreadwatch.runtime.status import content_digest
-from spreadwatch.runtime.store import DIGEST_ANNOTATION
-from spreadwatch.runtime.writer import MATERIAL_AFTER
+from spreadwatch.runtime.writing.status import content_digest
+from spreadwatch.runtime.writing.store import DIGEST_ANNOTATION
+from spreadwatch.runtime.writing.writer import MATERIAL_AFTER
 
 
 def _three(p: Pipeline) -> None:
@@ -73,7 +73,7 @@ def test_the_first_resync_of_each_leadership_checks_every_workload() -> None:
     first = pipeline()
     _three(first)
     second = pipeline()  # a new leader (a restart) over the same reports
-    second.api = second.writer.store.sink = first.api  # type: ignore[assignment]
+    second.api = second.writer.store.api = first.api  # type: ignore[assignment]
     for name in ("web", "api", "db"):
         second.feed(*web_cluster(name=name))
     second.writer.collect()
@@ -101,7 +101,7 @@ def test_a_new_leader_keeps_the_last_placement_its_predecessor_wrote() -> None:
     stored["status"]["lastPlacement"] = placement  # (as the first leader wrote it after a binding)
     stored["metadata"]["annotations"][DIGEST_ANNOTATION] = content_digest(stored["status"]).hex()
     second = pipeline()
-    second.api = second.writer.store.sink = first.api  # type: ignore[assignment]
+    second.api = second.writer.store.api = first.api  # type: ignore[assignment]
     for name in ("web", "api", "db"):
         second.feed(*web_cluster(name=name))
     writes = len(first.api.writes())
@@ -210,7 +210,7 @@ def test_a_resync_in_the_middle_of_churn_does_not_delay_a_changes_report() -> No
     behind the operator's back."""
     p = pipeline(resync_period=60.0)
     api = SlowListApi(p.clock)
-    p.api = p.writer.store.sink = api  # type: ignore[assignment]
+    p.api = p.writer.store.api = api  # type: ignore[assignment]
     _three(p)
     debounce, tick = p.writer.debounce, 0.01
 

@@ -24,8 +24,10 @@ integer beyond its API type (replicas, maxSkew, minDomains: 32 bits; generation:
 parser, which names the field. ``tests/test_hostile_input.py`` checks this for any bytes.
 
 Modules: :mod:`~spreadwatch.decode.shapes` (the Structs: the JSON shapes read),
-:mod:`~spreadwatch.decode.convert` (:class:`Converter`: Structs → records) and
-:mod:`~spreadwatch.decode.reading` (documents and list pages → records, the fallback to the reference parser).
+:mod:`~spreadwatch.decode.convert` (:class:`Converter`: Structs → records),
+:mod:`~spreadwatch.decode.reading` (documents and list pages → records, the fallback to the reference parser)
+and :mod:`~spreadwatch.decode.watch` (the informers' decoding: watch lines and list pages, what the typed path
+leaves settled by the reference parser into a record or :class:`Malformed`).
 
 **Adding a field** (e.g. for PodTopologySpread): add one line to the Struct of ``shapes.py`` whose JSON
 object holds it —
@@ -58,18 +60,30 @@ from spreadwatch.decode.reading import (
     decode_json_chunks,
     decode_page,
 )
-from spreadwatch.decode.watch import WatchEvent, decode_event, list_resource_version
+from spreadwatch.decode.watch import (
+    Informed,
+    Malformed,
+    WatchEvent,
+    decode_event,
+    decode_list_page,
+    list_resource_version,
+    settle,
+)
 
 __all__ = [
     "Converter",
     "DecodeError",
     "Decoded",
+    "Informed",
+    "Malformed",
     "Unparsed",
     "WatchEvent",
     "decode_event",
     "decode_items",
     "decode_json",
     "decode_json_chunks",
+    "decode_list_page",
     "decode_page",
     "list_resource_version",
+    "settle",
 ]

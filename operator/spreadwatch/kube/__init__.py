@@ -13,7 +13,8 @@ What it does, and nothing else — the operator is read-only to users' objects:
 * :mod:`~spreadwatch.kube.reports` — the SpreadReport client (create, status, owner, delete) and Events about
   reports: the only writes besides the Lease;
 * :mod:`~spreadwatch.kube.lease` — leader election on a coordination.k8s.io/v1 Lease;
-* :mod:`~spreadwatch.kube.reviews` — TokenReview and SubjectAccessReview for the secure ``/metrics``.
+* :mod:`~spreadwatch.kube.reviews` — TokenReview and SubjectAccessReview for the secure ``/metrics``
+  (:class:`AccessReviewClient`).
 
 The names the rest of spreadwatch uses are re-exported here: ``from spreadwatch.kube import ReportClient``.
 """
@@ -23,14 +24,14 @@ from __future__ import annotations
 from spreadwatch.kube.config import connection_params, context_namespace, load_api_client, load_configuration
 from spreadwatch.kube.lease import LeaseElector
 from spreadwatch.kube.listing import iter_cluster_records
-from spreadwatch.kube.reports import AsyncReportClient, ReportClient
+from spreadwatch.kube.reports import ReportClient
 from spreadwatch.kube.retry import RetryPolicy, run_sync
-from spreadwatch.kube.reviews import ReviewedUser, review_access, review_token
+from spreadwatch.kube.reviews import AccessReviewClient, ReviewedUser, review_access, review_token
 from spreadwatch.kube.watching import ApiWatchSource, WatchStream, list_pages
 
 __all__ = [
+    "AccessReviewClient",
     "ApiWatchSource",
-    "AsyncReportClient",
     "LeaseElector",
     "ReportClient",
     "RetryPolicy",

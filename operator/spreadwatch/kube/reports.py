@@ -1,14 +1,14 @@
 """The SpreadReport client: the operator's only writes (SpreadReports and core/v1 Events about them).
 
-* :class:`ReportClient` (blocking): list the managed reports (whole, slimmed per page to what the writer
-  keeps, or metadata only: name, owner, uid and the status-digest annotation), apply a whole report in one
-  request (server-side apply: created or updated, with its ownerReference to the workload with
-  ``controller: false, blockOwnerDeletion: false``), delete; post an Event about a report whose health
-  changed. One request per call plus retries (:class:`~spreadwatch.kube.retry.RetryPolicy`); listing is one
-  request per page (:data:`REPORT_PAGE_SIZE` whole reports, or 500 metadata-only items);
-* :class:`AsyncReportClient`: the same for the event loop, each call in a thread of its own pool (sized for
-  the writes in flight: the loop's default executor has ``cores + 4`` threads, shared with everything else);
-  client errors become :class:`~spreadwatch.errors.KubeApiError`.
+:class:`ReportClient` (the report writer's ``ReportApi``, for the event loop: each call runs in a thread of
+its own pool, sized for the writes in flight — the loop's default executor has ``cores + 4`` threads, shared
+with everything else; client errors become :class:`~spreadwatch.errors.KubeApiError`): list the managed
+reports (whole, slimmed per page to what the writer keeps, or metadata only: name, owner, uid and the
+status-digest annotation), save a whole report in one request (server-side apply: created or updated, with
+its ownerReference to the workload with ``controller: false, blockOwnerDeletion: false``), delete; post an
+Event about a report whose health changed. One request per call plus retries
+(:class:`~spreadwatch.kube.retry.RetryPolicy`); listing is one request per page (:data:`REPORT_PAGE_SIZE`
+whole reports, or 500 metadata-only items).
 """
 
 from __future__ import annotations
@@ -36,7 +36,7 @@ from spreadwatch.kube.retry import (
 from spreadwatch.resources import SPREAD_REPORTS
 from spreadwatch.timestamps import rfc3339
 
-__all__ = ["FIELD_MANAGER", "MANAGED_BY", "REPORT_PAGE_SIZE", "AsyncReportClient", "ReportClient"]
+__all__ = ["FIELD_MANAGER", "MANAGED_BY", "REPORT_PAGE_SIZE", "ReportClient"]
 
 T = TypeVar("T")
 
@@ -53,10 +53,13 @@ _GROUP, _VERSION, _PLURAL = SPREAD_REPORTS.group, SPREAD_REPORTS.version, SPREAD
 
 
 class ReportClient:
-    """SpreadReport and Event writes (blocking; wrap with :func:`run_sync` from async code).
+    """SpreadReport and Event writes for the event loop (see the module docstring).
 
     Never writes anything but SpreadReports (``spreadwatch.io``) and core/v1 Events about them.
-    ``on_request(verb, outcome)`` is called for every write attempt (a hook for metrics).
+    ``on_request(verb, outcome)`` is called for every write attempt (a hook for metrics), in the worker
+    thread. ``threads``: the pool's size (at least the writer's bound on writes in flight, plus one for a
+    resync's list: the loop's default executor silently capped the writes in flight at 6 on two cores);
+    :meth:`close` ends it.
     """
 
     def __init__(
@@ -67,6 +70,7 @@ class ReportClient:
         instance: str = "",
         on_request: Callable[[str, str], None] | None = None,
         policy: RetryPolicy = DEFAULT_RETRY,
+        threads: int = 8,
     ) -> None:
         self.api = api
         self.custom = client.CustomObjectsApi(api)
@@ -76,6 +80,11 @@ class ReportClient:
         self.policy = policy
         self._on_request = on_request
         self.requests = 0  # write requests sent (for tests and benchmarks)
+        self._pool = ThreadPoolExecutor(max(1, threads), thread_name_prefix="spreadwatch-api")
+
+    def close(self) -> None:
+        """Stop the pool once the calls under way end (new calls fail)."""
+        self._pool.shutdown(wait=False, cancel_futures=True)
 
     def _call(self, verb: str, fn: Callable[..., T], *args: Any, **kwargs: Any) -> T:
         def once() -> T:
@@ -97,9 +106,46 @@ class ReportClient:
         if self._on_request is not None:
             self._on_request(verb, outcome)
 
-    # reading
+    # the writer's ReportApi: each call in a worker thread
 
-    def list_reports(
+    async def _run(self, what: str, fn: Callable[..., T], *args: Any, **kwargs: Any) -> T:
+        call = functools.partial(fn, *args, **kwargs)
+        try:
+            return await asyncio.get_running_loop().run_in_executor(self._pool, call)
+        except (ApiException, *CONNECTION_ERRORS) as err:
+            raise api_error(err, what) from None
+
+    async def list_reports(
+        self,
+        namespaces: Iterable[str],
+        keep: Callable[[dict[str, Any]], T | None],
+        *,
+        metadata_only: bool = False,
+        on_page: Callable[[int], None] | None = None,
+    ) -> list[T]:
+        """``keep`` of every managed SpreadReport of ``namespaces`` (empty: all), as :meth:`_list_reports`."""
+        return await self._run("list SpreadReports", self._list_reports, tuple(namespaces), keep,
+                               metadata_only=metadata_only, on_page=on_page)  # fmt: skip
+
+    async def save(self, namespace: str, name: str, labels: Mapping[str, str], annotations: Mapping[str, str],
+                   workload: Mapping[str, str], status: Mapping[str, Any]) -> dict[str, Any]:
+        """The whole report in one request, as :meth:`_save`; the report as stored."""
+        return await self._run(
+            f"apply SpreadReport {namespace}/{name}",
+            self._save, namespace, name, labels, annotations, workload, status,
+        )
+
+    async def delete(self, namespace: str, name: str) -> bool:
+        """Delete a report; False when it was already gone."""
+        return await self._run(f"delete SpreadReport {namespace}/{name}", self._delete, namespace, name)
+
+    async def post_event(self, report: Mapping[str, Any], event_type: str, reason: str, message: str) -> None:
+        """A core/v1 Event whose involvedObject is the SpreadReport, as :meth:`_post_event`."""
+        await self._run("post Event", self._post_event, report, event_type, reason, message)
+
+    # reading (blocking)
+
+    def _list_reports(
         self,
         namespaces: Iterable[str],
         keep: Callable[[dict[str, Any]], T | None],
@@ -128,7 +174,7 @@ class ReportClient:
             out.extend(kept for kept in map(keep, map(_slim, listed)) if kept is not None)
         return out
 
-    # writing
+    # writing (blocking)
 
     @staticmethod
     def owner_references(workload: Mapping[str, str]) -> list[dict[str, Any]]:
@@ -147,7 +193,7 @@ class ReportClient:
             }
         ]
 
-    def apply(self, namespace: str, name: str, labels: Mapping[str, str], annotations: Mapping[str, str],
+    def _save(self, namespace: str, name: str, labels: Mapping[str, str], annotations: Mapping[str, str],
               workload: Mapping[str, str], status: Mapping[str, Any]) -> dict[str, Any]:
         """Create or update the whole report in one request: server-side apply (field manager
         ``spreadwatch``, forced) of its labels (``MANAGED_BY`` plus ``labels``), ``annotations``,
@@ -166,10 +212,13 @@ class ReportClient:
             "spec": {"workloadRef": dict(workload)},
             "status": dict(status),
         }
-        applied: dict[str, Any] = self._call("apply", self._apply, f"{SPREAD_REPORTS.path(namespace)}/{name}", body)
+        path = f"{SPREAD_REPORTS.path(namespace)}/{name}"
+        applied: dict[str, Any] = self._call("apply", self._server_side_apply, path, body)
         return applied
 
-    def _apply(self, path: str, body: dict[str, Any], _request_timeout: Any = REQUEST_TIMEOUT) -> dict[str, Any]:
+    def _server_side_apply(
+        self, path: str, body: dict[str, Any], _request_timeout: Any = REQUEST_TIMEOUT
+    ) -> dict[str, Any]:
         # The generated client has no server-side apply for custom objects.
         response = self.api.call_api(
             path,
@@ -185,8 +234,7 @@ class ReportClient:
         result: dict[str, Any] = orjson.loads(response.data)
         return result
 
-    def delete(self, namespace: str, name: str) -> bool:
-        """Delete a report; False when it was already gone."""
+    def _delete(self, namespace: str, name: str) -> bool:
         try:
             self._call(
                 "delete", self.custom.delete_namespaced_custom_object, _GROUP, _VERSION, namespace, _PLURAL, name
@@ -197,7 +245,7 @@ class ReportClient:
             raise
         return True
 
-    def post_event(
+    def _post_event(
         self, report: Mapping[str, Any], event_type: str, reason: str, message: str, action: str = "Report"
     ) -> None:
         """A core/v1 Event whose involvedObject is the SpreadReport."""
@@ -243,50 +291,3 @@ def _slim(report: dict[str, Any]) -> dict[str, Any]:
     if isinstance(status, dict):
         report["status"] = {k: status[k] for k in _KEPT_STATUS if k in status}
     return report
-
-
-class AsyncReportClient:
-    """:class:`ReportClient` for the event loop: each call runs in a thread of its own pool of ``threads``
-    (at least the writer's bound on writes in flight, plus one for a resync's list: the loop's default
-    executor has ``cores + 4`` threads, shared with scrapes and token reviews, and silently capped the writes
-    in flight at 6 on two cores); client errors become :class:`~spreadwatch.errors.KubeApiError` (with the
-    HTTP status, if any). The writer's ``ReportSink``. :meth:`close` ends the pool."""
-
-    def __init__(self, sync: ReportClient, threads: int = 8) -> None:
-        self.sync = sync
-        self._pool = ThreadPoolExecutor(max(1, threads), thread_name_prefix="spreadwatch-api")
-
-    def close(self) -> None:
-        """Stop the pool once the calls under way end (new calls fail)."""
-        self._pool.shutdown(wait=False, cancel_futures=True)
-
-    async def _run(self, what: str, fn: Callable[..., T], *args: Any, **kwargs: Any) -> T:
-        call = functools.partial(fn, *args, **kwargs)
-        try:
-            return await asyncio.get_running_loop().run_in_executor(self._pool, call)
-        except (ApiException, *CONNECTION_ERRORS) as err:
-            raise api_error(err, what) from None
-
-    async def list_reports(
-        self,
-        namespaces: Iterable[str],
-        keep: Callable[[dict[str, Any]], T | None],
-        *,
-        metadata_only: bool = False,
-        on_page: Callable[[int], None] | None = None,
-    ) -> list[T]:
-        return await self._run("list SpreadReports", self.sync.list_reports, tuple(namespaces), keep,
-                               metadata_only=metadata_only, on_page=on_page)  # fmt: skip
-
-    async def apply(self, namespace: str, name: str, labels: Mapping[str, str], annotations: Mapping[str, str],
-                    workload: Mapping[str, str], status: Mapping[str, Any]) -> dict[str, Any]:
-        return await self._run(
-            f"apply SpreadReport {namespace}/{name}",
-            self.sync.apply, namespace, name, labels, annotations, workload, status,
-        )
-
-    async def delete(self, namespace: str, name: str) -> bool:
-        return await self._run(f"delete SpreadReport {namespace}/{name}", self.sync.delete, namespace, name)
-
-    async def post_event(self, report: Mapping[str, Any], event_type: str, reason: str, message: str) -> None:
-        await self._run("post Event", self.sync.post_event, report, event_type, reason, message)

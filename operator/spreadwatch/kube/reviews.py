@@ -1,7 +1,9 @@
 """Delegated authentication and authorization of ``/metrics`` scrapers, as kube-rbac-proxy does.
 
 * :func:`review_token`: who a bearer token belongs to (a TokenReview);
-* :func:`review_access`: whether that user may ``get`` a non-resource URL (a SubjectAccessReview).
+* :func:`review_access`: whether that user may ``get`` a non-resource URL (a SubjectAccessReview);
+* :class:`AccessReviewClient`: both for the event loop (each call in a worker thread), what the operator's
+  ``/metrics`` authorization asks.
 
 One request each, no retries (a scrape waits for it); the caller caches the answers.
 """
@@ -14,9 +16,9 @@ from typing import Final
 from kubernetes import client
 from kubernetes.client.exceptions import ApiException
 
-from spreadwatch.kube.retry import CONNECTION_ERRORS, api_error
+from spreadwatch.kube.retry import CONNECTION_ERRORS, api_error, run_sync
 
-__all__ = ["ReviewedUser", "review_access", "review_token"]
+__all__ = ["AccessReviewClient", "ReviewedUser", "review_access", "review_token"]
 
 
 @dataclass(frozen=True, slots=True)
@@ -74,3 +76,17 @@ def review_access(api: client.ApiClient, user: ReviewedUser, verb: str, path: st
     if status is None:
         return False, ""
     return bool(status.allowed) and not status.denied, status.reason or ""
+
+
+class AccessReviewClient:
+    """TokenReview and SubjectAccessReview through the operator's API client (each call in a worker thread):
+    the ``AccessReviews`` the operator's ``/metrics`` authorization asks."""
+
+    def __init__(self, api: client.ApiClient) -> None:
+        self._api = api
+
+    async def token(self, token: str) -> ReviewedUser | None:
+        return await run_sync(review_token, self._api, token)
+
+    async def access(self, user: ReviewedUser, verb: str, path: str) -> tuple[bool, str]:
+        return await run_sync(review_access, self._api, user, verb, path)

@@ -1,7 +1,8 @@
 """List and watch one resource, decoded straight from the response bytes into records (blocking; one thread each).
 
-* :func:`list_pages`: every page of one list (500 items) as records (:func:`spreadwatch.decode.decode_page`),
-  with the list's resourceVersion, where its watch starts;
+* :func:`list_pages`: every page of one list (500 items) as records (:func:`spreadwatch.decode.decode_list_page`:
+  a malformed object as :class:`~spreadwatch.decode.Malformed`), with the list's resourceVersion, where its
+  watch starts;
 * :class:`WatchStream`: one watch request (``?watch=1&allowWatchBookmarks=true&resourceVersion=…``), its
   events decoded line by line (:func:`spreadwatch.decode.decode_event`); :meth:`WatchStream.close` from any
   thread ends it at once.
@@ -23,11 +24,11 @@ from kubernetes.client.exceptions import ApiException
 
 from spreadwatch.decode import (
     Converter,
-    Decoded,
     DecodeError,
+    Informed,
     WatchEvent,
     decode_event,
-    decode_page,
+    decode_list_page,
     list_resource_version,
 )
 from spreadwatch.errors import KubeApiError
@@ -44,7 +45,7 @@ WATCH_TIMEOUT: Final = 300
 
 def list_pages(
     api: client.ApiClient, resource: ApiResource, namespace: str | None = None, page_size: int = PAGE_SIZE
-) -> Iterator[tuple[Sequence[Decoded], str]]:
+) -> Iterator[tuple[Sequence[Informed], str]]:
     """Each page of the list of ``resource`` (all namespaces when ``namespace`` is None) as (records, the
     list's resourceVersion). Raises KubeApiError once a page's retries run out, with ``status`` 410 when the
     continue token expired (the caller lists again: what it saw of this listing is incomplete). O(page
@@ -52,9 +53,9 @@ def list_pages(
     converter = Converter()
     version = ""
 
-    def load(data: bytes) -> tuple[list[tuple[Sequence[Decoded], str]], str]:
+    def load(data: bytes) -> tuple[list[tuple[Sequence[Informed], str]], str]:
         nonlocal version
-        records, token = decode_page(data, resource.kind, resource.api_version, converter)
+        records, token = decode_list_page(data, resource.kind, resource.api_version, converter)
         version = version or list_resource_version(data)  # (the first page names the list's version)
         return [(records, version)], token
 
@@ -172,7 +173,7 @@ class ApiWatchSource:
     def __init__(self, api: client.ApiClient) -> None:
         self.api = api
 
-    def list(self, resource: ApiResource, namespace: str | None) -> Iterator[tuple[Sequence[Decoded], str]]:
+    def list(self, resource: ApiResource, namespace: str | None) -> Iterator[tuple[Sequence[Informed], str]]:
         return list_pages(self.api, resource, namespace)
 
     def watch(self, resource: ApiResource, namespace: str | None, resource_version: str) -> WatchStream:

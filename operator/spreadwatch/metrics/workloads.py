@@ -1,5 +1,10 @@
 """Per-workload, per-zone and per-node spread metrics, read from the index at scrape time.
 
+Each family is defined once, in :data:`WORKLOAD_FAMILIES` and :data:`NODE_FAMILIES` (a
+:class:`~spreadwatch.metrics.families.Family`: name, type, help, labels and the function that makes a
+workload's samples from its row); the text renderer, ``collect()`` and ``describe()`` all come from that
+definition.
+
 :class:`WorkloadCollector` is a prometheus_client custom collector: nothing is stored between scrapes and
 no handler ever sets a gauge. A scrape has two steps:
 
@@ -8,8 +13,7 @@ no handler ever sets a gauge. A scrape has two steps:
    plus, where node series need more than the report lists, a copy of its per-node counts and its shared,
    immutable candidate layout. O(workloads) when reports are cached; reports are immutable.
 2. :meth:`WorkloadView.render_text` (or :meth:`WorkloadView.collect`) — in any thread: turns that view into
-   samples. Cost O(series); ``render_text`` formats the text directly (about 10× faster than building
-   prometheus_client ``Metric`` objects and formatting them with ``generate_latest``).
+   samples. Cost O(series).
 
 Node series (``MetricsOptions.node_series``):
 
@@ -24,191 +28,105 @@ from __future__ import annotations
 
 import platform
 from collections.abc import Callable, Collection, Iterable, Iterator, Mapping, Sequence
-from dataclasses import dataclass
-from typing import NamedTuple
+from dataclasses import dataclass, field
+from typing import Final
 
-from prometheus_client.core import GaugeMetricFamily, Metric
+from prometheus_client.core import Metric
 from prometheus_client.registry import Collector
 
 from spreadwatch import __version__
-from spreadwatch.config import MetricsOptions, Scope
+from spreadwatch.config import MetricsOptions, NodeSeries, Scope
 from spreadwatch.index import SpreadIndex
-from spreadwatch.metrics.families import HEALTH_STATES, FamilySpec, escape_label_value, spec
+from spreadwatch.metrics.families import (
+    HEALTH_STATES,
+    NODE_LABELS,
+    WORKLOAD_LABELS,
+    ZONE_LABELS,
+    Family,
+    Sample,
+    Tails,
+    escape_label_value,
+    unique,
+)
 from spreadwatch.model import WorkloadKey
-from spreadwatch.report import CandidateLayout, Comparison, SpreadReport, ZoneEntry
-from spreadwatch.scoring import SpreadSummary, ZoneKey
+from spreadwatch.report import CandidateLayout, SpreadReport
+from spreadwatch.scoring import SpreadSummary, WorkloadRef, ZoneKey
 
-__all__ = ["BuildInfoCollector", "NodeSample", "WorkloadCollector", "WorkloadView"]
+__all__ = [
+    "BUILD_INFO",
+    "NODE_FAMILIES",
+    "WORKLOAD_FAMILIES",
+    "BuildInfoCollector",
+    "WorkloadCollector",
+    "WorkloadRow",
+    "WorkloadView",
+]
 
-_WORKLOAD_VALUES: tuple[tuple[FamilySpec, Callable[[SpreadReport], int]], ...] = (
-    (spec("spreadwatch_workload_pods"), lambda r: r.pods),
-    (spec("spreadwatch_workload_replicas"), lambda r: r.replicas),
-    (spec("spreadwatch_workload_candidate_nodes"), lambda r: r.candidate_nodes),
-    (spec("spreadwatch_workload_best_node_score"), lambda r: r.best_score),
-    (spec("spreadwatch_workload_worst_node_score"), lambda r: r.worst_score),
-    (spec("spreadwatch_workload_node_skew"), lambda r: r.node_skew),
-    (spec("spreadwatch_workload_zone_skew"), lambda r: r.zone_skew),
-    (spec("spreadwatch_workload_nodes_scored"), lambda r: r.nodes_scored),
-)
-#: the scheduler window's probabilities: a sample only for the reports that carry them
-_ODDS: tuple[tuple[FamilySpec, Callable[[SpreadReport], float | None]], ...] = (
-    (spec("spreadwatch_workload_best_node_probability"), lambda r: r.best_node_probability),
-    (spec("spreadwatch_workload_best_zone_probability"), lambda r: r.best_zone_probability),
-)
-#: the operator's placement check: a sample only for the reports that carry one
-_MISSES = spec("spreadwatch_workload_placement_misses")
-
-
-def _zone_loss(attr: str) -> Callable[[SpreadReport], int | None]:
-    def value(r: SpreadReport) -> int | None:
-        loss = r.resilience.zone_loss if r.resilience is not None else None
-        return None if loss is None else int(getattr(loss, attr))
-
-    return value
-
-
-def _node_loss(attr: str) -> Callable[[SpreadReport], int | None]:
-    def value(r: SpreadReport) -> int | None:
-        loss = r.resilience.node_loss if r.resilience is not None else None
-        return None if loss is None else int(getattr(loss, attr))
-
-    return value
-
-
-def _budget(attr: str) -> Callable[[SpreadReport], int | None]:
-    def value(r: SpreadReport) -> int | None:
-        res = r.resilience
-        return None if res is None or not res.pdb_name else int(getattr(res, attr))
-
-    return value
-
-
-#: the safety forecasts: a sample only for the reports that carry the value
-_SAFETY: tuple[tuple[FamilySpec, Callable[[SpreadReport], int | None]], ...] = (
-    (spec("spreadwatch_workload_zone_loss_ready_replicas"), _zone_loss("ready_after")),
-    (spec("spreadwatch_workload_node_loss_ready_replicas"), _node_loss("ready_after")),
-    (spec("spreadwatch_workload_zone_losses_tolerated"), _zone_loss("tolerated")),
-    (spec("spreadwatch_workload_node_losses_tolerated"), _node_loss("tolerated")),
-    (spec("spreadwatch_workload_pdb_expected_pods"), _budget("expected_pods")),
-    (spec("spreadwatch_workload_pdb_current_healthy"), _budget("current_healthy")),
-    (spec("spreadwatch_workload_pdb_desired_healthy"), _budget("desired_healthy")),
-    (spec("spreadwatch_workload_pdb_disruptions_allowed"), _budget("disruptions_allowed")),
-    (
-        spec("spreadwatch_workload_scale_down_zone_skew"),
-        lambda r: None if r.scale_down is None else r.scale_down.zone_skew,
-    ),
-)
-_HEALTH = spec("spreadwatch_workload_health")
-#: a sample for every report but Error ones (which carry no forecast)
-_SCHEDULABLE = spec("spreadwatch_workload_next_pod_schedulable")
-_SKIPPED = spec("spreadwatch_workload_skipped")
-_COMPARISON: tuple[tuple[FamilySpec, Callable[[Comparison], int]], ...] = (
-    (spec("spreadwatch_workload_comparison_best_node_score"), lambda c: c.best_score),
-    (spec("spreadwatch_workload_comparison_best_nodes_overlap"), lambda c: 1 if c.best_nodes_overlap else 0),
-)
-_ZONE_VALUES: tuple[tuple[FamilySpec, str], ...] = (
-    (spec("spreadwatch_workload_zone_pods"), "pods"),
-    (spec("spreadwatch_workload_zone_candidate_nodes"), "candidate_nodes"),
-    (spec("spreadwatch_workload_zone_score"), "zone_score"),
-    (spec("spreadwatch_workload_zone_empty_node_score"), "empty_node_score"),
-)
-_NODE_SCORE = spec("spreadwatch_workload_node_score")
-_NODE_PODS = spec("spreadwatch_workload_node_pods")
-_BUILD_INFO = spec("spreadwatch_build_info")
 #: workloads whose lines of one family :meth:`WorkloadView.render_text` joins into one piece
 _BLOCK = 512
 
 
-class _NodeLabels(dict[tuple[str, str, str], str]):
-    """(node, zone, region) → the text of a node sample's labels after the workload's, escaped once per
-    node per scrape (a dict hit for every other sample of the node: a C lookup)."""
+@dataclass(slots=True)
+class _NodeSeries:
+    """What a view's node series follow: the mode, the ``top_n`` and the profile's maximum score; candidate
+    node → zone per shared layout, built once per view (the view's only mutable part: one thread renders)."""
 
-    def __missing__(self, key: tuple[str, str, str]) -> str:
-        node, zone, region = (escape_label_value(v) for v in key)
-        text = self[key] = f',node="{node}",zone="{zone}",region="{region}"}} '
-        return text
+    mode: NodeSeries
+    top_n: int
+    max_score: int
+    zone_maps: dict[int, dict[str, ZoneKey | None]] = field(default_factory=dict)
 
-
-class NodeSample(NamedTuple):
-    """One node series point: (node, zone, region) labels and the value (a tuple: sliced for the labels)."""
-
-    node: str
-    zone: str
-    region: str
-    value: int
+    def zone_map(self, layout: CandidateLayout) -> dict[str, ZoneKey | None]:
+        """Candidate node → zone of a shared layout. O(candidates) once per layout per view."""
+        found = self.zone_maps.get(id(layout))
+        if found is None:
+            found = {n: z for z, names in layout.by_zone.items() for n in names}
+            self.zone_maps[id(layout)] = found
+        return found
 
 
 @dataclass(frozen=True, slots=True)
-class _Row:
+class WorkloadRow:
+    """One workload of a view: its report and, when its node series need more than the report lists, a
+    private copy of its per-node counts and its (immutable, shared) candidate layout."""
+
     report: SpreadReport
-    counts: Mapping[str, int] | None  # a private copy; only when the report does not list what is needed
+    counts: Mapping[str, int] | None
     layout: CandidateLayout | None
+    nodes: _NodeSeries
 
-
-def _label_text(namespace: str, kind: str, name: str) -> str:
-    e = escape_label_value
-    return f'namespace="{e(namespace)}",kind="{e(kind)}",workload="{e(name)}"'
-
-
-class WorkloadView:
-    """An immutable view of the selected workloads' spread, taken by :meth:`WorkloadCollector.view`.
-
-    Safe to render from another thread: it holds immutable reports, private count copies and immutable
-    candidate layouts only.
-    """
-
-    def __init__(self, rows: Sequence[_Row], options: MetricsOptions, top_n: int, max_score: int) -> None:
-        self.rows = rows
-        self.options = options
-        self.top_n = top_n
-        self.max_score = max_score
-        self._zone_maps: dict[int, dict[str, ZoneKey | None]] = {}
-
-    # --- node series ------------------------------------------------------------------------------------
-
-    def _zone_map(self, layout: CandidateLayout) -> dict[str, ZoneKey | None]:
-        """Candidate node → zone, built once per shared layout per view. O(candidates)."""
-        found = self._zone_maps.get(id(layout))
-        if found is None:
-            found = {n: z for z, names in layout.by_zone.items() for n in names}
-            self._zone_maps[id(layout)] = found
-        return found
-
-    def node_pods(self, row: _Row) -> list[NodeSample]:
-        """``default``: candidate nodes with matching pods; ``all``: every candidate node. O(series)."""
-        mode = self.options.node_series
-        report = row.report
-        if mode == "none":
-            return []
+    def node_pods(self) -> Sequence[Sample]:
+        """``default``: candidate nodes with matching pods; ``all``: every candidate node. Samples (node, zone,
+        region, pods, ...). O(series)."""
+        mode, report = self.nodes.mode, self.report
         if mode == "all":
-            return [NodeSample(n, z, r, c) for n, z, r, c, _ in self._all_nodes(row)]
-        if not report.nodes_omitted:
-            return [NodeSample(e.node, e.zone, e.region, e.pods) for e in report.nodes if e.pods > 0]
-        if row.layout is None or row.counts is None:
+            return list(self._all_nodes())
+        if not report.nodes_omitted:  # the report lists them all; NodeEntry: (node, zone, region, pods, score)
+            return [e for e in report.nodes if e[3] > 0]
+        if self.layout is None or self.counts is None:
             return []
-        zones = self._zone_map(row.layout)
-        out = []
-        for node in sorted(row.counts):
-            if node in zones and row.counts[node] > 0:
+        zones = self.nodes.zone_map(self.layout)
+        counts = self.counts
+        out: list[Sample] = []
+        for node in sorted(counts):
+            if node in zones and counts[node] > 0:
                 zone = zones[node]
-                out.append(NodeSample(node, zone[1] if zone else "", zone[0] if zone else "", row.counts[node]))
+                out.append((node, zone[1] if zone else "", zone[0] if zone else "", counts[node]))
         return out
 
-    def node_scores(self, row: _Row) -> list[NodeSample]:
-        """``default``: the ``top_n`` best candidates; ``all``: every candidate node. O(series)."""
-        mode = self.options.node_series
-        if mode == "none":
-            return []
-        if mode == "all":
-            return [NodeSample(n, z, r, s) for n, z, r, _, s in self._all_nodes(row)]
-        return [NodeSample(e.node, e.zone, e.region, e.score) for e in row.report.nodes[: self.top_n]]
+    def node_scores(self) -> Sequence[Sample]:
+        """``default``: the ``top_n`` best candidates; ``all``: every candidate node. Samples (node, zone,
+        region, pods, score). O(series)."""
+        if self.nodes.mode == "all":
+            return list(self._all_nodes())
+        return self.report.nodes[: self.nodes.top_n]
 
-    def _all_nodes(self, row: _Row) -> Iterator[tuple[str, str, str, int, int]]:
+    def _all_nodes(self) -> Iterator[tuple[str, str, str, int, int]]:
         """(node, zone, region, pods, score) of every candidate node, zone by zone, nodes sorted by name."""
-        report, layout = row.report, row.layout
+        report, layout = self.report, self.layout
         if layout is None:
             return
-        counts = row.counts or {}
+        counts = self.counts or {}
         listed = {e.node: e.score for e in report.nodes}
         empty = {(z.region, z.zone): z.empty_node_score for z in report.zones}
         summary: SpreadSummary | None = None
@@ -225,167 +143,9 @@ class WorkloadView:
                         score = empty_score
                     else:  # a busy node the report omitted (more than --max-report-nodes busy nodes)
                         if summary is None:
-                            summary = _summary_of(report, counts, layout, self.max_score)
+                            summary = _summary_of(report, counts, layout, self.nodes.max_score)
                         score = summary.score(pods, zone)
                 yield node, zone_name, region, pods, score
-
-    # --- output -----------------------------------------------------------------------------------------
-
-    def families(self) -> list[FamilySpec]:
-        """The families this view exposes (node families only when node series are on)."""
-        out = [f for f, _ in _WORKLOAD_VALUES] + [_HEALTH, _SCHEDULABLE, _SKIPPED]
-        if any(r.report.comparison is not None for r in self.rows):  # only with --compare-profile
-            out += [f for f, _ in _COMPARISON]
-        if any(r.report.best_node_probability is not None for r in self.rows):
-            out += [f for f, _ in _ODDS]
-        if any(r.report.last_placement is not None for r in self.rows):
-            out.append(_MISSES)
-        reports = [r.report for r in self.rows]
-        out += [f for f, forecast in _SAFETY if any(forecast(r) is not None for r in reports)]
-        out += [f for f, _ in _ZONE_VALUES]
-        if self.options.node_series != "none":
-            out += [_NODE_SCORE, _NODE_PODS]
-        return out
-
-    def render_text(self, openmetrics: bool = False) -> Iterator[str]:
-        """The exposition text, no ``# EOF``, as a family's header or the lines of up to :data:`_BLOCK`
-        workloads of one family at a time (about 1 MiB at most at the envelope): a consumer may write it out
-        as it goes and never hold the whole text. O(series) time, O(workloads) memory; any thread. A block
-        is one ``join`` of a list comprehension's lines (410,000 series in ~0.2 s here, ~30 % less than a
-        line at a time)."""
-        reports = [r.report for r in self.rows]
-        keys = [_label_text(r.workload.namespace, r.workload.kind, r.workload.name) for r in reports]
-
-        def blocks() -> Iterator[zip[tuple[str, SpreadReport]]]:
-            for a in range(0, len(reports), _BLOCK):
-                yield zip(keys[a : a + _BLOCK], reports[a : a + _BLOCK], strict=True)
-
-        for family, value_of in _WORKLOAD_VALUES:
-            yield family.header(openmetrics)
-            prefix = family.name + "{"
-            for block in blocks():
-                yield "".join([f"{prefix}{k}}} {value_of(r)}\n" for k, r in block])
-        yield _HEALTH.header(openmetrics)
-        prefix = _HEALTH.name + "{"
-        tails = {now: [f',state="{s}"}} {1 if s == now else 0}\n' for s in HEALTH_STATES] for now in HEALTH_STATES}
-        for block in blocks():
-            yield "".join([f"{prefix}{k}{tail}" for k, r in block for tail in tails[r.health.value]])
-        yield _SCHEDULABLE.header(openmetrics)
-        prefix = _SCHEDULABLE.name + "{"
-        for block in blocks():
-            yield "".join(
-                [f"{prefix}{k}}} {1 if s else 0}\n" for k, r in block if (s := r.next_pod_schedulable) is not None]
-            )
-        yield _SKIPPED.header(openmetrics)
-        prefix = _SKIPPED.name + "{"
-        for block in blocks():
-            yield "".join([f"{prefix}{k}}} {1 if r.skipped else 0}\n" for k, r in block])
-        for family, compared in _COMPARISON if any(r.comparison is not None for r in reports) else ():
-            yield family.header(openmetrics)
-            prefix = family.name + "{"
-            for block in blocks():
-                yield "".join(
-                    [
-                        f'{prefix}{k},profile="{escape_label_value(c.profile)}"}} {compared(c)}\n'
-                        for k, r in block
-                        if (c := r.comparison) is not None
-                    ]
-                )
-        for family, odds in _ODDS if any(r.best_node_probability is not None for r in reports) else ():
-            yield family.header(openmetrics)
-            prefix = family.name + "{"
-            for block in blocks():
-                yield "".join([f"{prefix}{k}}} {v}\n" for k, r in block if (v := odds(r)) is not None])
-        if any(r.last_placement is not None for r in reports):
-            yield _MISSES.header(openmetrics)
-            prefix = _MISSES.name + "{"
-            for block in blocks():
-                yield "".join(
-                    [f"{prefix}{k}}} {p.consecutive_misses}\n" for k, r in block if (p := r.last_placement) is not None]
-                )
-        for family, forecast in _SAFETY:
-            if not any(forecast(r) is not None for r in reports):
-                continue
-            yield family.header(openmetrics)
-            prefix = family.name + "{"
-            for block in blocks():
-                yield "".join([f"{prefix}{k}}} {v}\n" for k, r in block if (v := forecast(r)) is not None])
-        e = escape_label_value
-        for family, field in _ZONE_VALUES:
-            yield family.header(openmetrics)
-            prefix = family.name + "{"
-            at = ZoneEntry._fields.index(field)
-            for block in blocks():
-                yield "".join(
-                    [
-                        f'{prefix}{k},zone="{e(z.zone)}",region="{e(z.region)}"}} {z[at]}\n'
-                        for k, r in block
-                        for z in r.zones
-                    ]
-                )
-        mode = self.options.node_series
-        if mode == "none":
-            return
-        labels = _NodeLabels()
-        rows = self.rows
-        for family, points in ((_NODE_SCORE, self._node_scores_text), (_NODE_PODS, self._node_pods_text)):
-            yield family.header(openmetrics)
-            prefix = family.name + "{"
-            for a in range(0, len(rows), _BLOCK):
-                lines: list[str] = []
-                for k, row in zip(keys[a : a + _BLOCK], rows[a : a + _BLOCK], strict=True):
-                    lines += points(f"{prefix}{k}", row, labels)
-                yield "".join(lines)
-
-    def _node_scores_text(self, head: str, row: _Row, labels: _NodeLabels) -> list[str]:
-        """node_score lines of a workload (``head``: the name and the workload's labels). O(its series)."""
-        if self.options.node_series == "default":  # NodeEntry: (node, zone, region, pods, score)
-            return [f"{head}{labels[e[:3]]}{e[4]}\n" for e in row.report.nodes[: self.top_n]]
-        return [f"{head}{labels[s[:3]]}{s[3]}\n" for s in self.node_scores(row)]
-
-    def _node_pods_text(self, head: str, row: _Row, labels: _NodeLabels) -> list[str]:
-        """node_pods lines of a workload. O(its series)."""
-        if self.options.node_series == "default" and not row.report.nodes_omitted:  # the report lists them all
-            return [f"{head}{labels[e[:3]]}{e[3]}\n" for e in row.report.nodes if e[3] > 0]
-        return [f"{head}{labels[s[:3]]}{s[3]}\n" for s in self.node_pods(row)]
-
-    def collect(self) -> Iterator[Metric]:
-        """The same samples as prometheus_client families (slower; for tests and generic registries)."""
-        families: dict[str, GaugeMetricFamily] = {
-            f.name: GaugeMetricFamily(f.name, f.help, labels=f.labels) for f in self.families()
-        }
-        for row in self.rows:
-            report = row.report
-            w = report.workload
-            base = [w.namespace, w.kind, w.name]
-            for family, value_of in _WORKLOAD_VALUES:
-                families[family.name].add_metric(base, value_of(report))
-            for state in HEALTH_STATES:
-                families[_HEALTH.name].add_metric([*base, state], 1 if state == report.health.value else 0)
-            if report.next_pod_schedulable is not None:
-                families[_SCHEDULABLE.name].add_metric(base, 1 if report.next_pod_schedulable else 0)
-            families[_SKIPPED.name].add_metric(base, 1 if report.skipped else 0)
-            if report.comparison is not None:
-                for family, compared in _COMPARISON:
-                    families[family.name].add_metric([*base, report.comparison.profile], compared(report.comparison))
-            for family, odds in _ODDS:
-                value = odds(report)
-                if value is not None:
-                    families[family.name].add_metric(base, value)
-            if report.last_placement is not None:
-                families[_MISSES.name].add_metric(base, report.last_placement.consecutive_misses)
-            for family, forecast in _SAFETY:
-                safety = forecast(report)
-                if safety is not None:
-                    families[family.name].add_metric(base, safety)
-            for zone in report.zones:
-                for family, attr in _ZONE_VALUES:
-                    families[family.name].add_metric([*base, zone.zone, zone.region], getattr(zone, attr))
-            if self.options.node_series != "none":
-                for family, samples_of in ((_NODE_SCORE, self.node_scores), (_NODE_PODS, self.node_pods)):
-                    for s in samples_of(row):
-                        families[family.name].add_metric([*base, s.node, s.zone, s.region], s.value)
-        yield from families.values()
 
 
 def _summary_of(
@@ -396,6 +156,323 @@ def _summary_of(
     max_node = max((c for n, c in counts.items() if n in candidates), default=0)
     zone_counts = {(z.region, z.zone): z.pods for z in report.zones}
     return SpreadSummary.of(max_score, max_node, zone_counts)
+
+
+# --- the families ---------------------------------------------------------------------------------------------
+
+#: a workload's value of a per-workload gauge (None: no sample)
+_Value = Callable[[WorkloadRow], int | float | None]
+#: health value → the five samples of spreadwatch_workload_health, (state, 0 or 1): built once, not per workload
+_HEALTH_SAMPLES: Final = {
+    now: tuple((state, 1 if state == now else 0) for state in HEALTH_STATES) for now in HEALTH_STATES
+}
+
+
+def _gauge(name: str, help_text: str, value: _Value, *, sparse: bool = False) -> Family[WorkloadRow]:
+    """A per-workload gauge: one sample, ``value`` of the workload's row (None: no sample; ``sparse`` when it
+    may be)."""
+    return Family(name, "gauge", help_text, keyed_by=WORKLOAD_LABELS, value=value, sparse=sparse)
+
+
+def _zone_gauge(name: str, help_text: str, at: int) -> Family[WorkloadRow]:
+    """A per-zone gauge: the ``at``-th field of each of the report's zones (ZoneEntry: zone, region, ...)."""
+    return Family(
+        name,
+        "gauge",
+        help_text,
+        labels=ZONE_LABELS,
+        keyed_by=WORKLOAD_LABELS,
+        samples=lambda row: row.report.zones,
+        value_at=at,
+    )
+
+
+def _zone_loss(attr: str) -> _Value:
+    """A field of the report's zone loss (None: no resilience, or no zone loss)."""
+
+    def value(row: WorkloadRow) -> int | None:
+        res = row.report.resilience
+        loss = res.zone_loss if res is not None else None
+        return None if loss is None else int(getattr(loss, attr))
+
+    return value
+
+
+def _node_loss(attr: str) -> _Value:
+    """A field of the report's node loss (None: no resilience)."""
+
+    def value(row: WorkloadRow) -> int | None:
+        res = row.report.resilience
+        return None if res is None or res.node_loss is None else int(getattr(res.node_loss, attr))
+
+    return value
+
+
+def _budget(attr: str) -> _Value:
+    """A number of the workload's PodDisruptionBudget (None: it has none)."""
+
+    def value(row: WorkloadRow) -> int | None:
+        res = row.report.resilience
+        return None if res is None or not res.pdb_name else int(getattr(res, attr))
+
+    return value
+
+
+#: Per workload and per zone, in the order they are written.
+WORKLOAD_FAMILIES: Final[tuple[Family[WorkloadRow], ...]] = unique(
+    [
+        _gauge(
+            "spreadwatch_workload_pods",
+            "Matching pods of the workload on its candidate nodes.",
+            lambda row: row.report.pods,
+        ),
+        _gauge("spreadwatch_workload_replicas", "Desired replicas of the workload.", lambda row: row.report.replicas),
+        _gauge(
+            "spreadwatch_workload_candidate_nodes",
+            "Nodes that pass the workload's taint, unschedulable and affinity filters.",
+            lambda row: row.report.candidate_nodes,
+        ),
+        _gauge(
+            "spreadwatch_workload_best_node_score",
+            "SelectorSpread score of the best candidate node for the next replica (0-100; 0-10 for v1.12/v1.16).",
+            lambda row: row.report.best_score,
+        ),
+        _gauge(
+            "spreadwatch_workload_worst_node_score",
+            "SelectorSpread score of the worst candidate node for the next replica (0-100; 0-10 for v1.12/v1.16).",
+            lambda row: row.report.worst_score,
+        ),
+        _gauge(
+            "spreadwatch_workload_node_skew",
+            "Max minus min matching pods over the candidate nodes.",
+            lambda row: row.report.node_skew,
+        ),
+        _gauge(
+            "spreadwatch_workload_zone_skew",
+            "Max minus min matching pods over the candidate zones.",
+            lambda row: row.report.zone_skew,
+        ),
+        _gauge(
+            "spreadwatch_workload_nodes_scored",
+            "Nodes kube-scheduler scores for the next replica (numFeasibleNodesToFind; at most the candidate "
+            "nodes).",
+            lambda row: row.report.nodes_scored,
+        ),
+        Family(
+            "spreadwatch_workload_health",
+            "gauge",
+            "Spread health: 1 for the current state, 0 for the others.",
+            labels=("state",),
+            keyed_by=WORKLOAD_LABELS,
+            samples=lambda row: _HEALTH_SAMPLES[row.report.health.value],
+        ),
+        # a sample for every report but Error ones (which carry no forecast)
+        _gauge(
+            "spreadwatch_workload_next_pod_schedulable",
+            "1 when some node passes the filters for the workload's next replica, 0 when it would stay Pending "
+            "(health Unschedulable: e.g. DoNotSchedule topology spread constraints); no sample for Error.",
+            lambda row: None if (s := row.report.next_pod_schedulable) is None else (1 if s else 0),
+        ),
+        _gauge(
+            "spreadwatch_workload_skipped",
+            "1 when the profile skips the workload (topologySpreadConstraints), else 0.",
+            lambda row: 1 if row.report.skipped else 0,
+        ),
+        # --compare-profile
+        Family(
+            "spreadwatch_workload_comparison_best_node_score",
+            "gauge",
+            "Best candidate node score under the --compare-profile profile (no samples without one).",
+            labels=("profile",),
+            keyed_by=WORKLOAD_LABELS,
+            samples=lambda row: () if (c := row.report.comparison) is None else (c,),  # (profile, best_score, ...)
+            sparse=True,
+        ),
+        Family(
+            "spreadwatch_workload_comparison_best_nodes_overlap",
+            "gauge",
+            "1 when the best nodes under the profile and under --compare-profile overlap, else 0.",
+            labels=("profile",),
+            keyed_by=WORKLOAD_LABELS,
+            samples=lambda row: (
+                () if (c := row.report.comparison) is None else ((c.profile, 1 if c.best_nodes_overlap else 0),)
+            ),
+            sparse=True,
+        ),
+        # the scheduler window's probabilities: a sample only for the reports that carry them
+        _gauge(
+            "spreadwatch_workload_best_node_probability",
+            "Probability (0-1) that the next replica lands on one of the best nodes, the scheduler's window "
+            "start uniformly random (--window-samples; no sample without it when the window is partial).",
+            lambda row: row.report.best_node_probability,
+            sparse=True,
+        ),
+        _gauge(
+            "spreadwatch_workload_best_zone_probability",
+            "Probability (0-1) that the next replica lands in a best node's zone (as best_node_probability).",
+            lambda row: row.report.best_zone_probability,
+            sparse=True,
+        ),
+        # the operator's placement check: a sample only for the reports that carry one
+        _gauge(
+            "spreadwatch_workload_placement_misses",
+            "New placements of the workload's pods in a row, checked by the operator, that did not land on a "
+            "best node of the report held just before (0 after a hit; no sample before the first checked "
+            "placement).",
+            lambda row: None if (p := row.report.last_placement) is None else p.consecutive_misses,
+            sparse=True,
+        ),
+        # the safety forecasts (status.resilience, status.scaleDown): a sample only where the report has the value
+        _gauge(
+            "spreadwatch_workload_zone_loss_ready_replicas",
+            "Ready replicas of the workload left after losing its worst zone (no sample without zones).",
+            _zone_loss("ready_after"),
+            sparse=True,
+        ),
+        _gauge(
+            "spreadwatch_workload_node_loss_ready_replicas",
+            "Ready replicas of the workload left after losing its worst node.",
+            _node_loss("ready_after"),
+            sparse=True,
+        ),
+        _gauge(
+            "spreadwatch_workload_zone_losses_tolerated",
+            "Zones that can be lost at once within the workload's budget (its PodDisruptionBudget, else one Ready "
+            "replica); 0 when the worst one breaks it (no sample without zones).",
+            _zone_loss("tolerated"),
+            sparse=True,
+        ),
+        _gauge(
+            "spreadwatch_workload_node_losses_tolerated",
+            "Nodes that can be lost at once within the workload's budget (its PodDisruptionBudget, else one Ready "
+            "replica); 0 when the worst one breaks it.",
+            _node_loss("tolerated"),
+            sparse=True,
+        ),
+        _gauge(
+            "spreadwatch_workload_pdb_expected_pods",
+            "expectedPods of the workload's PodDisruptionBudget as the disruption controller computes it (no "
+            "sample without one).",
+            _budget("expected_pods"),
+            sparse=True,
+        ),
+        _gauge(
+            "spreadwatch_workload_pdb_current_healthy",
+            "currentHealthy of the workload's PodDisruptionBudget (no sample without one).",
+            _budget("current_healthy"),
+            sparse=True,
+        ),
+        _gauge(
+            "spreadwatch_workload_pdb_desired_healthy",
+            "desiredHealthy of the workload's PodDisruptionBudget (no sample without one).",
+            _budget("desired_healthy"),
+            sparse=True,
+        ),
+        _gauge(
+            "spreadwatch_workload_pdb_disruptions_allowed",
+            "disruptionsAllowed of the workload's PodDisruptionBudget (no sample without one).",
+            _budget("disruptions_allowed"),
+            sparse=True,
+        ),
+        _gauge(
+            "spreadwatch_workload_scale_down_zone_skew",
+            "Zone skew after the next scale-down by one replica, the worst over the pods it may delete (no sample "
+            "when it would delete none).",
+            lambda row: None if (d := row.report.scale_down) is None else d.zone_skew,
+            sparse=True,
+        ),
+        # per workload and zone (ZoneEntry: zone, region, pods, candidate_nodes, zone_score, empty_node_score)
+        _zone_gauge("spreadwatch_workload_zone_pods", "Matching pods of the workload in the zone.", 2),
+        _zone_gauge("spreadwatch_workload_zone_candidate_nodes", "Candidate nodes of the workload in the zone.", 3),
+        _zone_gauge(
+            "spreadwatch_workload_zone_score",
+            "The zone's input to the score: SelectorSpread profiles, the zone component before weighting, "
+            "truncated (0-100); v1.29, the zone's matching-pod count (unbounded).",
+            4,
+        ),
+        _zone_gauge(
+            "spreadwatch_workload_zone_empty_node_score",
+            "SelectorSpread score of a candidate node in the zone without matching pods.",
+            5,
+        ),
+    ]
+)
+#: Per workload and node (``MetricsOptions.node_series``; left out with ``none``).
+NODE_FAMILIES: Final[tuple[Family[WorkloadRow], ...]] = unique(
+    [
+        Family(
+            "spreadwatch_workload_node_score",
+            "gauge",
+            "SelectorSpread score of the candidate node for the next replica.",
+            labels=NODE_LABELS,
+            keyed_by=WORKLOAD_LABELS,
+            samples=WorkloadRow.node_scores,
+            value_at=4,
+        ),
+        Family(
+            "spreadwatch_workload_node_pods",
+            "gauge",
+            "Matching pods of the workload on the candidate node.",
+            labels=NODE_LABELS,
+            keyed_by=WORKLOAD_LABELS,
+            samples=WorkloadRow.node_pods,
+        ),
+    ]
+)
+#: ``spreadwatch_build_info{version,python_version,profile} 1``: its source is the three label values.
+BUILD_INFO: Final[Family[tuple[str, str, str]]] = Family(
+    "spreadwatch_build_info",
+    "gauge",
+    "Always 1: the spreadwatch version, the Python version and the scoring profile.",
+    labels=("version", "python_version", "profile"),
+    samples=lambda labels: ((*labels, 1),),
+)
+
+
+def _key_text(workload: WorkloadRef) -> str:
+    e = escape_label_value
+    return f'namespace="{e(workload.namespace)}",kind="{e(workload.kind)}",workload="{e(workload.name)}"'
+
+
+class WorkloadView:
+    """An immutable view of the selected workloads' spread, taken by :meth:`WorkloadCollector.view`.
+
+    Safe to render from another thread: it holds immutable reports, private count copies and immutable
+    candidate layouts only.
+    """
+
+    def __init__(self, rows: Sequence[WorkloadRow], options: MetricsOptions) -> None:
+        self.rows = rows
+        self.options = options
+
+    def families(self) -> tuple[Family[WorkloadRow], ...]:
+        """The families this view may expose (the node families only when node series are on)."""
+        return WORKLOAD_FAMILIES + (NODE_FAMILIES if self.options.node_series != "none" else ())
+
+    def render_text(self, openmetrics: bool = False) -> Iterator[str]:
+        """The exposition text, no ``# EOF``, as a family's header or the lines of up to :data:`_BLOCK`
+        workloads of one family at a time (about 1 MiB at most at the envelope): a consumer may write it out
+        as it goes and never hold the whole text. O(series) time, O(workloads) memory; any thread (410,000
+        series in ~0.2 s here)."""
+        rows = self.rows
+        keys = [_key_text(r.report.workload) for r in rows]
+        tails: dict[tuple[str, ...], Tails] = {}  # one per label-name tuple: zone and node label texts shared
+        for family in self.families():
+            tail = tails.get(family.labels)
+            if tail is None:
+                tail = tails[family.labels] = family.tails()
+            yield from family.lines(keys, rows, openmetrics, block=_BLOCK, tails=tail)
+
+    def collect(self) -> Iterator[Metric]:
+        """The same samples as prometheus_client families (slower; for tests and generic registries)."""
+        keys = [(w.namespace, w.kind, w.name) for w in (r.report.workload for r in self.rows)]
+        for family in self.families():
+            metric = family.metric(keys, self.rows)
+            if metric is not None:
+                yield metric
+
+    def describe(self) -> Iterator[Metric]:
+        return (f.describe() for f in self.families())
 
 
 class WorkloadCollector(Collector):
@@ -431,6 +508,7 @@ class WorkloadCollector(Collector):
         scope = self.scope
         if scope is not None:
             keys = [k for k in keys if scope.covers(index, k)]
+        nodes = _NodeSeries(mode, min(self.options.top_n, index.options.top_n), index.profile.max_score)
         rows = []
         for key in keys:
             report = index.report_for(key)
@@ -441,12 +519,16 @@ class WorkloadCollector(Collector):
             if mode == "all" or (mode == "default" and report.nodes_omitted):
                 counts = index.counts_of(key)
                 layout = index.candidate_layout(key)
-            rows.append(_Row(report, counts, layout))
-        top_n = min(self.options.top_n, index.options.top_n)
-        return WorkloadView(rows, self.options, top_n, index.profile.max_score)
+            rows.append(WorkloadRow(report, counts, layout, nodes))
+        return WorkloadView(rows, self.options)
 
     def collect(self) -> Iterator[Metric]:
         return self.view().collect()
+
+    def describe(self) -> Iterator[Metric]:
+        """Every family this collector may expose (the registry refuses another collector of the same
+        series). O(families): reads nothing."""
+        return WorkloadView((), self.options).describe()
 
 
 class BuildInfoCollector(Collector):
@@ -459,11 +541,12 @@ class BuildInfoCollector(Collector):
         return (__version__, platform.python_version(), self.profile)
 
     def render_text(self, openmetrics: bool = False) -> Iterator[str]:
-        version, python, profile = (escape_label_value(v) for v in self.labels())
-        yield _BUILD_INFO.header(openmetrics)
-        yield f'{_BUILD_INFO.name}{{version="{version}",python_version="{python}",profile="{profile}"}} 1\n'
+        return BUILD_INFO.lines([""], [self.labels()], openmetrics, block=1)
 
     def collect(self) -> Iterator[Metric]:
-        family = GaugeMetricFamily(_BUILD_INFO.name, _BUILD_INFO.help, labels=_BUILD_INFO.labels)
-        family.add_metric(list(self.labels()), 1)
-        yield family
+        metric = BUILD_INFO.metric([()], [self.labels()])
+        if metric is not None:
+            yield metric
+
+    def describe(self) -> Iterator[Metric]:
+        yield BUILD_INFO.describe()

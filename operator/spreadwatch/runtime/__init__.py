@@ -1,30 +1,22 @@
 """The operator runtime: informers (list + watch) → spread index → debounced, rate-limited SpreadReport writes.
 
-Inside, each layer imports only those below it (import-linter): ``process`` → ``probes``, ``metricsauth``,
-``servingcert``, ``watches``, ``writer`` → ``events``, ``store``, ``debounce`` → ``status``, ``ratelimit``,
-``apierrors``, ``logs``, ``gcpolicy``, ``pump``.
+Three rooms, each named for what it holds, that share nothing but the wiring:
 
-* :mod:`~spreadwatch.runtime.watches` — the informers: one list + watch loop per resource, records straight
-  from the API's bytes;
-* :mod:`~spreadwatch.runtime.events` — what the informers decoded (and raw objects) into the index;
-* :mod:`~spreadwatch.runtime.writer` — the report writer's loop: leader gating, resync, writes in flight;
-* :mod:`~spreadwatch.runtime.debounce` — when to write: dirty workloads, debounce, oldest change first;
-* :mod:`~spreadwatch.runtime.store` — how to write: the write protocol and the stored reports;
-* :mod:`~spreadwatch.runtime.apierrors` — failed API requests by HTTP status;
-* :mod:`~spreadwatch.runtime.status` — the SpreadReport status (report + conditions), pure;
-* :mod:`~spreadwatch.runtime.ratelimit` — the global token bucket;
-* :mod:`~spreadwatch.runtime.probes` — the probe server (``/healthz``, ``/readyz``, ``/statusz``) and the
-  ``/metrics`` server;
-* :mod:`~spreadwatch.runtime.metricsauth` — TokenReview/SubjectAccessReview of ``/metrics`` requests, cached;
-* :mod:`~spreadwatch.runtime.servingcert` — the metrics TLS certificate (mounted or self-signed);
-* :mod:`~spreadwatch.runtime.logs` — text/JSON structured logs;
-* :mod:`~spreadwatch.runtime.gcpolicy` — the garbage collector: freeze the loaded state, short full collections,
-  free memory back to the OS;
-* :mod:`~spreadwatch.runtime.pump` — a blocking iterator in a worker thread, its items handed to the loop
-  (the informers' decoding);
-* :mod:`~spreadwatch.runtime.process` — kopf registry and settings, startup/cleanup, ``run_operator``.
+* :mod:`~spreadwatch.runtime.informers` — list + watch → records → the index (the informers, their worker
+  threads, the event router);
+* :mod:`~spreadwatch.runtime.writing` — the report writer: debounce, rate limit, the report store, the status;
+* :mod:`~spreadwatch.runtime.serving` — the probe and ``/metrics`` servers, the metrics' authentication and
+  authorization, their certificate.
 
-See ``docs/operator.md``.
+The entry module :mod:`~spreadwatch.runtime.process` (``Runtime``: kopf's registry and settings,
+startup/cleanup, ``run_operator``) is the only one that imports the rooms and the API client
+(:mod:`spreadwatch.kube`), and wires them: it hands the informers the API's lists and watches and the writer's
+wake-up, the writer the report API, the servers the metrics registry and the access reviews. Beside it, the
+process-wide parts: :mod:`~spreadwatch.runtime.logs` (text/JSON structured logs) and
+:mod:`~spreadwatch.runtime.gcpolicy` (the garbage collector: freeze the loaded state, short full collections,
+memory back to the OS). import-linter holds the rooms apart (``make layers``).
+
+See ``docs/operator.md`` and ``docs/architecture.md``.
 """
 
 from __future__ import annotations

@@ -1,5 +1,5 @@
-"""The operator process: informers (``runtime/watches.py``) → :class:`EventRouter` → index →
-:class:`ReportWriter` → API.
+"""The operator process: informers (``runtime/informers/watches.py``) → :class:`EventRouter` → index →
+:class:`Writer` → API.
 
 The watches are spreadwatch's own (one list + watch loop per resource, the API's bytes decoded straight
 into slim records): kopf's watch streams keep a dict and per-object worker state for every object, which
@@ -40,8 +40,8 @@ from spreadwatch.config import OperatorConfig
 from spreadwatch.errors import InputError
 from spreadwatch.index import SpreadIndex
 from spreadwatch.kube import (
+    AccessReviewClient,
     ApiWatchSource,
-    AsyncReportClient,
     LeaseElector,
     ReportClient,
     connection_params,
@@ -51,15 +51,18 @@ from spreadwatch.kube import (
 from spreadwatch.metrics import OperatorState, registry_for
 from spreadwatch.model import interned_label_maps
 from spreadwatch.profile_args import load_profile
-from spreadwatch.runtime.apierrors import ApiErrors
-from spreadwatch.runtime.events import WATCHED, EventRouter
 from spreadwatch.runtime.gcpolicy import GcPolicy
-from spreadwatch.runtime.metricsauth import AccessReviews, KubeAccessReviews, MetricsAuth
-from spreadwatch.runtime.probes import MetricsServer, ProbeServer
-from spreadwatch.runtime.servingcert import ServingCert, keep_reloading, serving_cert
-from spreadwatch.runtime.store import ReportSink
-from spreadwatch.runtime.watches import ResourceWatch, WatchSource
-from spreadwatch.runtime.writer import ReportWriter
+from spreadwatch.runtime.informers import WATCHED, EventRouter, ResourceWatch, WatchSource
+from spreadwatch.runtime.serving import (
+    AccessReviews,
+    MetricsAuth,
+    MetricsServer,
+    ProbeServer,
+    ServingCert,
+    keep_reloading,
+    serving_cert,
+)
+from spreadwatch.runtime.writing import ApiErrors, ReportApi, Writer
 
 __all__ = ["Runtime", "build_registry", "operator_settings", "run_operator"]
 
@@ -68,13 +71,13 @@ log = logging.getLogger("spreadwatch.operator")
 
 class Runtime:
     """Everything one operator process holds: config, index, router, informers, writer, elector, probe and
-    metrics servers. ``sink``/``source`` replace the API for reports and for lists/watches, ``reviews`` for
-    the metrics authorization (tests)."""
+    metrics servers. ``report_api``/``source`` replace the API for reports and for lists/watches, ``reviews``
+    for the metrics authorization (tests)."""
 
     def __init__(
         self,
         config: OperatorConfig,
-        sink: ReportSink | None = None,
+        report_api: ReportApi | None = None,
         source: WatchSource | None = None,
         reviews: AccessReviews | None = None,
     ) -> None:
@@ -89,15 +92,19 @@ class Runtime:
         )
         self.api: Any = None
         self.client: ReportClient | None = None
-        self.reports: AsyncReportClient | None = None
         self.elector: LeaseElector | None = None
         self.api_errors = ApiErrors()
         self._loop: asyncio.AbstractEventLoop | None = None  # set by start(): the API threads report 429s to it
-        if sink is None:
+        if report_api is None:
             self.api = _api_client(config)
-            self.client = ReportClient(self.api, instance=config.leader.identity, on_request=self._api_request)
             # a thread per write in flight, and one for a resync's list
-            sink = self.reports = AsyncReportClient(self.client, threads=config.max_writes_in_flight + 1)
+            self.client = ReportClient(
+                self.api,
+                instance=config.leader.identity,
+                on_request=self._api_request,
+                threads=config.max_writes_in_flight + 1,
+            )
+            report_api = self.client
             if config.leader.enabled:
                 le = config.leader
                 self.elector = LeaseElector(
@@ -110,7 +117,7 @@ class Runtime:
                     on_change=self._leadership_changed,
                 )
         self.scope = config.scope  # one scope for the router, the writer and the metrics
-        self.writer = ReportWriter(self.index, config, sink, is_leader=self.is_leader, scope=self.scope)
+        self.writer = Writer(self.index, config, report_api, is_leader=self.is_leader, scope=self.scope)
         self.router = EventRouter(
             self.index, self.scope, wake=self.writer.wake, namespace_changed=self.writer.namespace_changed
         )
@@ -127,7 +134,7 @@ class Runtime:
         ProcessCollector(registry=self.metrics)
         self.server = ProbeServer(config.host, config.port, self.alive, self.ready, self.state)
         if reviews is None and self.api is not None:
-            reviews = KubeAccessReviews(self.api)
+            reviews = AccessReviewClient(self.api)
         self.metrics_auth = MetricsAuth(reviews) if config.metrics_secure and reviews is not None else None
         self.metrics_server: MetricsServer | None = None  # made by serve_probes (the certificate first)
         self.serving_cert: ServingCert | None = None
@@ -184,7 +191,7 @@ class Runtime:
                 "applied": self.router.stats.applied,
                 "removed": self.router.stats.removed,
                 "ignored": self.router.stats.ignored,
-                "broken": self.router.stats.broken,
+                "broken": sum(w.stats.malformed for w in self.watches),
             },
             "watches": {w.name: w.stats.as_dict() for w in self.watches},
             "placements": self.placements(),
@@ -352,8 +359,8 @@ class Runtime:
             stats.events,
             stats.skipped_unchanged,
         )
-        if self.reports is not None:
-            self.reports.close()
+        if self.client is not None:
+            self.client.close()
         if self.api is not None:
             self.api.close()
 

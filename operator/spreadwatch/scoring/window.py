@@ -380,13 +380,6 @@ class WindowModel:
             zone_sum += in_zone
         return WindowOdds(self.size, node_sum / len(starts), zone_sum / len(starts), exact)
 
-    def window_names(self, start: int) -> list[str]:
-        """The candidates the scheduler scores from node position ``start``, in its order. O(window)."""
-        names = self.layout.names
-        m = len(names)
-        first = self.layout.first(start) if m else 0
-        return [names[(first + i) % m] for i in range(self.size)]
-
     def best_nodes(self, start: int) -> list[str]:
         """The window's best nodes from ``start`` (its nodes with the highest window-local score), in the
         scheduler's order. O(window)."""

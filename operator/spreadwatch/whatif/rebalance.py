@@ -101,14 +101,14 @@ def _healthy(report: SpreadReport) -> bool:
 
 
 class _Search:
-    """Apply and undo eviction sequences on one :class:`WhatIf`."""
+    """Evict and undo eviction sequences on one :class:`WhatIf`."""
 
     def __init__(self, sim: WhatIf) -> None:
         self.sim = sim
         self.originals = {name: pod for name, pod in sorted(sim.pods.items()) if pod.node_name}  # evictable
         self.groups = {name: (pod.node_name, label_key(pod.labels)) for name, pod in self.originals.items()}
 
-    def apply(self, path: Sequence[str]) -> list[tuple[Pod, Pod | None, str]]:
+    def evict(self, path: Sequence[str]) -> list[tuple[Pod, Pod | None, str]]:
         """Evict the pods of ``path`` in order, binding each replacement; (victim, replacement, node) each."""
         done = []
         for i, name in enumerate(path, start=1):
@@ -172,7 +172,7 @@ def plan_rebalance(
     for _depth in range(depth_limit):
         next_frontier: list[tuple[str, ...]] = []
         for path in frontier:
-            base = search.apply(path)
+            base = search.evict(path)
             for victim in search.choices(path):
                 explored += 1
                 if explored > max_states:
@@ -184,7 +184,7 @@ def plan_rebalance(
                         explored=explored - 1,
                     )
                 new_path = (*path, victim)
-                step = search.apply((victim,))
+                step = search.evict((victim,))
                 done = [*base, *step]
                 state = search.key(new_path, done)
                 if state not in seen:
@@ -215,7 +215,7 @@ def _replay(search: _Search, path: Sequence[str]) -> tuple[Eviction, ...]:
     out: list[Eviction] = []
     done: list[tuple[Pod, Pod | None, str]] = []
     for i, name in enumerate(path, start=1):
-        step = search.apply((name,))
+        step = search.evict((name,))
         done.extend(step)
         victim, _, node = step[0]
         out.append(

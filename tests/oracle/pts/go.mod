@@ -76,6 +76,7 @@ require (
 	sigs.k8s.io/randfill v1.0.0 // indirect
 	sigs.k8s.io/structured-merge-diff/v6 v6.3.3 // indirect
 	sigs.k8s.io/yaml v1.6.0 // indirect
+	spreadwatch/tests/oracle/shared v0.0.0
 )
 
 replace k8s.io/api => k8s.io/api v0.36.4
@@ -143,3 +144,5 @@ replace k8s.io/sample-cli-plugin => k8s.io/sample-cli-plugin v0.36.4
 replace k8s.io/sample-controller => k8s.io/sample-controller v0.36.4
 
 replace k8s.io/streaming => k8s.io/streaming v0.36.4
+
+replace spreadwatch/tests/oracle/shared => ../shared

@@ -7,11 +7,8 @@
 package main
 
 import (
-	"bufio"
 	"context"
-	"encoding/json"
 	"fmt"
-	"io"
 	"os"
 	"runtime/debug"
 	"time"
@@ -35,10 +32,9 @@ import (
 	frameworkruntime "k8s.io/kubernetes/pkg/scheduler/framework/runtime"
 	schedmetrics "k8s.io/kubernetes/pkg/scheduler/metrics"
 	sigsjson "sigs.k8s.io/json"
-)
 
-// maxLine bounds one input line (a whole cluster); generous on purpose.
-const maxLine = 256 << 20
+	"spreadwatch/tests/oracle/shared"
+)
 
 type result struct {
 	// Skipped: the plugin's PreScore returned Skip (no soft constraint, an
@@ -53,24 +49,10 @@ type result struct {
 	Filtered   map[string]string `json:"filtered"`
 }
 
-type response struct {
-	Results   []result `json:"results"`
-	ElapsedNs int64    `json:"elapsedNs"`
-}
-
-type errorResponse struct {
-	Error string `json:"error"`
-}
+type response = shared.Response[result]
 
 func main() {
-	if len(os.Args) > 1 && (os.Args[1] == "-h" || os.Args[1] == "--help") {
-		fmt.Fprintln(os.Stderr, "usage: spreadwatch-oracle-pts < cases.jsonl > results.jsonl (see tests/oracle/README.md)")
-		os.Exit(2)
-	}
-	if len(os.Args) > 1 && os.Args[1] == "--version" {
-		fmt.Println(kubernetesVersion())
-		return
-	}
+	shared.Flags("spreadwatch-oracle-pts")
 	// The parallelizer PreScore runs on records goroutine metrics: create
 	// them, as kube-scheduler does at start-up.
 	schedmetrics.Register()
@@ -78,60 +60,7 @@ func main() {
 	// The feature gates' defaults of the linked release, as a kube-scheduler
 	// started without --feature-gates has them.
 	fts := feature.NewSchedulerFeaturesFromGates(utilfeature.DefaultFeatureGate)
-	in := bufio.NewReaderSize(os.Stdin, 1<<20)
-	out := bufio.NewWriterSize(os.Stdout, 1<<20)
-	defer out.Flush()
-	enc := json.NewEncoder(out)
-	enc.SetEscapeHTML(false)
-	for {
-		line, err := readLine(in)
-		if len(line) > 0 {
-			var resp any
-			r, perr := process(client, fts, line)
-			if perr != nil {
-				resp = errorResponse{Error: perr.Error()}
-			} else {
-				resp = r
-			}
-			if eerr := enc.Encode(resp); eerr != nil {
-				fmt.Fprintln(os.Stderr, "spreadwatch-oracle-pts: writing output:", eerr)
-				os.Exit(1)
-			}
-			if ferr := out.Flush(); ferr != nil {
-				fmt.Fprintln(os.Stderr, "spreadwatch-oracle-pts: writing output:", ferr)
-				os.Exit(1)
-			}
-		}
-		if err == io.EOF {
-			return
-		}
-		if err != nil {
-			fmt.Fprintln(os.Stderr, "spreadwatch-oracle-pts: reading input:", err)
-			os.Exit(1)
-		}
-	}
-}
-
-// readLine returns the next line without its terminator and surrounding
-// blanks; blank lines come back empty and get no answer.
-func readLine(r *bufio.Reader) ([]byte, error) {
-	var buf []byte
-	for {
-		chunk, isPrefix, err := r.ReadLine()
-		buf = append(buf, chunk...)
-		if len(buf) > maxLine {
-			return nil, fmt.Errorf("input line longer than %d bytes", maxLine)
-		}
-		if err != nil || !isPrefix {
-			for len(buf) > 0 && (buf[0] == ' ' || buf[0] == '\t' || buf[0] == '\r') {
-				buf = buf[1:]
-			}
-			for len(buf) > 0 && (buf[len(buf)-1] == ' ' || buf[len(buf)-1] == '\t' || buf[len(buf)-1] == '\r') {
-				buf = buf[:len(buf)-1]
-			}
-			return buf, err
-		}
-	}
+	shared.Serve("spreadwatch-oracle-pts", func(line []byte) (any, error) { return process(client, fts, line) })
 }
 
 // pluginArgs returns the PodTopologySpreadArgs a kube-scheduler started with
@@ -227,7 +156,7 @@ func process(client *clientsetfake.Clientset, fts feature.Features, line []byte)
 	resp := &response{Results: make([]result, 0, len(req.Incoming))}
 	for i := range req.Incoming {
 		pod := &req.Incoming[i]
-		defaultNamespace(&pod.ObjectMeta)
+		shared.DefaultNamespace(&pod.ObjectMeta)
 		state := framework.NewCycleState()
 		r := result{Scores: map[string]int64{}, Filtered: map[string]string{}}
 		nodes := explicit
@@ -266,13 +195,13 @@ type cluster struct {
 }
 
 func newCluster(ctx context.Context, client *clientsetfake.Clientset, fts feature.Features,
-	args *config.PodTopologySpreadArgs, c *clusterInput) (*cluster, error) {
+	args *config.PodTopologySpreadArgs, c *shared.ClusterInput) (*cluster, error) {
 	lister, err := newSharedLister(c.Nodes, c.Pods)
 	if err != nil {
 		return nil, err
 	}
 	factory := informers.NewSharedInformerFactory(client, 0)
-	if err := populateInformers(factory, c); err != nil {
+	if err := shared.PopulateInformers(factory, c); err != nil {
 		return nil, err
 	}
 	fh, err := frameworkruntime.NewFramework(ctx, nil, nil,

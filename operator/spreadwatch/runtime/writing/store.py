@@ -1,18 +1,18 @@
 """The SpreadReports as the API holds them, and the write protocol that keeps them current.
 
-:class:`ReportStore` is the writer's only door to the API (a :class:`ReportSink`: ``kube.AsyncReportClient``
-in the operator, a fake in tests). It remembers, per workload, what this replica knows of its report as a
+:class:`ReportStore` is the writer's only door to the API (a :class:`ReportApi`: ``kube.ReportClient`` in
+the operator, a fake in tests). It remembers, per workload, what this replica knows of its report as a
 :class:`StoredReport` (a small frozen record: name, status digest, condition, health, owner, uid), and:
 
-* :meth:`ReportStore.write` — builds the status (:mod:`spreadwatch.runtime.status`) and, unless its digest
-  equals the stored one and the owner is the same workload (no write without a change), applies the whole
+* :meth:`ReportStore.write` — builds the status (:mod:`spreadwatch.runtime.writing.status`) and, unless its digest
+  equals the stored one and the owner is the same workload (no write without a change), saves the whole
   report in **one request** (server-side apply: created if missing, else updated; the digest goes into the
   ``spreadwatch.io/status-digest`` annotation and the health into the ``spreadwatch.io/health`` label, so a
   restarted operator knows what each report holds from a slim listing), and posts an Event when the health
   of a report that had one changed (a verdict transition; never for a new report);
 * :meth:`ReportStore.delete` — deletes a workload's report;
 * :meth:`ReportStore.list` — lists the SpreadReports (whole, or metadata only) and returns them as
-  :class:`StoredReport` records (the resync: :mod:`spreadwatch.runtime.resync`); :meth:`ReportStore.adopt`
+  :class:`StoredReport` records (the resync: :mod:`spreadwatch.runtime.writing.resync`); :meth:`ReportStore.adopt`
   makes such a list what the store knows, :meth:`ReportStore.update` and :meth:`ReportStore.forget` correct
   single records, :meth:`ReportStore.delete_stored` deletes one (an orphan); :meth:`ReportStore.track`
   records the workloads written or deleted while a listing runs (their records are newer than it).
@@ -40,15 +40,15 @@ from spreadwatch.metrics.histogram import DurationHistogram
 from spreadwatch.model import WORKLOAD_KINDS, WorkloadKey
 from spreadwatch.naming import report_name, workload_of_report_name
 from spreadwatch.report import Health, SpreadReport
-from spreadwatch.runtime.ratelimit import TokenBucket
-from spreadwatch.runtime.status import build_status, content_digest, find_condition, workload_ref
+from spreadwatch.runtime.writing.ratelimit import TokenBucket
+from spreadwatch.runtime.writing.status import build_status, content_digest, find_condition, workload_ref
 
 __all__ = [
     "DIGEST_ANNOTATION",
     "HEALTH_LABEL",
     "LAG_BUCKETS",
     "WRITE_BUCKETS",
-    "ReportSink",
+    "ReportApi",
     "ReportStore",
     "StoredReport",
     "WriterStats",
@@ -85,7 +85,7 @@ _WARNING_HEALTH = frozenset(
 )
 
 
-class ReportSink(Protocol):
+class ReportApi(Protocol):
     """The writer's view of the API (SpreadReports and Events only). Errors: KubeApiError (``.status``)."""
 
     async def list_reports(
@@ -101,7 +101,7 @@ class ReportSink(Protocol):
         hold only ``metadata`` (``PartialObjectMetadata``); ``on_page(bytes)`` hears of every page read."""
         ...
 
-    async def apply(
+    async def save(
         self,
         namespace: str,
         name: str,
@@ -109,7 +109,9 @@ class ReportSink(Protocol):
         annotations: Mapping[str, str],
         workload: Mapping[str, str],
         status: Mapping[str, Any],
-    ) -> dict[str, Any]: ...
+    ) -> dict[str, Any]:
+        """Create or update the whole report in one request (server-side apply); the report as stored."""
+        ...
 
     async def delete(self, namespace: str, name: str) -> bool: ...
 
@@ -281,7 +283,7 @@ def report_material(report: SpreadReport) -> int:
 class ReportStore:
     """See the module docstring. ``wall`` gives the status timestamps; ``clock`` the monotonic time."""
 
-    sink: ReportSink
+    api: ReportApi
     bucket: TokenBucket
     stats: WriterStats
     events: bool = field(default=True, kw_only=True)
@@ -332,7 +334,7 @@ class ReportStore:
         name = known.name if known is not None else report_name(key.kind, key.name)
         await self.bucket.acquire()
         started = time.perf_counter()
-        obj = await self.sink.apply(
+        obj = await self.api.save(
             key.namespace,
             name,
             {HEALTH_LABEL: report.health.value},
@@ -378,7 +380,7 @@ class ReportStore:
             message += ": " + "; ".join(report.reasons)
         await self.bucket.acquire()
         try:
-            await self.sink.post_event({"metadata": known.meta}, event_type, known.health, message)
+            await self.api.post_event({"metadata": known.meta}, event_type, known.health, message)
             self.stats.events += 1
         except (SpreadwatchError, OSError) as err:  # an Event is best effort
             log.warning("cannot post an Event for %s: %s", known.workload, err)
@@ -390,7 +392,7 @@ class ReportStore:
             return
         await self.bucket.acquire()
         try:
-            gone = await self.sink.delete(key.namespace, known.name)
+            gone = await self.api.delete(key.namespace, known.name)
         except BaseException:
             self._known[key] = known
             raise
@@ -413,7 +415,7 @@ class ReportStore:
         """Every SpreadReport in ``namespaces`` (all: empty) that names a workload, as records: whole reports
         (O(reports × status size)), or ``metadata_only`` (name, owner, uid, digest; no condition, health or
         placement: O(reports)). One LIST, paged. Raises on API failure."""
-        return await self.sink.list_reports(namespaces, stored_report, metadata_only=metadata_only, on_page=on_page)
+        return await self.api.list_reports(namespaces, stored_report, metadata_only=metadata_only, on_page=on_page)
 
     def adopt(self, reports: Iterable[StoredReport]) -> None:
         """Make ``reports`` all this replica knows (after the first resync of a leadership). O(reports)."""
@@ -439,5 +441,5 @@ class ReportStore:
     async def delete_stored(self, stored: StoredReport) -> None:
         """Delete a report this replica does not keep (an orphan). Raises on API failure."""
         await self.bucket.acquire()
-        await self.sink.delete(stored.workload.namespace, stored.name)
+        await self.api.delete(stored.workload.namespace, stored.name)
         self.stats.deletes += 1

@@ -7,15 +7,15 @@ Tiny aiohttp servers (aiohttp comes with kopf).
   index holds the cluster's initial state; ``/statusz`` returns JSON counters (index sizes, writes, leader,
   metrics authorization) for humans and tests.
 * :class:`MetricsServer` (``--metrics-port``, default 8443): ``/metrics``, by default over HTTPS
-  (:mod:`~spreadwatch.runtime.servingcert`) with every request authenticated and authorized by the API
-  server (:mod:`~spreadwatch.runtime.metricsauth`); plain HTTP and open with ``--metrics-secure=false``.
+  (:mod:`~spreadwatch.runtime.serving.servingcert`) with every request authenticated and authorized by the API
+  server (:mod:`~spreadwatch.runtime.serving.metricsauth`); plain HTTP and open with ``--metrics-secure=false``.
   A scrape takes an immutable view of the registry in the event loop (``metrics.freeze``: O(workloads),
   milliseconds) and formats it in a worker thread (``metrics.chunks``: O(series), ~0.2 s at 410,000
   series), so watch events keep flowing during a scrape. OpenMetrics when the ``Accept`` header asks for it
   (Prometheus does), else the Prometheus text format 0.0.4; gzip when ``Accept-Encoding`` allows it
   (Prometheus sends ``gzip``).
 
-More routes can be added to a server before it starts: ``server.add_route(...)``.
+A server serves its ``routes``, read when it starts.
 """
 
 from __future__ import annotations
@@ -56,7 +56,8 @@ class HttpServer:
         self.port = port
         self.ssl_context = ssl_context
         self.what = what
-        self._routes: list[tuple[str, str, Handler]] = list(routes)
+        #: (method, path, handler) of each path served, read when the server starts
+        self.routes: list[tuple[str, str, Handler]] = list(routes)
         self._middlewares = list(middlewares)
         self._runner: web.AppRunner | None = None
         self.bound_port: int | None = None
@@ -65,15 +66,9 @@ class HttpServer:
     def scheme(self) -> str:
         return "https" if self.ssl_context is not None else "http"
 
-    def add_route(self, method: str, path: str, handler: Handler) -> None:
-        """Serve another path on the same port (call before :meth:`start`)."""
-        if self._runner is not None:
-            raise RuntimeError("add routes before the server starts")
-        self._routes.append((method, path, handler))
-
     async def start(self) -> None:
         app = web.Application(middlewares=self._middlewares)
-        for method, path, handler in self._routes:
+        for method, path, handler in self.routes:
             app.router.add_route(method, path, handler)
         self._runner = web.AppRunner(app, access_log=None)
         await self._runner.setup()
@@ -87,7 +82,7 @@ class HttpServer:
         server = getattr(site, "_server", None)
         sockets = getattr(server, "sockets", None) or []
         self.bound_port = sockets[0].getsockname()[1] if sockets else self.port
-        paths = ", ".join(path for _, path, _ in self._routes)
+        paths = ", ".join(path for _, path, _ in self.routes)
         log.info("%s on %s://%s:%s (%s)", self.what, self.scheme, self.host, self.bound_port, paths)
 
     async def stop(self) -> None:

@@ -1,6 +1,6 @@
 """A blocking iterator run in a daemon thread, its items handed to the event loop in batches (:class:`Pump`).
 
-The informers decode list pages and watch events with it (runtime/watches.py): the thread works ahead of
+The informers decode list pages and watch events with it (runtime/informers/watches.py): the thread works ahead of
 the loop by at most ``limit`` items, and the loop takes whatever has arrived whenever it gets to it.
 """
 

@@ -32,7 +32,7 @@ from typing import Final
 from spreadwatch.jsonform import json_form
 from spreadwatch.metrics.histogram import DurationHistogram
 from spreadwatch.model import WorkloadKey
-from spreadwatch.runtime.store import StoredReport
+from spreadwatch.runtime.writing.store import StoredReport
 
 __all__ = ["RESYNC_BUCKETS", "ResyncPlan", "ResyncRun", "ResyncStats", "adopt_plan", "compare_plan"]
 

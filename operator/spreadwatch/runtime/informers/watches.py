@@ -10,7 +10,8 @@ mode) loops:
    ``DELETED`` event will ever say so;
 2. **watch** from the list's resourceVersion (bookmarks on; the server ends a watch after
    ``kube.WATCH_TIMEOUT`` seconds and the loop watches again from the last version seen): each event line
-   is decoded in the worker thread (:func:`spreadwatch.decode.decode_event`) and applied in the loop;
+   is decoded in the worker thread (:func:`spreadwatch.decode.decode_event`) and taken in the loop
+   (:meth:`ResourceWatch.take`: a record or a deletion to the :class:`EventRouter`);
 3. on any other failure (or a watch that ended within a second without an event): back-off (1 s doubling to
    30 s, reset by a watch that lasted or delivered), then the
    watch is resumed from the last version (or listed again when that is gone).
@@ -19,6 +20,11 @@ No per-object framework state and no dict per event: the only transient is one p
 decoded events (the worker thread pauses while ``_MAX_BUFFERED`` events wait for the loop). The loop applies
 at most ``_CHUNK`` records between awaits, so probes and ``/metrics`` stay answered during the initial list
 of 150,000 pods. A line that cannot be decoded is logged (once per resource and reason) and skipped.
+
+An object the decoder found malformed (:class:`~spreadwatch.decode.Malformed`: the reference parser refused
+it) is handled here, where it was decoded, and never reaches the router: logged once (logger
+``spreadwatch.events``, one line naming the object and the field) until it is valid again or deleted, and
+skipped — its last good state stays in the index, so one broken object never hides the others.
 """
 
 from __future__ import annotations
@@ -31,16 +37,18 @@ from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
 from typing import Final, Protocol, TypeVar, cast
 
-from spreadwatch.decode import Decoded, DecodeError, Unparsed, WatchEvent
+from spreadwatch.decode import DecodeError, Informed, Malformed, WatchEvent
 from spreadwatch.errors import KubeApiError, SpreadwatchError
 from spreadwatch.jsonform import json_form
 from spreadwatch.resources import ApiResource
-from spreadwatch.runtime.events import EventRouter
-from spreadwatch.runtime.pump import Pump
+from spreadwatch.runtime.informers.pump import Pump
+from spreadwatch.runtime.informers.router import EventRouter
 
 __all__ = ["ResourceWatch", "WatchSource", "WatchStats"]
 
 log = logging.getLogger("spreadwatch.watch")
+#: what an object's events carry: a malformed object skipped, and when it is valid again
+objects_log = logging.getLogger("spreadwatch.events")
 
 T = TypeVar("T")
 
@@ -64,7 +72,7 @@ class WatchSource(Protocol):
     """The API as the informers see it (blocking; called in worker threads): ``kube.list_pages`` and
     ``kube.WatchStream`` in the operator, a fake in tests."""
 
-    def list(self, resource: ApiResource, namespace: str | None) -> Iterable[tuple[Sequence[Decoded], str]]: ...
+    def list(self, resource: ApiResource, namespace: str | None) -> Iterable[tuple[Sequence[Informed], str]]: ...
 
     def watch(self, resource: ApiResource, namespace: str | None, resource_version: str) -> EventStream: ...
 
@@ -79,49 +87,58 @@ class WatchStats:
     stale_removed: int = 0  # records a re-list showed were deleted during a gap
     failures: int = 0  # failed list/watch requests (retried with back-off)
     undecodable: int = 0  # watch lines that were not events
+    malformed: int = 0  # objects the reference parser refused (skipped, their last good state kept)
 
     def as_dict(self) -> dict[str, int]:
         return _WATCH_STATS_FORM(self)
 
 
-_WATCH_STATS_FORM = json_form(WatchStats)
+#: /statusz's per-informer counters (the malformed objects are summed under its "events": "broken")
+_WATCH_STATS_FORM = json_form(WatchStats, ("lists", "watches", "events", "stale_removed", "failures", "undecodable"))
 
 
-def _identity(item: Decoded) -> tuple[str, str]:
-    """(namespace, name) of a listed item ("" for what the router cannot name)."""
-    if isinstance(item, Unparsed):
-        meta = item.value.get("metadata") if isinstance(item.value, dict) else None
-        if isinstance(meta, dict):
-            ns, name = meta.get("namespace"), meta.get("name")
-            return (ns if isinstance(ns, str) else ""), (name if isinstance(name, str) else "")
-        return "", ""
+def _identity(item: Informed) -> tuple[str, str]:
+    """(namespace, name) of a listed item ("" for what cannot be named)."""
     if item is None:
         return "", ""
+    if isinstance(item, Malformed):
+        return item.namespace, item.name
     return getattr(item, "namespace", ""), item.name
 
 
 @dataclass(eq=False)
 class ResourceWatch:
-    """See the module docstring. ``namespace``: None for every namespace (or a cluster-scoped kind)."""
+    """See the module docstring. ``namespace``: None for every namespace (or a cluster-scoped kind);
+    ``source``: None when the caller feeds the informer itself (:meth:`take`, :meth:`take_listed`: the test
+    fakes and the soak benchmark, on the operator's route from decoded lines on)."""
 
     resource: ApiResource
     namespace: str | None
     router: EventRouter
-    source: WatchSource
+    source: WatchSource | None = None
     stats: WatchStats = field(default_factory=WatchStats, init=False)
     #: Set once the first listing is applied (the operator is ready when every informer's is).
     listed: asyncio.Event = field(default_factory=asyncio.Event, init=False)
     _version: str = field(default="", init=False, repr=False)  # "": list first
     _stream: EventStream | None = field(default=None, init=False, repr=False)
     _bad_lines: set[str] = field(default_factory=set, init=False, repr=False)
+    #: objects skipped as malformed now: (namespace, name) → problem (each logged once)
+    malformed: dict[tuple[str, str], str] = field(default_factory=dict, init=False, repr=False)
 
     @property
     def name(self) -> str:
         where = f" in {self.namespace}" if self.namespace else ""
         return f"{self.resource.plural}{where}"
 
+    @property
+    def _source(self) -> WatchSource:
+        assert self.source is not None  # (run() checks it)
+        return self.source
+
     async def run(self, stop: asyncio.Event) -> None:
         """List, then watch, until ``stop`` is set (see the module docstring)."""
+        if self.source is None:
+            raise ValueError(f"{self.name}: an informer without a source lists and watches nothing")
         backoff = 1.0
         stopping: asyncio.Future[object] = asyncio.ensure_future(stop.wait())
         try:
@@ -158,14 +175,14 @@ class ResourceWatch:
         """One complete listing applied page by page; then what it lacks is removed. O(objects listed)."""
         seen: set[tuple[str, str]] = set()
         version = ""
-        pump: Pump[tuple[Sequence[Decoded], str]] = Pump(
-            lambda: self.source.list(self.resource, self.namespace), f"list {self.name}", limit=4
+        pump: Pump[tuple[Sequence[Informed], str]] = Pump(
+            lambda: self._source.list(self.resource, self.namespace), f"list {self.name}", limit=4
         )
         try:
             async for pages in pump.batches():
                 for items, listed_version in pages:
                     seen.update(map(_identity, items))
-                    await self._apply_items(items)
+                    await self._take_page(items)
                     version = listed_version
         finally:
             pump.stop()
@@ -174,12 +191,72 @@ class ResourceWatch:
         self.stats.lists += 1
         self.listed.set()
 
-    async def _apply_items(self, items: Sequence[Decoded]) -> None:
-        kind, router = self.resource.kind, self.router
+    async def _take_page(self, items: Sequence[Informed]) -> None:
+        take = self.take_listed
         for start in range(0, len(items), _CHUNK):
             for item in items[start : start + _CHUNK]:
-                router.handle_decoded(kind, item)
+                take(item)
             await asyncio.sleep(0)
+
+    def take_listed(self, item: Informed) -> None:
+        """One object of a list page: its record to the router; a malformed one logged once and skipped
+        (see the module docstring); None (a kind not read) skipped. O(1) + the router's."""
+        if item is None:
+            return
+        if isinstance(item, Malformed):
+            self._malformed(item)
+            return
+        if self.malformed:
+            self._valid_again(self._key(getattr(item, "namespace", ""), item.name))
+        self.router.route(self.resource.kind, item)
+
+    def take_deletion(self, namespace: str, name: str) -> None:
+        """An object deleted (a ``DELETED`` event, or missing from a new list): to the router. O(1) + the
+        router's."""
+        if self.malformed:
+            self.malformed.pop(self._key(namespace, name), None)
+        self.router.route_deletion(self.resource.kind, namespace, name)
+
+    def take(self, event: WatchEvent | DecodeError) -> bool:
+        """One decoded watch line: its version kept, a deletion or a new state taken (:meth:`take_deletion`,
+        :meth:`take_listed`), an undecodable line logged once per problem. True for an event that carries an
+        object (not a bookmark, not an undecodable line). O(1) + the router's."""
+        if isinstance(event, DecodeError):
+            self._undecodable(event)
+            return False
+        if event.resource_version:
+            self._version = event.resource_version
+        if event.type == "DELETED":
+            self.take_deletion(event.namespace, event.name)
+        elif event.type in ("ADDED", "MODIFIED"):
+            self.take_listed(event.item)
+        else:
+            return False  # BOOKMARK: only its version
+        self.stats.events += 1
+        return True
+
+    def _key(self, namespace: str, name: str) -> tuple[str, str]:
+        """An object's (namespace, name) as the router places it ("default" for a namespaced one without)."""
+        return ((namespace or "default") if self.resource.namespaced else ""), name
+
+    def _malformed(self, item: Malformed) -> None:
+        """Skip a malformed object in scope, logged once until it is valid again or deleted. O(1)."""
+        key = self._key(item.namespace, item.name)
+        namespace = key[0]
+        if not self.router.in_scope(self.resource, namespace):
+            return
+        self.stats.malformed += 1
+        if self.malformed.get(key) != item.problem:
+            self.malformed[key] = item.problem
+            objects_log.warning(
+                "skipping malformed object: %s",
+                item.problem,
+                extra={"object": f"{self.resource.kind}/{namespace}/{item.name}"},
+            )
+
+    def _valid_again(self, key: tuple[str, str]) -> None:
+        if self.malformed.pop(key, None) is not None:
+            objects_log.info("object is valid again: %s %s/%s", self.resource.kind, *key)
 
     def _remove_missing(self, seen: set[tuple[str, str]]) -> None:
         kind = self.resource.kind
@@ -188,14 +265,14 @@ class ResourceWatch:
             held = {key for key in held if key[0] == self.namespace}
         stale = held - seen
         for namespace, name in sorted(stale):
-            self.router.handle_deleted(kind, namespace, name)
+            self.take_deletion(namespace, name)
         if stale:
             self.stats.stale_removed += len(stale)
             log.info("%s listed again: removed %d object(s) deleted while unwatched", self.name, len(stale))
 
     async def _watch(self, stopping: asyncio.Future[object]) -> None:
         """One watch request, until the server ends it or ``stop`` is set."""
-        stream = self.source.watch(self.resource, self.namespace, self._version)
+        stream = self._source.watch(self.resource, self.namespace, self._version)
         pump: Pump[WatchEvent | DecodeError] = Pump(lambda: stream, f"watch {self.name}", limit=_MAX_BUFFERED)
         self.stats.watches += 1
         batches = pump.batches()
@@ -212,27 +289,16 @@ class ResourceWatch:
                     batch = step.result()
                 except StopAsyncIteration:
                     return
-                await self._apply_events(cast(list[WatchEvent | DecodeError], batch))
+                await self._take_events(cast(list[WatchEvent | DecodeError], batch))
         finally:
             pump.stop()
             stream.close()
             await batches.aclose()
 
-    async def _apply_events(self, batch: list[WatchEvent | DecodeError]) -> None:
-        kind, router = self.resource.kind, self.router
+    async def _take_events(self, batch: list[WatchEvent | DecodeError]) -> None:
+        take = self.take
         for n, event in enumerate(batch, 1):
-            if isinstance(event, DecodeError):
-                self._undecodable(event)
-                continue
-            if event.resource_version:
-                self._version = event.resource_version
-            if event.type == "DELETED":
-                router.handle_deleted(kind, event.namespace, event.name)
-            elif event.type in ("ADDED", "MODIFIED"):
-                router.handle_decoded(kind, event.item)
-            else:
-                continue  # BOOKMARK: only its version
-            self.stats.events += 1
+            take(event)
             if n % _CHUNK == 0:
                 await asyncio.sleep(0)
 

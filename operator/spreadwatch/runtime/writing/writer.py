@@ -1,10 +1,10 @@
 """The report writer: turns index changes into SpreadReport writes, debounced, deduplicated, rate-limited.
 
-It joins three parts: *when* to write (:class:`~spreadwatch.runtime.debounce.Debouncer`: dirty keys, due
-times, coalescing, oldest change first), *how* (:class:`~spreadwatch.runtime.store.ReportStore`: the write
+It joins three parts: *when* to write (:class:`~spreadwatch.runtime.writing.debounce.Debouncer`: dirty keys, due
+times, coalescing, oldest change first), *how* (:class:`~spreadwatch.runtime.writing.store.ReportStore`: the write
 protocol against the API and what the API holds) and *how many at once*
-(:class:`~spreadwatch.runtime.concurrency.WriteConcurrency`: Little's law with the latency the server shows).
-One asyncio task (:meth:`ReportWriter.run`) loops:
+(:class:`~spreadwatch.runtime.writing.concurrency.WriteConcurrency`: Little's law with the latency the server shows).
+One asyncio task (:meth:`Writer.run`) loops:
 
 1. ``index.take_dirty()`` → the debouncer (every event also does this at once, through :meth:`wake`, so a
    workload's debounce starts at its event);
@@ -13,7 +13,7 @@ One asyncio task (:meth:`ReportWriter.run`) loops:
    misnamed, adopt the others, and check every workload (a report whose computed status has the listed
    digest is skipped without a write); then every ``resync_period`` a resync **beside the writes** (a task
    of its own): the reports' metadata only (``PartialObjectMetadataList``), compared with this replica's own
-   record of each, queueing only what differs or is missing (:mod:`spreadwatch.runtime.resync`);
+   record of each, queueing only what differs or is missing (:mod:`spreadwatch.runtime.writing.resync`);
 3. delete the reports of removed workloads;
 4. the due workloads, oldest change first, with at most ``concurrency.limit`` writes in flight: a workload
    out of scope has its report (if any) deleted; else its report is rebuilt if it changed and written
@@ -29,7 +29,7 @@ bounds the rate; the bound on writes in flight follows the answered writes' late
 and ``--max-writes-in-flight``; halved when the server throttles): one write at a time cannot reach the rate
 when a write takes longer than 1/rate seconds, and more than λ × W are never needed.
 
-The writer keeps its own record of each write: :attr:`ReportWriter.journal` (the last writes: when the change
+The writer keeps its own record of each write: :attr:`Writer.journal` (the last writes: when the change
 was first seen, when its report was written, whether a resync ran beside it) and the lag histogram
 (``spreadwatch_report_lag_seconds``).
 
@@ -52,14 +52,15 @@ from spreadwatch.config import OperatorConfig, Scope
 from spreadwatch.errors import KubeApiError, SpreadwatchError
 from spreadwatch.index import SpreadIndex
 from spreadwatch.model import WorkloadKey
-from spreadwatch.runtime.concurrency import WriteConcurrency
-from spreadwatch.runtime.debounce import Debouncer, Pending
-from spreadwatch.runtime.ratelimit import RateMeter, TokenBucket
-from spreadwatch.runtime.resync import ResyncRun, ResyncStats, adopt_plan, compare_plan
-from spreadwatch.runtime.status import rfc3339
-from spreadwatch.runtime.store import ReportSink, ReportStore, WriterStats
+from spreadwatch.resources import SPREAD_REPORTS
+from spreadwatch.runtime.writing.concurrency import WriteConcurrency
+from spreadwatch.runtime.writing.debounce import Debouncer, Pending
+from spreadwatch.runtime.writing.ratelimit import RateMeter, TokenBucket
+from spreadwatch.runtime.writing.resync import ResyncRun, ResyncStats, adopt_plan, compare_plan
+from spreadwatch.runtime.writing.status import rfc3339
+from spreadwatch.runtime.writing.store import ReportApi, ReportStore, WriterStats
 
-__all__ = ["MATERIAL_AFTER", "MAX_DELAY_DEBOUNCES", "ReportWriter", "WriteRecord"]
+__all__ = ["MATERIAL_AFTER", "MAX_DELAY_DEBOUNCES", "WriteRecord", "Writer"]
 
 log = logging.getLogger("spreadwatch.writer")
 
@@ -91,7 +92,7 @@ class WriteRecord(NamedTuple):
     queued_by_resync: bool
 
 
-class ReportWriter:
+class Writer:
     """See the module docstring. ``clock``/``wall`` are injectable for tests; ``max_in_flight`` (default
     ``config.max_writes_in_flight``) is the ceiling of the bound on writes in flight."""
 
@@ -99,7 +100,7 @@ class ReportWriter:
         self,
         index: SpreadIndex,
         config: OperatorConfig,
-        sink: ReportSink,
+        api: ReportApi,
         *,
         is_leader: Callable[[], bool] = lambda: True,
         bucket: TokenBucket | None = None,
@@ -123,7 +124,7 @@ class ReportWriter:
         self.debouncer = Debouncer(
             config.debounce, max_delay if max_delay is not None else max(1.0, MAX_DELAY_DEBOUNCES * config.debounce)
         )
-        self.store = ReportStore(sink, self._bucket, self.stats, events=config.events, wall=wall, clock=clock,
+        self.store = ReportStore(api, self._bucket, self.stats, events=config.events, wall=wall, clock=clock,
                                  on_answer=self._answered)  # fmt: skip
         self.ready = False  # set once the index holds the cluster's initial state (resyncs wait for it)
         self._wake = asyncio.Event()
@@ -158,16 +159,6 @@ class ReportWriter:
     def debounce(self) -> float:
         """Seconds a workload must be quiet before its report is written (the debouncer's)."""
         return self.debouncer.debounce
-
-    @property
-    def bucket(self) -> TokenBucket:
-        """The global write budget every API call takes a token from."""
-        return self._bucket
-
-    @bucket.setter
-    def bucket(self, bucket: TokenBucket) -> None:
-        """Replace the write budget (the soak benchmark loads with an unlimited one)."""
-        self._bucket = self.store.bucket = bucket
 
     # --- inputs -------------------------------------------------------------------------------------------
 
@@ -377,7 +368,8 @@ class ReportWriter:
                 w.cancel()
 
     async def drain(self, timeout: float = 30.0) -> None:
-        """Write everything pending now, ignoring the debounce and back-offs (tests; graceful shutdown)."""
+        """Write everything pending now, ignoring the debounce and back-offs, until nothing is pending or
+        ``timeout`` seconds pass (every report written at once: the soak benchmark's start, tests)."""
         debouncer = self.debouncer
         saved, debouncer.debounce = debouncer.debounce, 0.0
         deadline = self.clock() + timeout
@@ -413,7 +405,7 @@ class ReportWriter:
     # --- resync -------------------------------------------------------------------------------------------
 
     async def resync(self) -> None:
-        """One resync (see :mod:`spreadwatch.runtime.resync`): the first of a leadership lists whole reports,
+        """One resync (see :mod:`spreadwatch.runtime.writing.resync`): the first of a leadership lists whole reports,
         adopts them and checks every workload; a later one lists metadata only and queues what differs from
         this replica's record or is missing. Both delete orphans. A failed listing is tried again in 5 s."""
         whole = not self._resynced
@@ -435,7 +427,7 @@ class ReportWriter:
             self._next_resync = self.clock() + _RETRY_LISTING
             hint = ""
             if isinstance(err, KubeApiError) and err.status == 404:
-                hint = " (is the CRD installed? kubectl apply -f crds/spreadreports.spreadwatch.io.yaml)"
+                hint = f" (is the CRD installed? kubectl apply -f crds/{SPREAD_REPORTS.full_name}.yaml)"
             log.warning("resync: cannot list SpreadReports: %s%s", err, hint)
             return
         finally:

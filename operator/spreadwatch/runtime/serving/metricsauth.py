@@ -26,14 +26,16 @@ import time
 from collections import Counter
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Any, Final, Protocol
+from typing import TYPE_CHECKING, Final, Protocol
 
 from aiohttp import typedefs, web
 from cachetools import TLRUCache
 
 from spreadwatch.errors import SpreadwatchError
 from spreadwatch.jsonform import json_form
-from spreadwatch.kube import ReviewedUser, review_access, review_token, run_sync
+
+if TYPE_CHECKING:  # (a type only: the reviews themselves are passed in)
+    from spreadwatch.kube import ReviewedUser
 
 __all__ = [
     "DEFAULT_ALLOW_TTL",
@@ -43,7 +45,6 @@ __all__ = [
     "AuthStats",
     "Decision",
     "DecisionCache",
-    "KubeAccessReviews",
     "MetricsAuth",
 ]
 
@@ -55,24 +56,11 @@ DEFAULT_MAX_ENTRIES: Final = 1024
 
 
 class AccessReviews(Protocol):
-    """What :class:`MetricsAuth` asks the API server (:class:`KubeAccessReviews`; a fake in unit tests)."""
+    """What :class:`MetricsAuth` asks the API server (``kube.AccessReviewClient``; a fake in unit tests)."""
 
     async def token(self, token: str) -> ReviewedUser | None: ...
 
     async def access(self, user: ReviewedUser, verb: str, path: str) -> tuple[bool, str]: ...
-
-
-class KubeAccessReviews:
-    """TokenReview and SubjectAccessReview through the operator's API client (each call in a worker thread)."""
-
-    def __init__(self, api: Any) -> None:
-        self._api = api
-
-    async def token(self, token: str) -> ReviewedUser | None:
-        return await run_sync(review_token, self._api, token)
-
-    async def access(self, user: ReviewedUser, verb: str, path: str) -> tuple[bool, str]:
-        return await run_sync(review_access, self._api, user, verb, path)
 
 
 @dataclass(frozen=True, slots=True)

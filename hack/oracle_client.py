@@ -1,6 +1,7 @@
-"""Python side of the spreadwatch-oracle JSON-lines pipe.
+"""Python side of the differential oracles' JSON-lines pipe (the Go programs in tests/oracle: the real
+kube-scheduler plugins), for the oracle tests and the Go-plugin benchmark (bench/references.py).
 
-    from oracle_client import Oracle
+    from hack.oracle_client import Oracle
     with Oracle() as oracle:                       # builds (or reuses) the binary
         results = oracle.score(cluster, [pod])     # candidates picked by the filters
         results = oracle.score(cluster, [pod], ["n1", "n2"])
@@ -23,8 +24,7 @@ from collections.abc import Iterable
 from pathlib import Path
 from typing import Any
 
-HERE = Path(__file__).resolve().parent
-BUILD_SH = HERE / "build.sh"
+BUILD_SH = Path(__file__).resolve().parent.parent / "tests" / "oracle" / "build.sh"
 
 _KIND_TO_KEY = {
     "Node": "nodes",
