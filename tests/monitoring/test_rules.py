@@ -17,6 +17,7 @@ EXPECTED_ALERTS = {
     "SpreadwatchNextReplicaUnschedulable",
     "SpreadwatchZoneOutageUnsafe",
     "SpreadwatchNodeLossBreaksBudget",
+    "SpreadwatchSpreadDefeated",
     "SpreadwatchOperatorDown",
     "SpreadwatchReportsStale",
 }
@@ -28,6 +29,7 @@ WORKLOAD_ALERTS = {
     "SpreadwatchNextReplicaUnschedulable",
     "SpreadwatchZoneOutageUnsafe",
     "SpreadwatchNodeLossBreaksBudget",
+    "SpreadwatchSpreadDefeated",
 }
 RULE_TEST_FILES = sorted(RULE_TESTS_DIR.glob("*.test.yaml"))
 

@@ -43,7 +43,7 @@ from spreadwatch.controllers import (
     next_condemned,
     scale_shares,
 )
-from spreadwatch.index.building import ReportBuilding
+from spreadwatch.index.predicting import PredictionBuilding
 from spreadwatch.index.state import CandidateSet, NamespaceState, Workload
 from spreadwatch.model import (
     INVALID_DELETION_COST,
@@ -125,7 +125,7 @@ def _owner_of(pod: Pod) -> _Owner | None:
     return None if c is None else (c.kind, c.name)
 
 
-class SafetyTracking(ReportBuilding):
+class SafetyTracking(PredictionBuilding):
     """Owned pods, budgets, and the forecasts they give each report (see the module docstring)."""
 
     def __init__(self, profile: Profile, options: ReportOptions | None = None) -> None:
@@ -147,8 +147,9 @@ class SafetyTracking(ReportBuilding):
         if old is not pod and old != pod:
             self._pod_changed(pod.namespace, old, pod)
 
-    def _forget_pod(self, old: Pod) -> None:
+    def _pod_removed(self, old: Pod) -> None:
         """A pod removed (a DELETED event): out of its controller's pods and its budgets' counts. O(labels + B)."""
+        super()._pod_removed(old)
         self._pod_changed(old.namespace, old, None)
 
     def _pod_changed(self, namespace: str, old: Pod | None, new: Pod | None) -> None:
