@@ -43,7 +43,7 @@ from spreadwatch.controllers import (
     next_condemned,
     scale_shares,
 )
-from spreadwatch.index.predicting import PredictionBuilding
+from spreadwatch.index.comparing import ReportComparing
 from spreadwatch.index.state import CandidateSet, NamespaceState, Workload
 from spreadwatch.model import (
     INVALID_DELETION_COST,
@@ -125,11 +125,11 @@ def _owner_of(pod: Pod) -> _Owner | None:
     return None if c is None else (c.kind, c.name)
 
 
-class SafetyTracking(PredictionBuilding):
+class SafetyTracking(ReportComparing):
     """Owned pods, budgets, and the forecasts they give each report (see the module docstring)."""
 
-    def __init__(self, profile: Profile, options: ReportOptions | None = None) -> None:
-        super().__init__(profile, options)
+    def __init__(self, profile: Profile, options: ReportOptions | None = None, compare: Profile | None = None) -> None:
+        super().__init__(profile, options, compare)
         self._safety: dict[str, SafetyNamespace] = {}
 
     def _safety_of(self, namespace: str) -> SafetyNamespace:

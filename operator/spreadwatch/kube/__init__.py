@@ -14,7 +14,8 @@ What it does, and nothing else — the operator is read-only to users' objects:
   reports: the only writes besides the Lease;
 * :mod:`~spreadwatch.kube.lease` — leader election on a coordination.k8s.io/v1 Lease;
 * :mod:`~spreadwatch.kube.reviews` — TokenReview and SubjectAccessReview for the secure ``/metrics``
-  (:class:`AccessReviewClient`).
+  (:class:`AccessReviewClient`);
+* :mod:`~spreadwatch.kube.version` — the API server's version (``GET /version``, for ``--profile auto``).
 
 The names the rest of spreadwatch uses are re-exported here: ``from spreadwatch.kube import ReportClient``.
 """
@@ -27,6 +28,7 @@ from spreadwatch.kube.listing import iter_cluster_records
 from spreadwatch.kube.reports import ReportClient
 from spreadwatch.kube.retry import RetryPolicy, run_sync
 from spreadwatch.kube.reviews import AccessReviewClient, ReviewedUser, review_access, review_token
+from spreadwatch.kube.version import server_version
 from spreadwatch.kube.watching import ApiWatchSource, WatchStream, list_pages
 
 __all__ = [
@@ -46,4 +48,5 @@ __all__ = [
     "review_access",
     "review_token",
     "run_sync",
+    "server_version",
 ]
