@@ -207,8 +207,17 @@ def workload(kube_api: client.ApiClient, operator: SecureOperator) -> Iterator[t
     # a workload no node can take (the dashboard's "Next replica would stay Pending" panel needs one)
     create_deployment(kube_api, ns, "stranded", replicas=1,
                       spec=pod_spec(node_selector={"spreadwatch.io/pool": "nowhere"}))
+    # a workload whose preferred node affinity outweighs its spreading (the dashboard's "Spread defeated" panel
+    # needs one): its pod on zone-a, which NodeAffinity (100 x 2) prefers over the spreading best nodes b and c
+    prefer_a = client.V1Affinity(node_affinity=client.V1NodeAffinity(
+        preferred_during_scheduling_ignored_during_execution=[client.V1PreferredSchedulingTerm(
+            weight=100, preference=client.V1NodeSelectorTerm(match_expressions=[client.V1NodeSelectorRequirement(
+                key="topology.kubernetes.io/zone", operator="In", values=["zone-a"])]))]))  # fmt: skip
+    create_deployment(kube_api, ns, "pinned", replicas=1, spec=pod_spec(affinity=prefer_a))
     wait_for_pods(kube_api, ns, {"app": "web"}, 2)
+    wait_for_pods(kube_api, ns, {"app": "pinned"}, 1)
     schedule_pending_pods(kube_api, ns, nodes[:1], {"app": "web"})
+    schedule_pending_pods(kube_api, ns, nodes[:1], {"app": "pinned"})
     yield ns, "web"
     delete_namespace(kube_api, ns)
     for name in nodes:
@@ -425,6 +434,9 @@ def test_prometheus_scrapes_with_the_bearer_token_and_tls(
         _wait("the stranded workload's series", lambda: prom.query(
             f'spreadwatch_workload_next_pod_schedulable{{job="{JOB}", namespace="{ns}", workload="stranded"}} == 0'),
             prom)  # fmt: skip
+        _wait("the pinned workload's series", lambda: prom.query(
+            f'spreadwatch_workload_prediction_spreading_agrees{{job="{JOB}", namespace="{ns}", workload="pinned"}}'
+            ' == 0'), prom)  # fmt: skip
         _wait("4 scrapes after the workload appeared (rate() over 10 s)", lambda: prom.query(
             f'count_over_time(spreadwatch_workload_pods{{job="{JOB}", namespace="{ns}"}}[1m]) >= 4'), prom)
         variables = {"job": JOB, "instance": ".+", "datasource": "prometheus", "namespace": ns, "workload": name}
