@@ -41,6 +41,7 @@ from __future__ import annotations
 
 import argparse
 import contextlib
+import dataclasses
 import itertools
 import json
 import os
@@ -87,7 +88,7 @@ from spreadwatch.cli.run_config import operator_config  # noqa: E402
 from spreadwatch.index import SpreadIndex  # noqa: E402
 from spreadwatch.kube import iter_cluster_records, server_version  # noqa: E402
 from spreadwatch.model import WorkloadKey, parse_object  # noqa: E402
-from spreadwatch.profile_args import operator_profiles  # noqa: E402
+from spreadwatch.profile_args import load_scheduler_profile, operator_profiles  # noqa: E402
 from spreadwatch.resources import CLUSTER_RESOURCES, SPREAD_REPORTS  # noqa: E402
 from spreadwatch.snapshot import Snapshot  # noqa: E402
 
@@ -706,7 +707,11 @@ def measure(
             limit_mib = _mib(env.pop("_MEMORY_LIMIT"))
             config = operator_config(build_parser().parse_args(command[1:]))
             profile, compared, _ = operator_profiles(config, lambda: server_version(api))  # (auto: as the operator)
-            index = SpreadIndex(profile, config.report, compared)
+            options = config.report
+            if config.prediction:  # (as the operator reads its scheduler profile at start: reports carry a prediction)
+                scheduler = load_scheduler_profile(config.scheduler_config, config.scheduler_name)
+                options = dataclasses.replace(options, scheduler=scheduler)
+            index = SpreadIndex(profile, options, compared)
             index.load(Snapshot.from_decoded(item for _, item in iter_cluster_records(api)))
             expectation = Expectation(index)
             expectation.fill()
@@ -884,7 +889,7 @@ def _compare_sample(
     chosen = random.Random(7).sample(list(keys), min(sample, len(keys)))
     dump = state / "dump"
     dump.mkdir(exist_ok=True)
-    kinds = "pods,services,replicationcontrollers,replicasets,statefulsets,deployments"
+    kinds = "pods,services,replicationcontrollers,replicasets,statefulsets,deployments,poddisruptionbudgets"
     gets = [("cluster", ["nodes,namespaces"]), *((f"ns-{ns}", [kinds, "-n", ns])
                                                  for ns in sorted({k.namespace for k in chosen}))]  # fmt: skip
     for name, args in gets:
