@@ -22,13 +22,16 @@ EXAMPLE = Path(__file__).resolve().parents[2] / "examples" / "cluster.yaml"
 
 
 def _replay(cluster: Cluster, profile: str, victims: tuple[str, ...]) -> tuple[list[dict[str, Any]], list[str]]:
-    """Evict ``victims`` in order from scratch; each replacement goes to the first best node by name."""
+    """Evict ``victims`` in order from scratch; each replacement goes to the first best node by name, Ready when
+    its victim was."""
     prof = get_profile(profile)
     objects = list(cluster.objects)
     template = next_pod(cluster.snapshot(), cluster.ref)
     placed = []
     for i, victim in enumerate(victims):
-        objects = [o for o in objects if not (o["kind"] == "Pod" and o["metadata"]["name"] == victim)]
+        [gone] = [o for o in objects if o["kind"] == "Pod" and o["metadata"]["name"] == victim]
+        ready = [c for c in gone["status"].get("conditions", []) if c["type"] == "Ready" and c["status"] == "True"]
+        objects = [o for o in objects if o is not gone]
         scores = scratch_scores(Snapshot.from_objects(objects), cluster.ref, prof)
         if not scores:
             placed.append("")
@@ -36,7 +39,8 @@ def _replay(cluster: Cluster, profile: str, victims: tuple[str, ...]) -> tuple[l
         best = max(scores.values())
         target = min(n for n, s in scores.items() if s == best)
         placed.append(target)
-        objects.append(bound_copy(template, f"replacement-{i}", target))
+        since = "2026-01-01T00:00:00Z" if ready else None
+        objects.append(bound_copy(template, f"replacement-{i}", target, ready_at=since))
     return objects, placed
 
 

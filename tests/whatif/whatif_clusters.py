@@ -105,13 +105,13 @@ def next_pod(snap: Snapshot, ref: str) -> Pod:
     return representative_pod(ctrl, snap.controllers_in("ReplicaSet", ns))[0]
 
 
-def bound_copy(template: Pod, name: str, node_name: str) -> dict[str, Any]:
-    """An API object of a replica like ``template`` bound to ``node_name``."""
+def bound_copy(template: Pod, name: str, node_name: str, ready_at: str | None = None) -> dict[str, Any]:
+    """An API object of a replica like ``template`` bound to ``node_name`` (Ready since ``ready_at``, if given)."""
     owners = []
     if template.controller is not None:
         c = template.controller
         owners = [{"apiVersion": c.api_version, "kind": c.kind, "name": c.name, "uid": c.uid, "controller": True}]
-    return pod(name, dict(template.labels), node_name, namespace=template.namespace, owners=owners)
+    return pod(name, dict(template.labels), node_name, namespace=template.namespace, owners=owners, ready_at=ready_at)
 
 
 def scratch_scores(snap: Snapshot, ref: str, profile: Profile) -> dict[str, int]:
