@@ -245,7 +245,7 @@ _WORKLOADS: Final = frozenset(
     _tagged(kind, ("spec", _WorkloadSpec, _EMPTY_WORKLOAD_SPEC))
     for kind in ("Deployment", "StatefulSet", "ReplicaSet", "ReplicationController")
 )
-_OTHERS: Final = tuple(_tagged(kind) for kind in ("Node", "Service", "Namespace"))
+_OTHERS: Final = tuple(_tagged(kind) for kind in ("Node", "Service", "Namespace", "PodDisruptionBudget"))
 _Document: Final = msgspec.defstruct("_Document", [("items", list[Union[(_Pod, *_OTHERS, *_WORKLOADS)]], [])])
 
 

@@ -99,7 +99,11 @@ RELEASE, RELEASE_NS = "spreadwatch", "spreadwatch"
 _PATHS = {r.kind: r for r in CLUSTER_RESOURCES}
 _ENTRYPOINT = ("spreadwatch", "run")  # the Dockerfile's ENTRYPOINT (tests/chart/test_dockerfile.py checks it)
 _STATUS_EXTRA = frozenset({"conditions", "observedGeneration", "lastUpdateTime", "lastPlacement"})
-_PHASES = (("Service", "Deployment", "StatefulSet", "ReplicationController"), ("ReplicaSet",), ("Pod",))
+_PHASES = (
+    ("Service", "Deployment", "StatefulSet", "ReplicationController", "PodDisruptionBudget"),
+    ("ReplicaSet",),
+    ("Pod",),
+)
 
 
 def _content(status: dict[str, Any]) -> bytes:
@@ -880,7 +884,7 @@ def _compare_sample(
     chosen = random.Random(7).sample(list(keys), min(sample, len(keys)))
     dump = state / "dump"
     dump.mkdir(exist_ok=True)
-    kinds = "pods,services,replicationcontrollers,replicasets,statefulsets,deployments"
+    kinds = "pods,services,replicationcontrollers,replicasets,statefulsets,deployments,poddisruptionbudgets"
     gets = [("cluster", ["nodes,namespaces"]), *((f"ns-{ns}", [kinds, "-n", ns])
                                                  for ns in sorted({k.namespace for k in chosen}))]  # fmt: skip
     for name, args in gets:

@@ -21,9 +21,12 @@ them). At scale 1.0:
 * ~150,000 pods (replicas average ~15), placed at random on the nodes the workload's constraints allow;
   2 % of workloads are packed on one node and 4 % in one zone; 0.5 % of pods are unscheduled (Pending, no
   nodeName), 0.5 % are being deleted (``deletionTimestamp``) and 0.5 % extra pods are terminal
-  (Succeeded/Failed);
+  (Succeeded/Failed); a bound pod carries a kubelet's status (Initialized, Ready, ContainersReady,
+  PodScheduled conditions, a container status): Ready 5-27 s after its start, 2 % not Ready, 1 % restarted;
 * requests by workload (one of five shapes from 50m/64Mi to 500m/1Gi; 10 % without any, 5 % with an init
   container);
+* a PodDisruptionBudget (``policy/v1``, selecting ``app=<name>``) for every third workload, in turn
+  ``minAvailable: 1``, ``minAvailable: 50%``, ``maxUnavailable: 1``, ``maxUnavailable: 25%``;
 * scheduling-constraint signatures (6 distinct): none (80 %), infra toleration + nodeSelector (6 %),
   GPU toleration + nodeSelector (4 %), ``disk=ssd`` nodeSelector (4 %), required zone affinity (4 %),
   tolerate-everything (2 %); 3 % of workloads have ``topologySpreadConstraints`` (SelectorSpread skips
@@ -256,6 +259,62 @@ def _fits(facts: dict[str, Any], sig: int) -> bool:
     return True
 
 
+def _kubelet_status(k: int, created: int, image: str) -> Obj:
+    """What a kubelet writes for the k-th pod: its conditions (Ready 5-27 s after start; 2 % not Ready) and its
+    container's status (1 % restarted once). No random draw: the rest of the cluster does not move."""
+    started, ready_at = created + 5, created + 5 + k % 23
+    ready = "False" if k % 50 == 23 else "True"
+
+    def condition(kind: str, status: str, at: int) -> Obj:
+        return {"type": kind, "status": status, "lastProbeTime": None, "lastTransitionTime": _ts(at)}
+
+    return {
+        "conditions": [
+            condition("Initialized", "True", started),
+            condition("Ready", ready, ready_at),
+            condition("ContainersReady", ready, ready_at),
+            condition("PodScheduled", "True", created),
+        ],
+        "containerStatuses": [
+            {
+                "name": "main",
+                "image": image,
+                "imageID": f"{image.split(':', maxsplit=1)[0]}@sha256:{k % 4096:064x}",
+                "containerID": f"containerd://{k:064x}",
+                "ready": ready == "True",
+                "started": True,
+                "restartCount": 1 if k % 100 == 41 else 0,
+                "state": {"running": {"startedAt": _ts(started)}},
+            }
+        ],
+    }
+
+
+#: The budgets of every third workload, in turn (``workload // 3 % 4``).
+BUDGETS: tuple[Obj, ...] = (
+    {"minAvailable": 1},
+    {"minAvailable": "50%"},
+    {"maxUnavailable": 1},
+    {"maxUnavailable": "25%"},
+)
+
+
+def _budget(j: int, ns: str, name: str, created: int) -> Obj:
+    """The PodDisruptionBudget of workload j (every third one), selecting ``app=<name>``."""
+    return {
+        "apiVersion": "policy/v1",
+        "kind": "PodDisruptionBudget",
+        "metadata": {
+            "name": name,
+            "namespace": ns,
+            "uid": f"00000000-0000-4000-a000-{j:012x}",
+            "creationTimestamp": _ts(created),
+            "generation": 1,
+        },
+        "spec": {"selector": {"matchLabels": {"app": name}}, **BUDGETS[j // 3 % len(BUDGETS)]},
+    }
+
+
 # --- the generator -----------------------------------------------------------------------------------------
 
 
@@ -392,6 +451,7 @@ class _Gen:
             "resourceVersion": str(100_000 + k),
         }
         status: Obj = {"phase": "Running", "qosClass": "Burstable", "startTime": _ts(created + 5)}
+        status.update(_kubelet_status(k, created, template_spec["containers"][0]["image"]))
         if k % 200 == 17:  # unscheduled
             status = {
                 "phase": "Pending",
@@ -479,6 +539,8 @@ class _Gen:
         def template(labels: dict[str, str]) -> Obj:
             return {"metadata": {"labels": labels}, "spec": template_spec}
 
+        if j % 3 == 0:
+            yield _budget(j, ns, name, created)
         # the Service
         yield {
             "apiVersion": "v1",

@@ -45,16 +45,54 @@ def pod(
     phase: str = "Running",
     deleting: bool = False,
     spec: dict[str, Any] | None = None,
+    ready_at: str | None = None,
+    created: str | None = None,
+    uid: str | None = None,
+    restarts: int | None = None,
+    deletion_cost: str | None = None,
 ) -> dict[str, Any]:
+    """A pod; ``ready_at``: its Ready condition True since then (else none), ``restarts`` one container's
+    restartCount, ``deletion_cost`` the pod-deletion-cost annotation."""
     meta: dict[str, Any] = {"name": name, "namespace": namespace, "labels": dict(labels or {})}
     if owners:
         meta["ownerReferences"] = owners
     if deleting:
         meta["deletionTimestamp"] = "2026-01-01T00:00:00Z"
+    if created is not None:
+        meta["creationTimestamp"] = created
+    if uid is not None:
+        meta["uid"] = uid
+    if deletion_cost is not None:
+        meta["annotations"] = {"controller.kubernetes.io/pod-deletion-cost": deletion_cost}
     body_spec = dict(spec or {})
     if node_name:
         body_spec["nodeName"] = node_name
-    return {"apiVersion": "v1", "kind": "Pod", "metadata": meta, "spec": body_spec, "status": {"phase": phase}}
+    status: dict[str, Any] = {"phase": phase}
+    if ready_at is not None:
+        status["conditions"] = [{"type": "Ready", "status": "True", "lastTransitionTime": ready_at}]
+    if restarts is not None:
+        status["containerStatuses"] = [{"name": "c0", "restartCount": restarts}]
+    return {"apiVersion": "v1", "kind": "Pod", "metadata": meta, "spec": body_spec, "status": status}
+
+
+def budget(
+    name: str,
+    selector: Any,
+    *,
+    namespace: str = "default",
+    min_available: int | str | None = None,
+    max_unavailable: int | str | None = None,
+) -> dict[str, Any]:
+    """A policy/v1 PodDisruptionBudget (``selector``: a LabelSelector, None for none)."""
+    spec: dict[str, Any] = {}
+    if selector is not None:
+        spec["selector"] = selector
+    if min_available is not None:
+        spec["minAvailable"] = min_available
+    if max_unavailable is not None:
+        spec["maxUnavailable"] = max_unavailable
+    meta = {"name": name, "namespace": namespace, "uid": f"uid-{name}"}
+    return {"apiVersion": "policy/v1", "kind": "PodDisruptionBudget", "metadata": meta, "spec": spec}
 
 
 def service(name: str, selector: dict[str, str] | None, namespace: str = "default") -> dict[str, Any]:

@@ -27,6 +27,20 @@ WORKLOAD_FAMILIES = frozenset(
 WINDOW_FAMILIES = frozenset(
     {"spreadwatch_workload_best_node_probability", "spreadwatch_workload_best_zone_probability"}
 )
+#: Per workload, where the report's safety forecasts carry the value (``pdb_*``: with a PodDisruptionBudget).
+SAFETY_FAMILIES = frozenset(
+    {
+        "spreadwatch_workload_zone_loss_ready_replicas",
+        "spreadwatch_workload_node_loss_ready_replicas",
+        "spreadwatch_workload_zone_losses_tolerated",
+        "spreadwatch_workload_node_losses_tolerated",
+        "spreadwatch_workload_pdb_expected_pods",
+        "spreadwatch_workload_pdb_current_healthy",
+        "spreadwatch_workload_pdb_desired_healthy",
+        "spreadwatch_workload_pdb_disruptions_allowed",
+        "spreadwatch_workload_scale_down_zone_skew",
+    }
+)
 #: Per workload, operator only, once a new binding of one of its pods was checked against its report.
 PLACEMENT_FAMILIES = frozenset({"spreadwatch_workload_placement_misses"})
 #: Per workload, only for reports that carry the whole scheduler profile's prediction (on by default).

@@ -70,10 +70,18 @@ def test_simulate_seed_top_nodes_profile_and_thresholds() -> None:
     assert spof["final"]["health"] == "SinglePointOfFailure"
 
 
-def test_simulate_remove_and_runs() -> None:
-    data = ok_json("simulate", "--cluster", EXAMPLE, CHECKOUT, "--remove", "2")
-    assert [list(s) for s in data["steps"]] == [["step", "pod", "node", "zone", "rank"]] * 2
+def test_simulate_scale_down_rollout_and_runs() -> None:
+    data = ok_json("simulate", "--cluster", EXAMPLE, CHECKOUT, "--scale-down", "2")
+    keys = ["step", "pod", "node", "zone", "rank", "candidates", "candidateCount", "replicaSet", "nodeSkew",
+            "zoneSkew", "health"]  # fmt: skip
+    assert [list(s) for s in data["steps"]] == [keys] * 2
     assert [s["node"] for s in data["steps"]] == ["node-b1", "node-b1"]
+    assert ok_json("simulate", "--cluster", EXAMPLE, CHECKOUT, "--remove", "2") == data  # the older name
+    rollout = ok_json("simulate", "--cluster", EXAMPLE, CHECKOUT, "--rollout")
+    assert list(rollout) == ["newReplicaSet", "restart", "maxSurge", "maxUnavailable", "steps", "worst", "end", "final"]
+    assert rollout["final"]["pods"] == 4 and rollout["steps"][-1]["replicas"][1] >= 1
+    code, out, _ = run("simulate", "--cluster", EXAMPLE, CHECKOUT, "--rollout")
+    assert code == 0 and "Worst:     node skew" in out
     runs = ok_json("simulate", "--cluster", EXAMPLE, CHECKOUT, "--add", "2", "--runs", "5", "--seed", "3")
     assert runs["runs"] == 5 and runs["seeds"] == [3, 7]
     assert sum(runs["health"].values()) == sum(runs["nodeSkew"].values()) == 5
@@ -85,12 +93,17 @@ def test_rebalance_outputs() -> None:
     code, out, err = run("rebalance", "--cluster", EXAMPLE, CHECKOUT)
     assert (code, err) == (0, "")
     assert "Plan:      2 eviction(s) make it Balanced" in out
-    assert out.rstrip().splitlines()[-2:] == [
+    lines = out.splitlines()
+    commands = lines.index("Commands (a plan only: spreadwatch evicted nothing):")
+    assert lines[commands + 1 : commands + 3] == [
         "  kubectl delete pod checkout-6f7d5b9c4-0 -n shop",
         "  kubectl delete pod checkout-6f7d5b9c4-1 -n shop",
     ]
+    assert any(line.startswith("Deletion costs: ") for line in lines)
     data = ok_json("rebalance", "--cluster", EXAMPLE, CHECKOUT)
-    assert list(data) == ["found", "message", "statesExplored", "initial", "evictions", "commands", "final"]
+    assert list(data) == [
+        "found", "message", "statesExplored", "initial", "evictions", "commands", "final", "deletionCosts"
+    ]  # fmt: skip
     assert data["found"] and len(data["evictions"]) == 2
     code, out, _ = run("rebalance", "--cluster", EXAMPLE, CHECKOUT, "-o", "yaml")
     assert yaml.safe_load(out) == data
@@ -122,12 +135,14 @@ def test_summary_outputs_and_filters(monkeypatch: pytest.MonkeyPatch) -> None:
 @pytest.mark.parametrize(
     ("argv", "message"),
     [
-        (["simulate", "--cluster", EXAMPLE, CHECKOUT], "one of the arguments --add --remove is required"),
+        (["simulate", "--cluster", EXAMPLE, CHECKOUT], "one of the arguments --add --scale-down/--remove --rollout"),
         (["simulate", "--cluster", EXAMPLE, CHECKOUT, "--add", "1", "--remove", "1"], "not allowed with argument"),
         (["simulate", "--cluster", EXAMPLE, CHECKOUT, "--add", "0"], "expected a whole number >= 1"),
         (["simulate", "--cluster", EXAMPLE, CHECKOUT, "--add", "x"], "expected a whole number, got 'x'"),
-        (["simulate", "--cluster", EXAMPLE, CHECKOUT, "--remove", "1", "--seed", "1"], "apply to --add only"),
-        (["simulate", "--cluster", EXAMPLE, CHECKOUT, "--remove", "9"], "cannot remove 9 pods, it has 4"),
+        (["simulate", "--cluster", EXAMPLE, CHECKOUT, "--remove", "1", "--runs", "1"], "--runs applies to --add only"),
+        (["simulate", "--cluster", EXAMPLE, CHECKOUT, "--rollout", "--seed", "1"], "--seed applies to --add and"),
+        (["simulate", "--cluster", EXAMPLE, CHECKOUT, "--remove", "9"], "cannot scale down by 9, it has 4 replicas"),
+        (["simulate", "--cluster", EXAMPLE, "sts/data/postgres", "--rollout"], "not a StatefulSet's"),
         (["simulate", "--cluster", EXAMPLE, CHECKOUT, "--add", "1", "--runs", "0"], "expected a whole number >= 1"),
         (["simulate", "--cluster", EXAMPLE, "deployment/shop/nope", "--add", "1"], "no Deployment shop/nope"),
         (["simulate", "--cluster", EXAMPLE, "deployment/shop/broken", "--add", "1"], "cannot be simulated"),

@@ -19,14 +19,14 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from bench import synth
-from k8s_objects import controller, node, owner, pod, service
+from k8s_objects import budget, controller, node, owner, pod, service
 from spreadwatch.decode import Converter, Malformed, Unparsed, decode_json, decode_list_page, decode_page, settle
 from spreadwatch.errors import ObjectError, SnapshotError
 from spreadwatch.model import Pod, parse_object
 from spreadwatch.snapshot import Snapshot, iter_documents, load_snapshot
 
 ROOT = Path(__file__).resolve().parents[1]
-_RECORD_LISTS = ("nodes", "pods", "services", "controllers", "namespaces", "claims", "volumes", "ignored")
+_RECORD_LISTS = ("nodes", "pods", "services", "controllers", "namespaces", "claims", "volumes", "budgets", "ignored")
 
 
 def _outcome(load: Any) -> tuple[Any, ...] | str:
@@ -50,8 +50,10 @@ def _both(tmp_path: Path, objects: list[Any], indent: bool = False) -> tuple[Any
 
 def _rs_pod() -> dict[str, Any]:
     p = pod("web-1", {"app": "web"}, "n1", owners=[owner("ReplicaSet", "web-abc")])
-    p["metadata"]["annotations"] = {"note": "x"}
+    p["metadata"]["annotations"] = {"note": "x", "controller.kubernetes.io/pod-deletion-cost": "-7"}
     p["metadata"]["creationTimestamp"] = "2026-01-01T00:00:00Z"
+    p["metadata"]["uid"] = "0a1b2c3d-0000-4000-8000-00000000002a"
+    p["spec"]["initContainers"] = [{"name": "proxy", "restartPolicy": "Always"}, {"name": "init"}]
     p["spec"]["tolerations"] = [{"key": "k", "operator": "Exists", "effect": "NoSchedule", "tolerationSeconds": 30}]
     p["spec"]["nodeSelector"] = {"disk": "ssd"}
     p["spec"]["affinity"] = {
@@ -114,8 +116,21 @@ def _rs_pod() -> dict[str, Any]:
         {"name": "data", "persistentVolumeClaim": {"claimName": "data-web-1"}},
         {"name": "model", "image": {"reference": "models/llm:7"}},
     ]
-    p["status"] = {"phase": "Running", "nominatedNodeName": "n2"}
+    p["status"] = {
+        "phase": "Running",
+        "nominatedNodeName": "n2",
+        "conditions": [
+            {"type": "PodScheduled", "status": "True", "lastTransitionTime": "2026-01-01T00:00:01Z"},
+            {"type": "Ready", "status": "True", "lastTransitionTime": "2026-01-01T00:00:09Z"},
+        ],
+        "containerStatuses": [{"name": "app", "restartCount": 2, "image": "x"}, {"name": "log", "restartCount": 5}],
+        "initContainerStatuses": [{"name": "proxy", "restartCount": 3}, {"name": "init", "restartCount": 9}],
+    }
     return p
+
+
+def _pdb() -> dict[str, Any]:
+    return budget("web", {"matchLabels": {"app": "web"}}, max_unavailable="25%")
 
 
 def _deployment() -> dict[str, Any]:
@@ -128,6 +143,8 @@ def _deployment() -> dict[str, Any]:
         "containers": [{"name": "app", "image": "web", "resources": {"requests": {"cpu": "100m"}}}],
         "resources": {"requests": {"memory": "2Gi"}},
     }
+    d["spec"]["strategy"] = {"type": "RollingUpdate", "rollingUpdate": {"maxSurge": 1, "maxUnavailable": "10%"}}
+    d["status"] = {"replicas": 3, "availableReplicas": 2}
     return d
 
 
@@ -135,6 +152,7 @@ def _statefulset() -> dict[str, Any]:
     s = controller("StatefulSet", "db", {"matchExpressions": [{"key": "app", "operator": "In", "values": ["db"]}]})
     s["status"] = {"updateRevision": "db-123"}
     s["spec"]["volumeClaimTemplates"] = [{"metadata": {"name": "data"}, "spec": {"storageClassName": "ssd"}}]
+    s["spec"]["ordinals"] = {"start": 2}
     return s
 
 
@@ -179,8 +197,18 @@ def _all_kinds() -> list[dict[str, Any]]:
         _deployment(),
         _statefulset(),
         _rc(),
-        controller("ReplicaSet", "web-abc", {"matchLabels": {"app": "web"}}, {"app": "web"}),
+        controller(
+            "ReplicaSet",
+            "web-abc",
+            {"matchLabels": {"app": "web"}},
+            {"app": "web"},
+            annotations={
+                "deployment.kubernetes.io/desired-replicas": "3",
+                "deployment.kubernetes.io/max-replicas": "4",
+            },
+        ),
         _rs_pod(),
+        _pdb(),
         pod("bare", {"app": "web"}),
         _claim(),
         _volume(),
@@ -326,6 +354,32 @@ _BAD_FIELDS = [
     pytest.param(lambda: service("web", {"app": "web"}), "spec.selector", ["x"], id="service selector a list"),
     pytest.param(lambda: service("web", {"app": "web"}), "spec.selector", {}, id="service selector empty"),
     pytest.param(_namespace, "metadata.labels", "x", id="namespace labels a string"),
+    pytest.param(_rs_pod, "metadata.uid", "0A1B2C3D-0000-4000-8000-00000000002A", id="uid uppercase: kept as text"),
+    pytest.param(_rs_pod, "metadata.uid", 5, id="uid an integer"),
+    pytest.param(_rs_pod, "metadata.creationTimestamp", "yesterday", id="creationTimestamp not RFC 3339"),
+    pytest.param(_rs_pod, "metadata.creationTimestamp", "2026-01-01T01:00:00+01:00", id="creation with an offset"),
+    pytest.param(_rs_pod, "metadata.annotations", {"controller.kubernetes.io/pod-deletion-cost": "+3"},
+                 id="deletion cost with a plus: invalid"),
+    pytest.param(_rs_pod, "metadata.annotations", {"controller.kubernetes.io/pod-deletion-cost": "2147483648"},
+                 id="deletion cost beyond int32: invalid"),
+    pytest.param(_rs_pod, "metadata.annotations", {"controller.kubernetes.io/pod-deletion-cost": 3},
+                 id="deletion cost an integer: invalid"),
+    pytest.param(_rs_pod, "status.conditions.1.status", "False", id="not ready"),
+    pytest.param(_rs_pod, "status.conditions.1.lastTransitionTime", None, id="ready time null: zero"),
+    pytest.param(_rs_pod, "status.conditions.1.lastTransitionTime", "x", id="ready time not RFC 3339"),
+    pytest.param(_rs_pod, "status.conditions", [{"type": "Ready", "status": "True"}], id="ready without a time"),
+    pytest.param(_rs_pod, "status.containerStatuses.0.restartCount", "2", id="restartCount a string"),
+    pytest.param(_rs_pod, "spec.initContainers.1.restartPolicy", "Never", id="no sidecar"),
+    pytest.param(_deployment, "spec.strategy.rollingUpdate.maxSurge", "30%", id="maxSurge a percentage"),
+    pytest.param(_deployment, "spec.strategy.rollingUpdate.maxSurge", 1.5, id="maxSurge a float"),
+    pytest.param(_deployment, "spec.strategy.type", "Recreate", id="recreate"),
+    pytest.param(_pdb, "spec.maxUnavailable", 2, id="pdb maxUnavailable an integer"),
+    pytest.param(_pdb, "spec.maxUnavailable", [2], id="pdb maxUnavailable a list"),
+    pytest.param(_pdb, "spec.minAvailable", "50%", id="pdb both set: kept, refused where used"),
+    pytest.param(_pdb, "spec.selector", None, id="pdb selector null: selects nothing"),
+    pytest.param(_pdb, "spec.selector", {"matchExpressions": [{"key": "a", "operator": "Bogus"}]},
+                 id="pdb selector invalid: kept as its error"),
+    pytest.param(_pdb, "spec.selector", "app=web", id="pdb selector a string"),
 ]
 
 

@@ -10,9 +10,9 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from k8s_objects import GA_ZONE, controller, node, owner, pod, service
+from k8s_objects import GA_ZONE, budget, controller, node, owner, pod, service
 from spreadwatch.index import SpreadIndex
-from spreadwatch.model import Controller, Node, Pod, Record, Service, WorkloadKey, parse_object
+from spreadwatch.model import Controller, Node, Pod, PodDisruptionBudget, Record, Service, WorkloadKey, parse_object
 from spreadwatch.report import ReportOptions
 from spreadwatch.scoring import PROFILES, Profile, get_profile, representative_pod, score_pod, zone_key
 from spreadwatch.scoring.topology_filter import compliance
@@ -95,8 +95,35 @@ def pod_event(draw: st.DrawFn) -> tuple[str, dict[str, Any]]:
         owners=owners,
         phase=draw(st.sampled_from(["Running", "Running", "Pending", "Succeeded", "Failed"])),
         deleting=draw(st.integers(0, 6)) == 0,
+        **draw(ranking_st),
     )
     return "apply", body
+
+
+#: what the scale-down ranking and the budgets read: readiness and its time, creation, uid, restarts, cost
+ranking_st = st.fixed_dictionaries(
+    {},
+    optional={
+        "ready_at": st.sampled_from(["2026-01-01T00:00:10Z", "2026-01-01T00:00:40Z", "2026-02-01T00:00:00Z"]),
+        "created": st.sampled_from(["2026-01-01T00:00:00Z", "2026-01-01T00:00:30Z"]),
+        "uid": st.builds(lambda i: f"{i:08x}-0000-4000-8000-000000000000", st.integers(0, 5)),
+        "restarts": st.integers(0, 2),
+        "deletion_cost": st.sampled_from(["0", "-5", "10", "x"]),
+    },
+)
+
+
+@st.composite
+def budget_event(draw: st.DrawFn) -> tuple[str, dict[str, Any]]:
+    fence = draw(st.sampled_from(["min_available", "max_unavailable"]))
+    value = draw(st.sampled_from([0, 1, 2, "50%", "34%", "x%"]))
+    both = {"min_available": 1} if draw(st.integers(0, 8)) == 0 else {}
+    return "apply", budget(
+        f"b{draw(st.integers(0, 2))}",
+        draw(st.one_of(selector_st, st.just({}), st.none())),
+        namespace=draw(st.sampled_from(NAMESPACES)),
+        **{**both, fence: value},
+    )
 
 
 @st.composite
@@ -148,10 +175,14 @@ def controller_event(draw: st.DrawFn, soft_spread: bool = False) -> tuple[str, d
 
 @st.composite
 def delete_event(draw: st.DrawFn) -> tuple[str, dict[str, Any]]:
-    kind = draw(st.sampled_from(["Pod", "Node", "Service", *KINDS]))
+    kind = draw(st.sampled_from(["Pod", "Node", "Service", "PodDisruptionBudget", *KINDS]))
     if kind == "Node":
         return "delete", {"kind": kind, "namespace": "", "name": draw(st.sampled_from(NODES))}
-    names = {"Pod": f"p{draw(st.integers(0, 11))}", "Service": f"s{draw(st.integers(0, 2))}"}
+    names = {
+        "Pod": f"p{draw(st.integers(0, 11))}",
+        "Service": f"s{draw(st.integers(0, 2))}",
+        "PodDisruptionBudget": f"b{draw(st.integers(0, 2))}",
+    }
     name = names.get(kind, f"{kind.lower()}-{draw(st.integers(0, 2))}")
     return "delete", {"kind": kind, "namespace": draw(st.sampled_from(NAMESPACES)), "name": name}
 
@@ -166,6 +197,7 @@ events_st = st.lists(
         service_event(),
         controller_event(),
         controller_event(),
+        budget_event(),
         delete_event(),
         st.just(("read", {})),  # build every report mid-stream: cached reports must be invalidated exactly
     ),
@@ -237,6 +269,8 @@ def _key(record: Record) -> tuple[str, str, str]:
         return ("Pod", record.namespace, record.name)
     if isinstance(record, Service):
         return ("Service", record.namespace, record.name)
+    if isinstance(record, PodDisruptionBudget):
+        return ("PodDisruptionBudget", record.namespace, record.name)
     assert isinstance(record, Controller)
     return (record.kind, record.namespace, record.name)
 

@@ -16,7 +16,9 @@ from spreadwatch import cli, kubectl_plugin
 from spreadwatch.kubectl_plugin import main
 
 EXAMPLE = str(Path(__file__).resolve().parents[1] / "examples" / "cluster.yaml")
-HEALTH_ORDER = ["Unschedulable", "SinglePointOfFailure", "Imbalanced", "Error", "Skipped", "Balanced"]
+HEALTH_ORDER = [
+    *("Unschedulable", "SinglePointOfFailure", "ZoneOutageUnsafe", "Imbalanced", "Error", "Skipped", "Balanced"),
+]
 
 
 def run(*argv: str) -> tuple[int, str, str]:

@@ -84,8 +84,9 @@ Spread of every workload's replicas as kube-scheduler's SelectorSpread scores it
 Commands:
   analyze     one row per workload (-o wide|name|json|yaml, --no-headers, --sort-by, -l, -w)
   explain     TYPE/NAME: why each node scores what it scores
-  simulate    TYPE/NAME --add N | --remove N [--seed S] [--runs K]: where the next replicas land
-  rebalance   TYPE/NAME: the fewest evictions that make the spread healthy (a plan; evicts nothing)
+  simulate    TYPE/NAME --add N | --scale-down N | --rollout [--seed S] [--runs K]: the spread step by step
+  rebalance   TYPE/NAME: the fewest evictions that make the spread healthy, the deletion costs that keep
+              zones even on the next scale-downs (plans; changes nothing)
   compare     compare profiles (when this build has the command)
   summary     workloads per health, the worst ones, zones, profile differences (the default)
 

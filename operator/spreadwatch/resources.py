@@ -48,8 +48,8 @@ class ApiResource:
         return f"{base}/{self.plural}"
 
 
-#: What the scorers read, in the order a snapshot is best loaded (nodes and namespaces first). The claims and
-#: volumes are what the prediction's VolumeBinding and VolumeZone read.
+#: What the scorers and the safety forecasts read, in the order a snapshot is best loaded (nodes and namespaces
+#: first). The claims and volumes are what the prediction's VolumeBinding and VolumeZone read.
 CLUSTER_RESOURCES: Final = (
     ApiResource("", "v1", "nodes", "Node", namespaced=False),
     ApiResource("", "v1", "namespaces", "Namespace", namespaced=False),
@@ -60,6 +60,7 @@ CLUSTER_RESOURCES: Final = (
     ApiResource("apps", "v1", "statefulsets", "StatefulSet"),
     ApiResource("apps", "v1", "deployments", "Deployment"),
     ApiResource("", "v1", "persistentvolumeclaims", "PersistentVolumeClaim"),
+    ApiResource("policy", "v1", "poddisruptionbudgets", "PodDisruptionBudget"),
     ApiResource("", "v1", "pods", "Pod"),
 )
 

@@ -48,6 +48,7 @@ from spreadwatch.model import (
     PersistentVolume,
     PersistentVolumeClaim,
     Pod,
+    PodDisruptionBudget,
     Record,
     Service,
     WorkloadKey,
@@ -91,8 +92,9 @@ def paused_gc() -> Iterator[None]:
 
 #: Kinds read into records; any other kind is skipped (and said so, see :class:`_Tally`).
 _READ_KINDS: Final = frozenset(
-    {"Pod", "Node", "Service", "Namespace", "PersistentVolumeClaim", "PersistentVolume", *WORKLOAD_KINDS}
-)
+    {"Pod", "Node", "Service", "Namespace", "PersistentVolumeClaim", "PersistentVolume", "PodDisruptionBudget",
+     *WORKLOAD_KINDS}
+)  # fmt: skip
 #: YAML aliases may add to a document at most this many nodes, or :data:`MAX_ALIAS_RATIO` times its own
 #: distinct nodes where that is more: the work stays linear in the input (a billion-laughs document is
 #: refused before it is walked) while a PyYAML dump, whose repeated maps (one spec shared by thousands of
@@ -394,6 +396,7 @@ class Snapshot:
     namespaces: list[Namespace] = field(default_factory=list)
     claims: list[PersistentVolumeClaim] = field(default_factory=list)
     volumes: list[PersistentVolume] = field(default_factory=list)
+    budgets: list[PodDisruptionBudget] = field(default_factory=list)
     ignored: int = 0
     notes: list[str] = field(default_factory=list)  # one line per input path with objects of kinds not read
     server_version: str = ""  # the API server's gitVersion, when read from the live cluster for --profile auto
@@ -431,6 +434,8 @@ class Snapshot:
             self.claims.append(record)
         elif isinstance(record, PersistentVolume):
             self.volumes.append(record)
+        elif isinstance(record, PodDisruptionBudget):
+            self.budgets.append(record)
         else:
             self.ignored += 1
 

@@ -23,6 +23,7 @@ READ = ["get", "list", "watch"]
 CORE_WATCHED = ["pods", "services", "replicationcontrollers", "persistentvolumeclaims"]
 CLUSTER_WATCHED = ["nodes", "namespaces", "persistentvolumes"]
 APPS_WATCHED = ["replicasets", "statefulsets", "deployments"]
+POLICY_WATCHED = ["poddisruptionbudgets"]
 REPORT_RULES = [
     {"apiGroups": ["spreadwatch.io"], "resources": ["spreadreports"],
      "verbs": ["list", "create", "patch", "delete"]},
@@ -33,7 +34,8 @@ STANDARD_LABELS = ("app.kubernetes.io/name", "app.kubernetes.io/instance", "app.
                    "helm.sh/chart")  # fmt: skip
 METRICS_READER = f"{FULLNAME}-metrics-reader"
 AUTH_DELEGATOR = f"{FULLNAME}-auth-delegator"
-ALLOWED_RESOURCES = {*CORE_WATCHED, *APPS_WATCHED, *CLUSTER_WATCHED, "spreadreports", "events", "leases"}
+ALLOWED_RESOURCES = {*CORE_WATCHED, *APPS_WATCHED, *CLUSTER_WATCHED, *POLICY_WATCHED, "spreadreports", "events",
+                     "leases"}  # fmt: skip
 
 
 def pyproject() -> dict[str, Any]:
@@ -370,7 +372,7 @@ def assert_least_privilege(objects: list[dict[str, Any]]) -> None:
                 assert "*" not in rule.get(field, []), f"wildcard in {role['metadata']['name']}: {rule}"
             assert "nonResourceURLs" not in rule
             assert set(rule["resources"]) <= ALLOWED_RESOURCES, rule
-            if set(rule["resources"]) & {*CORE_WATCHED, *APPS_WATCHED, *CLUSTER_WATCHED}:
+            if set(rule["resources"]) & {*CORE_WATCHED, *APPS_WATCHED, *CLUSTER_WATCHED, *POLICY_WATCHED}:
                 assert rule["verbs"] == READ, rule
 
 
@@ -381,6 +383,7 @@ def test_clusterwide_rbac_is_exact(helm: Helm, tmp_path: Path) -> None:
     assert rules_of(cluster_role) == [
         {"apiGroups": [""], "resources": [*CLUSTER_WATCHED, *CORE_WATCHED], "verbs": READ},
         {"apiGroups": ["apps"], "resources": APPS_WATCHED, "verbs": READ},
+        {"apiGroups": ["policy"], "resources": POLICY_WATCHED, "verbs": READ},
         *REPORT_RULES,
     ]
     binding = named(objects, "ClusterRoleBinding", FULLNAME)
@@ -436,6 +439,7 @@ def test_namespaced_mode_has_roles_per_namespace_and_a_minimal_cluster_role(
     expected = [
         {"apiGroups": [""], "resources": CORE_WATCHED, "verbs": READ},
         {"apiGroups": ["apps"], "resources": APPS_WATCHED, "verbs": READ},
+        {"apiGroups": ["policy"], "resources": POLICY_WATCHED, "verbs": READ},
         *REPORT_RULES,
     ]
     for ns in watched:

@@ -44,6 +44,7 @@ from comparison_oracle import expected_comparison
 from ports import free_port
 from processes import stop_process
 from spreadwatch.analysis import WorkloadFilter, analyze_index
+from spreadwatch.profile_args import load_scheduler_profile
 from spreadwatch.report import ReportOptions
 from spreadwatch.scoring import get_profile
 from spreadwatch.snapshot import load_snapshot
@@ -67,7 +68,7 @@ __all__ = [
 
 ROOT = Path(__file__).resolve().parents[2]
 CRD = ROOT / "crds" / "spreadreports.spreadwatch.io.yaml"
-KINDS = "nodes,namespaces,pods,services,rc,rs,sts,deploy"
+KINDS = "nodes,namespaces,pods,services,rc,rs,sts,deploy,pdb"
 #: status fields not in the offline report (lastPlacement: the operator's check of the last new binding)
 VOLATILE = ("conditions", "observedGeneration", "lastUpdateTime", "lastPlacement")
 DEBOUNCE = float(os.environ.get("SPREADWATCH_E2E_DEBOUNCE", "0.3"))
@@ -177,13 +178,16 @@ def server_minor(cp: ControlPlane) -> int:
 
 
 def offline_reports(cp: ControlPlane, namespace: str, tmp: Path) -> dict[tuple[str, str], dict[str, Any]]:
-    """`spreadwatch analyze --profile v1.29` on a `kubectl get -o json` dump of the cluster, for one namespace,
-    each report with the comparison an index of v1.28 alone gives (what the chart's defaults write)."""
+    """`spreadwatch analyze --profile v1.29` (its prediction on, as the chart's) on a `kubectl get -o json` dump of
+    the cluster, for one namespace, each report with the comparison an index of v1.28 alone gives (what the
+    chart's defaults write)."""
     dump = tmp / f"dump-{time.monotonic_ns()}.json"
     dump.write_text(cp.kubectl("get", KINDS, "-A", "-o", "json", timeout=120).stdout)
     snapshot = load_snapshot([dump])
     only = WorkloadFilter([namespace])
-    index, reports = analyze_index(snapshot, get_profile(EXPECTED_PROFILE), ReportOptions(), only)
+    # (the chart's operator predicts with the default scheduler profile: --prediction, as analyze by default)
+    predicting = ReportOptions(scheduler=load_scheduler_profile(None))
+    index, reports = analyze_index(snapshot, get_profile(EXPECTED_PROFILE), predicting, only)
     other = analyze_index(snapshot, get_profile(EXPECTED_COMPARED), ReportOptions(), only)[0]
     out = {}
     for r in reports:

@@ -18,7 +18,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from k8s_objects import BETA_REGION, controller, node, owner, pod, service
+from k8s_objects import BETA_REGION, budget, controller, node, owner, pod, service
 from spreadwatch.index import SpreadIndex
 from spreadwatch.model import Pod, WorkloadKey, parse_object
 from spreadwatch.report import ReportOptions
@@ -93,6 +93,14 @@ def index(profile: str = "v1.28", compare: str | None = None, prediction: bool =
                     if beta in labels:
                         labels[ga] = labels[beta]
     idx.load(Snapshot.from_objects(objs))
+    return idx
+
+
+def with_budget(idx: SpreadIndex) -> SpreadIndex:
+    """``idx`` with a PodDisruptionBudget selecting db (minAvailable 2: none of its pods is Ready)."""
+    record = parse_object(budget("db", {"matchLabels": {"app": "db"}}, namespace="shop", min_available=2))
+    assert record is not None
+    idx.apply(record)
     return idx
 
 

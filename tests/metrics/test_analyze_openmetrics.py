@@ -10,7 +10,7 @@ import yaml
 from metrics_fixture import objects
 from prometheus_client.openmetrics.parser import text_string_to_metric_families
 
-from metrics_contract import NODE_FAMILIES, WINDOW_FAMILIES, WORKLOAD_FAMILIES
+from metrics_contract import NODE_FAMILIES, SAFETY_FAMILIES, WINDOW_FAMILIES, WORKLOAD_FAMILIES
 from spreadwatch.cli import build_parser, main, operator_config
 from spreadwatch.config import MetricsOptions
 
@@ -48,7 +48,10 @@ def test_openmetrics_output_has_the_workload_families_and_build_info_only(cluste
     assert (code, err) == (0, "")
     assert out.endswith("# EOF\n") and out.count("# EOF") == 1
     got = families(out)
-    assert set(got) == WORKLOAD_FAMILIES | WINDOW_FAMILIES | NODE_FAMILIES | {"spreadwatch_build_info"}
+    pdb = {f for f in SAFETY_FAMILIES if "_pdb_" in f}  # (no PodDisruptionBudget in this cluster)
+    assert set(got) == WORKLOAD_FAMILIES | WINDOW_FAMILIES | NODE_FAMILIES | (SAFETY_FAMILIES - pdb) | {
+        "spreadwatch_build_info"
+    }
     assert len(got["spreadwatch_workload_pods"]) == 5
 
 

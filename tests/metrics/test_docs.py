@@ -5,7 +5,7 @@ from __future__ import annotations
 import re
 from pathlib import Path
 
-from metrics_fixture import index, with_placement
+from metrics_fixture import index, with_budget, with_placement
 from prometheus_client.registry import Collector
 
 from spreadwatch.metrics import (
@@ -57,6 +57,7 @@ def exposed() -> Doc:
         WorkloadCollector(index(compare="v1.29"), MetricsOptions()),  # --compare-profile families
         WorkloadCollector(with_placement(index()), MetricsOptions()),  # the operator's placement check
         WorkloadCollector(index("v1.29", prediction=True), MetricsOptions()),  # the whole profile's prediction
+        WorkloadCollector(with_budget(index()), MetricsOptions()),  # a PodDisruptionBudget: the pdb_* families
         OperatorCollector(StaticSource(state)),
     ]
     out: Doc = {}
@@ -79,4 +80,4 @@ def test_docs_table_matches_the_collectors_both_ways() -> None:
 
 
 def test_every_contract_family_is_documented() -> None:
-    assert len(documented()) == 48
+    assert len(documented()) == 57

@@ -39,6 +39,8 @@ Sample = tuple[str, tuple[tuple[str, str], ...], float]
 # zone_score: z-a int(0) = 0, z-b int(50) = 50; empty-node score: z-a = a2's 33, z-b = int(100/3 + 50*2/3) = 66.
 # 4 nodes (< 100): the scheduler scores all 4, so the next replica is on a best node with probability 1.0.
 # Default node series: node_pods on a1 (2) and b1 (1); node_score on the 3 best: x 100, b1 50, a2 33.
+# Safety: no db pod is Ready (no conditions), so nothing is left after any loss and the one-Ready-replica budget
+# fails already (0 tolerated); its scale-down deletes db-2 (the highest ordinal) from b1: z-a 2, z-b 0, skew 2.
 DB_LABELS = 'namespace="shop",kind="StatefulSet",workload="db"'
 EXPECTED_DB = f"""\
 # HELP spreadwatch_workload_pods Matching pods of the workload on its candidate nodes.
@@ -74,6 +76,7 @@ spreadwatch_workload_health{{{DB_LABELS},state="Balanced"}} 0
 spreadwatch_workload_health{{{DB_LABELS},state="Imbalanced"}} 1
 spreadwatch_workload_health{{{DB_LABELS},state="SinglePointOfFailure"}} 0
 spreadwatch_workload_health{{{DB_LABELS},state="Unschedulable"}} 0
+spreadwatch_workload_health{{{DB_LABELS},state="ZoneOutageUnsafe"}} 0
 spreadwatch_workload_health{{{DB_LABELS},state="Skipped"}} 0
 spreadwatch_workload_health{{{DB_LABELS},state="Error"}} 0
 # HELP spreadwatch_workload_next_pod_schedulable 1 when some node passes the filters for the workload's next \
@@ -93,6 +96,25 @@ spreadwatch_workload_best_node_probability{{{DB_LABELS}}} 1.0
 zone (as best_node_probability).
 # TYPE spreadwatch_workload_best_zone_probability gauge
 spreadwatch_workload_best_zone_probability{{{DB_LABELS}}} 1.0
+# HELP spreadwatch_workload_zone_loss_ready_replicas Ready replicas of the workload left after losing its worst \
+zone (no sample without zones).
+# TYPE spreadwatch_workload_zone_loss_ready_replicas gauge
+spreadwatch_workload_zone_loss_ready_replicas{{{DB_LABELS}}} 0
+# HELP spreadwatch_workload_node_loss_ready_replicas Ready replicas of the workload left after losing its worst node.
+# TYPE spreadwatch_workload_node_loss_ready_replicas gauge
+spreadwatch_workload_node_loss_ready_replicas{{{DB_LABELS}}} 0
+# HELP spreadwatch_workload_zone_losses_tolerated Zones that can be lost at once within the workload's budget (its \
+PodDisruptionBudget, else one Ready replica); 0 when the worst one breaks it (no sample without zones).
+# TYPE spreadwatch_workload_zone_losses_tolerated gauge
+spreadwatch_workload_zone_losses_tolerated{{{DB_LABELS}}} 0
+# HELP spreadwatch_workload_node_losses_tolerated Nodes that can be lost at once within the workload's budget (its \
+PodDisruptionBudget, else one Ready replica); 0 when the worst one breaks it.
+# TYPE spreadwatch_workload_node_losses_tolerated gauge
+spreadwatch_workload_node_losses_tolerated{{{DB_LABELS}}} 0
+# HELP spreadwatch_workload_scale_down_zone_skew Zone skew after the next scale-down by one replica, the worst over \
+the pods it may delete (no sample when it would delete none).
+# TYPE spreadwatch_workload_scale_down_zone_skew gauge
+spreadwatch_workload_scale_down_zone_skew{{{DB_LABELS}}} 2
 # HELP spreadwatch_workload_zone_pods Matching pods of the workload in the zone.
 # TYPE spreadwatch_workload_zone_pods gauge
 spreadwatch_workload_zone_pods{{{DB_LABELS},zone="z-a",region="r1"}} 2

@@ -6,7 +6,7 @@ from __future__ import annotations
 from collections.abc import Callable
 
 import pytest
-from metrics_fixture import index, objects, with_placement
+from metrics_fixture import index, objects, with_budget, with_placement
 from prometheus_client import CollectorRegistry, generate_latest
 from prometheus_client.openmetrics.exposition import generate_latest as generate_openmetrics
 from prometheus_client.openmetrics.parser import text_string_to_metric_families as parse_openmetrics
@@ -95,6 +95,7 @@ FIXTURES: dict[str, Fixture] = {
     },
     **{f"omitted-nodes-{mode}": _workloads(_capped, mode) for mode in ("default", "all")},
     "prediction-default": _workloads(lambda: index("v1.29", prediction=True), "default"),
+    "budget": _workloads(lambda: with_budget(index()), "default"),
     "no-workloads": _workloads(_empty, "default"),
     "operator-busy": lambda: [OperatorCollector(StaticSource(_busy_state()))],
     "operator-new": lambda: [OperatorCollector(StaticSource(OperatorState()))],

@@ -65,10 +65,16 @@ def test_series_counts_per_mode() -> None:
     candidates = sum(r.candidate_nodes for r in reports)  # 4 each except bad = 16
     scored = sum(1 for r in reports if r.best_node_probability is not None)  # not bad (no candidates), skipped = 3
     forecast = sum(1 for r in reports if r.next_pod_schedulable is not None)  # not bad (Error) = 4
-    # build_info, 15 workload series (8 values, 6 health, skipped), next pod schedulable unless Error, 2
+    # safety: zone and node loss (2 each), the scale-down's zone skew when it deletes a pod; none for Error
+    safety = sum(
+        2 * (r.resilience.zone_loss is not None) + 2 * (r.resilience.node_loss is not None) + (r.scale_down is not None)
+        for r in reports
+        if r.resilience is not None
+    )  # db 5, cache 5, spread 4 (no pod to delete), bad 0, solo 5 = 19
+    # build_info, 16 workload series (8 values, 7 health, skipped), next pod schedulable unless Error, 2
     # probabilities when scored, 4 zone series
-    base = 1 + workloads * (8 + 6 + 1) + forecast + scored * 2 + zone_rows * 4
-    assert (workloads, zone_rows, busy, top, candidates, scored, forecast) == (5, 8, 4, 12, 16, 3, 4)
+    base = 1 + workloads * (8 + 7 + 1) + forecast + scored * 2 + zone_rows * 4 + safety
+    assert (workloads, zone_rows, busy, top, candidates, scored, forecast, safety) == (5, 8, 4, 12, 16, 3, 4, 19)
     assert total_series(idx, "none") == base
     assert total_series(idx, "default") == base + busy + top
     assert total_series(idx, "all") == base + 2 * candidates

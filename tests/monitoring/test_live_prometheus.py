@@ -9,7 +9,8 @@ Set-up (module scope, ~15 s):
   ``shop/web`` (Balanced), ``shop/api`` (Imbalanced: 3 + 1 pods), ``shop/cache`` (SinglePointOfFailure: both
   pods on node-b2), ``data/zonal`` (SinglePointOfFailure: both pods in zone-a, on two nodes) and
   ``shop/churn`` (a pod recreated every 0.25 s, so counters and histograms move), and ``data/pending``
-  (Unschedulable: its nodeSelector matches no node, so its next replica would stay Pending). Its ``/metrics`` is
+  (Unschedulable: its nodeSelector matches no node, so its next replica would stay Pending); a
+  PodDisruptionBudget (``minAvailable: 0``) for each but ``churn`` and ``pending``. Its ``/metrics`` is
   ``spreadwatch.metrics.registry_for(index, options, operator=runtime)``;
 * a second target serving only the self-metrics of a stale leader (an ``OperatorCollector`` over a
   ``StaticSource``): oldest pending change 20 min old, last resync an hour ago;
@@ -60,7 +61,7 @@ from monitoring_helpers import (
     substitute,
 )
 
-from k8s_objects import controller
+from k8s_objects import budget, controller
 from ports import free_port
 from spreadwatch.config import LeaderElection, OperatorConfig
 from spreadwatch.metrics import (
@@ -106,6 +107,8 @@ def cluster_events() -> list[dict[str, Any]]:
         objs += [deployment(name, ns, replicas=len(nodes)), replicaset_of(name, ns, len(nodes))]
         objs += [pod_of(name, i, n, ns) for i, n in enumerate(nodes)]
         objs.append(service(name, {"app": name}, namespace=ns))
+        if name != "churn":  # a PodDisruptionBudget each (minAvailable 0: it holds whatever is Ready)
+            objs.append(budget(name, {"matchLabels": {"app": name}}, namespace=ns, min_available=0))
     pending = {"app": "pending"}  # no node has pool=none: no candidate, the next replica would stay Pending
     objs.append(controller("Deployment", "pending", {"matchLabels": pending}, pending, namespace="data",
                            template_spec={"nodeSelector": {"pool": "none"}}))  # fmt: skip
@@ -356,8 +359,10 @@ def _panel_result(live: Live, title: str, ref: str = "A", workload: tuple[str, s
 
 def test_dashboard_values_match_the_cluster(live: Live) -> None:
     by_state = {r["metric"]["state"]: float(r["value"][1]) for r in _panel_result(live, "Workloads by health")}
-    assert by_state == {"Balanced": 2, "Imbalanced": 1, "SinglePointOfFailure": 2, "Unschedulable": 1, "Skipped": 0,
-                        "Error": 0}  # fmt: skip
+    assert by_state == {"Balanced": 2, "Imbalanced": 1, "SinglePointOfFailure": 2, "Unschedulable": 1,
+                        "ZoneOutageUnsafe": 0, "Skipped": 0, "Error": 0}  # fmt: skip
+    expected = {w: [r["value"][1] for r in _panel_result(live, "PodDisruptionBudget", workload=w)] for w in SEEDED}
+    assert expected == {w: [str(len(PLACEMENT[w]))] for w in SEEDED}  # an integer minAvailable: the pods it selects
     pending = _panel_result(live, "Next replica would stay Pending", ref="C")
     assert {(r["metric"]["namespace"], r["metric"]["workload"]): r["value"][1] for r in pending} == {
         ("data", "pending"): "1"}  # fmt: skip

@@ -15,6 +15,8 @@ EXPECTED_ALERTS = {
     "SpreadwatchSkewHigh",
     "SpreadwatchPlacementsMissing",
     "SpreadwatchNextReplicaUnschedulable",
+    "SpreadwatchZoneOutageUnsafe",
+    "SpreadwatchNodeLossBreaksBudget",
     "SpreadwatchSpreadDefeated",
     "SpreadwatchOperatorDown",
     "SpreadwatchReportsStale",
@@ -25,6 +27,8 @@ WORKLOAD_ALERTS = {
     "SpreadwatchSkewHigh",
     "SpreadwatchPlacementsMissing",
     "SpreadwatchNextReplicaUnschedulable",
+    "SpreadwatchZoneOutageUnsafe",
+    "SpreadwatchNodeLossBreaksBudget",
     "SpreadwatchSpreadDefeated",
 }
 RULE_TEST_FILES = sorted(RULE_TESTS_DIR.glob("*.test.yaml"))

@@ -1,5 +1,5 @@
 """simulate: every step's scores are the from-scratch scores with the earlier simulated pods bound (all
-profiles, property test), the tie set and choice rules, scale-down order, seeded runs, and upstream's
+profiles, property test), the tie set and choice rules, scale-downs step by step, seeded runs, and upstream's
 expectation that an empty 300-node, 3-zone cluster ends with zone skew 0 after 3, 12 and 27 replicas."""
 
 from __future__ import annotations
@@ -11,15 +11,14 @@ from typing import Any
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
-from whatif_clusters import Cluster, bound_copy, clusters, next_pod, scratch_report, scratch_scores
+from whatif_clusters import Cluster, bound_copy, clusters, next_pod, scratch_report, scratch_scores, spread_view
 
 from k8s_objects import GA_ZONE, controller, node, owner, pod
 from spreadwatch.errors import InputError, WorkloadNotFoundError
-from spreadwatch.model import parse_pod
 from spreadwatch.report import ReportOptions
 from spreadwatch.scoring import PROFILES, get_profile
 from spreadwatch.snapshot import Snapshot
-from spreadwatch.whatif import PlacementStep, RemovalStep, rank_victims, simulate_add, simulate_remove, simulate_runs
+from spreadwatch.whatif import PlacementStep, ScaleDownStep, simulate_add, simulate_runs, simulate_scale_down
 
 ALL_PROFILES = sorted(PROFILES)
 
@@ -58,8 +57,8 @@ def test_every_step_scores_like_a_cluster_with_the_earlier_pods_bound(
             assert step.node == ties[0]  # the documented default: first best node by name
         bound.append(bound_copy(template, f"sim-{step.step}", step.node))
     final = scratch_report(cluster.snapshot(bound), cluster.ref, prof, ReportOptions(top_n=top_n, max_nodes=100))
-    got = sim.final.to_dict()
-    want = final.to_dict()
+    got = spread_view(sim.final)
+    want = spread_view(final)
     assert got.pop("replicas") == want.pop("replicas") + count
     assert got == want
 
@@ -131,57 +130,64 @@ def _rs_pod(name: str, where: str, phase: str = "Running", **kw: Any) -> dict[st
     return pod(name, {"app": "web"}, where, phase=phase, owners=[owner("ReplicaSet", "web")], **kw)
 
 
-@pytest.mark.parametrize(
-    ("pods", "order"),
-    [
-        pytest.param(
-            [("p1", "a1", "Running"), ("p2", "b1", "Running"), ("p3", "b1", "Running")],
-            ["p2", "p3", "p1"],
-            id="rank: b1 holds 2 > a1 holds 1, so b1's pods go first",
-        ),
-        pytest.param(
-            [("p1", "b1", "Running"), ("p2", "b1", "Running"), ("p3", "a1", "Pending")],
-            ["p3", "p1", "p2"],
-            id="phase: Pending (0) before Running (2) beats rank",
-        ),
-        pytest.param(
-            [("p1", "b1", "Running"), ("p2", "", "Pending"), ("p3", "b1", "Running")],
-            ["p2", "p1", "p3"],
-            id="unassigned first",
-        ),
-        pytest.param(
-            [("p1", "b1", "Running"), ("p2", "a1", "Unknown"), ("p3", "a2", "Running")],
-            ["p2", "p1", "p3"],
-            id="Unknown (1) before Running (2); equal rank 1 then by name",
-        ),
-    ],
-)
-def test_replicaset_victim_order(pods: list[tuple[str, str, str]], order: list[str]) -> None:
-    records = [parse_pod(_rs_pod(n, where, phase)) for n, where, phase in pods]
-    assert [p.name for p in rank_victims(records, "ReplicaSet")] == order
-
-
-def test_statefulset_removes_the_highest_ordinal_first() -> None:
-    records = [parse_pod(pod(f"db-{i}", {"app": "db"}, "a1" if i else "b1")) for i in (0, 2, 10, 1)]
-    assert [p.name for p in rank_victims(records, "StatefulSet")] == ["db-10", "db-2", "db-1", "db-0"]
-
-
-def test_scale_down_uses_ranks_computed_once() -> None:
-    """b1 holds 3, a1 holds 2: removing 3 takes all three from b1 (ranks 3,3,3), not 2 + 1 (re-ranked)."""
+def _deployment_objects(pods: list[tuple[str, str]]) -> list[dict[str, Any]]:
+    """A Deployment ``web`` with one ReplicaSet and Ready pods (name, node), ready a second apart."""
     objects: list[dict[str, Any]] = [
         *_three_nodes(),
-        controller("ReplicaSet", "web", {"matchLabels": {"app": "web"}}, {"app": "web"}, replicas=5),
+        controller("Deployment", "web", {"matchLabels": {"app": "web"}}, {"app": "web"}, replicas=len(pods)),
+        controller("ReplicaSet", "web-1", {"matchLabels": {"app": "web"}}, {"app": "web"}, replicas=len(pods),
+                   owners=[owner("Deployment", "web")]),
+    ]  # fmt: skip
+    for i, (name, where) in enumerate(pods):
+        objects.append(pod(name, {"app": "web"}, where, owners=[owner("ReplicaSet", "web-1")],
+                           ready_at=f"2026-01-01T00:00:{10 + i:02d}Z", created="2026-01-01T00:00:00Z",
+                           uid=f"{i:08x}-0000-4000-8000-000000000000"))  # fmt: skip
+    return objects
+
+
+def test_scale_down_step_by_step_takes_the_doubled_up_pods_first() -> None:
+    """b1 holds 3, a1 holds 2 (a Deployment: colocated pods rank): b1's pods go while they rank higher; the ranks
+    are taken again at every step (3,3,3 then 2,2 against a1's 2,2)."""
+    objects = _deployment_objects([("w0", "b1"), ("w1", "b1"), ("w2", "b1"), ("w3", "a1"), ("w4", "a1")])
+    sim = simulate_scale_down(Snapshot.from_objects(objects), "deploy/default/web", get_profile("v1.28"), 3)
+    steps = [s for s in sim.steps if isinstance(s, ScaleDownStep)]
+    # ready 10..14 s: within a bucket the lower UID goes first, and a later ready time may split a bucket, so
+    # any b1 pod may go first; the first by name is taken
+    assert [(s.pod, s.node, s.rank, s.replica_set) for s in steps][:1] == [("w0", "b1", 3, "web-1")]
+    assert set(steps[0].candidates) == {"w0", "w1", "w2"}
+    # b1 holds 2 = a1's 2: all rank 2; ready 11..14 s, UIDs rising with the age: each is the lowest UID of the
+    # pods at least as young as itself, so each goes first once a bucket boundary falls just older than it
+    assert set(steps[1].candidates) == {"w1", "w2", "w3", "w4"}
+    assert (sim.final.pods, sim.final.replicas) == (2, 2)
+    with pytest.raises(InputError, match="cannot scale down by 6, it has 5 replicas"):
+        simulate_scale_down(Snapshot.from_objects(objects), "deploy/default/web", get_profile("v1.28"), 6)
+
+
+def test_a_bare_replicaset_ranks_no_pod_by_its_node() -> None:
+    """A ReplicaSet without a controller has no related pods (getReplicaSetsWithSameController): rank 0 for all,
+    so the doubled-up pods are not preferred: the youngest Ready or the lowest UID go."""
+    objects: list[dict[str, Any]] = [
+        *_three_nodes(),
+        controller("ReplicaSet", "web", {"matchLabels": {"app": "web"}}, {"app": "web"}, replicas=3),
+        _rs_pod("w0", "b1", ready_at="2026-01-01T00:00:10Z", uid="00000003-0000-4000-8000-000000000000"),
+        _rs_pod("w1", "b1", ready_at="2026-01-01T00:00:10Z", uid="00000002-0000-4000-8000-000000000000"),
+        _rs_pod("w2", "a1", ready_at="2026-01-01T00:00:50Z", uid="00000001-0000-4000-8000-000000000000"),
     ]
-    objects += [_rs_pod(f"w{i}", "b1") for i in range(3)] + [_rs_pod(f"w{i}", "a1") for i in (3, 4)]
-    sim = simulate_remove(Snapshot.from_objects(objects), "rs/default/web", get_profile("v1.28"), 3)
-    assert [(s.pod, s.node, s.rank) for s in sim.steps if isinstance(s, RemovalStep)] == [
-        ("w0", "b1", 3),
-        ("w1", "b1", 3),
-        ("w2", "b1", 3),
+    sim = simulate_scale_down(Snapshot.from_objects(objects), "rs/default/web", get_profile("v1.28"), 1)
+    step = sim.steps[0]
+    assert isinstance(step, ScaleDownStep)
+    assert (step.pod, step.rank, step.candidates) == ("w2", 0, ("w2",))  # youngest and lowest UID
+
+
+def test_statefulset_scales_down_from_the_highest_ordinal() -> None:
+    objects: list[dict[str, Any]] = [
+        *_three_nodes(),
+        controller("StatefulSet", "db", {"matchLabels": {"app": "db"}}, {"app": "db"}, replicas=4),
+        *[pod(f"db-{i}", {"app": "db"}, "a1" if i else "b1", owners=[owner("StatefulSet", "db")])
+          for i in (0, 2, 3, 1)],
     ]
-    assert (sim.final.pods, sim.final.replicas, sim.final.health.value) == (2, 2, "SinglePointOfFailure")
-    with pytest.raises(InputError, match="cannot remove 6 pods, it has 5"):
-        simulate_remove(Snapshot.from_objects(objects), "rs/default/web", get_profile("v1.28"), 6)
+    sim = simulate_scale_down(Snapshot.from_objects(objects), "sts/default/db", get_profile("v1.28"), 3)
+    assert [s.pod for s in sim.steps if isinstance(s, ScaleDownStep)] == ["db-3", "db-2", "db-1"]
 
 
 def test_runs_summarise_the_final_spread_over_seeds() -> None:
@@ -244,8 +250,8 @@ def test_scale_down_removes_a_pending_pod_first_and_ignores_finished_ones() -> N
         _rs_pod("w1", "", phase="Pending"),  # not scheduled yet: the controller deletes it first
         _rs_pod("w2", "a1", phase="Failed"),  # finished: not active, never a victim
     ]
-    sim = simulate_remove(Snapshot.from_objects(objects), "rs/default/web", get_profile("v1.28"), 1)
-    assert [(s.pod, s.node) for s in sim.steps if isinstance(s, RemovalStep)] == [("w1", "")]
+    sim = simulate_scale_down(Snapshot.from_objects(objects), "rs/default/web", get_profile("v1.28"), 1)
+    assert [(s.pod, s.node) for s in sim.steps if isinstance(s, ScaleDownStep)] == [("w1", "")]
     assert sim.final.pods == 1  # w0 still counts; the pending pod never did
-    with pytest.raises(InputError, match="cannot remove 3 pods, it has 2"):
-        simulate_remove(Snapshot.from_objects(objects), "rs/default/web", get_profile("v1.28"), 3)
+    with pytest.raises(InputError, match="cannot scale down by 3, it has 2 replicas"):
+        simulate_scale_down(Snapshot.from_objects(objects), "rs/default/web", get_profile("v1.28"), 3)

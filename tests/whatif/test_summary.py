@@ -28,6 +28,7 @@ def test_health_counts_and_worst_first() -> None:
     assert dict(summary.health) == {
         "Unschedulable": 0,
         "SinglePointOfFailure": 2,
+        "ZoneOutageUnsafe": 0,
         "Imbalanced": 1,
         "Error": 1,
         "Skipped": 1,

@@ -105,19 +105,29 @@ def next_pod(snap: Snapshot, ref: str) -> Pod:
     return representative_pod(ctrl, snap.controllers_in("ReplicaSet", ns))[0]
 
 
-def bound_copy(template: Pod, name: str, node_name: str) -> dict[str, Any]:
-    """An API object of a replica like ``template`` bound to ``node_name``."""
+def bound_copy(template: Pod, name: str, node_name: str, ready_at: str | None = None) -> dict[str, Any]:
+    """An API object of a replica like ``template`` bound to ``node_name`` (Ready since ``ready_at``, if given)."""
     owners = []
     if template.controller is not None:
         c = template.controller
         owners = [{"apiVersion": c.api_version, "kind": c.kind, "name": c.name, "uid": c.uid, "controller": True}]
-    return pod(name, dict(template.labels), node_name, namespace=template.namespace, owners=owners)
+    return pod(name, dict(template.labels), node_name, namespace=template.namespace, owners=owners, ready_at=ready_at)
 
 
 def scratch_scores(snap: Snapshot, ref: str, profile: Profile) -> dict[str, int]:
     """Every candidate's score for the workload's next pod, from scratch (``score_pod``)."""
     result = score_pod(next_pod(snap, ref), snap.nodes, snap.pods, snap, profile)
     return dict(result.scores)
+
+
+def spread_view(report: SpreadReport) -> dict[str, Any]:
+    """A report's JSON form without its safety forecasts: the pods a simulation binds and the copies a scratch
+    cluster binds differ in name, uid and times, which the scale-down ranking reads (the forecasts have their
+    own proofs: tests/controllers, tests/report/test_forecast.py)."""
+    out = report.to_dict()
+    out.pop("scaleDown", None)
+    out.pop("resilience", None)
+    return out
 
 
 def scratch_report(snap: Snapshot, ref: str, profile: Profile, options: ReportOptions | None = None) -> SpreadReport:

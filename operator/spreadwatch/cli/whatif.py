@@ -21,17 +21,22 @@ from spreadwatch.report import SpreadReport
 from spreadwatch.selectors import parse_selector
 from spreadwatch.whatif import (
     ClusterSummary,
+    CostPlan,
     RebalancePlan,
+    RolloutForecast,
     RunsSummary,
+    ScaleDownStep,
     Simulation,
+    plan_deletion_costs,
     plan_rebalance,
     simulate_add,
-    simulate_remove,
+    simulate_rollout,
     simulate_runs,
+    simulate_scale_down,
     summarize_cluster,
 )
 from spreadwatch.whatif.rebalance import DEFAULT_MAX_STATES
-from spreadwatch.whatif.simulate import PendingStep, PlacementStep
+from spreadwatch.whatif.simulate import PendingStep
 
 __all__ = ["WHATIF_HANDLERS", "add_whatif_parsers"]
 
@@ -48,18 +53,31 @@ def _output(p: argparse.ArgumentParser) -> None:
 
 def add_whatif_parsers(sub: Any) -> None:
     """Add the ``simulate``, ``rebalance`` and ``summary`` subparsers to ``sub`` (argparse subparsers)."""
-    simulate = sub.add_parser("simulate", help="place (or remove) N replicas one by one and show the spread")
+    simulate = sub.add_parser(
+        "simulate", help="scale up or down by N replicas, or roll out a Deployment, step by step, and show the spread"
+    )
     add_cluster_args(simulate, cluster_required=False)
     add_report_args(simulate)
     simulate.add_argument("workload", metavar="KIND/NAMESPACE/NAME")
     how = simulate.add_mutually_exclusive_group(required=True)
     how.add_argument("--add", type=_count, metavar="N", help="scale up by N replicas")
-    how.add_argument("--remove", type=_count, metavar="N", help="scale down by N replicas (the controller's order)")
+    how.add_argument(
+        "--scale-down",
+        "--remove",
+        dest="scale_down",
+        type=_count,
+        metavar="N",
+        help="scale down by N replicas, one at a time, as the controller deletes pods (--remove: the older name)",
+    )
+    how.add_argument(
+        "--rollout", action="store_true", help="a Deployment's rolling update, sync by sync (Ready pods at once)"
+    )
     simulate.add_argument(
         "--seed",
         type=int,
         metavar="S",
-        help="break ties among the best nodes at random (seeded), as kube-scheduler does; default: first by name",
+        help="break ties among the best nodes (--add) or the deletion candidates (--scale-down) at random, seeded;"
+        " default: the first by name",
     )
     simulate.add_argument(
         "--runs",
@@ -69,7 +87,11 @@ def add_whatif_parsers(sub: Any) -> None:
     )
     _output(simulate)
 
-    rebalance = sub.add_parser("rebalance", help="read-only plan: the fewest evictions that make the spread healthy")
+    rebalance = sub.add_parser(
+        "rebalance",
+        help="read-only plans: the fewest evictions that make the spread healthy, and the pod-deletion-costs that "
+        "keep the zones even on the next scale-downs",
+    )
     add_cluster_args(rebalance, cluster_required=False)
     add_report_args(rebalance)
     rebalance.add_argument("workload", metavar="KIND/NAMESPACE/NAME")
@@ -115,22 +137,29 @@ def _spread(report: SpreadReport) -> str:
 def _print_simulation(sim: Simulation, add: bool, out: TextIO) -> None:
     w = sim.workload
     out.write(f"Workload:  {w.kind} {w.namespace}/{w.name}\nProfile:   {sim.profile}\n")
-    if add:
-        choice = "first best node by name" if sim.seed is None else f"uniformly random among the best (seed {sim.seed})"
+    if add or sim.seed is not None:
+        among = "best" if add else "candidates"
+        chosen = "first best node by name" if add else "first candidate by name"
+        choice = chosen if sim.seed is None else f"uniformly random among the {among} (seed {sim.seed})"
         out.write(f"Choice:    {choice}\n")
     out.write(f"Before:    {_spread(sim.initial)}\n\n")
     rows: list[list[object]] = [
-        ["STEP", "BEST", "TIED", "BEST-NODES", "NODE", "ZONE"] if add else ["STEP", "POD", "NODE", "ZONE", "RANK"]
+        ["STEP", "BEST", "TIED", "BEST-NODES", "NODE", "ZONE"]
+        if add
+        else ["STEP", "DELETE", "NODE", "ZONE", "CANDIDATES", "NODE-SKEW", "ZONE-SKEW", "HEALTH"]
     ]
     for s in sim.steps:
-        if isinstance(s, PlacementStep):
-            more = s.best_node_count - len(s.best_nodes)
-            tied = ",".join(s.best_nodes) + (f",+{more}" if more > 0 else "")
-            rows.append([s.step, s.best_score, s.best_node_count, tied or "-", s.node, s.zone or "-"])
+        if isinstance(s, ScaleDownStep):
+            more = s.candidate_count - len(s.candidates)
+            shown = ",".join(s.candidates) + (f",+{more}" if more > 0 else "")
+            rows.append([s.step, s.pod, s.node or "(unassigned)", s.zone or "-", shown, s.node_skew, s.zone_skew,
+                         s.health])  # fmt: skip
         elif isinstance(s, PendingStep):
             rows.append([s.step, "-", 0, "-", "(Pending)", "-"])
         else:
-            rows.append([s.step, s.pod, s.node, s.zone or "-", s.rank])
+            more = s.best_node_count - len(s.best_nodes)
+            tied = ",".join(s.best_nodes) + (f",+{more}" if more > 0 else "")
+            rows.append([s.step, s.best_score, s.best_node_count, tied or "-", s.node, s.zone or "-"])
     table(rows, out)
     pending = sim.pending
     if pending is not None:
@@ -139,6 +168,26 @@ def _print_simulation(sim: Simulation, add: bool, out: TextIO) -> None:
             f"({pending.plugin}): {pending.reason}\n"
         )
     out.write(f"\nAfter:     {_spread(sim.final)}\n")
+
+
+def _print_rollout(forecast: RolloutForecast, out: TextIO) -> None:
+    w = forecast.workload
+    out.write(f"Workload:  {w.kind} {w.namespace}/{w.name}\nProfile:   {forecast.profile}\n")
+    how = "a new one, as kubectl rollout restart makes" if forecast.restart else "the rollout under way"
+    out.write(f"New:       ReplicaSet {forecast.new_replica_set} ({how})\n")
+    out.write(f"Fences:    maxSurge {forecast.max_surge}, maxUnavailable {forecast.max_unavailable}\n")
+    out.write(f"Before:    {_spread(forecast.initial)}\n\n")
+    rows: list[list[object]] = [["STEP", "REPLICASET", "REPLICAS", "ADDED", "DELETED", "PODS", "NODE-SKEW",
+                                 "ZONE-SKEW", "HEALTH"]]  # fmt: skip
+    for s in forecast.steps:
+        added = ",".join(f"{p}@{n or '(Pending)'}" for p, n, _ in s.added) or "-"
+        deleted = ",".join(f"{p}@{n}" for p, n, _ in s.deleted) or "-"
+        rows.append([s.step, s.replica_set, f"{s.replicas_before}->{s.replicas_after}", added, deleted, s.pods,
+                     s.node_skew, s.zone_skew, s.health])  # fmt: skip
+    table(rows, out)
+    end = forecast.to_dict()["end"]
+    out.write(f"\nWorst:     node skew {forecast.worst_node_skew}, zone skew {forecast.worst_zone_skew} on the way\n")
+    out.write(f"End:       node skew {end['nodeSkew']}, zone skew {end['zoneSkew']}, {end['health']}\n")
 
 
 def _print_runs(runs: RunsSummary, count: int, out: TextIO) -> None:
@@ -162,8 +211,10 @@ def _print_runs(runs: RunsSummary, count: int, out: TextIO) -> None:
 
 
 def _simulate(args: argparse.Namespace, out: TextIO) -> int:
-    if args.remove is not None and (args.seed is not None or args.runs is not None):
-        raise InputError("--seed and --runs apply to --add only (a scale-down follows the controller's order)")
+    if args.add is None and args.runs is not None:
+        raise InputError("--runs applies to --add only")
+    if args.rollout and args.seed is not None:
+        raise InputError("--seed applies to --add and --scale-down (a rollout places each pod on the first best node)")
     snapshot = snapshot_of(args, _namespace_of(args.workload))
     profile, _ = chosen_profile(args, snapshot)
     options = report_options(args)
@@ -174,10 +225,17 @@ def _simulate(args: argparse.Namespace, out: TextIO) -> int:
         else:
             _dump(runs.to_dict(), args.output, out)
         return 0
+    if args.rollout:
+        forecast = simulate_rollout(snapshot, args.workload, profile, options)
+        if args.output == "table":
+            _print_rollout(forecast, out)
+        else:
+            _dump(forecast.to_dict(), args.output, out)
+        return 0
     if args.add is not None:
         sim = simulate_add(snapshot, args.workload, profile, args.add, options, args.seed)
     else:
-        sim = simulate_remove(snapshot, args.workload, profile, args.remove, options)
+        sim = simulate_scale_down(snapshot, args.workload, profile, args.scale_down, options, args.seed)
     if args.output == "table":
         _print_simulation(sim, args.add is not None, out)
     else:
@@ -217,16 +275,31 @@ def _print_plan(plan: RebalancePlan, out: TextIO) -> None:
     out.write("".join(f"  {c}\n" for c in plan.commands))
 
 
+def _print_costs(plan: CostPlan, out: TextIO) -> None:
+    out.write(f"\nDeletion costs: {plan.message}\n")
+    if not plan.steps:
+        return
+    zones = [z for z, _ in plan.steps[0].zones_after]
+    rows: list[list[object]] = [["NEXT", "POD", "NODE", "ZONE", "COST", *[f"{z or '-'}" for z in zones], "ZONE-SKEW"]]
+    for s in plan.steps:
+        rows.append([s.step, s.pod, s.node, s.zone or "-", s.cost, *[c for _, c in s.zones_after], s.zone_skew])
+    out.write("\n")
+    table(rows, out)
+    out.write("\nCommands (a plan only: spreadwatch annotated nothing):\n")
+    out.write("".join(f"  {c}\n" for c in plan.commands()))
+
+
 def _rebalance(args: argparse.Namespace, out: TextIO) -> int:
     snapshot = snapshot_of(args, _namespace_of(args.workload))
     profile, _ = chosen_profile(args, snapshot)
-    plan = plan_rebalance(
-        snapshot, args.workload, profile, report_options(args), args.max_evictions, args.max_states
-    )
+    options = report_options(args)
+    plan = plan_rebalance(snapshot, args.workload, profile, options, args.max_evictions, args.max_states)
+    costs = plan_deletion_costs(snapshot, args.workload, profile, options)
     if args.output == "table":
         _print_plan(plan, out)
+        _print_costs(costs, out)
     else:
-        _dump(plan.to_dict(), args.output, out)
+        _dump({**plan.to_dict(), "deletionCosts": costs.to_dict()}, args.output, out)
     return 0
 
 

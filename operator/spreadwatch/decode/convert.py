@@ -21,23 +21,30 @@ from spreadwatch.decode import shapes
 from spreadwatch.errors import ObjectError, SelectorError
 from spreadwatch.model import (
     BIND_COMPLETED,
+    DELETION_COST,
+    NO_SCALING,
     READ_WRITE_ONCE_POD,
     SHARED_IMAGES,
     SHARED_NEEDS,
     SHARED_RESOURCES,
     WORKLOAD_KINDS,
     Record,
+    annotated_cost,
+    annotation_count,
     controller_selector,
     intern_labels,
     node_selector_terms,
     pod_template,
+    restart_key,
     revision_number,
     template_needs,
+    uid_value,
 )
 from spreadwatch.model import records as rec
 from spreadwatch.model.reader import FieldReader
 from spreadwatch.model.spec_fields import node_allocatable, normalized_image, pod_needs
-from spreadwatch.selectors import NOTHING, Requirement, Selector, from_match_labels
+from spreadwatch.selectors import NOTHING, Requirement, Selector, from_label_selector, from_match_labels
+from spreadwatch.timestamps import unix_seconds
 
 __all__ = ["Converter", "Fallback"]
 
@@ -58,7 +65,14 @@ _VOLUME_SPEC: Final = shapes.VolumeSpec()
 _SERVICE_META: Final = shapes.ServiceMeta()
 _SERVICE_SPEC: Final = shapes.ServiceSpec()
 _NAMESPACE_META: Final = shapes.NamespaceMeta()
+_PDB_SPEC: Final = shapes.PodDisruptionBudgetSpec()
 _REVISION: Final = "deployment.kubernetes.io/revision"
+_DESIRED: Final = "deployment.kubernetes.io/desired-replicas"
+_MAX_REPLICAS: Final = "deployment.kubernetes.io/max-replicas"
+_COST_KEY: Final = DELETION_COST.encode()
+_NO_STRATEGY: Final = shapes.Strategy()
+_NO_ROLLING: Final = shapes.RollingUpdate()
+_NO_ORDINALS: Final = shapes.Ordinals()
 
 
 def _typed(type_: Any) -> Callable[[msgspec.Raw], Any]:
@@ -201,12 +215,16 @@ class Converter:
         "_needs",
         "_owners",
         "_requirements",
+        "_scalings",
         "_shapes",
         "_templates",
+        "_times",
         "_tolerations",
     )
 
     def __init__(self) -> None:
+        self._times: dict[str, int] = {}  # RFC 3339 text -> Unix seconds (pods created in one second: one int)
+        self._scalings: dict[rec.Scaling, rec.Scaling] = {}  # equal Scaling records: one object
         self._labels: dict[bytes, Mapping[str, str]] = {}
         self._requirements: dict[tuple[str, str], Requirement] = {}  # workloads' matchLabels terms
         self._owners: dict[bytes, tuple[rec.OwnerRef | None]] = {}
@@ -241,6 +259,73 @@ class Converter:
                 break
         self._owners[key] = (owner,)
         return owner
+
+    def time(self, text: str) -> int:
+        """:func:`~spreadwatch.timestamps.unix_seconds`, one int per distinct text. Raises Fallback when it is
+        not RFC 3339 (the reference parser names the field)."""
+        found = self._times.get(text)
+        if found is None:
+            try:
+                found = self._times[text] = unix_seconds(text)
+            except ValueError:
+                raise Fallback from None
+        return found
+
+    def ranking(
+        self, meta: shapes.PodMeta, spec: shapes.PodSpec, status: shapes.PodStatus
+    ) -> tuple[int, int | None, int, int]:
+        """A pod's creation time, Ready delay (None: not Ready), restart key and pod-deletion-cost, as
+        :class:`~spreadwatch.model.Pod` keeps them. O(conditions + container statuses)."""
+        times = self._times
+        text = meta.creationTimestamp
+        created = times.get(text)
+        if created is None:
+            created = self.time(text)
+        ready_after: int | None = None
+        for cond in status.conditions:
+            if cond.type == "Ready":
+                if cond.status == "True":
+                    text = cond.lastTransitionTime
+                    at = times.get(text)
+                    ready_after = (self.time(text) if at is None else at) - created
+                break
+        restarts = 0
+        statuses = status.containerStatuses
+        if statuses or status.initContainerStatuses:
+            regular = sidecar = 0
+            for c in statuses:
+                regular = max(regular, c.restartCount)
+            if status.initContainerStatuses:
+                always = {c.name for c in spec.initContainers if c.restartPolicy == "Always"}
+                sidecar = max((c.restartCount for c in status.initContainerStatuses if c.name in always), default=0)
+            if regular or sidecar:
+                restarts = restart_key(regular, sidecar)
+        raw = meta.annotations
+        cost = annotated_cost(_any_decoder.decode(raw)) if raw and _COST_KEY in bytes(raw) else 0
+        return created, ready_after, restarts, cost
+
+    def scaling(
+        self, obj: shapes.WorkloadFields | shapes.ControllerFields, annotations: Mapping[str, str] | None
+    ) -> rec.Scaling:
+        """What the controllers scale and roll out by (:class:`~spreadwatch.model.Scaling`); equal ones shared.
+        O(1)."""
+        spec, status = obj.spec, obj.status
+        strategy = getattr(spec, "strategy", None) or _NO_STRATEGY
+        rolling = strategy.rollingUpdate or _NO_ROLLING
+        ordinals = getattr(spec, "ordinals", None) or _NO_ORDINALS
+        scaling = rec.Scaling(
+            rolling.maxSurge,
+            rolling.maxUnavailable,
+            strategy.type == "Recreate",
+            status.availableReplicas,
+            status.replicas,
+            annotation_count(annotations.get(_DESIRED), signed=True) if annotations else -1,
+            annotation_count(annotations.get(_MAX_REPLICAS)) if annotations else -1,
+            ordinals.start,
+        )
+        if scaling == NO_SCALING:
+            return NO_SCALING
+        return self._scalings.setdefault(scaling, scaling)
 
     def template(self, spec: shapes.PodSpec) -> rec.PodTemplate:
         """The pod's scheduling fields; equal templates are one object. O(1) for bytes seen before."""
@@ -317,6 +402,7 @@ class Converter:
         """
         pod_shape: Any = next((shape for shape, kind in kinds.items() if kind == "Pod"), None)
         pod, other, intern = rec.Pod, self._other, sys.intern  # (namespaces and node names: one str each)
+        ranking = self.ranking
         label_cache, decode_labels = self._labels, _labels_decoder.decode
         controller_of, template_of, needs_of = self.controller, self.template, self.needs
         out: list[Record | None] = []
@@ -372,6 +458,7 @@ class Converter:
                     needs = needs_of(spec)
                     last_needs = spec
                 status = obj.status
+                created, ready_after, restarts, cost = ranking(meta, spec, status)
             except Fallback:
                 redo.append(len(out))
                 append(None)
@@ -388,6 +475,11 @@ class Converter:
                     template,
                     needs,
                     status.nominatedNodeName,
+                    uid_value(meta.uid),
+                    created,
+                    ready_after,
+                    restarts,
+                    cost,
                 )
             )
         return out, redo
@@ -407,6 +499,8 @@ class Converter:
             return self._claim(obj)
         if kind == "PersistentVolume":
             return self._volume(obj)
+        if kind == "PodDisruptionBudget":
+            return self._pdb(obj)
         return None
 
     def _selector(
@@ -505,6 +599,29 @@ class Converter:
             raise Fallback
         return rec.Namespace(meta.name, self.labels(meta.labels))
 
+    def _pdb(self, obj: shapes.PodDisruptionBudgetFields) -> rec.PodDisruptionBudget:
+        meta = obj.metadata or _SERVICE_META
+        spec = obj.spec or _PDB_SPEC
+        if not meta.name:
+            raise Fallback
+        raw = _any_decoder.decode(spec.selector) if spec.selector else None
+        if raw is not None and not isinstance(raw, Mapping):
+            raise Fallback
+        error: str | None = None
+        try:
+            selector = from_label_selector(raw)
+        except SelectorError as err:
+            selector, error = NOTHING, str(err)
+        return rec.PodDisruptionBudget(
+            meta.namespace or "default",
+            meta.name,
+            selector,
+            spec.minAvailable,
+            spec.maxUnavailable,
+            error,
+            meta.uid or "",
+        )
+
     def _workload(
         self, obj: shapes.WorkloadFields | shapes.ControllerFields, kind: str, api_version: str
     ) -> rec.Controller:
@@ -551,6 +668,7 @@ class Converter:
             meta.generation,
             needs,
             claim_templates,
+            self.scaling(obj, annotations),
         )
 
 

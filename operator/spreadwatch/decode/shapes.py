@@ -42,6 +42,7 @@ __all__ = [
     "ClaimTemplate",
     "ClaimTemplateMeta",
     "ContainerFields",
+    "ContainerStatus",
     "ControllerFields",
     "ControllerObject",
     "ControllerSpec",
@@ -63,12 +64,17 @@ __all__ = [
     "NodeSelectorTerm",
     "NodeSpec",
     "NodeStatus",
+    "Ordinals",
     "OwnerReference",
     "Page",
     "PersistentVolumeClaimFields",
     "PersistentVolumeFields",
     "PersistentVolumeObject",
     "Phase",
+    "PodCondition",
+    "PodDisruptionBudgetFields",
+    "PodDisruptionBudgetObject",
+    "PodDisruptionBudgetSpec",
     "PodFields",
     "PodMeta",
     "PodObject",
@@ -76,10 +82,12 @@ __all__ = [
     "PodStatus",
     "PodTemplateSpec",
     "RawList",
+    "RollingUpdate",
     "ServiceFields",
     "ServiceMeta",
     "ServiceObject",
     "ServiceSpec",
+    "Strategy",
     "Taint",
     "TemplateMeta",
     "Toleration",
@@ -186,6 +194,9 @@ class PodMeta(msgspec.Struct, frozen=True, gc=False):
     labels: msgspec.Raw = ABSENT  # dict[str, str] | None
     ownerReferences: msgspec.Raw = ABSENT  # list[OwnerReference] | None
     deletionTimestamp: str | None = None
+    uid: str = ""
+    creationTimestamp: str = ""
+    annotations: msgspec.Raw = ABSENT  # dict[str, str] | None: only pod-deletion-cost is read
 
 
 class ContainerFields(msgspec.Struct, frozen=True, gc=False):
@@ -198,6 +209,7 @@ class ContainerFields(msgspec.Struct, frozen=True, gc=False):
     resources: msgspec.Raw = ABSENT  # ResourceRequirements | None
     ports: msgspec.Raw = ABSENT  # list[ContainerPort] | None
     restartPolicy: str = ""
+    name: str = ""  # (a sidecar's restarts rank a scale-down: its status is found by name)
 
 
 class VolumeFields(msgspec.Struct, frozen=True, gc=False):
@@ -230,9 +242,25 @@ class PodSpec(msgspec.Struct, frozen=True, gc=False):
 Phase = Literal["Pending", "Running", "Succeeded", "Failed", "Unknown", ""]
 
 
+class PodCondition(msgspec.Struct, frozen=True, gc=False):
+    type: str = ""
+    status: str = ""
+    lastTransitionTime: str = ""
+
+
+class ContainerStatus(msgspec.Struct, frozen=True, gc=False):
+    """A container's (or init container's) status: its name and restartCount only."""
+
+    name: str = ""
+    restartCount: _Int32 = 0
+
+
 class PodStatus(msgspec.Struct, frozen=True, gc=False):
     phase: Phase = ""
     nominatedNodeName: str = ""
+    conditions: tuple[PodCondition, ...] = ()
+    containerStatuses: tuple[ContainerStatus, ...] = ()
+    initContainerStatuses: tuple[ContainerStatus, ...] = ()
 
 
 NO_POD_META: Final = PodMeta()
@@ -315,7 +343,7 @@ class WorkloadMeta(msgspec.Struct, frozen=True, gc=False):
     namespace: str = ""
     uid: str = ""
     labels: msgspec.Raw = ABSENT
-    annotations: dict[str, str] | None = None
+    annotations: dict[str, str] | None = None  # revision, desired-replicas, max-replicas
     ownerReferences: msgspec.Raw = ABSENT
     creationTimestamp: str = ""
     generation: _Int64 = 0
@@ -347,6 +375,22 @@ class ClaimTemplate(msgspec.Struct, frozen=True, gc=False):
     metadata: ClaimTemplateMeta = ClaimTemplateMeta()
 
 
+class RollingUpdate(msgspec.Struct, frozen=True, gc=False):
+    maxSurge: _Int32 | str | None = None
+    maxUnavailable: _Int32 | str | None = None
+
+
+class Strategy(msgspec.Struct, frozen=True, gc=False):
+    """A Deployment's ``spec.strategy``."""
+
+    type: str = ""
+    rollingUpdate: RollingUpdate | None = None
+
+
+class Ordinals(msgspec.Struct, frozen=True, gc=False):
+    start: _Int32 = 0
+
+
 class WorkloadSpec(msgspec.Struct, frozen=True, gc=False):
     """A ReplicaSet's, StatefulSet's or Deployment's spec: its ``selector`` a LabelSelector, typed in the one
     pass (None: absent)."""
@@ -355,6 +399,8 @@ class WorkloadSpec(msgspec.Struct, frozen=True, gc=False):
     replicas: _Int32 | None = None
     template: PodTemplateSpec = NO_POD_TEMPLATE
     volumeClaimTemplates: tuple[ClaimTemplate, ...] = ()
+    strategy: Strategy | None = None  # Deployment
+    ordinals: Ordinals | None = None  # StatefulSet
 
 
 class ControllerSpec(msgspec.Struct, frozen=True, gc=False):
@@ -367,6 +413,8 @@ class ControllerSpec(msgspec.Struct, frozen=True, gc=False):
 
 class WorkloadStatus(msgspec.Struct, frozen=True, gc=False):
     updateRevision: str = ""  # StatefulSet
+    replicas: _Int32 = 0
+    availableReplicas: _Int32 = 0
 
 
 NO_WORKLOAD_SPEC: Final = WorkloadSpec()
@@ -423,6 +471,20 @@ class PersistentVolumeFields(msgspec.Struct, gc=False):
     spec: VolumeSpec | None = None
 
 
+# --- PodDisruptionBudget ----------------------------------------------------------------------------------
+
+
+class PodDisruptionBudgetSpec(msgspec.Struct, gc=False):
+    selector: msgspec.Raw = ABSENT  # a LabelSelector, parsed by spreadwatch.selectors (absent: selects nothing)
+    minAvailable: _Int32 | str | None = None
+    maxUnavailable: _Int32 | str | None = None
+
+
+class PodDisruptionBudgetFields(msgspec.Struct, gc=False):
+    metadata: ServiceMeta | None = None  # name, namespace, uid
+    spec: PodDisruptionBudgetSpec | None = None
+
+
 # --- documents and pages ----------------------------------------------------------------------------------
 
 class PodObject(PodFields, gc=False):
@@ -460,6 +522,10 @@ class PersistentVolumeObject(PersistentVolumeFields, gc=False):
     kind: str | msgspec.UnsetType | None = msgspec.UNSET
 
 
+class PodDisruptionBudgetObject(PodDisruptionBudgetFields, gc=False):
+    kind: str | msgspec.UnsetType | None = msgspec.UNSET
+
+
 _FIELDS: Final[dict[str, type[msgspec.Struct]]] = {
     "Pod": PodFields,
     "Node": NodeFields,
@@ -469,6 +535,7 @@ _FIELDS: Final[dict[str, type[msgspec.Struct]]] = {
     "ReplicationController": ControllerFields,
     "PersistentVolumeClaim": PersistentVolumeClaimFields,
     "PersistentVolume": PersistentVolumeFields,
+    "PodDisruptionBudget": PodDisruptionBudgetFields,
 }
 OBJECTS: Final[dict[str, type[msgspec.Struct]]] = {
     "Pod": PodObject,
@@ -479,6 +546,7 @@ OBJECTS: Final[dict[str, type[msgspec.Struct]]] = {
     "ReplicationController": ControllerObject,
     "PersistentVolumeClaim": ClaimObject,
     "PersistentVolume": PersistentVolumeObject,
+    "PodDisruptionBudget": PodDisruptionBudgetObject,
 }
 
 

@@ -7,7 +7,7 @@ from collections.abc import Callable, Mapping
 
 import msgspec
 
-from spreadwatch.index.comparing import ReportComparing
+from spreadwatch.index.safety import SafetyTracking
 from spreadwatch.index.state import IndexSizes, LabelGroup, Workload
 from spreadwatch.index.workloads import anchors
 from spreadwatch.model import (
@@ -17,6 +17,7 @@ from spreadwatch.model import (
     PersistentVolume,
     PersistentVolumeClaim,
     Pod,
+    PodDisruptionBudget,
     Record,
     Service,
     WorkloadKey,
@@ -37,7 +38,7 @@ from spreadwatch.snapshot import Snapshot, paused_gc
 __all__ = ["SpreadIndex"]
 
 
-class SpreadIndex(ReportComparing):
+class SpreadIndex(SafetyTracking):
     """Incremental cluster state and per-workload spread (see :mod:`spreadwatch.index` for costs).
 
     Implements ``scoring.ClusterLookup``. Not thread-safe: the operator calls it from one event loop.
@@ -101,6 +102,7 @@ class SpreadIndex(ReportComparing):
                 if is_workload(ctrl):
                     workloads.append(ctrl)
             self._add_workloads(workloads)
+            self._load_safety(snapshot, fresh)
         if self.shadow is not None:
             self.shadow.load(snapshot)
 
@@ -121,6 +123,8 @@ class SpreadIndex(ReportComparing):
             self._namespace_seen(record.name, record.labels)
         elif isinstance(record, (PersistentVolumeClaim, PersistentVolume)):
             self._apply_storage(record)
+        elif isinstance(record, PodDisruptionBudget):
+            self._apply_budget(record)
 
     def check_placement(self, pod: Pod, now: Callable[[], str]) -> list[tuple[WorkloadKey, Placement]]:
         """Check a new binding against the reports held just before it; call it *before* :meth:`apply` (pod).
@@ -194,6 +198,8 @@ class SpreadIndex(ReportComparing):
             if ns is not None:
                 ns.labels = {}
             self._namespace_seen(name, None)
+        elif kind == "PodDisruptionBudget":
+            self._remove_budget(namespace, name)
         elif self._remove_storage(kind, namespace, name):
             pass
         else:
@@ -326,6 +332,8 @@ class SpreadIndex(ReportComparing):
             return {(name, pod) for name, ns in self._ns.items() for pod in ns.pods}
         if kind == "Service":
             return {(name, svc) for name, ns in self._ns.items() for svc in ns.services}
+        if kind == "PodDisruptionBudget":
+            return self.budget_keys()
         storage = self.storage_keys(kind)
         if storage is not None:
             return storage

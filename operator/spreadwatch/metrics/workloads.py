@@ -187,6 +187,37 @@ def _zone_gauge(name: str, help_text: str, at: int) -> Family[WorkloadRow]:
     )
 
 
+def _zone_loss(attr: str) -> _Value:
+    """A field of the report's zone loss (None: no resilience, or no zone loss)."""
+
+    def value(row: WorkloadRow) -> int | None:
+        res = row.report.resilience
+        loss = res.zone_loss if res is not None else None
+        return None if loss is None else int(getattr(loss, attr))
+
+    return value
+
+
+def _node_loss(attr: str) -> _Value:
+    """A field of the report's node loss (None: no resilience)."""
+
+    def value(row: WorkloadRow) -> int | None:
+        res = row.report.resilience
+        return None if res is None or res.node_loss is None else int(getattr(res.node_loss, attr))
+
+    return value
+
+
+def _budget(attr: str) -> _Value:
+    """A number of the workload's PodDisruptionBudget (None: it has none)."""
+
+    def value(row: WorkloadRow) -> int | None:
+        res = row.report.resilience
+        return None if res is None or not res.pdb_name else int(getattr(res, attr))
+
+    return value
+
+
 #: Per workload and per zone, in the order they are written.
 WORKLOAD_FAMILIES: Final[tuple[Family[WorkloadRow], ...]] = unique(
     [
@@ -324,6 +355,65 @@ WORKLOAD_FAMILIES: Final[tuple[Family[WorkloadRow], ...]] = unique(
             "spreadwatch_workload_prediction_partial",
             "1 when the prediction cannot see everything the scheduler sees (status.prediction.partialReasons).",
             lambda row: None if (p := row.report.prediction) is None else (1 if p.partial_reasons else 0),
+            sparse=True,
+        ),
+        # the safety forecasts (status.resilience, status.scaleDown): a sample only where the report has the value
+        _gauge(
+            "spreadwatch_workload_zone_loss_ready_replicas",
+            "Ready replicas of the workload left after losing its worst zone (no sample without zones).",
+            _zone_loss("ready_after"),
+            sparse=True,
+        ),
+        _gauge(
+            "spreadwatch_workload_node_loss_ready_replicas",
+            "Ready replicas of the workload left after losing its worst node.",
+            _node_loss("ready_after"),
+            sparse=True,
+        ),
+        _gauge(
+            "spreadwatch_workload_zone_losses_tolerated",
+            "Zones that can be lost at once within the workload's budget (its PodDisruptionBudget, else one Ready "
+            "replica); 0 when the worst one breaks it (no sample without zones).",
+            _zone_loss("tolerated"),
+            sparse=True,
+        ),
+        _gauge(
+            "spreadwatch_workload_node_losses_tolerated",
+            "Nodes that can be lost at once within the workload's budget (its PodDisruptionBudget, else one Ready "
+            "replica); 0 when the worst one breaks it.",
+            _node_loss("tolerated"),
+            sparse=True,
+        ),
+        _gauge(
+            "spreadwatch_workload_pdb_expected_pods",
+            "expectedPods of the workload's PodDisruptionBudget as the disruption controller computes it (no "
+            "sample without one).",
+            _budget("expected_pods"),
+            sparse=True,
+        ),
+        _gauge(
+            "spreadwatch_workload_pdb_current_healthy",
+            "currentHealthy of the workload's PodDisruptionBudget (no sample without one).",
+            _budget("current_healthy"),
+            sparse=True,
+        ),
+        _gauge(
+            "spreadwatch_workload_pdb_desired_healthy",
+            "desiredHealthy of the workload's PodDisruptionBudget (no sample without one).",
+            _budget("desired_healthy"),
+            sparse=True,
+        ),
+        _gauge(
+            "spreadwatch_workload_pdb_disruptions_allowed",
+            "disruptionsAllowed of the workload's PodDisruptionBudget (no sample without one).",
+            _budget("disruptions_allowed"),
+            sparse=True,
+        ),
+        _gauge(
+            "spreadwatch_workload_scale_down_zone_skew",
+            "Zone skew after the next scale-down by one replica, the worst over the pods it may delete (no sample "
+            "when it would delete none).",
+            lambda row: None if (d := row.report.scale_down) is None else d.zone_skew,
             sparse=True,
         ),
         # per workload and zone (ZoneEntry: zone, region, pods, candidate_nodes, zone_score, empty_node_score)

@@ -16,7 +16,9 @@ from spreadwatch.model.interning import intern_labels
 from spreadwatch.model.keys import WORKLOAD_KINDS
 from spreadwatch.model.reader import INT32_RANGE, INT64_RANGE, FieldReader, object_ref, shown, type_name
 from spreadwatch.model.records import (
+    INVALID_DELETION_COST,
     NO_NEEDS,
+    NO_SCALING,
     Controller,
     Image,
     Namespace,
@@ -26,14 +28,17 @@ from spreadwatch.model.records import (
     PersistentVolume,
     PersistentVolumeClaim,
     Pod,
+    PodDisruptionBudget,
     PodNeeds,
     PodTemplate,
     Record,
     Resources,
+    Scaling,
     Service,
     SpreadConstraint,
     Taint,
     Toleration,
+    uid_value,
 )
 from spreadwatch.model.sharing import Shared
 from spreadwatch.model.spec_fields import (
@@ -47,18 +52,23 @@ from spreadwatch.selectors import NOTHING, Requirement, Selector, from_label_sel
 
 __all__ = [
     "BIND_COMPLETED",
+    "DELETION_COST",
     "INT32_RANGE",
     "INT64_RANGE",
     "READ_WRITE_ONCE_POD",
     "SHARED_IMAGES",
     "SHARED_NEEDS",
     "SHARED_RESOURCES",
+    "annotated_cost",
+    "annotation_count",
     "controller_selector",
+    "deletion_cost",
     "node_selector_terms",
     "object_ref",
     "parse_object",
     "parse_pod",
     "pod_template",
+    "restart_key",
     "revision_number",
     "template_needs",
 ]
@@ -86,6 +96,57 @@ def revision_number(text: str) -> int:
         return 0
     value = int(digits or "0")
     return value if value <= INT64_RANGE[1] else 0
+
+
+#: The annotation the ReplicaSet controller ranks a scale-down by first, after readiness (lower goes first).
+DELETION_COST: Final = "controller.kubernetes.io/pod-deletion-cost"
+_INT32_DIGITS: Final = 10
+
+
+def deletion_cost(text: str) -> int:
+    """``helper.GetDeletionCostFromPodAnnotations`` of the annotation's value: an int32 in decimal without a
+    ``+`` or a leading zero (``0`` itself excepted), else :data:`~spreadwatch.model.INVALID_DELETION_COST` (which
+    the controller ranks as 0). O(len(text)), never more than 10 digits converted."""
+    digits = text[1:] if text.startswith("-") else text
+    if not (digits.isascii() and digits.isdigit()) or (text[0] == "0" and text != "0"):
+        return INVALID_DELETION_COST
+    if len(digits.lstrip("0")) > _INT32_DIGITS:
+        return INVALID_DELETION_COST
+    value = int(text)
+    return value if INT32_RANGE[0] <= value <= INT32_RANGE[1] else INVALID_DELETION_COST
+
+
+def annotated_cost(annotations: object) -> int:
+    """The pod-deletion-cost of a pod's ``metadata.annotations`` as read (any JSON value): 0 without the
+    annotation (or without a map), :func:`deletion_cost` of its text, INVALID_DELETION_COST for a value that is not
+    a string. O(1) plus the text."""
+    if not isinstance(annotations, Mapping):
+        return 0
+    text = annotations.get(DELETION_COST)
+    if text is None:
+        return 0
+    return deletion_cost(text) if isinstance(text, str) else INVALID_DELETION_COST
+
+
+def annotation_count(text: str | None, signed: bool = False) -> int:
+    """A ReplicaSet's ``deployment.kubernetes.io/max-replicas`` (``strconv.ParseUint``, at most int32) or, with
+    ``signed``, ``desired-replicas`` (``strconv.Atoi``: an optional sign) annotation; -1 when absent or not a
+    number. O(len(text)), never more than 19 digits converted."""
+    if not text:
+        return -1
+    digits = text[1:] if signed and text[0] in "+-" else text
+    if not (digits.isascii() and digits.isdigit()) or len(digits.lstrip("0")) > _INT64_DIGITS:
+        return -1
+    value = int(text)
+    if signed:
+        return value if INT64_RANGE[0] <= value <= INT64_RANGE[1] else -1
+    return value if value <= INT32_RANGE[1] else -1
+
+
+def restart_key(regular: int, sidecar: int) -> int:
+    """``compareMaxContainerRestarts``' order as one int: the highest container restartCount first, then the
+    highest restartable init container's (both from 0, as the controller's ``max``). O(1)."""
+    return max(0, regular) << 32 | max(0, sidecar)
 
 
 def _meta(r: FieldReader, obj: Mapping[str, Any], namespaced: bool) -> tuple[str, str, str, Mapping[str, str]]:
@@ -213,10 +274,12 @@ def parse_pod(obj: Mapping[str, Any]) -> Pod:
     if obj.get("kind") not in ("Pod", None):
         raise ObjectError(object_ref(obj), "kind", f"expected a Pod, got {shown(obj.get('kind'))}")
     r = FieldReader(obj)
-    namespace, name, _, labels = _meta(r, obj, namespaced=True)
+    namespace, name, uid, labels = _meta(r, obj, namespaced=True)
     meta = r.mapping(obj, "metadata", "metadata")
     spec = r.mapping(obj, "spec", "spec")
     status = r.mapping(obj, "status", "status")
+    created = r.time(meta, "creationTimestamp", "metadata.creationTimestamp")
+    ready_time = _ready_time(r, status)
     return Pod(
         namespace=sys.intern(namespace),
         name=name,
@@ -228,7 +291,44 @@ def parse_pod(obj: Mapping[str, Any]) -> Pod:
         template=_intern_template(pod_template(r, spec, "spec")),
         needs=_shared_needs(pod_needs(r, spec, "spec")),
         nominated=r.string(status, "nominatedNodeName", "status.nominatedNodeName"),
+        uid=uid_value(uid),
+        created=created,
+        ready_after=None if ready_time is None else ready_time - created,
+        restarts=_restarts(r, spec, status),
+        deletion_cost=annotated_cost(meta.get("annotations")),
     )
+
+
+def _ready_time(r: FieldReader, status: Mapping[str, Any]) -> int | None:
+    """``podutil.IsPodReady``: the first ``Ready`` condition is ``True``; then its lastTransitionTime (Unix
+    seconds), else None. O(conditions)."""
+    for i, cond in enumerate(r.items(status, "conditions", "status.conditions")):
+        path = f"status.conditions[{i}]"
+        if r.string(cond, "type", path + ".type") == "Ready":
+            if r.string(cond, "status", path + ".status") != "True":
+                return None
+            return r.time(cond, "lastTransitionTime", path + ".lastTransitionTime")
+    return None
+
+
+def _restarts(r: FieldReader, spec: Mapping[str, Any], status: Mapping[str, Any]) -> int:
+    """``maxContainerRestarts``: the highest restartCount of the containers, then of the init containers with
+    ``restartPolicy: Always`` (sidecars), as :func:`restart_key`. O(containers)."""
+    regular = sidecar = 0
+    for i, c in enumerate(r.items(status, "containerStatuses", "status.containerStatuses")):
+        regular = max(regular, r.integer(c, "restartCount", f"status.containerStatuses[{i}].restartCount", 0))
+    statuses = r.items(status, "initContainerStatuses", "status.initContainerStatuses")
+    if statuses:
+        sidecars = {
+            r.string(c, "name", f"spec.initContainers[{i}].name")
+            for i, c in enumerate(r.items(spec, "initContainers", "spec.initContainers"))
+            if r.string(c, "restartPolicy", f"spec.initContainers[{i}].restartPolicy") == "Always"
+        }
+        for i, c in enumerate(statuses):
+            path = f"status.initContainerStatuses[{i}]"
+            if r.string(c, "name", path + ".name") in sidecars:
+                sidecar = max(sidecar, r.integer(c, "restartCount", path + ".restartCount", 0))
+    return restart_key(regular, sidecar)
 
 
 def _parse_node(obj: Mapping[str, Any]) -> Node:
@@ -297,6 +397,18 @@ def _parse_controller(obj: Mapping[str, Any], kind: str) -> Controller:
     selector, selector_map, selector_error = controller_selector(kind, selector_value, template_labels)
     annotations = r.string_map(meta, "annotations", "metadata.annotations") or {}
     revision_text = annotations.get("deployment.kubernetes.io/revision", "0")
+    strategy = r.mapping(spec, "strategy", "spec.strategy")
+    rolling = r.mapping(strategy, "rollingUpdate", "spec.strategy.rollingUpdate")
+    scaling = Scaling(
+        max_surge=r.int_or_string(rolling, "maxSurge", "spec.strategy.rollingUpdate.maxSurge"),
+        max_unavailable=r.int_or_string(rolling, "maxUnavailable", "spec.strategy.rollingUpdate.maxUnavailable"),
+        recreate=r.string(strategy, "type", "spec.strategy.type") == "Recreate",
+        available=r.integer(status, "availableReplicas", "status.availableReplicas", 0),
+        status_replicas=r.integer(status, "replicas", "status.replicas", 0),
+        desired=annotation_count(annotations.get("deployment.kubernetes.io/desired-replicas"), signed=True),
+        max_replicas=annotation_count(annotations.get("deployment.kubernetes.io/max-replicas")),
+        ordinal_start=r.integer(r.mapping(spec, "ordinals", "spec.ordinals"), "start", "spec.ordinals.start", 0),
+    )
     return Controller(
         kind=kind,
         api_version=r.string(obj, "apiVersion", "apiVersion"),
@@ -317,6 +429,30 @@ def _parse_controller(obj: Mapping[str, Any], kind: str) -> Controller:
         generation=r.integer(meta, "generation", "metadata.generation", 0, INT64_RANGE),
         needs=template_needs(r, template_spec, "spec.template.spec"),
         claim_templates=_claim_templates(r, spec) if kind == "StatefulSet" else (),
+        scaling=NO_SCALING if scaling == NO_SCALING else scaling,
+    )
+
+
+def _parse_pdb(obj: Mapping[str, Any]) -> PodDisruptionBudget:
+    r = FieldReader(obj)
+    namespace, name, uid, _ = _meta(r, obj, namespaced=True)
+    spec = r.mapping(obj, "spec", "spec")
+    raw_selector = spec.get("selector")
+    if raw_selector is not None and not isinstance(raw_selector, Mapping):
+        raise r.fail("spec.selector", f"expected a mapping, got {type_name(raw_selector)}")
+    error: str | None = None
+    try:
+        selector = from_label_selector(raw_selector)
+    except SelectorError as err:
+        selector, error = NOTHING, str(err)
+    return PodDisruptionBudget(
+        namespace=namespace,
+        name=name,
+        selector=selector,
+        min_available=r.int_or_string(spec, "minAvailable", "spec.minAvailable"),
+        max_unavailable=r.int_or_string(spec, "maxUnavailable", "spec.maxUnavailable"),
+        selector_error=error,
+        uid=uid,
     )
 
 
@@ -383,6 +519,8 @@ def parse_object(obj: Mapping[str, Any]) -> Record | None:
         return _parse_claim(obj)
     if kind == "PersistentVolume":
         return _parse_volume(obj)
+    if kind == "PodDisruptionBudget":
+        return _parse_pdb(obj)
     if not isinstance(kind, str):
         raise ObjectError(object_ref(obj), "kind", "is required and must be a string")
     return None

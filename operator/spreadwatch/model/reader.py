@@ -12,6 +12,7 @@ from typing import Any, Final, TypeVar, cast
 
 from spreadwatch.errors import ObjectError
 from spreadwatch.model.interning import intern_labels
+from spreadwatch.timestamps import unix_seconds
 
 __all__ = ["INT32_RANGE", "INT64_RANGE", "FieldReader", "object_ref", "shown", "type_name"]
 
@@ -75,6 +76,21 @@ class FieldReader:
             bits = 32 if bounds == INT32_RANGE else 64
             raise self.fail(path, f"expected an integer of at most {bits} bits, got one of {value.bit_length()} bits")
         return value
+
+    def time(self, parent: Mapping[str, Any], key: str, path: str) -> int:
+        """A ``metav1.Time`` in Unix seconds (absent or null: ZERO_TIME)."""
+        text = self.string(parent, key, path)
+        try:
+            return unix_seconds(text)
+        except ValueError:
+            raise self.fail(path, f"expected an RFC 3339 time, got {shown(text)}") from None
+
+    def int_or_string(self, parent: Mapping[str, Any], key: str, path: str) -> int | str | None:
+        """An ``IntOrString`` (int32 or string) as written; None when absent or null."""
+        value = parent.get(key)
+        if value is None or isinstance(value, str):
+            return value
+        return self.integer(parent, key, path, 0)
 
     def boolean(self, parent: Mapping[str, Any], key: str, path: str) -> bool:
         return self._typed(parent, key, path, False, bool, "a boolean")

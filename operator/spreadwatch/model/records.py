@@ -11,6 +11,7 @@ with a changed field with ``msgspec.structs.replace``; equality and hashing are 
 
 from __future__ import annotations
 
+import re
 from collections.abc import Mapping
 from typing import Final
 
@@ -18,10 +19,13 @@ import msgspec
 
 from spreadwatch.model.keys import WorkloadKey
 from spreadwatch.selectors import Selector
+from spreadwatch.timestamps import ZERO_TIME
 
 __all__ = [
+    "INVALID_DELETION_COST",
     "NO_NEEDS",
     "NO_RESOURCES",
+    "NO_SCALING",
     "TERMINAL_PHASES",
     "Controller",
     "HostPort",
@@ -35,20 +39,48 @@ __all__ = [
     "PersistentVolumeClaim",
     "Pod",
     "PodAffinityTerm",
+    "PodDisruptionBudget",
     "PodNeeds",
     "PodTemplate",
     "PreferredSchedulingTerm",
     "Record",
     "Resources",
+    "Scaling",
     "Service",
     "SpreadConstraint",
     "Taint",
     "Toleration",
     "WeightedPodAffinityTerm",
+    "uid_text",
+    "uid_value",
 ]
 
 #: Pod phases that never count for spreading.
 TERMINAL_PHASES: Final = frozenset({"Succeeded", "Failed"})
+#: A ``controller.kubernetes.io/pod-deletion-cost`` that is not an int32 (outside the int32 range itself): the
+#: ReplicaSet controller ranks the pod as cost 0; a report names the pod.
+INVALID_DELETION_COST: Final = 2**31
+
+
+#: a canonical UUID: lowercase hex in groups of 8, 4, 4, 4 and 12, dashes between
+_CANONICAL_UUID: Final = re.compile(r"[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}")
+
+
+def uid_value(text: str) -> int | str:
+    """A pod's ``metadata.uid`` as :class:`Pod` keeps it: a canonical UUID (36 characters, lowercase hex, dashes
+    at 8, 13, 18 and 23) as its 128-bit integer (44 bytes instead of 85, and ordered as the text: Go compares
+    UIDs as strings), anything else as it is. O(len(text))."""
+    if len(text) == 36 and _CANONICAL_UUID.fullmatch(text) is not None:
+        return int(text.replace("-", ""), 16)
+    return text
+
+
+def uid_text(value: int | str) -> str:
+    """The text of a uid kept by :func:`uid_value`. O(1)."""
+    if isinstance(value, str):
+        return value
+    h = f"{value:032x}"
+    return f"{h[:8]}-{h[8:12]}-{h[12:16]}-{h[16:20]}-{h[20:]}"
 
 
 class OwnerRef(msgspec.Struct, frozen=True, gc=False):
@@ -280,6 +312,20 @@ class Pod(msgspec.Struct, frozen=True, gc=False):
     template: PodTemplate = msgspec.field(default_factory=PodTemplate)
     needs: PodNeeds = NO_NEEDS
     nominated: str = ""
+    # What the ReplicaSet controller ranks a scale-down by and the disruption controller counts (kept small:
+    # one slot each, and ints the interpreter shares where it can: a delta, not a second timestamp):
+    #: ``metadata.uid``: a canonical (lowercase) UUID as its 128-bit integer, which sorts as the text does; any
+    #: other text as it is (:func:`~spreadwatch.model.uid_text` gives the text back)
+    uid: int | str = ""
+    #: ``metadata.creationTimestamp`` in Unix seconds (:data:`~spreadwatch.timestamps.ZERO_TIME`: absent)
+    created: int = ZERO_TIME
+    #: None: not Ready (``podutil.IsPodReady``); else the Ready condition's lastTransitionTime minus ``created``
+    #: (seconds; usually a few, so a shared small int)
+    ready_after: int | None = None
+    #: the highest container restartCount << 32 | the highest restartable init container's (sidecar's)
+    restarts: int = 0
+    #: ``controller.kubernetes.io/pod-deletion-cost`` (:data:`INVALID_DELETION_COST`: not an int32)
+    deletion_cost: int = 0
 
     @property
     def in_node_info(self) -> bool:
@@ -292,12 +338,50 @@ class Pod(msgspec.Struct, frozen=True, gc=False):
         """True when the pod can count for spreading: bound, not terminal, not being deleted."""
         return bool(self.node_name) and not self.deleting and self.phase not in TERMINAL_PHASES
 
+    @property
+    def active(self) -> bool:
+        """``controller.IsPodActive``: not terminal, not being deleted (bound or not)."""
+        return not self.deleting and self.phase not in TERMINAL_PHASES
+
+    @property
+    def ready(self) -> bool:
+        """``podutil.IsPodReady``: its Ready condition is True."""
+        return self.ready_after is not None
+
+    @property
+    def ready_time(self) -> int:
+        """The Ready condition's lastTransitionTime, Unix seconds (ZERO_TIME when not ready or absent)."""
+        return ZERO_TIME if self.ready_after is None else self.created + self.ready_after
+
 
 class Service(msgspec.Struct, frozen=True, gc=False):
     namespace: str
     name: str
     selector: Mapping[str, str] | None  # None: selects nothing (an empty map is stored as None too)
     uid: str = ""
+
+
+class Scaling(msgspec.Struct, frozen=True, gc=False):
+    """What the deployment, ReplicaSet and StatefulSet controllers read to scale and roll out, beyond replicas.
+
+    ``max_surge`` / ``max_unavailable``: a Deployment's rolling-update fenceposts as written (an int or a
+    percentage string; None: absent, the API's default 25%); ``recreate``: ``strategy.type: Recreate``;
+    ``available``: ``status.availableReplicas``; ``status_replicas``: ``status.replicas``; ``desired`` and
+    ``max_replicas``: a ReplicaSet's ``deployment.kubernetes.io/desired-replicas`` and ``max-replicas``
+    annotations (-1: absent or not a number); ``ordinal_start``: a StatefulSet's ``spec.ordinals.start``.
+    Equal values are one shared object (most workloads: :data:`NO_SCALING`)."""
+
+    max_surge: int | str | None = None
+    max_unavailable: int | str | None = None
+    recreate: bool = False
+    available: int = 0
+    status_replicas: int = 0
+    desired: int = -1
+    max_replicas: int = -1
+    ordinal_start: int = 0
+
+
+NO_SCALING: Final = Scaling()
 
 
 class Controller(msgspec.Struct, frozen=True, gc=False):
@@ -327,6 +411,7 @@ class Controller(msgspec.Struct, frozen=True, gc=False):
     generation: int = 0
     needs: PodNeeds = NO_NEEDS  # the template's (the next pod's)
     claim_templates: tuple[str, ...] = ()  # a StatefulSet's volumeClaimTemplates names
+    scaling: Scaling = NO_SCALING
 
     @property
     def key(self) -> WorkloadKey:
@@ -361,4 +446,20 @@ class PersistentVolume(msgspec.Struct, frozen=True, gc=False):
     node_terms: tuple[NodeSelectorTerm, ...] | None = None
 
 
-Record = Node | Pod | Service | Controller | Namespace | PersistentVolumeClaim | PersistentVolume
+class PodDisruptionBudget(msgspec.Struct, frozen=True, gc=False):
+    """A PodDisruptionBudget's spec (policy/v1): its parsed selector and its budget as written.
+
+    ``min_available`` / ``max_unavailable``: an int or a percentage string (None: absent), checked where they
+    are used (:mod:`spreadwatch.controllers.disruption`); ``selector_error`` explains an invalid selector (then
+    ``selector`` is NOTHING)."""
+
+    namespace: str
+    name: str
+    selector: Selector
+    min_available: int | str | None = None
+    max_unavailable: int | str | None = None
+    selector_error: str | None = None
+    uid: str = ""
+
+
+Record = Node | Pod | Service | Controller | Namespace | PersistentVolumeClaim | PersistentVolume | PodDisruptionBudget

@@ -10,7 +10,8 @@ JSON field names (camelCase) are a contract (see ``docs/report.md``)::
     [nextPodSchedulable], [unschedulableReason, unschedulablePlugin],
     [constraints [{topologyKey, maxSkew, minDomains, skew, eligibleDomains, satisfied}]],
     [filteredNodes [{node, zone, region, pods}]],
-    [comparison], [bestNodeProbability, bestZoneProbability], [lastPlacement], [prediction]
+    [comparison], [bestNodeProbability, bestZoneProbability], [lastPlacement], [prediction], [resilience],
+    [scaleDown]
 
 Every candidate node's score is derivable: a node listed in ``nodes`` has its score there; any other
 candidate node has no matching pod and scores its zone's ``emptyNodeScore`` (the top-level
@@ -30,6 +31,7 @@ import msgspec
 
 from spreadwatch.jsonform import each, json_form
 from spreadwatch.report.prediction import Prediction, prediction_form
+from spreadwatch.report.safety import Resilience, ScaleDown
 from spreadwatch.report.verdict import Health
 from spreadwatch.scoring import WorkloadRef
 from spreadwatch.scoring.topology_filter import Compliance
@@ -141,6 +143,10 @@ class SpreadReport(msgspec.Struct, frozen=True, gc=False):
     filtered_nodes: tuple[FilteredNode, ...] | None = None
     #: where kube-scheduler's whole profile puts the next pod (None: not predicted; report/prediction.py)
     prediction: Prediction | None = None
+    #: failure tolerance: the worst zone and node loss, the PodDisruptionBudget (report/forecast.py)
+    resilience: Resilience | None = None
+    #: the next scale-down by one replica: the pods it may delete and the spread after it
+    scale_down: ScaleDown | None = None
 
     def score_of(self, node: str, zone: tuple[str, str] | None) -> int:
         """Derive a candidate node's score from the report (``zone`` is its (region, zone) or None)."""
@@ -195,6 +201,7 @@ _REPORT_FORM = json_form(
         *("nodes_scored", "next_pod_schedulable", "unschedulable_reason", "unschedulable_plugin", "constraints"),
         *("filtered_nodes", "comparison", "best_node_probability", "best_zone_probability", "last_placement"),
         "prediction",
+        *("resilience", "scale_down"),
     ),
     convert={
         "workload": _WORKLOAD_FORM,
@@ -211,9 +218,12 @@ _REPORT_FORM = json_form(
         "constraints": each(_COMPLIANCE_FORM),
         "filtered_nodes": each(_FILTERED_FORM),
         "prediction": prediction_form,
+        "resilience": Resilience.to_dict,
+        "scale_down": ScaleDown.to_dict,
     },
     omit_none=(
         *("next_pod_schedulable", "unschedulable_reason", "unschedulable_plugin", "constraints", "filtered_nodes"),
         *("comparison", "best_node_probability", "best_zone_probability", "last_placement", "prediction"),
+        *("resilience", "scale_down"),
     ),
 )

@@ -9,6 +9,9 @@ Skipped           the profile skips the workload's pods (topologySpreadConstrain
 Unschedulable     no node passes the filters: the next replica would stay Pending
 SinglePointOf-    at least ``min_replicas`` (default 2) matching pods, and all of them on one node, or all
 Failure           in one zone while another zone has candidate nodes
+ZoneOutageUnsafe  (otherwise) losing the worst zone would break the workload's PodDisruptionBudget (without
+                  one: leave no Ready replica of a workload of at least ``min_replicas``), while another zone
+                  has candidate nodes (``report/forecast.py``)
 Imbalanced        node skew > ``max_node_skew`` (default 1) or zone skew > ``max_zone_skew`` (default 1), or
                   a finding (a DoNotSchedule constraint the pods already violate: ``ConstraintViolated``)
 Balanced          otherwise
@@ -33,6 +36,7 @@ class Health(StrEnum):
     IMBALANCED = "Imbalanced"
     SINGLE_POINT_OF_FAILURE = "SinglePointOfFailure"
     UNSCHEDULABLE = "Unschedulable"
+    ZONE_OUTAGE_UNSAFE = "ZoneOutageUnsafe"
     SKIPPED = "Skipped"
     ERROR = "Error"
 

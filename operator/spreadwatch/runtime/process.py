@@ -261,6 +261,7 @@ class Runtime:
                 "Pod": sizes.pods,
                 "Service": sizes.services,
                 "Controller": sizes.controllers,
+                "PodDisruptionBudget": self.index.budget_count(),
                 "LabelGroup": sizes.label_groups,
                 "CandidateSet": sizes.candidate_sets,
             },

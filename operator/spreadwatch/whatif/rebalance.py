@@ -1,8 +1,9 @@
 """``spreadwatch rebalance``: the fewest evictions that make a workload's spread healthy — a plan only.
 
 An eviction deletes one of the workload's bound pods; its controller then creates a replacement, which the
-scheduler places like any new replica: this module binds it to the first best node by name under the
-profile (:meth:`~spreadwatch.whatif.simulate.WhatIf.next_step`, the documented default choice). The goal is
+scheduler places like any new replica: this module binds it (Ready when the evicted pod was) to the first
+best node by name under the profile (:meth:`~spreadwatch.whatif.simulate.WhatIf.next_step`, the documented
+default choice). The goal is
 health ``Balanced`` under the report thresholds (node skew ≤ ``max_node_skew``, zone skew ≤
 ``max_zone_skew``, no single point of failure).
 
@@ -116,7 +117,10 @@ class _Search:
             self.sim.unbind(victim)
             step = self.sim.next_step(i, None)
             node = step.node if isinstance(step, PlacementStep) else ""  # (a replacement that stays Pending: none)
-            done.append((victim, self.sim.bind(node) if node else None, node))
+            # (a replacement of a Ready pod is Ready before the next eviction, as a plan run one command at a
+            # time waits for; one of a pod not Ready is not)
+            ready = victim.ready_after is not None
+            done.append((victim, self.sim.bind(node, ready=ready) if node else None, node))
         return done
 
     def undo(self, done: Sequence[tuple[Pod, Pod | None, str]]) -> None:

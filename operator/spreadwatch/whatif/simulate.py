@@ -12,8 +12,8 @@ it would wait behind it). With a seed and a cluster where kube-scheduler
 scores only a window of the candidates (scoring/window.py), each step samples the window's start uniformly
 and binds the pod to one of the *window's* best nodes (window-local scores), which may not be an all-node
 best node; ``--runs`` then counts, per step, the runs whose pod landed on a best node, in a best node's zone,
-or elsewhere, next to the model's probabilities. Scale-down removes pods in the controller's
-order (:mod:`spreadwatch.whatif.victims`).
+or elsewhere, next to the model's probabilities. Scale-down (:mod:`spreadwatch.whatif.scaledown`) and rollouts
+(:mod:`spreadwatch.whatif.rollout`) drive the same :class:`WhatIf` the controllers' way.
 
 Cost per step: O(candidate nodes) to read every score back, plus the index's O(labels + matching workloads)
 for the pod itself; loading the index is O(objects) once per simulation.
@@ -36,25 +36,32 @@ from spreadwatch.index import SpreadIndex
 from spreadwatch.jsonform import json_form
 from spreadwatch.model import TERMINAL_PHASES, Controller, Pod, intern_labels
 from spreadwatch.report import Health, ReportOptions, SpreadReport
-from spreadwatch.scoring import Profile, WorkloadRef, ZoneKey, is_workload, representative_pod, zone_key
+from spreadwatch.scoring import (
+    Profile,
+    WorkloadRef,
+    ZoneKey,
+    is_workload,
+    newest_replicaset,
+    representative_pod,
+    zone_key,
+)
 from spreadwatch.snapshot import Snapshot
-from spreadwatch.whatif.victims import rank_victims
 
 __all__ = [
     "PendingStep",
     "PlacementStep",
-    "RemovalStep",
     "RunsSummary",
     "Simulation",
     "StepOutcomes",
     "WhatIf",
     "candidate_scores",
+    "check_count",
     "simulate_add",
-    "simulate_remove",
     "simulate_runs",
 ]
 
 _POD_NAME_LABEL = "statefulset.kubernetes.io/pod-name"
+_LATEST = 4_102_444_800  # 2100-01-01T00:00:00Z: simulated pods are newer than every real one
 BEST_NODE, BEST_ZONE, OTHER, PENDING = "best-node", "best-zone", "other", "pending"
 _RUN_SAMPLES = 64  # window starts averaged for each run's step probability (every start up to 64 nodes)
 
@@ -104,20 +111,6 @@ _PLACEMENT_FORM = json_form(
 
 
 @dataclass(frozen=True, slots=True)
-class RemovalStep:
-    """One pod removed by a simulated scale-down; ``rank`` is its controller rank (replicas on its node)."""
-
-    step: int
-    pod: str
-    node: str
-    zone: str
-    rank: int
-
-
-_REMOVAL_FORM = json_form(RemovalStep)
-
-
-@dataclass(frozen=True, slots=True)
 class PendingStep:
     """The replica at which the workload stops being schedulable: no node passes the filters, so it would stay
     Pending (``reason``: kube-scheduler's FailedScheduling message; ``plugin``: the filter that rejected the last
@@ -131,13 +124,11 @@ class PendingStep:
 
 _PENDING_FORM = json_form(PendingStep, ("step", "pending", "reason", "plugin"))
 
-Step = PlacementStep | RemovalStep | PendingStep
 
-
-def _step_dict(step: Step) -> dict[str, Any]:
+def _step_dict(step: Any) -> dict[str, Any]:
     if isinstance(step, PlacementStep):
         return _PLACEMENT_FORM(step)
-    return _REMOVAL_FORM(step) if isinstance(step, RemovalStep) else _PENDING_FORM(step)
+    return _PENDING_FORM(step) if isinstance(step, PendingStep) else dict(step.to_dict())
 
 
 @dataclass(frozen=True, slots=True)
@@ -148,7 +139,7 @@ class Simulation:
     profile: str
     seed: int | None
     initial: SpreadReport
-    steps: tuple[Step, ...]
+    steps: tuple[Any, ...]  # PlacementStep, PendingStep, or whatif.scaledown.ScaleDownStep
     final: SpreadReport
 
     @property
@@ -243,6 +234,7 @@ class WhatIf:
             and ctrl.selector.matches(p.labels)
         }
         self._added = 0
+        self._clock = 0  # simulated pods are created (and Ready) one second apart, after every real pod
         initial = self.report()
         if initial.health is Health.ERROR:
             raise InputError(f"workload {workload!r} cannot be simulated: {'; '.join(initial.reasons)}")
@@ -257,6 +249,11 @@ class WhatIf:
     def scores(self) -> dict[str, int]:
         """Every candidate node's score for the next pod, sorted by node name. O(candidate nodes)."""
         return candidate_scores(self.index, self.report())
+
+    @property
+    def node_zones(self) -> Mapping[str, ZoneKey | None]:
+        """Every node's zone under the profile. O(1)."""
+        return self._zones
 
     def zone_name(self, node: str) -> str:
         zone = self._zones.get(node)
@@ -302,8 +299,9 @@ class WhatIf:
     def ref(self) -> WorkloadRef:
         return WorkloadRef.of(self.workload)
 
-    def bind(self, node: str) -> Pod:
-        """Bind a new replica (the representative next pod) to ``node``. O(labels + matching workloads)."""
+    def bind(self, node: str, ready: bool = False) -> Pod:
+        """Bind a new replica (the representative next pod) to ``node`` (``ready``: Ready at once, as a
+        rollout's new pods are taken to be; node "": created unbound, Pending). O(labels + matching workloads)."""
         template = self._next_pod
         labels = dict(template.labels)
         base = self.workload.name
@@ -317,11 +315,40 @@ class WhatIf:
             if name not in self._taken:
                 break
         self._taken.add(name)
+        self._clock += 1
         pod = msgspec.structs.replace(
-            template, name=name, labels=intern_labels(labels), node_name=node, phase="Running"
+            template,
+            name=name,
+            labels=intern_labels(labels),
+            node_name=node,
+            phase="Running" if node else "Pending",
+            uid=f"whatif-{self._added:08d}",
+            created=self._clock + _LATEST,
+            ready_after=0 if ready else None,
         )
         self.index.apply(pod)
         return pod
+
+    def resize(self, ctrl: Controller, replicas: int) -> Controller:
+        """Set a controller's ``spec.replicas`` in the index (the workload's, a Deployment's ReplicaSet's);
+        returns the new record. O(the index's controller update)."""
+        changed = msgspec.structs.replace(ctrl, replicas=replicas)
+        self.index.apply(changed)
+        if ctrl.key == self.workload.key:
+            self.workload = changed
+        return changed
+
+    def scale_to(self, replicas: int) -> None:
+        """The workload's replicas (and a Deployment's newest ReplicaSet's) set to ``replicas``. O(1)."""
+        if self.workload.kind == "Deployment":
+            rs = newest_replicaset(self.workload, self.index.replicasets_of(self.workload))
+            if rs is not None:
+                self.resize(rs, replicas)
+        self.resize(self.workload, replicas)
+
+    def make_next(self, rs: Controller) -> None:
+        """New replicas are ``rs``'s pods from now on (a rollout's new ReplicaSet, added to the index). O(1)."""
+        self._next_pod, _ = representative_pod(self.workload, [rs])
 
     def unbind(self, pod: Pod) -> None:
         """Remove a pod (real or simulated) from the index. O(labels + matching workloads)."""
@@ -344,13 +371,9 @@ class WhatIf:
         return steps
 
 
-def _check_count(count: int) -> None:
+def check_count(count: int) -> None:
     if count < 1:
         raise InputError(f"the number of replicas must be at least 1, got {count}")
-
-
-def _final(report: SpreadReport, replicas: int) -> SpreadReport:
-    return msgspec.structs.replace(report, replicas=max(0, replicas))
 
 
 def simulate_add(
@@ -362,34 +385,12 @@ def simulate_add(
     seed: int | None = None,
 ) -> Simulation:
     """Scale ``workload`` up by ``count`` replicas, placing them one by one (see the module docstring)."""
-    _check_count(count)
+    check_count(count)
     sim = WhatIf(snapshot, workload, profile, options)
     initial = sim.report()
     steps = sim.place(count, random.Random(seed) if seed is not None else None)
-    final = _final(sim.report(), sim.workload.replicas + count)
-    return Simulation(sim.ref, profile.name, seed, initial, tuple(steps), final)
-
-
-def simulate_remove(
-    snapshot: Snapshot, workload: str, profile: Profile, count: int, options: ReportOptions | None = None
-) -> Simulation:
-    """Scale ``workload`` down by ``count`` replicas, removing pods in the controller's order.
-
-    Ranks are computed once for the whole scale-down, as ``getPodsToDelete`` does. O(p log p + count).
-    """
-    _check_count(count)
-    sim = WhatIf(snapshot, workload, profile, options)
-    initial = sim.report()
-    ranked = rank_victims(sim.pods.values(), sim.workload.kind)
-    if count > len(ranked):
-        raise InputError(f"{sim.workload.key}: cannot remove {count} pods, it has {len(ranked)}")
-    on_node = Counter(p.node_name for p in ranked)
-    steps: list[Step] = []
-    for i, pod in enumerate(ranked[:count], start=1):
-        sim.unbind(pod)
-        steps.append(RemovalStep(i, pod.name, pod.node_name, sim.zone_name(pod.node_name), on_node[pod.node_name]))
-    final = _final(sim.report(), sim.workload.replicas - count)
-    return Simulation(sim.ref, profile.name, None, initial, tuple(steps), final)
+    sim.scale_to(sim.workload.replicas + count)
+    return Simulation(sim.ref, profile.name, seed, initial, tuple(steps), sim.report())
 
 
 def simulate_runs(
@@ -404,7 +405,7 @@ def simulate_runs(
     """``runs`` scale-ups by ``count`` with seeds ``seed``, ``seed+1``, ...: the distribution of the final
     node skew, zone skew and health, and per step where the pods landed (each run's window sampled from its
     seed) with the model's probabilities. One index load; O(runs × count × (candidate nodes + 64 windows))."""
-    _check_count(count)
+    check_count(count)
     if runs < 1:
         raise InputError(f"--runs must be at least 1, got {runs}")
     sim = WhatIf(snapshot, workload, profile, options)

@@ -1,7 +1,7 @@
 """``spreadwatch summary``: the cluster at a glance.
 
-* workloads per health state, and the worst N (SinglePointOfFailure, then Imbalanced, then Error, by zone
-  skew, node skew and pods);
+* workloads per health state, and the worst N (SinglePointOfFailure, then ZoneOutageUnsafe, then Imbalanced,
+  then Error, by zone skew, node skew and pods);
 * per zone: nodes, candidate nodes for an unconstrained pod (not cordoned, no NoSchedule/NoExecute taint)
   and counting pods (bound, not terminal, not deleting);
 * per registered profile other than the baseline ``v1.28``: the share of workloads whose *best node set*
@@ -43,6 +43,7 @@ COMPARED_PROFILE: Final = "v1.29"
 HEALTH_ORDER: Final = (
     Health.UNSCHEDULABLE,
     Health.SINGLE_POINT_OF_FAILURE,
+    Health.ZONE_OUTAGE_UNSAFE,
     Health.IMBALANCED,
     Health.ERROR,
     Health.SKIPPED,

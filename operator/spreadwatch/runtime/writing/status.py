@@ -4,7 +4,7 @@
 digest: a status is rewritten once per checked placement) plus:
 
 * ``conditions``: one metav1.Condition of type ``Balanced`` — status ``True`` (health Balanced), ``False``
-  (Imbalanced, SinglePointOfFailure) or ``Unknown`` (Skipped, Error); ``reason`` is the health value
+  (Imbalanced, SinglePointOfFailure, ZoneOutageUnsafe) or ``Unknown`` (Skipped, Error); ``reason`` is the health value
   (CamelCase); ``message`` the report's reasons joined with ``"; "`` (or a short sentence);
   ``lastTransitionTime`` changes only when the condition's status or reason changes; ``observedGeneration``;
 * ``observedGeneration``: the workload's ``metadata.generation`` the report was computed from;
@@ -42,6 +42,7 @@ _STATUS: Final = {
     Health.IMBALANCED: "False",
     Health.SINGLE_POINT_OF_FAILURE: "False",
     Health.UNSCHEDULABLE: "False",
+    Health.ZONE_OUTAGE_UNSAFE: "False",
     Health.SKIPPED: "Unknown",
     Health.ERROR: "Unknown",
 }

@@ -75,7 +75,13 @@ WRITE_BUCKETS: Final = (0.005, 0.01, 0.02, 0.03, 0.05, 0.075, 0.1, 0.15, 0.2, 0.
 LAG_BUCKETS: Final = (0.5, 1.0, 1.5, 2.0, 2.5, 3.0, 4.0, 5.0, 7.5, 10.0, 15.0, 30.0, 60.0, 120.0, 300.0)
 
 _WARNING_HEALTH = frozenset(
-    {Health.IMBALANCED.value, Health.SINGLE_POINT_OF_FAILURE.value, Health.UNSCHEDULABLE.value, Health.ERROR.value}
+    {
+        Health.IMBALANCED.value,
+        Health.SINGLE_POINT_OF_FAILURE.value,
+        Health.UNSCHEDULABLE.value,
+        Health.ZONE_OUTAGE_UNSAFE.value,
+        Health.ERROR.value,
+    }
 )
 
 
