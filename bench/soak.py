@@ -14,9 +14,11 @@ server sends on (what the informers' worker threads and the event loop do, here 
   1,000 lines, as ``kube.WatchStream``) and taken by the pod informer (``ResourceWatch.take``) — router, index
   apply/remove, ``Writer.collect`` — at a fixed rate; the mix is ``bench/events.py``'s (20 % add,
   15 % move node, 15 % relabel, 15 % phase, 15 % deletionTimestamp, 20 % delete), so the pod count stays
-  level. Every new pod carries a ``soak-rev`` label that changes every ``--rev-seconds``: label sets of old
-  "rollouts" keep dying, which is what the label-interning cache (``model.intern_labels``, swept of unused
-  maps) must survive;
+  level. Each event carries the pod's scheduling fields (tolerations, ...) as the API server's do, so a
+  replaced pod's owner reference and template are decoded again from its line. Every new pod carries a
+  ``soak-rev`` label that changes every ``--rev-seconds``: label sets of old "rollouts" keep dying, which is
+  what the interning tables (``model.intern_labels``, ``model.intern_frozen``, swept of unused values) must
+  survive;
 * the process's garbage collector follows the operator's policy (:class:`spreadwatch.runtime.gcpolicy.GcPolicy`,
   started right after the initial listing, as ``Runtime.start`` does; ``--no-gc-policy`` for A/B runs);
 * the real :class:`Writer` runs concurrently with the operator's defaults (debounce 1 s, 20 writes/s,
@@ -155,8 +157,10 @@ class _Pods:
 
     rnd: random.Random
     nodes: list[str]
-    #: (namespace, name) → [uid, labels, ownerReferences, nodeName, phase, deleting]
+    #: (namespace, name) → [uid, labels, ownerReferences, nodeName, phase, deleting, scheduling fields]
     pods: dict[tuple[str, str], list[Any]] = field(default_factory=dict)
+    #: the pods' scheduling fields (tolerations, ...), pre-serialised: one dict per distinct set, shared
+    specs: dict[bytes, dict[str, orjson.Fragment]] = field(default_factory=dict)
     keys: list[tuple[str, str]] = field(default_factory=list)
     pos: dict[tuple[str, str], int] = field(default_factory=dict)
     serial: int = 0
@@ -178,8 +182,18 @@ class _Pods:
         return self.keys[self.rnd.randrange(len(self.keys))]
 
 
-def _pod_entry(obj: Mapping[str, Any]) -> list[Any]:
+#: A pod spec's fields the decoder keeps besides nodeName: every watch event carries them, as the API
+#: server's do (the whole pod), so a replaced pod's template is decoded again from its event.
+_SCHEDULING = ("tolerations", "nodeSelector", "affinity", "topologySpreadConstraints")
+
+
+def _pod_entry(obj: Mapping[str, Any], specs: dict[bytes, dict[str, orjson.Fragment]]) -> list[Any]:
     meta, spec, status = obj["metadata"], obj.get("spec") or {}, obj.get("status") or {}
+    fields = {key: spec[key] for key in _SCHEDULING if key in spec}
+    raw = orjson.dumps(fields, option=orjson.OPT_SORT_KEYS)
+    scheduling = specs.get(raw)
+    if scheduling is None:  # (the driver keeps one copy per distinct set: its memory is in the RSS sampled)
+        scheduling = specs[raw] = {key: orjson.Fragment(orjson.dumps(value)) for key, value in fields.items()}
     return [
         meta.get("uid", ""),
         dict(meta.get("labels") or {}),
@@ -187,18 +201,19 @@ def _pod_entry(obj: Mapping[str, Any]) -> list[Any]:
         spec.get("nodeName", ""),
         status.get("phase", "Pending"),
         meta.get("deletionTimestamp") is not None,
+        scheduling,
     ]
 
 
 def _event(kind: str | None, key: tuple[str, str], entry: list[Any]) -> dict[str, Any]:
-    uid, labels, owners, node, phase, deleting = entry
+    uid, labels, owners, node, phase, deleting, scheduling = entry
     meta: dict[str, Any] = {"namespace": key[0], "name": key[1], "uid": uid, "labels": labels}
     if owners:
         meta["ownerReferences"] = owners
     if deleting:
         meta["deletionTimestamp"] = _DELETION_STAMP
-    body = {"apiVersion": "v1", "kind": "Pod", "metadata": meta, "spec": {"nodeName": node} if node else {},
-            "status": {"phase": phase}}  # fmt: skip
+    spec = {"nodeName": node, **scheduling} if node else dict(scheduling)
+    body = {"apiVersion": "v1", "kind": "Pod", "metadata": meta, "spec": spec, "status": {"phase": phase}}
     return {"type": kind, "object": body}
 
 
@@ -212,7 +227,7 @@ def _next_event(pods: _Pods, rev: int) -> dict[str, Any]:
         pods.serial += 1
         new_key = (key[0], f"{key[1].split('-soak')[0]}-soak{pods.serial}")
         labels = {**entry[1], "soak-rev": str(rev)}
-        new = [f"soak-{pods.serial}", labels, entry[2], r.choice(pods.nodes), "Running", False]
+        new = [f"soak-{pods.serial}", labels, entry[2], r.choice(pods.nodes), "Running", False, entry[6]]
         pods.add(new_key, new)
         return _event("ADDED", new_key, new)
     if kind == "delete":
@@ -284,7 +299,7 @@ def _list(cfg: SoakConfig, informers: Mapping[str, ResourceWatch]) -> _Pods:
         if kind == "Node":
             pods.nodes.append(obj["metadata"]["name"])
         elif kind == "Pod":
-            pods.add((obj["metadata"]["namespace"], obj["metadata"]["name"]), _pod_entry(obj))
+            pods.add((obj["metadata"]["namespace"], obj["metadata"]["name"]), _pod_entry(obj, pods.specs))
     for kind in list(pages):
         flush(kind)
     return pods

@@ -3,7 +3,9 @@
 What repeats across the objects of one document or listing (label maps, controller references, pod
 templates) is cached by its raw bytes: O(1) per repeated sub-object, O(kept fields) per object otherwise; a
 workload's ``matchLabels`` are looked up by their bytes in the same label cache, and its validated
-requirements are shared (:func:`~spreadwatch.selectors.from_match_labels`).
+requirements are shared (:func:`~spreadwatch.selectors.from_match_labels`). What a cache misses is interned
+(:mod:`spreadwatch.model.interning`: label maps, controller references, templates, taints), so records from
+different converters — a listing's, and the watch's, one per thousand lines — share them too.
 Objects are converted in bulk (:meth:`Converter.convert`, one loop over a page or a chunk of a List): pods,
 nearly all of a cluster's objects, inline, remembering the previous pod's raw sub-objects (the pods of one
 ReplicaSet come one after the other in a listing: a repeat costs one byte comparison, no cache look-up).
@@ -19,7 +21,14 @@ import msgspec
 
 from spreadwatch.decode import shapes
 from spreadwatch.errors import SelectorError
-from spreadwatch.model import WORKLOAD_KINDS, Record, controller_selector, intern_labels, revision_number
+from spreadwatch.model import (
+    WORKLOAD_KINDS,
+    Record,
+    controller_selector,
+    intern_frozen,
+    intern_labels,
+    revision_number,
+)
 from spreadwatch.model import records as rec
 from spreadwatch.selectors import NOTHING, Requirement, Selector, from_label_selector, from_match_labels
 
@@ -120,8 +129,8 @@ def _new_template(spec: shapes.PodSpec) -> rec.PodTemplate:
 class Converter:
     """Turns decoded objects into records; caches what repeats by its raw bytes, for one document/listing.
 
-    Memory: the distinct label maps, controller references and templates of the document (shared with the
-    records anyway); dropped with the converter.
+    Memory: the raw bytes of the distinct label maps, controller references and templates of the document
+    (the values are interned, shared with the records anyway); dropped with the converter.
     """
 
     __slots__ = ("_labels", "_owners", "_requirements", "_templates", "_tolerations")
@@ -144,7 +153,7 @@ class Converter:
         return labels
 
     def controller(self, raw: msgspec.Raw) -> rec.OwnerRef | None:
-        """``metav1.GetControllerOf`` of the ownerReferences; O(1) for bytes seen before."""
+        """``metav1.GetControllerOf`` of the ownerReferences, interned; O(1) for bytes seen before."""
         if not raw:
             return None
         key = bytes(raw)
@@ -154,13 +163,14 @@ class Converter:
         owner = None
         for ref in _owner_references(raw) or ():
             if ref.controller:
-                owner = rec.OwnerRef(ref.apiVersion or "", ref.kind or "", ref.name or "", ref.uid or "")
+                owner = intern_frozen(rec.OwnerRef(ref.apiVersion or "", ref.kind or "", ref.name or "", ref.uid or ""))
                 break
         self._owners[key] = (owner,)
         return owner
 
     def template(self, spec: shapes.PodSpec) -> rec.PodTemplate:
-        """The pod's scheduling fields; equal templates are one object. O(1) for bytes seen before."""
+        """The pod's scheduling fields; equal templates are one object (interned). O(1) for bytes seen
+        before."""
         tolerations = spec.tolerations
         if not (spec.nodeSelector or spec.affinity or spec.topologySpreadConstraints):
             if not tolerations:
@@ -168,7 +178,7 @@ class Converter:
             key = bytes(tolerations)  # the usual pod: the default tolerations only
             template = self._tolerations.get(key)
             if template is None:
-                template = self._tolerations[key] = _new_template(spec)
+                template = self._tolerations[key] = intern_frozen(_new_template(spec))
             return template
         key4 = (
             bytes(tolerations),
@@ -178,7 +188,7 @@ class Converter:
         )
         template = self._templates.get(key4)
         if template is None:
-            template = self._templates[key4] = _new_template(spec)
+            template = self._templates[key4] = intern_frozen(_new_template(spec))
         return template
 
     def convert(
@@ -304,7 +314,7 @@ class Converter:
         spec = obj.spec or _NODE_SPEC
         if not meta.name:
             raise Fallback
-        taints = tuple(rec.Taint(t.key or "", t.value or "", t.effect or "") for t in spec.taints or ())
+        taints = intern_frozen(tuple(rec.Taint(t.key or "", t.value or "", t.effect or "") for t in spec.taints or ()))
         labels = self.labels(meta.labels)
         return rec.Node(sys.intern(meta.name), labels, taints, bool(spec.unschedulable), meta.uid or "")
 
