@@ -8,8 +8,9 @@ server sends on (what the informers' worker threads and the event loop do, here 
 
 * a synthetic cluster (bench/synth.py, scale 1.0 = 5,000 nodes, 10,000 workloads, ~150,000 pods) is listed as
   the API server pages it (500 items a page, items without kind and apiVersion), each page decoded
-  (``decode.decode_list_page``) and taken by its kind's informer (``ResourceWatch.take_listed``) →
-  :class:`EventRouter` → index, and every report is written once into the stand-in;
+  (``decode.decode_list_page``) and taken by its kind's informer (``ResourceWatch.take_listed_page``) →
+  :class:`EventRouter` → index (loading in bulk, as the operator's first listing), and every report is
+  written once into the stand-in;
 * then pod watch events, each one watch line of bytes, are decoded (``decode.decode_event``, one converter per
   1,000 lines, as ``kube.WatchStream``) and taken by the pod informer (``ResourceWatch.take``) — router, index
   apply/remove, ``Writer.collect`` — at a fixed rate; the mix is ``bench/events.py``'s (20 % add,
@@ -277,18 +278,26 @@ def _page(objects: Sequence[dict[str, Any]]) -> bytes:
 
 def _list(cfg: SoakConfig, informers: Mapping[str, ResourceWatch]) -> _Pods:
     """The initial listing into the index: synth's objects (nodes and namespaces first) in pages of one kind,
-    each page decoded and taken by the kind's informer as it fills; returns the driver's view of the pods.
+    each page decoded and taken by the kind's informer as it fills, into an index loading in bulk as the
+    operator's does (``start_loading``, ``finish_loading``); returns the driver's view of the pods.
     O(objects); one page per kind held at a time."""
     pods = _Pods(random.Random(cfg.seed), [])
     converter = Converter()
     pages: dict[str, list[dict[str, Any]]] = {}
+    index = informers["Pod"].router.index
+    bulk = hasattr(index, "start_loading")  # (a baseline's older package takes a page item by item)
+    if bulk:
+        index.start_loading()
 
     def flush(kind: str) -> None:
         resource = WATCHED_BY_KIND[kind]
         items, _ = decode_list_page(_page(pages.pop(kind)), kind, resource.api_version, converter)
-        take = informers[kind].take_listed
-        for item in items:
-            take(item)
+        informer = informers[kind]
+        if bulk:
+            informer.take_listed_page(items)
+        else:
+            for item in items:
+                informer.take_listed(item)
 
     for obj in synth.iter_objects(cfg.scale, cfg.seed):
         kind = obj["kind"]
@@ -302,6 +311,8 @@ def _list(cfg: SoakConfig, informers: Mapping[str, ResourceWatch]) -> _Pods:
             pods.add((obj["metadata"]["namespace"], obj["metadata"]["name"]), _pod_entry(obj, pods.specs))
     for kind in list(pages):
         flush(kind)
+    while bulk and not index.finish_loading():
+        pass
     return pods
 
 
