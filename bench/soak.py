@@ -144,6 +144,11 @@ class StandInSink:
         self.reports[(namespace, name)] = orjson.dumps(obj)
         return obj
 
+    async def get_report(self, namespace: str, name: str) -> dict[str, Any] | None:
+        self.calls["get"] += 1
+        stored = self.reports.get((namespace, name))
+        return orjson.loads(stored) if stored is not None else None
+
     async def delete(self, namespace: str, name: str) -> bool:
         self.calls["delete"] += 1
         return self.reports.pop((namespace, name), None) is not None
