@@ -32,6 +32,10 @@ import shutil
 import time
 from typing import Any, Final, cast
 
+# First, before kopf imports the kubernetes client: it then loads name by name (kube/lazy.py).
+import spreadwatch.kube  # noqa: F401
+
+# isort: split
 import kopf
 from prometheus_client import ProcessCollector
 
