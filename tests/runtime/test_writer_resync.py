@@ -369,3 +369,31 @@ def test_a_workload_deleted_before_its_report_is_listed_loses_its_report_when_th
     second.settle()
     assert api.names() == {("shop", "deployment-app0"), ("shop", "deployment-app1")}  # an orphan, deleted
     assert [(c.verb, c.name) for c in api.writes()] == [("delete", "deployment-app2")]  # nothing else written
+
+
+def test_a_leadership_lost_during_its_first_listing_knows_nothing_of_it_when_it_leads_again() -> None:
+    names = ["app0", "app1", "app2"]
+    first = pipeline()
+    for name in names:
+        first.feed(*web_cluster(name=name))
+    first.settle()
+    second, api = _restart_over(first, names)
+
+    async def main() -> None:
+        second.clock.advance(second.writer.debounce + 0.01)
+        await _cycle(second)  # the first listing begins; its first page arrives
+        for _ in range(20):
+            await asyncio.sleep(0)
+        assert sorted(second.writer.known_reports().values()) == ["deployment-app0", "deployment-app1"]
+        second.leader = False
+        await _cycle(second)  # a standby: the listing is cancelled
+        assert not second.writer.resyncing
+        second.leader, api.shown = True, 0
+        await _cycle(second)  # leading again: a new first listing, nothing known of the last one yet
+        assert second.writer.resyncing and second.writer.known_reports() == {}
+        api.gate.set()
+        while second.writer.resyncing:
+            await asyncio.sleep(0)
+
+    run(main())
+    assert sorted(second.writer.known_reports().values()) == [f"deployment-{name}" for name in names]

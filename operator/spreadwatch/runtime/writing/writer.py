@@ -135,6 +135,7 @@ class Writer:
         self._next_resync = 0.0  # as soon as ready and leading
         self._was_leader = False
         self._resynced = False  # a resync completed while leading: later ones only check what differs
+        self._settling = False  # the store settles for this leadership (its first listing began)
         self._resync: asyncio.Task[None] | None = None  # the resync running beside the writes
         self._in_flight = 0
 
@@ -246,16 +247,17 @@ class Writer:
         if not leader:
             # A standby keeps only the index warm; becoming the leader triggers a whole resync.
             self.debouncer.clear()
-            self._resynced = False
+            self._resynced = self._settling = False
             await self._stop_resync()
             return 0
         if not self.ready:
             return 0  # the index is still loading: a report now would be computed from part of the cluster
         before = self.stats.api_writes
         if self.clock() >= self._next_resync and not self.resyncing:
-            if not self._resynced and not self.store.settling:
+            if not self._resynced and not self._settling:
                 # The first of a leadership: nothing known yet; what is pending now (the initial list's
                 # workloads) is checked when the listing ends, changes from now on are written meanwhile.
+                self._settling = True
                 self.store.settle()
                 self.debouncer.clear()
             self._resync = asyncio.create_task(self._resync_beside(), name="spreadwatch resync")
