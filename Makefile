@@ -44,9 +44,10 @@ chart-lint: dev-cluster-tools  ## helm lint --strict of charts/spreadwatch (defa
 	$(DEV_CLUSTER_DIR)/bin/helm lint --strict charts/spreadwatch
 	$(DEV_CLUSTER_DIR)/bin/helm lint --strict charts/spreadwatch --set serviceMonitor.enabled=true,prometheusRule.enabled=true
 
-oracle: ## build (or reuse) the differential oracles: kube-scheduler v1.28 SelectorSpread, v1.36 PodTopologySpread
+oracle: ## build (or reuse) the differential oracles: kube-scheduler v1.28 SelectorSpread, v1.36 PodTopologySpread, the v1.36 framework
 	bash tests/oracle/build.sh >/dev/null
 	bash tests/oracle/build.sh pts >/dev/null
+	bash tests/oracle/build.sh profile >/dev/null
 
 test-unit: setup lint typecheck layers  ## everything except end-to-end and oracle tests
 	$(PY) -m pytest -q -m "not e2e and not oracle and not prometheus"

@@ -34,6 +34,16 @@ from spreadwatch.snapshot import Snapshot
 __all__ = ["cold", "events", "fresh_index", "memory", "memory_child", "metrics", "sizes"]
 
 
+def report_options(prediction: bool = False) -> ReportOptions:
+    """The reports' options: with ``prediction``, the whole default scheduler profile's prediction (a baseline
+    package without it cannot run such a measure)."""
+    if not prediction:
+        return ReportOptions()
+    from spreadwatch.scoring.scheduler_profile import default_scheduler_profile  # noqa: PLC0415 - (baselines)
+
+    return ReportOptions(scheduler=default_scheduler_profile())  # type: ignore[call-arg]
+
+
 def fresh_index(snapshot: Snapshot, profile: Profile) -> SpreadIndex:
     """An index loaded with ``snapshot``, every report built and the dirty set emptied (an operator at rest)."""
     index = SpreadIndex(profile, ReportOptions())
@@ -70,12 +80,15 @@ def sizes(*, scale: float, quick: bool = False) -> dict[str, Any]:
     }
 
 
-def _cold_once(snapshot: Snapshot, profile: Profile) -> tuple[float, float, float, float]:
+def _cold_once(
+    snapshot: Snapshot, profile: Profile, prediction: bool = False
+) -> tuple[float, float, float, float]:
     """(load s, reports s, process CPU s, cyclic GC s) of one cold computation; the index is dropped."""
     gc.collect()
+    options = report_options(prediction)
     with GCMeter() as meter:
         c0, t0 = time.process_time(), time.perf_counter()
-        index = SpreadIndex(profile, ReportOptions())
+        index = SpreadIndex(profile, options)
         index.load(snapshot)
         t1 = time.perf_counter()
         index.reports()
@@ -123,18 +136,19 @@ def _exact(snapshot: Snapshot, profile: Profile, sample: int, seed: int = 3) -> 
 
 
 def cold(
-    *, scale: float, quick: bool = False, profile: str = "v1.28", repeats: int = 3, exact: int = 0
-) -> dict[str, Any]:
+    *, scale: float, quick: bool = False, profile: str = "v1.28", repeats: int = 3, exact: int = 0,
+    prediction: bool = False,
+) -> dict[str, Any]:  # fmt: skip
     """The cold full computation ``SpreadIndex.load`` + ``reports()`` from records (median of ``repeats``, GC
     on, and once with the GC off), a cordon, parsing (``parse_object`` of every object, and the share of it in
     cyclic GC, which ``Snapshot.from_objects`` pauses), and with ``exact`` that many workloads checked against
-    the reference scorer."""
+    the reference scorer (``prediction``: every report with the whole default profile's prediction)."""
     c, prof = cluster(scale), get_profile(profile)
     snapshot, repeats = c.snapshot, 1 if quick else repeats
-    runs = [_cold_once(snapshot, prof) for _ in range(repeats)]
+    runs = [_cold_once(snapshot, prof, prediction) for _ in range(repeats)]
     gc.disable()
     try:
-        gc_off = _cold_once(snapshot, prof)
+        gc_off = _cold_once(snapshot, prof, prediction)
     finally:
         gc.enable()
     cordon_s, dirty = _cordon(snapshot, prof)
@@ -231,7 +245,7 @@ def events(
     return out
 
 
-def memory_child(scale: float, profile_name: str) -> dict[str, float]:
+def memory_child(scale: float, profile_name: str, prediction: bool = False) -> dict[str, float]:
     """In this (fresh) interpreter: RSS (MiB) at each stage of building the index from streamed objects; the
     peak (VmHWM) after parsing and at the end, absolute; ``ru_maxrss`` (KiB on Linux, given in MiB), which
     Linux carries over from the parent across fork/exec, so it can exceed this process's own peak."""
@@ -244,7 +258,7 @@ def memory_child(scale: float, profile_name: str) -> dict[str, float]:
     gc.collect()
     records = rss_bytes()
     peak_after_parse = vm_hwm_bytes()
-    index = SpreadIndex(profile, ReportOptions())
+    index = SpreadIndex(profile, report_options(prediction))
     index.load(snapshot)
     gc.collect()
     loaded = rss_bytes()
@@ -266,18 +280,21 @@ def memory_child(scale: float, profile_name: str) -> dict[str, float]:
 _CHILD = (
     "import json, sys\n"
     "from bench.index_figures import memory_child\n"
-    "print(json.dumps(memory_child(float(sys.argv[1]), sys.argv[2])))"
+    "print(json.dumps(memory_child(float(sys.argv[1]), sys.argv[2], sys.argv[3] == '1')))"
 )
 
 
-def memory(*, scale: float, quick: bool = False, profile: str = "v1.28", repeats: int = 2) -> dict[str, Any]:
+def memory(
+    *, scale: float, quick: bool = False, profile: str = "v1.28", repeats: int = 2, prediction: bool = False
+) -> dict[str, Any]:
     """Index memory in fresh interpreters (:func:`memory_child`, median of ``repeats``): records + index +
-    reports, what a long-running operator keeps resident."""
+    reports, what a long-running operator keeps resident (``prediction``: with the whole profile's)."""
     runs = []
     for _ in range(1 if quick else repeats):
         out = subprocess.run(
-            [sys.executable, "-c", _CHILD, str(scale), profile], check=True, capture_output=True, text=True
-        )
+            [sys.executable, "-c", _CHILD, str(scale), profile, "1" if prediction else "0"],
+            check=True, capture_output=True, text=True,
+        )  # fmt: skip
         runs.append(json.loads(out.stdout.strip().splitlines()[-1]))
     return {k: median([r[k] for r in runs]) for k in runs[0]}
 

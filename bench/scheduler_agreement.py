@@ -48,6 +48,7 @@ def figures(agreement: Mapping[str, Any]) -> dict[str, Any]:
     return {
         "share": agreement["share"],
         "in_best_set": agreement["inBestSet"],
+        "in_predicted_set": agreement.get("inPredictedSet"),
         "placements": agreement["placements"],
         "misses": len(misses),
         "scheduler": agreement["scheduler"],

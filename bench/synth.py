@@ -8,6 +8,9 @@ them). At scale 1.0:
   1 % are cordoned (``spec.unschedulable`` + the unschedulable taint), 2.5 % are ``dedicated=infra:NoSchedule``
   infra nodes, 4 % are ``nvidia.com/gpu=present:NoSchedule`` GPU nodes, 2 % have a ``PreferNoSchedule``
   taint (which does not filter); a third have ``disk=ssd``;
+  allocatable by instance type (8 CPUs and 32 GiB, 16 and 64, 16 and 32; 110 pods) and 24 images in
+  ``status.images`` (four system images on every node, 20 workload images, sizes 20–900 MiB), as the whole
+  profile's prediction reads them;
 * 1,000 namespaces (a few big ones, many small ones);
 * 10,000 workloads, kinds in the fixed ratio 12 Deployment : 3 StatefulSet : 2 ReplicaSet :
   3 ReplicationController (every 20 consecutive workloads), each with one Service selecting ``app=<name>``.
@@ -19,6 +22,8 @@ them). At scale 1.0:
   2 % of workloads are packed on one node and 4 % in one zone; 0.5 % of pods are unscheduled (Pending, no
   nodeName), 0.5 % are being deleted (``deletionTimestamp``) and 0.5 % extra pods are terminal
   (Succeeded/Failed);
+* requests by workload (one of five shapes from 50m/64Mi to 500m/1Gi; 10 % without any, 5 % with an init
+  container);
 * scheduling-constraint signatures (6 distinct): none (80 %), infra toleration + nodeSelector (6 %),
   GPU toleration + nodeSelector (4 %), ``disk=ssd`` nodeSelector (4 %), required zone affinity (4 %),
   tolerate-everything (2 %); 3 % of workloads have ``topologySpreadConstraints`` (SelectorSpread skips
@@ -123,6 +128,49 @@ def _ts(seconds: int) -> str:
 # --- nodes -------------------------------------------------------------------------------------------------
 
 
+#: (cpu, memory) allocatable per instance type
+_ALLOCATABLE = {"m5.2xlarge": ("7910m", "30Gi"), "m5.4xlarge": ("15890m", "62Gi"), "c5.4xlarge": ("15890m", "30Gi")}
+_SYSTEM_IMAGES = (
+    ("registry.k8s.io/pause:3.9", 321_000),
+    ("registry.k8s.io/kube-proxy:v1.28.9", 28_400_000),
+    ("registry.example.com/node-exporter:1.7.0", 11_200_000),
+    ("registry.example.com/fluent-bit:2.2.2", 36_800_000),
+)
+#: request shapes of the workloads' containers (None: no requests, BestEffort)
+_REQUESTS = (
+    {"cpu": "50m", "memory": "64Mi"},
+    {"cpu": "100m", "memory": "128Mi"},
+    {"cpu": "200m", "memory": "256Mi"},
+    {"cpu": "250m", "memory": "512Mi"},
+    {"cpu": "500m", "memory": "1Gi"},
+)
+
+
+def _image(j: int, r: random.Random) -> str:
+    """A workload image (workload j's prefix, a random version): the pool nodes' images come from."""
+    return f"registry.example.com/{PREFIXES[j % len(PREFIXES)]}:1.{r.randrange(40)}.{r.randrange(10)}"
+
+
+def _image_size(name: str) -> int:
+    """A deterministic size of 20–900 MiB for an image name."""
+    h = 0
+    for ch in name:
+        h = (h * 131 + ord(ch)) % 1_000_003
+    return (20 + h % 880) * 1024 * 1024
+
+
+def _node_images(i: int) -> list[Obj]:
+    """Node i's ``status.images``: the system images and 20 workload images (with their digests)."""
+    r = random.Random(f"images-{i}")
+    names = [name for name, _ in _SYSTEM_IMAGES] + [_image(r.randrange(len(PREFIXES)), r) for _ in range(20)]
+    out = []
+    for name in dict.fromkeys(names):
+        size = dict(_SYSTEM_IMAGES).get(name) or _image_size(name)
+        digest = f"{name.rsplit(':', 1)[0]}@sha256:{_image_size(name + 'd'):064x}"
+        out.append({"names": [digest, name], "sizeBytes": size})
+    return out
+
+
 def _node(i: int) -> tuple[Obj, dict[str, Any]]:
     """Node i and the facts placement needs (zone, taints, labels)."""
     name = f"node-{i:05d}"
@@ -130,7 +178,7 @@ def _node(i: int) -> tuple[Obj, dict[str, Any]]:
         HOSTNAME: name,
         "kubernetes.io/os": "linux",
         "kubernetes.io/arch": "amd64",
-        "node.kubernetes.io/instance-type": ("m5.2xlarge", "m5.4xlarge", "c5.4xlarge")[i % 3],
+        "node.kubernetes.io/instance-type": (instance := ("m5.2xlarge", "m5.4xlarge", "c5.4xlarge")[i % 3]),
     }
     zone: str | None = ZONES[i % 3]
     if i % 50 == 7:
@@ -175,7 +223,8 @@ def _node(i: int) -> tuple[Obj, dict[str, Any]]:
         "spec": spec,
         "status": {
             "capacity": {"cpu": "16", "memory": "64Gi", "pods": "110"},
-            "allocatable": {"cpu": "15890m", "memory": "62Gi", "pods": "110"},
+            "allocatable": {"cpu": _ALLOCATABLE[instance][0], "memory": _ALLOCATABLE[instance][1], "pods": "110"},
+            "images": _node_images(i),
             "nodeInfo": {"kubeletVersion": "v1.28.9", "containerRuntimeVersion": "containerd://1.7.13"},
             "addresses": [{"type": "InternalIP", "address": f"10.{i // 250}.{i % 250}.1"}],
         },
@@ -387,18 +436,15 @@ class _Gen:
         cands = self._cands[sig] or self.node_facts
         anchor = r.choice(cands)
         zone = anchor["zone"] or ZONES[0]
-        image = f"registry.example.com/{PREFIXES[j % len(PREFIXES)]}:1.{r.randrange(40)}.{r.randrange(10)}"
-        template_spec: Obj = {
-            "containers": [
-                {
-                    "name": "main",
-                    "image": image,
-                    "ports": [{"containerPort": 8080, "protocol": "TCP"}],
-                    "resources": {"requests": {"cpu": "100m", "memory": "128Mi"}, "limits": {"memory": "256Mi"}},
-                }
-            ],
-            **_signature_spec(sig),
-        }
+        image = _image(j, r)
+        container: Obj = {"name": "main", "image": image, "ports": [{"containerPort": 8080, "protocol": "TCP"}]}
+        if j % 10 != 9:
+            requests = _REQUESTS[(j * 7) % len(_REQUESTS)]
+            container["resources"] = {"requests": requests, "limits": {"memory": requests["memory"]}}
+        template_spec: Obj = {"containers": [container], **_signature_spec(sig)}
+        if j % 20 == 4:
+            init = {"name": "migrate", "image": image, "resources": {"requests": {"cpu": "500m", "memory": "256Mi"}}}
+            template_spec["initContainers"] = [init]
         spread = {"labelSelector": {"matchLabels": {"app": name}}}
         if j % 100 == 57:
             template_spec["topologySpreadConstraints"] = [

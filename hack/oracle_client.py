@@ -44,10 +44,12 @@ def build(env: dict[str, str] | None = None, which: str = "") -> str:
     """Run build.sh and return the absolute path of the binary.
 
     ``which``: ``""`` for the v1.28 SelectorSpread oracle, ``"pts"`` for the
-    PodTopologySpread one.  ``SPREADWATCH_ORACLE_BIN`` (resp.
-    ``SPREADWATCH_ORACLE_PTS_BIN``) short-circuits the build (use a prebuilt
-    binary).  Build logs go to this process's stderr."""
-    prebuilt = os.environ.get("SPREADWATCH_ORACLE_PTS_BIN" if which == "pts" else "SPREADWATCH_ORACLE_BIN")
+    PodTopologySpread one, ``"profile"`` for the whole-profile one.
+    ``SPREADWATCH_ORACLE_BIN`` (resp. ``SPREADWATCH_ORACLE_PTS_BIN``,
+    ``SPREADWATCH_ORACLE_PROFILE_BIN``) short-circuits the build (use a
+    prebuilt binary).  Build logs go to this process's stderr."""
+    variable = {"pts": "SPREADWATCH_ORACLE_PTS_BIN", "profile": "SPREADWATCH_ORACLE_PROFILE_BIN"}
+    prebuilt = os.environ.get(variable.get(which, "SPREADWATCH_ORACLE_BIN"))
     if prebuilt:
         return str(Path(prebuilt).resolve())
     cmd = ["bash", str(BUILD_SH), *([which] if which else [])]

@@ -5,9 +5,10 @@ seed and index): a valid dump (``examples/cluster.yaml``'s objects, as JSON or Y
 a wrongly typed value or a missing field at a random path, a huge or hostile value, deep nesting, broken
 owner references, an invalid selector or topology spread constraint — or the whole file made hostile (bytes
 flipped or cut, invalid UTF-8, deep nesting, odd List kinds, billion-laughs and self-referring YAML aliases).
-It is run in-process through one of ``analyze``, ``explain``, ``score``, ``compare``, ``simulate`` (``--add``,
-``--remove``), ``rebalance``, ``summary`` or ``analyze --scheduler-config`` (the scheduler configuration
-mutated instead), and checked:
+It is run in-process through one of ``analyze`` (also under ``--profile v1.29`` with the whole profile's
+prediction, whose requests, ports, images and affinity terms get hostile values too), ``predict``,
+``explain``, ``score``, ``compare``, ``simulate`` (``--add``, ``--remove``), ``rebalance``, ``summary`` or
+``analyze --scheduler-config`` (the scheduler configuration mutated instead), and checked:
 
 * the exit code is 0 or 2 and nothing escapes ``main`` (no traceback);
 * exit 2: nothing on stdout, one line on stderr (``spreadwatch: error: ...``); exit 0: only
@@ -127,7 +128,36 @@ def _set(obj: Any, path: tuple[Any, ...], value: Any, delete: bool = False) -> N
         parent[path[-1]] = value
 
 
+#: hostile requests and affinity terms for the whole profile's prediction (a workload's template: its report is
+#: Error with one reason; an existing pod or a node: the object is refused with one line)
+_QUANTITIES: tuple[Any, ...] = ("1.5.5", "-1", "1e999", "9" * 5000, "²", "1Gibibyte", "0x10", 2**80, None, [], "")
+
+
+def _container(rng: random.Random) -> list[dict[str, Any]]:
+    resource = rng.choice(["cpu", "memory", "ephemeral-storage", "example.com/gpu", "hugepages-2Mi", "pods"])
+    return [{"name": "c", "image": rng.choice(["x", "", "a/b:1@sha256:zz", "🙂"]),
+             "resources": {"requests": {resource: rng.choice(_QUANTITIES)}},
+             "ports": rng.choice([[], [{"containerPort": 80, "hostPort": rng.choice([0, -1, 80, 2**31, "80"])}]])}]
+
+
+def _affinity(rng: random.Random) -> dict[str, Any]:
+    expression = {"key": rng.choice(["a", "", "-bad-"]), "operator": rng.choice(["Near", "In", "Gt", "Exists", 1]),
+                  "values": rng.choice([["x"], [], ["²"], None])}  # fmt: skip
+    term = {"labelSelector": {"matchExpressions": [expression]}, "topologyKey": rng.choice(["zone", "", 7])}
+    return rng.choice([
+        {"podAffinity": {"requiredDuringSchedulingIgnoredDuringExecution": [term]}},
+        {"podAntiAffinity": {"preferredDuringSchedulingIgnoredDuringExecution": [
+            {"weight": rng.choice([0, 1, 101, -5, "1"]), "podAffinityTerm": term}]}},
+        {"nodeAffinity": {"preferredDuringSchedulingIgnoredDuringExecution": [
+            {"weight": rng.choice([0, 1, 101]), "preference": {"matchExpressions": [expression]}}]}},
+    ])  # fmt: skip
+
+
 _TARGETED: list[tuple[str, Any]] = [
+    ("spec.template.spec.containers", _container),
+    ("spec.template.spec.initContainers", _container),
+    ("spec.template.spec.overhead", lambda rng: {"cpu": rng.choice(_QUANTITIES)}),
+    ("spec.template.spec.affinity", _affinity),
     ("spec.replicas", lambda rng: rng.choice([2**31, 2**80, -1, "3", 3.5, None])),
     (
         "metadata.annotations",
@@ -383,6 +413,8 @@ def _insert(rng: random.Random, data: bytes, chunk: bytes) -> bytes:
 
 COMMANDS = (
     "analyze",
+    "analyze-prediction",
+    "predict",
     "explain",
     "score",
     "compare",
@@ -398,6 +430,8 @@ WORKLOADS = ("deployment/shop/checkout", "statefulset/data/postgres", "replicati
 def argv_for(command: str, cluster: str, pod: str, config: str, workload: str) -> list[str]:
     return {
         "analyze": ["analyze", "-o", "json", "--cluster", cluster],
+        "analyze-prediction": ["analyze", "-o", "json", "--profile", "v1.29", "--prediction", "--cluster", cluster],
+        "predict": ["predict", "--cluster", cluster, workload, "-o", "json"],
         "explain": ["explain", "--cluster", cluster, "deployment/shop/checkout"],
         "score": ["score", "--cluster", cluster, "--pod", pod, "-o", "json"],
         "compare": ["compare", "--cluster", cluster, "-o", "json"],

@@ -29,6 +29,16 @@ WINDOW_FAMILIES = frozenset(
 )
 #: Per workload, operator only, once a new binding of one of its pods was checked against its report.
 PLACEMENT_FAMILIES = frozenset({"spreadwatch_workload_placement_misses"})
+#: Per workload, only for reports that carry the whole scheduler profile's prediction (on by default).
+PREDICTION_FAMILIES = frozenset(
+    {
+        "spreadwatch_workload_predicted_best_score",
+        "spreadwatch_workload_predicted_feasible_nodes",
+        "spreadwatch_workload_predicted_best_node_probability",
+        "spreadwatch_workload_prediction_spreading_agrees",
+        "spreadwatch_workload_prediction_partial",
+    }
+)
 #: Per workload, only with ``--compare-profile`` (a ``profile`` label).
 COMPARISON_FAMILIES = frozenset(
     {"spreadwatch_workload_comparison_best_node_score", "spreadwatch_workload_comparison_best_nodes_overlap"}

@@ -44,7 +44,8 @@ def test_explain_v129_shows_terms_weights_and_normalisation() -> None:
     assert "kubernetes.io/hostname maxSkew 3" in out and "weight log(6+2) = 2.0794" in out
     assert "topology.kubernetes.io/zone maxSkew 5" in out and "4 domains -> weight log(4+2) = 1.7918" in out
     assert "with min 2, max 18" in out
-    rows = {line.split()[0]: line.split() for line in out.splitlines() if line.startswith("node-")}
+    spreading = out.split("\nWhole scheduler profile")[0]  # (the prediction's table follows)
+    rows = {line.split()[0]: line.split() for line in spreading.splitlines() if line.startswith("node-")}
     assert rows["node-b1"][1:] == ["3", "8.2383", "3", "9.3753", "17.6136", "18", "11"]
     assert rows["node-legacy"][1:] == ["0", "2", "-", "-", "2", "2", "100"]
 

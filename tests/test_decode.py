@@ -26,7 +26,7 @@ from spreadwatch.model import Pod, parse_object
 from spreadwatch.snapshot import Snapshot, iter_documents, load_snapshot
 
 ROOT = Path(__file__).resolve().parents[1]
-_RECORD_LISTS = ("nodes", "pods", "services", "controllers", "namespaces", "ignored")
+_RECORD_LISTS = ("nodes", "pods", "services", "controllers", "namespaces", "claims", "volumes", "ignored")
 
 
 def _outcome(load: Any) -> tuple[Any, ...] | str:
@@ -79,7 +79,42 @@ def _rs_pod() -> dict[str, Any]:
         },
         {"maxSkew": 1, "topologyKey": "zone", "whenUnsatisfiable": "ScheduleAnyway", "labelSelector": {}},
     ]
-    p["status"] = {"phase": "Running"}
+    p["spec"]["affinity"]["podAntiAffinity"] = {
+        "requiredDuringSchedulingIgnoredDuringExecution": [
+            {"labelSelector": {"matchLabels": {"app": "web"}}, "topologyKey": "kubernetes.io/hostname"}
+        ],
+        "preferredDuringSchedulingIgnoredDuringExecution": [
+            {"weight": 5, "podAffinityTerm": {"labelSelector": {"matchExpressions": [
+                {"key": "tier", "operator": "In", "values": ["a"]}]}, "topologyKey": "zone",
+                "namespaces": ["x"], "namespaceSelector": {"matchLabels": {"team": "a"}}}}
+        ],
+    }
+    p["spec"]["affinity"]["podAffinity"] = {
+        "requiredDuringSchedulingIgnoredDuringExecution": [
+            {"labelSelector": {"matchLabels": {"app": "db"}}, "topologyKey": "zone", "matchLabelKeys": ["a"]}
+        ],
+    }
+    p["spec"]["affinity"]["nodeAffinity"]["preferredDuringSchedulingIgnoredDuringExecution"] = [
+        {"weight": 3, "preference": {"matchExpressions": [{"key": "disk", "operator": "In", "values": ["ssd"]}]}}
+    ]
+    p["spec"]["containers"] = [
+        {"name": "app", "image": "registry.example/web:1", "resources": {"requests": {"cpu": "250m", "memory": "1Gi"}},
+         "ports": [{"containerPort": 80, "hostPort": 8080, "protocol": "TCP"}],
+         "volumeMounts": [{"name": "kube-api-access-x1", "mountPath": "/var/run"}]},
+        {"name": "log", "image": "busybox",
+         "resources": {"requests": {"ephemeral-storage": "1Gi", "example.com/dev": 1}}},
+    ]
+    p["spec"]["initContainers"] = [
+        {"name": "init", "image": "init:2", "resources": {"requests": {"cpu": "1"}}},
+        {"name": "proxy", "image": "proxy:3", "restartPolicy": "Always", "resources": {"requests": {"memory": "64Mi"}}},
+    ]
+    p["spec"]["overhead"] = {"cpu": "10m"}
+    p["spec"]["volumes"] = [
+        {"name": "kube-api-access-x1", "projected": {"sources": []}},
+        {"name": "data", "persistentVolumeClaim": {"claimName": "data-web-1"}},
+        {"name": "model", "image": {"reference": "models/llm:7"}},
+    ]
+    p["status"] = {"phase": "Running", "nominatedNodeName": "n2"}
     return p
 
 
@@ -88,13 +123,18 @@ def _deployment() -> dict[str, Any]:
     d["metadata"]["annotations"] = {"deployment.kubernetes.io/revision": "4"}
     d["metadata"]["generation"] = 7
     d["metadata"]["creationTimestamp"] = "2026-01-01T00:00:00Z"
-    d["spec"]["template"]["spec"] = {"tolerations": [{"key": "dedicated", "value": "infra"}]}
+    d["spec"]["template"]["spec"] = {
+        "tolerations": [{"key": "dedicated", "value": "infra"}],
+        "containers": [{"name": "app", "image": "web", "resources": {"requests": {"cpu": "100m"}}}],
+        "resources": {"requests": {"memory": "2Gi"}},
+    }
     return d
 
 
 def _statefulset() -> dict[str, Any]:
     s = controller("StatefulSet", "db", {"matchExpressions": [{"key": "app", "operator": "In", "values": ["db"]}]})
     s["status"] = {"updateRevision": "db-123"}
+    s["spec"]["volumeClaimTemplates"] = [{"metadata": {"name": "data"}, "spec": {"storageClassName": "ssd"}}]
     return s
 
 
@@ -105,7 +145,25 @@ def _rc() -> dict[str, Any]:
 def _node() -> dict[str, Any]:
     return node(
         "n1", "zone-a", labels={"disk": "ssd"}, taints=[{"key": "k", "value": "v", "effect": "NoSchedule"}]
-    ) | {"status": {"capacity": {"cpu": "4"}}}
+    ) | {"status": {"capacity": {"cpu": "4"}, "allocatable": {"cpu": "3900m", "memory": "15Gi", "pods": "110",
+                                                           "nvidia.com/gpu": "1", "hugepages-2Mi": "0"},
+                    "images": [{"names": ["registry.example/web:1", "registry.example/web@sha256:ab"],
+                                "sizeBytes": 52428800}, {"names": ["busybox:latest"]}]}}
+
+
+def _claim() -> dict[str, Any]:
+    return {"apiVersion": "v1", "kind": "PersistentVolumeClaim",
+            "metadata": {"name": "data-db-0", "namespace": "default",
+                         "annotations": {"pv.kubernetes.io/bind-completed": "yes"}},
+            "spec": {"volumeName": "pv-a", "storageClassName": "ssd"}}  # fmt: skip
+
+
+def _volume() -> dict[str, Any]:
+    return {"apiVersion": "v1", "kind": "PersistentVolume",
+            "metadata": {"name": "pv-a", "labels": {"topology.kubernetes.io/zone": "zone-a"}},
+            "spec": {"nodeAffinity": {"required": {"nodeSelectorTerms": [
+                {"matchExpressions": [{"key": "topology.kubernetes.io/zone", "operator": "In",
+                                       "values": ["zone-a"]}]}]}}}}  # fmt: skip
 
 
 def _namespace() -> dict[str, Any]:
@@ -124,6 +182,8 @@ def _all_kinds() -> list[dict[str, Any]]:
         controller("ReplicaSet", "web-abc", {"matchLabels": {"app": "web"}}, {"app": "web"}),
         _rs_pod(),
         pod("bare", {"app": "web"}),
+        _claim(),
+        _volume(),
         {"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": "ignored"}, "data": {"a": "b"}},
     ]
 

@@ -1,5 +1,5 @@
 """Records decoded from watch events share their sub-objects as listed ones do, and the tables that share them
-stay bounded under churn (model/interning.py, decode/convert.py)."""
+stay bounded under churn (model/sharing.py, decode/convert.py)."""
 
 from __future__ import annotations
 
@@ -9,7 +9,7 @@ import msgspec
 import orjson
 
 from spreadwatch.decode import Converter, decode_event, decode_list_page
-from spreadwatch.model import Node, Pod, interned_frozen, interned_label_maps, interning
+from spreadwatch.model import SHARED_OWNERS, SHARED_TEMPLATES, Node, Pod, sharing
 
 _TOLERATIONS = [
     {"key": "node.kubernetes.io/not-ready", "operator": "Exists", "effect": "NoExecute", "tolerationSeconds": 300},
@@ -64,31 +64,24 @@ def test_nodes_decoded_from_watch_events_share_their_taints() -> None:
 def test_owners_and_templates_of_replaced_pods_do_not_pile_up() -> None:
     # Rollouts of 3 pods, each rollout a new ReplicaSet (owner), template hash and nodeSelector; each pod
     # decoded from its own watch line and the previous rollout's pods dropped, as the index drops replaced
-    # pods. Over 3 sweeps' worth of rollouts, the tables hold what is in use plus what a sweep has not
-    # reached yet: never all the rollouts'.
-    interning._FROZEN.sweep()
-    interning._LABELS.sweep()
-    frozen_before, labels_before = interned_frozen(), interned_label_maps()
-    rollouts = 3 * interning._MIN_SWEEP // 2  # (each rollout interns an owner and a template)
-    bound = max(interning._MIN_SWEEP, 2 * frozen_before) + 2
+    # pods. Over 3 sweeps' worth of rollouts, the tables stay within about twice a sweep's threshold (a sweep
+    # spread over the new values that follow it): the first rollouts' owner and template are gone, the last
+    # one's still shared.
+    bound = 2 * sharing._MIN_SWEEP + len(SHARED_OWNERS) + len(SHARED_TEMPLATES)
+    first: list[object] = []
     held: list[Pod] = []
-    for rollout in range(rollouts):
+    for rollout in range(3 * sharing._MIN_SWEEP):
         selector = {"disk": f"ssd-{rollout}"}
         held = []
         for i in range(3):
             obj = _pod(f"web-{rollout}-{i}", rollout)
             obj["spec"]["nodeSelector"] = selector
             held.append(_watched(obj))
-        assert len(interning._FROZEN.entries) <= bound + bound // interning._SWEEP_STEP + 2
+        owner = held[0].controller
+        assert owner is not None
+        if not first:  # (equal keys, not the shared objects themselves)
+            first = [msgspec.structs.replace(owner), msgspec.structs.replace(held[0].template)]
+        assert len(SHARED_OWNERS) <= bound and len(SHARED_TEMPLATES) <= bound
     assert len({id(p.template) for p in held}) == 1 and len({id(p.controller) for p in held}) == 1
-    assert interned_frozen() - frozen_before <= 2  # the latest rollout's owner and template, not thousands
-    assert interned_label_maps() - labels_before <= 1
-    owner, template = held[0].controller, held[0].template
-    assert owner is not None
-    keys = [msgspec.structs.replace(owner), msgspec.structs.replace(template)]  # (equal, not the interned ones)
-    interning._FROZEN.sweep()
-    assert [interning._FROZEN.entries.get(key) for key in keys] == [owner, template]
-    assert interning._FROZEN.entries.get(keys[0]) is owner  # still the shared one
-    del held, owner, template
-    interning._FROZEN.sweep()
-    assert not any(key in interning._FROZEN.entries for key in keys)  # gone with the last pod that held them
+    assert first[0] not in SHARED_OWNERS._values and first[1] not in SHARED_TEMPLATES._values
+    assert owner is not None and SHARED_OWNERS.get(msgspec.structs.replace(owner)) is owner  # still shared

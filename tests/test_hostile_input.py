@@ -549,6 +549,82 @@ def test_compare_of_a_workload_whose_target_profile_reports_error(
     assert row["to"]["bestNodes"] == [] and row["bestNodesOverlap"] is False
 
 
+@pytest.mark.parametrize(
+    ("edit", "reason"),
+    [
+        pytest.param(lambda s: s["containers"][0].update(resources={"requests": {"cpu": "1.5.5"}}),
+                     "InvalidResources: ", id="malformed quantity"),
+        pytest.param(lambda s: s["containers"][0].update(resources={"requests": {"memory": "-1Gi"}}),
+                     "InvalidResources: ", id="negative request"),
+        pytest.param(lambda s: s.update(overhead={"cpu": "lots"}), "InvalidResources: ", id="malformed overhead"),
+        pytest.param(lambda s: s.update(affinity={"podAffinity": {"requiredDuringSchedulingIgnoredDuringExecution": [
+            {"labelSelector": {"matchExpressions": [{"key": "a", "operator": "Near", "values": ["x"]}]},
+             "topologyKey": "zone"}]}}), "InvalidAffinity: ", id="pod affinity unknown operator"),
+        pytest.param(lambda s: s.update(affinity={"nodeAffinity": {"preferredDuringSchedulingIgnoredDuringExecution": [
+            {"weight": 1, "preference": {"matchExpressions": [{"key": "a", "operator": "Near", "values": ["x"]}]}}]}}),
+            "InvalidAffinity: ", id="node affinity unknown operator"),
+    ],
+)
+def test_a_template_the_prediction_cannot_read_is_one_error_report(
+    tmp_path: Path, cluster: list[dict[str, Any]], edit: Any, reason: str
+) -> None:
+    """The whole profile's prediction (profile v1.29, on by default): web's template (the Deployment's and its
+    current ReplicaSet's) with requests or affinity terms the API server would refuse makes web's report Error
+    with one reason; every other workload's report is as without web."""
+    without = tmp_path / "without.json"
+    without.write_bytes(dump([o for o in cluster if o is not _web(cluster)]))
+    for obj in cluster:
+        if obj["kind"] in ("Deployment", "ReplicaSet") and obj["metadata"]["name"].startswith("web"):
+            edit(obj["spec"]["template"]["spec"])
+    broken = tmp_path / "broken.json"
+    broken.write_bytes(dump(cluster))
+    reports = {}
+    for path in (without, broken):
+        code, out, err = run("analyze", "-o", "json", "--profile", "v1.29", "--prediction", "--cluster", str(path))
+        assert (code, err) == (0, "")
+        reports[path] = {(r["workload"]["kind"], r["workload"]["name"]): r for r in json.loads(out)["reports"]}
+    web = reports[broken][("Deployment", "web")]
+    assert web["health"] == "Error" and len(web["reasons"]) == 1 and web["reasons"][0].startswith(reason), web
+    assert "prediction" not in web
+    others = reports[without]
+    assert {k: reports[broken][k] for k in others} == others
+    assert all("prediction" in r for r in others.values() if r["health"] != "Error")
+
+
+@pytest.mark.parametrize(
+    ("edit", "message"),
+    [
+        pytest.param(lambda n: n["status"]["allocatable"].update(cpu="-4"), "status.allocatable.cpu: must not be "
+                     "negative", id="negative allocatable"),
+        pytest.param(lambda n: n["status"]["allocatable"].update(memory="12Gibibytes"), "status.allocatable.memory: "
+                     "expected a quantity", id="malformed allocatable"),
+    ],
+)
+def test_a_node_the_prediction_cannot_read_is_one_error_line(
+    tmp_path: Path, cluster: list[dict[str, Any]], edit: Any, message: str
+) -> None:
+    """A node whose allocatable the API server would refuse: the snapshot is refused with one line naming the
+    node and the field (a live operator refuses the object, as any malformed one)."""
+    node = next(o for o in cluster if o["kind"] == "Node" and o["status"].get("allocatable"))
+    edit(node)
+    path = tmp_path / "cluster.json"
+    path.write_bytes(dump(cluster))
+    err = one_error_line(*run("analyze", "-o", "json", "--profile", "v1.29", "--cluster", str(path)))
+    assert f"Node {node['metadata']['name']}: {message}" in err, err
+
+
+def test_images_without_sizes_count_zero(tmp_path: Path, cluster: list[dict[str, Any]]) -> None:
+    """``node.status.images`` entries without ``sizeBytes`` are read (size 0, as kube-scheduler's cache has it)."""
+    for node in cluster:
+        for image in node.get("status", {}).get("images", []):
+            image.pop("sizeBytes", None)
+    path = tmp_path / "cluster.json"
+    path.write_bytes(dump(cluster))
+    code, out, err = run("predict", "--cluster", str(path), "deployment/shop/web", "-o", "json")
+    assert (code, err) == (0, "")
+    assert all(n["plugins"].get("ImageLocality", 0) == 0 for n in json.loads(out)["nodes"])
+
+
 _REFUSED = [
     pytest.param(
         {"maxSkew": 0, "whenUnsatisfiable": "DoNotSchedule"}, "maxSkew must be greater than 0, got 0", id="maxSkew 0"

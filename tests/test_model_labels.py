@@ -33,11 +33,11 @@ def test_label_sets_of_old_rollouts_are_forgotten_with_their_pods() -> None:
     assert len({id(p.labels) for p in held}) == 1  # the 3 pods share one map
     assert interned_label_maps() - before <= 2  # the latest label set (+ at most one in flight), not 50
     key = label_key(dict(held[0].labels))  # (an equal key that does not hold the interned map)
-    interning._LABELS.sweep()  # the cache drops unused maps in amortised sweeps: look after one
-    assert key in interning._LABELS.entries
+    interning._sweep()  # the cache drops unused maps in amortised sweeps: look after one
+    assert key in interning._LABELS_CACHE
     del held
-    interning._LABELS.sweep()
-    assert key not in interning._LABELS.entries
+    interning._sweep()
+    assert key not in interning._LABELS_CACHE
 
 
 def test_empty_labels_share_one_map() -> None:
@@ -52,31 +52,31 @@ def test_the_cache_stays_within_twice_the_maps_in_use_under_churn() -> None:
     bound = max(interning._MIN_SWEEP, 2 * interned_label_maps())
     for i in range(3 * interning._MIN_SWEEP):
         intern_labels({"app": "churn", "pod-template-hash": f"c{i}"})
-        assert len(interning._LABELS.entries) <= bound + bound // interning._SWEEP_STEP + 1
+        assert len(interning._LABELS_CACHE) <= bound + bound // interning._SWEEP_STEP + 1
 
 
 @pytest.mark.parametrize("held_every", [1, 2, 7])
 def test_a_sweep_is_spread_over_new_maps_and_drops_only_unheld_ones(held_every: int) -> None:
-    interning._LABELS.sweep()
+    interning._sweep()
     held = [intern_labels({"app": "spread", "i": str(i)}) for i in range(0, 2 * interning._MIN_SWEEP, held_every)]
     for i in range(2 * interning._MIN_SWEEP):  # the unheld ones (the held ones are hits)
         intern_labels({"app": "spread", "i": str(i)})
-    size = len(interning._LABELS.entries)
-    interning._LABELS.to_check.clear()
-    interning._LABELS.next_sweep = size  # the next miss starts a sweep
+    size = len(interning._LABELS_CACHE)
+    interning._to_check.clear()
+    interning._next_sweep = size  # the next miss starts a sweep
     intern_labels({"app": "spread", "i": "start"})
-    assert len(interning._LABELS.to_check) == size - interning._SWEEP_STEP  # one step done, not the whole sweep
-    while interning._LABELS.to_check:  # each new map checks one more step
-        intern_labels({"app": "spread", "i": f"more-{len(interning._LABELS.to_check)}"})
-    assert all(label_key(h) in interning._LABELS.entries for h in held)  # held maps are never dropped
+    assert len(interning._to_check) == size - interning._SWEEP_STEP  # one step done, not the whole sweep
+    while interning._to_check:  # each new map checks one more step
+        intern_labels({"app": "spread", "i": f"more-{len(interning._to_check)}"})
+    assert all(label_key(h) in interning._LABELS_CACHE for h in held)  # held maps are never dropped
     dropped = {f"{i}" for i in range(2 * interning._MIN_SWEEP)} - {h["i"] for h in held}
-    assert not any(label_key({"app": "spread", "i": i}) in interning._LABELS.entries for i in dropped)
+    assert not any(label_key({"app": "spread", "i": i}) in interning._LABELS_CACHE for i in dropped)
 
 
 def test_threads_interning_at_once_never_break_the_sweep() -> None:
     # The operator's informers decode (and intern) in one thread each: sweeps under way in several threads
     # at once once popped the same list empty (IndexError), which stopped an informer.
-    interning._LABELS.sweep()
+    interning._sweep()
     held = [intern_labels({"app": "held", "i": str(i)}) for i in range(64)]
     errors: list[BaseException] = []
 
@@ -98,6 +98,6 @@ def test_threads_interning_at_once_never_break_the_sweep() -> None:
     finally:
         sys.setswitchinterval(switch)
     assert errors == []
-    interning._LABELS.sweep()
-    assert all(interning._LABELS.entries.get(h) is h for h in held)  # held maps are still the shared ones
-    assert len(interning._LABELS.entries) < 2 * interning._MIN_SWEEP  # the churned ones were swept
+    interning._sweep()
+    assert all(interning._LABELS_CACHE.get(h) is h for h in held)  # held maps are still the shared ones
+    assert len(interning._LABELS_CACHE) < 2 * interning._MIN_SWEEP  # the churned ones were swept

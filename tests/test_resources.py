@@ -36,7 +36,7 @@ def test_the_table_lists_each_kind_once_nodes_and_namespaces_first() -> None:
     kinds = [r.kind for r in CLUSTER_RESOURCES]
     assert len(set(kinds)) == len(kinds)
     assert kinds[:2] == ["Node", "Namespace"]
-    assert [r.kind for r in CLUSTER_RESOURCES if not r.namespaced] == ["Node", "Namespace"]
+    assert [r.kind for r in CLUSTER_RESOURCES if not r.namespaced] == ["Node", "Namespace", "PersistentVolume"]
     # a kind the model ignores is not listed (nothing is read that nothing uses)
     assert parse_object({"kind": "ConfigMap", "apiVersion": "v1", "metadata": {"name": "x"}}) is None
 

@@ -9,7 +9,7 @@ The package is layered (each layer imports only those below it; the contracts in
 The pure core (index, snapshot, decode, report, scoring, model, selectors) imports no kopf, kubernetes or
 prometheus_client code. Inside it: ``report`` holds the report type (``spread_report``), the spread verdict
 (``verdict``) and its builders; ``scoring`` the profiles and the next pod of a workload (``next_pod``);
-``model`` the records (``records``), their parsers (``parse``), shared label maps and sub-records (``interning``) and
+``model`` the records (``records``), their parsers (``parse``), shared label maps (``interning``) and
 ``WorkloadKey`` (``keys``), layered parse → records → keys | interning.
 
 ``runtime`` is the operator's runtime (its informers, the report writer, probes and ``/metrics``); inside it,

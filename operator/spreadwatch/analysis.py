@@ -7,13 +7,13 @@ directly (the reference path of kube-scheduler's plugin).
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Collection, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, Final
 
 from spreadwatch.errors import WorkloadNotFoundError
 from spreadwatch.index import SpreadIndex
-from spreadwatch.model import WORKLOAD_KINDS, Controller, WorkloadKey, parse_pod
+from spreadwatch.model import WORKLOAD_KINDS, Controller, Pod, WorkloadKey, parse_pod
 from spreadwatch.report import Health, ReportOptions, SpreadReport
 from spreadwatch.scoring import (
     DEFAULT_PROFILE,
@@ -23,7 +23,10 @@ from spreadwatch.scoring import (
     representative_pod,
     score_pod,
 )
-from spreadwatch.scoring.window import WindowOdds
+from spreadwatch.scoring.next_pod import next_claims
+from spreadwatch.scoring.prediction import PodPrediction, predict_pod
+from spreadwatch.scoring.scheduler_profile import SchedulerProfile
+from spreadwatch.scoring.window import WindowOdds, nodes_to_score
 from spreadwatch.selectors import Selector
 from spreadwatch.snapshot import Snapshot
 
@@ -33,6 +36,8 @@ __all__ = [
     "analyze_index",
     "explain_workload",
     "find_workload",
+    "predict_incoming",
+    "predict_workload",
     "score_objects",
 ]
 
@@ -152,3 +157,58 @@ def explain_workload(
     window = model.odds(max(opts.window_samples, EXPLAIN_WINDOW_SAMPLES)) if model is not None else None
     percentage = profile.score_percentage if opts.score_percentage is None else opts.score_percentage
     return WorkloadExplanation(ctrl, scores, report, window, len(snapshot.nodes), percentage)
+
+
+def _window(snapshot: Snapshot, spread: Profile, percentage: int | None) -> int:
+    """Nodes the scheduler scores per pod in the snapshot (``percentage``: an override of the profile's)."""
+    return nodes_to_score(len(snapshot.nodes), spread.score_percentage if percentage is None else percentage)
+
+
+def predict_incoming(
+    snapshot: Snapshot, pod: Pod, scheduler: SchedulerProfile, spread: Profile, new_claims: Sequence[str] = (),
+    percentage: int | None = None,
+) -> PodPrediction:  # fmt: skip
+    """kube-scheduler's whole profile for an incoming pod over the snapshot (the reference path:
+    ``scoring/prediction.py``; ``percentage``: percentageOfNodesToScore, default the profile's).
+    O(pods × terms + nodes × plugins)."""
+    window = _window(snapshot, spread, percentage)
+    return predict_pod(pod, snapshot.nodes, snapshot.pods, snapshot, scheduler, spread, new_claims, window)
+
+
+def predict_workload(
+    snapshot: Snapshot, ref: str, scheduler: SchedulerProfile, spread: Profile, percentage: int | None = None,
+    scored: Collection[str] | None = None,
+) -> tuple[Controller, PodPrediction]:  # fmt: skip
+    """The whole profile's prediction for a workload's next pod (``KIND/NAMESPACE/NAME``), on the reference
+    path: its representative pod, and for a StatefulSet the claims its controller creates for it (``scored``:
+    score only these feasible nodes, the scheduler's window)."""
+    ctrl = find_workload(snapshot, ref)
+    if ctrl.selector_error is not None:
+        return ctrl, PodPrediction((), {}, {}, {}, error=f"InvalidSelector: {ctrl.selector_error}")
+    pod, standin = representative_pod(ctrl, snapshot.controllers_in("ReplicaSet", ctrl.namespace))
+    cluster: Any = snapshot
+    if standin is not None and snapshot.controller(standin.key) is None:
+        cluster = _WithStandin(snapshot, standin)
+    window = _window(snapshot, spread, percentage)
+    return ctrl, predict_pod(pod, snapshot.nodes, snapshot.pods, cluster, scheduler, spread, next_claims(ctrl),
+                             window, scored)  # fmt: skip
+
+
+class _WithStandin:
+    """A snapshot that also finds a Deployment's stand-in ReplicaSet (no ReplicaSet of it is in the snapshot)."""
+
+    def __init__(self, snapshot: Snapshot, standin: Controller) -> None:
+        self._snapshot = snapshot
+        self._standin = standin
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self._snapshot, name)
+
+    def controllers_in(self, kind: str, namespace: str) -> list[Controller]:
+        found = self._snapshot.controllers_in(kind, namespace)
+        if kind == "ReplicaSet" and namespace == self._standin.namespace:
+            return [*found, self._standin]
+        return found
+
+    def controller(self, key: WorkloadKey) -> Controller | None:
+        return self._standin if key == self._standin.key else self._snapshot.controller(key)

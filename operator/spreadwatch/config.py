@@ -121,6 +121,8 @@ class OperatorConfig:
     scheduler_name: str = "default-scheduler"
     compare_profile: str = ""  # --compare-profile: a second profile every report is compared with ("": off)
     report: ReportOptions = field(default_factory=ReportOptions)
+    #: --prediction: the whole scheduler profile's prediction in every report (read from scheduler_config at start)
+    prediction: bool = False
     debounce: float = 1.0  # seconds a workload must be quiet before its report is written
     max_writes_per_second: float = 100.0  # docs/operator.md "Rate limit": the API Priority and Fairness arithmetic
     write_burst: int = 200

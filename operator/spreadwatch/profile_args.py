@@ -23,10 +23,22 @@ from spreadwatch.scoring.schedconfig import (
     default_constraints_from_config,
     score_percentage_from_config,
 )
+from spreadwatch.scoring.scheduler_profile import SchedulerProfile, default_scheduler_profile, scheduler_profile
 from spreadwatch.scoring.score_weights import ScoreWeights, score_weights
 from spreadwatch.snapshot import read_documents
 
-__all__ = ["MAX_CONFIG_DEPTH", "add_scheduler_config_args", "load_profile", "load_score_weights", "resolve_profile"]
+__all__ = [
+    "MAX_CONFIG_DEPTH",
+    "PREDICTION_PROFILE",
+    "add_scheduler_config_args",
+    "load_profile",
+    "load_scheduler_profile",
+    "load_score_weights",
+    "resolve_profile",
+]
+
+#: the spreading profile of the scheduler the prediction models (kube-scheduler v1.36: PodTopologySpread)
+PREDICTION_PROFILE: Final = "v1.29"
 
 #: A KubeSchedulerConfiguration nests about 8 levels; one nested deeper than this is refused.
 MAX_CONFIG_DEPTH: Final = 64
@@ -71,6 +83,16 @@ def load_score_weights(profile: Profile, scheduler_config: str | None,
         return score_weights(profile)
     config = _config_document(scheduler_config)
     return score_weights(profile, config, scheduler_config, scheduler_name or DEFAULT_SCHEDULER_NAME)
+
+
+def load_scheduler_profile(scheduler_config: str | None, scheduler_name: str = DEFAULT_SCHEDULER_NAME
+                           ) -> SchedulerProfile:  # fmt: skip
+    """kube-scheduler's profile the prediction runs: ``--scheduler-config``'s profile ``scheduler_name``, else the
+    default profile. Raises InputError."""
+    if not scheduler_config:
+        return default_scheduler_profile()
+    return scheduler_profile(_config_document(scheduler_config), scheduler_config,
+                             scheduler_name or DEFAULT_SCHEDULER_NAME)  # fmt: skip
 
 
 def _config_document(source: str) -> Mapping[str, Any]:

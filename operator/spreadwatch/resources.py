@@ -48,15 +48,18 @@ class ApiResource:
         return f"{base}/{self.plural}"
 
 
-#: What the scorers read, in the order a snapshot is best loaded (nodes and namespaces first).
+#: What the scorers read, in the order a snapshot is best loaded (nodes and namespaces first). The claims and
+#: volumes are what the prediction's VolumeBinding and VolumeZone read.
 CLUSTER_RESOURCES: Final = (
     ApiResource("", "v1", "nodes", "Node", namespaced=False),
     ApiResource("", "v1", "namespaces", "Namespace", namespaced=False),
+    ApiResource("", "v1", "persistentvolumes", "PersistentVolume", namespaced=False),
     ApiResource("", "v1", "services", "Service"),
     ApiResource("", "v1", "replicationcontrollers", "ReplicationController"),
     ApiResource("apps", "v1", "replicasets", "ReplicaSet"),
     ApiResource("apps", "v1", "statefulsets", "StatefulSet"),
     ApiResource("apps", "v1", "deployments", "Deployment"),
+    ApiResource("", "v1", "persistentvolumeclaims", "PersistentVolumeClaim"),
     ApiResource("", "v1", "pods", "Pod"),
 )
 

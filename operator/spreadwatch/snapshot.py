@@ -45,6 +45,8 @@ from spreadwatch.model import (
     Controller,
     Namespace,
     Node,
+    PersistentVolume,
+    PersistentVolumeClaim,
     Pod,
     Record,
     Service,
@@ -88,7 +90,9 @@ def paused_gc() -> Iterator[None]:
 
 
 #: Kinds read into records; any other kind is skipped (and said so, see :class:`_Tally`).
-_READ_KINDS: Final = frozenset({"Pod", "Node", "Service", "Namespace", *WORKLOAD_KINDS})
+_READ_KINDS: Final = frozenset(
+    {"Pod", "Node", "Service", "Namespace", "PersistentVolumeClaim", "PersistentVolume", *WORKLOAD_KINDS}
+)
 #: YAML aliases may add to a document at most this many nodes, or :data:`MAX_ALIAS_RATIO` times its own
 #: distinct nodes where that is more: the work stays linear in the input (a billion-laughs document is
 #: refused before it is walked) while a PyYAML dump, whose repeated maps (one spec shared by thousands of
@@ -388,11 +392,15 @@ class Snapshot:
     services: list[Service] = field(default_factory=list)
     controllers: list[Controller] = field(default_factory=list)
     namespaces: list[Namespace] = field(default_factory=list)
+    claims: list[PersistentVolumeClaim] = field(default_factory=list)
+    volumes: list[PersistentVolume] = field(default_factory=list)
     ignored: int = 0
     notes: list[str] = field(default_factory=list)  # one line per input path with objects of kinds not read
     _services_by_ns: dict[str, list[Service]] = field(default_factory=dict)
     _controllers_by_key: dict[tuple[str, str], list[Controller]] = field(default_factory=dict)
     _controller_by_key: dict[WorkloadKey, Controller] = field(default_factory=dict)
+    _claims: dict[tuple[str, str], PersistentVolumeClaim] | None = None
+    _volumes: dict[str, PersistentVolume] | None = None
 
     def add_all(self, records: Iterable[Record | None]) -> None:
         """:meth:`add` each record (pods, nearly all of them, without the method call); O(records)."""
@@ -418,6 +426,10 @@ class Snapshot:
             self._controller_by_key[record.key] = record
         elif isinstance(record, Namespace):
             self.namespaces.append(record)
+        elif isinstance(record, PersistentVolumeClaim):
+            self.claims.append(record)
+        elif isinstance(record, PersistentVolume):
+            self.volumes.append(record)
         else:
             self.ignored += 1
 
@@ -448,6 +460,22 @@ class Snapshot:
 
     def controller(self, key: WorkloadKey) -> Controller | None:
         return self._controller_by_key.get(key)
+
+    def namespace_labels_map(self) -> dict[str, Mapping[str, str]]:
+        """Every Namespace's labels by name (the last one read wins). O(namespaces)."""
+        return {ns.name: ns.labels for ns in self.namespaces}
+
+    def claim(self, namespace: str, name: str) -> PersistentVolumeClaim | None:
+        """A PersistentVolumeClaim by namespace and name (indexed on first use). O(1)."""
+        if self._claims is None:
+            self._claims = {(c.namespace, c.name): c for c in self.claims}
+        return self._claims.get((namespace, name))
+
+    def volume(self, name: str) -> PersistentVolume | None:
+        """A PersistentVolume by name (indexed on first use). O(1)."""
+        if self._volumes is None:
+            self._volumes = {v.name: v for v in self.volumes}
+        return self._volumes.get(name)
 
 
 def load_snapshot(paths: Iterable[str | Path]) -> Snapshot:

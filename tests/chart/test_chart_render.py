@@ -20,7 +20,8 @@ FULLNAME = f"{RELEASE}-spreadwatch"
 MONITORING_API = "monitoring.coreos.com/v1"
 MONITORING_ON = {"serviceMonitor": {"enabled": True}, "prometheusRule": {"enabled": True}}
 READ = ["get", "list", "watch"]
-CORE_WATCHED = ["pods", "services", "replicationcontrollers"]
+CORE_WATCHED = ["pods", "services", "replicationcontrollers", "persistentvolumeclaims"]
+CLUSTER_WATCHED = ["nodes", "namespaces", "persistentvolumes"]
 APPS_WATCHED = ["replicasets", "statefulsets", "deployments"]
 REPORT_RULES = [
     {"apiGroups": ["spreadwatch.io"], "resources": ["spreadreports"],
@@ -32,8 +33,7 @@ STANDARD_LABELS = ("app.kubernetes.io/name", "app.kubernetes.io/instance", "app.
                    "helm.sh/chart")  # fmt: skip
 METRICS_READER = f"{FULLNAME}-metrics-reader"
 AUTH_DELEGATOR = f"{FULLNAME}-auth-delegator"
-ALLOWED_RESOURCES = {*CORE_WATCHED, *APPS_WATCHED, "nodes", "namespaces", "spreadreports",
-                     "events", "leases"}  # fmt: skip
+ALLOWED_RESOURCES = {*CORE_WATCHED, *APPS_WATCHED, *CLUSTER_WATCHED, "spreadreports", "events", "leases"}
 
 
 def pyproject() -> dict[str, Any]:
@@ -228,6 +228,7 @@ def test_default_args_are_the_operator_defaults_plus_the_lease(helm: Helm, tmp_p
     assert (config.leader.lease_duration, config.leader.renew_period) == (15.0, 2.0)
     assert "--node-metrics=default" in args
     assert config.report.window_samples == 0 and "--window-samples=0" in args
+    assert config.prediction and "--prediction" in args
 
 
 # --------------------------------------------------------------------------- values → flags
@@ -247,6 +248,7 @@ FLAG_CASES = [
     ({"topN": 7}, lambda c: c.report.top_n == 7 == c.metrics.top_n),
     ({"maxReportNodes": 1000000}, lambda c: c.report.max_nodes == 1000000),
     ({"windowSamples": 16}, lambda c: c.report.window_samples == 16),
+    ({"prediction": False}, lambda c: c.prediction is False),
     ({"health": {"maxNodeSkew": 2, "maxZoneSkew": 3, "spofMinPods": 4}},
      lambda c: (c.report.thresholds.max_node_skew, c.report.thresholds.max_zone_skew,
                 c.report.thresholds.min_replicas) == (2, 3, 4)),
@@ -362,7 +364,7 @@ def assert_least_privilege(objects: list[dict[str, Any]]) -> None:
                 assert "*" not in rule.get(field, []), f"wildcard in {role['metadata']['name']}: {rule}"
             assert "nonResourceURLs" not in rule
             assert set(rule["resources"]) <= ALLOWED_RESOURCES, rule
-            if set(rule["resources"]) & {*CORE_WATCHED, *APPS_WATCHED, "nodes", "namespaces"}:
+            if set(rule["resources"]) & {*CORE_WATCHED, *APPS_WATCHED, *CLUSTER_WATCHED}:
                 assert rule["verbs"] == READ, rule
 
 
@@ -371,7 +373,7 @@ def test_clusterwide_rbac_is_exact(helm: Helm, tmp_path: Path) -> None:
     assert_least_privilege(objects)
     cluster_role = named(objects, "ClusterRole", FULLNAME)
     assert rules_of(cluster_role) == [
-        {"apiGroups": [""], "resources": ["nodes", "namespaces", *CORE_WATCHED], "verbs": READ},
+        {"apiGroups": [""], "resources": [*CLUSTER_WATCHED, *CORE_WATCHED], "verbs": READ},
         {"apiGroups": ["apps"], "resources": APPS_WATCHED, "verbs": READ},
         *REPORT_RULES,
     ]
@@ -424,7 +426,7 @@ def test_namespaced_mode_has_roles_per_namespace_and_a_minimal_cluster_role(
     objects = helm.template(tmp_path, values)
     assert_least_privilege(objects)
     assert rules_of(named(objects, "ClusterRole", FULLNAME)) == [
-        {"apiGroups": [""], "resources": ["nodes", "namespaces"], "verbs": READ}]
+        {"apiGroups": [""], "resources": CLUSTER_WATCHED, "verbs": READ}]
     expected = [
         {"apiGroups": [""], "resources": CORE_WATCHED, "verbs": READ},
         {"apiGroups": ["apps"], "resources": APPS_WATCHED, "verbs": READ},

@@ -10,7 +10,9 @@ may stay Pending (PodTopologySpread's Filter): it waits for the binding or for t
 FailedScheduling event, and takes a single feasible node (the scheduler then scores nothing) as scored.
 :func:`derived_scores` derives every candidate's score from the report alone, as docs/report.md promises (a
 node listed in ``nodes`` has its score there, any other its zone's ``emptyNodeScore``, or the top-level one
-without a zone).
+without a zone). Given the scheduler's profile, the report carries the whole profile's prediction and
+:func:`place_one` also keeps the reference prediction (every node's plugin scores, the filtered nodes) from
+the same dump.
 """
 
 from __future__ import annotations
@@ -31,9 +33,11 @@ from kube_helpers import ControlPlane, wait_for
 from kubernetes import client
 from kubernetes import config as kube_config
 
-from spreadwatch.analysis import WorkloadFilter, analyze_index
+from spreadwatch.analysis import WorkloadFilter, analyze_index, predict_workload
 from spreadwatch.report import ReportOptions
 from spreadwatch.scoring import Profile
+from spreadwatch.scoring.prediction import PodPrediction
+from spreadwatch.scoring.scheduler_profile import SchedulerProfile
 from spreadwatch.snapshot import load_snapshot
 
 __all__ = [
@@ -47,7 +51,7 @@ __all__ = [
     "workload_report",
 ]
 
-KINDS = "nodes,namespaces,pods,services,rc,rs,sts,deploy"
+KINDS = "nodes,namespaces,pods,services,rc,rs,sts,deploy,pv,pvc"
 GA_ZONE, GA_REGION = "topology.kubernetes.io/zone", "topology.kubernetes.io/region"
 BETA_ZONE, BETA_REGION = "failure-domain.beta.kubernetes.io/zone", "failure-domain.beta.kubernetes.io/region"
 _SCORE_LINE = re.compile(
@@ -102,10 +106,23 @@ class Placement:
     candidates: frozenset[str] = frozenset()  # the report's candidate nodes (place_or_pend)
     scored: frozenset[str] = frozenset()  # the nodes the scheduler scored (place_or_pend; the one feasible node)
     failed: str = ""  # the scheduler's FailedScheduling message for the new pod ("" when none; node "" then)
+    predicted: PodPrediction | None = None  # the reference prediction from the same dump (with a scheduler)
 
     @property
     def in_best_set(self) -> bool:
         return self.derived.get(self.node) == self.report["bestScore"]
+
+    @property
+    def in_predicted_set(self) -> bool:
+        return self.predicted is not None and self.node in self.predicted.best_nodes
+
+    def logged_by_node(self) -> dict[str, dict[str, int]]:
+        """node → plugin → weighted score, as the scheduler logged them."""
+        out: dict[str, dict[str, int]] = {}
+        for plugin, scores in self.logged.items():
+            for node, score in scores.items():
+                out.setdefault(node, {})[plugin] = score
+        return out
 
 
 def apply_objects(cp: ControlPlane, objects: Sequence[Mapping[str, Any]]) -> None:
@@ -113,28 +130,36 @@ def apply_objects(cp: ControlPlane, objects: Sequence[Mapping[str, Any]]) -> Non
     cp.kubectl("apply", "-f", "-", input=json.dumps({"apiVersion": "v1", "kind": "List", "items": list(objects)}))
 
 
-def workload_report(cp: ControlPlane, profile: Profile, namespace: str, kind: str, name: str,
-                    tmp: Path) -> tuple[dict[str, Any], dict[str, dict[str, str]]]:  # fmt: skip
-    """spreadwatch's report of one workload on a fresh dump of the cluster, and every node's labels."""
-    report, labels, _ = _report_and_candidates(cp, profile, namespace, kind, name, tmp)
-    return report, labels
+def workload_report(cp: ControlPlane, profile: Profile, namespace: str, kind: str, name: str, tmp: Path,
+                    scheduler: SchedulerProfile | None = None,
+                    ) -> tuple[dict[str, Any], dict[str, dict[str, str]], PodPrediction | None]:  # fmt: skip
+    """spreadwatch's report of one workload on a fresh dump of the cluster (with ``scheduler``: its prediction
+    too), every node's labels, and the reference prediction (None without a scheduler)."""
+    report, labels, _, predicted = _report_and_candidates(cp, profile, namespace, kind, name, tmp, scheduler)
+    return report, labels, predicted
 
 
-def _report_and_candidates(cp: ControlPlane, profile: Profile, namespace: str, kind: str, name: str,
-                           tmp: Path) -> tuple[dict[str, Any], dict[str, dict[str, str]], frozenset[str]]:  # fmt: skip
+def _report_and_candidates(
+    cp: ControlPlane, profile: Profile, namespace: str, kind: str, name: str, tmp: Path,
+    scheduler: SchedulerProfile | None = None,
+) -> tuple[dict[str, Any], dict[str, dict[str, str]], frozenset[str], PodPrediction | None]:  # fmt: skip
     """:func:`workload_report` and the report's candidate nodes by name (the index's candidate layout: after
     PodTopologySpread's Filter for a workload with DoNotSchedule constraints)."""
     dump = tmp / f"dump-{time.monotonic_ns()}.json"
     dump.write_text(cp.kubectl("get", KINDS, "-A", "-o", "json", timeout=120).stdout)
-    index, reports = analyze_index(load_snapshot([dump]), profile, ReportOptions(), WorkloadFilter([namespace]))
+    snapshot = load_snapshot([dump])
+    index, reports = analyze_index(snapshot, profile, ReportOptions(scheduler=scheduler), WorkloadFilter([namespace]))
     found = [r for r in reports if r.workload.kind == kind and r.workload.name == name]
     assert len(found) == 1, f"no single report for {kind} {namespace}/{name}: {[r.workload for r in reports]}"
     layout = index.candidate_layout(found[0].workload.key)
     candidates = frozenset(n for names in layout.by_zone.values() for n in names) if layout else frozenset()
+    predicted = None
+    if scheduler is not None:
+        predicted = predict_workload(snapshot, f"{kind}/{namespace}/{name}", scheduler, profile)[1]
     items = json.loads(dump.read_text())["items"]
     labels = {o["metadata"]["name"]: o["metadata"].get("labels") or {} for o in items if o["kind"] == "Node"}
     dump.unlink()
-    return found[0].to_dict(), labels, candidates
+    return found[0].to_dict(), labels, candidates, predicted
 
 
 def node_zone(labels: Mapping[str, str], profile: Profile) -> tuple[str, str] | None:
@@ -177,9 +202,11 @@ def _bound_pods(api: client.ApiClient, namespace: str, selector: str) -> dict[st
 
 
 def place_one(cp: ControlPlane, api: client.ApiClient, log: SchedulerLog, profile: Profile, namespace: str,
-              kind: str, name: str, selector: str, tmp: Path) -> Placement:  # fmt: skip
-    """Predict, scale the workload up by one, wait for the scheduler to bind the new pod, read its scores."""
-    report, labels = workload_report(cp, profile, namespace, kind, name, tmp)
+              kind: str, name: str, selector: str, tmp: Path,
+              scheduler: SchedulerProfile | None = None) -> Placement:  # fmt: skip
+    """Predict, scale the workload up by one, wait for the scheduler to bind the new pod, read its scores
+    (``scheduler``: the profile it runs, for the whole-profile prediction)."""
+    report, labels, predicted = workload_report(cp, profile, namespace, kind, name, tmp, scheduler)
     before = _bound_pods(api, namespace, selector)
     assert all(before.values()), f"unbound pods of {kind} {name} before scaling: {before}"
     _scale(api, namespace, kind, name, len(before) + 1)
@@ -189,10 +216,14 @@ def place_one(cp: ControlPlane, api: client.ApiClient, log: SchedulerLog, profil
         return next(iter(fresh.items())) if fresh and all(fresh.values()) else None
 
     pod, node = wait_for(new_bound, timeout=120, message=f"the scheduler to bind a new pod of {kind} {name}")
-    logged = wait_for(lambda: log.plugin_scores(f"{namespace}/{pod}") or None, timeout=30,
-                      message=f"the scheduler's plugin scores for {namespace}/{pod} in {log.path}")  # fmt: skip
+    if predicted is not None and len(predicted.feasible) == 1:  # one feasible node: the scheduler scores nothing
+        logged: dict[str, dict[str, int]] = {}
+    else:
+        logged = wait_for(lambda: log.plugin_scores(f"{namespace}/{pod}") or None, timeout=30,
+                          message=f"the scheduler's plugin scores for {namespace}/{pod} in {log.path}")  # fmt: skip
     scored = sorted({n for scores in logged.values() for n in scores})
-    return Placement(name, pod, node, report, derived_scores(report, scored, labels, profile), logged)
+    return Placement(name, pod, node, report, derived_scores(report, scored, labels, profile), logged,
+                     predicted=predicted)
 
 
 def _failed_scheduling(api: client.ApiClient, namespace: str, pod: str) -> str:
@@ -208,7 +239,7 @@ def place_or_pend(cp: ControlPlane, api: client.ApiClient, log: SchedulerLog, pr
     by one, and wait for the new pod to be bound or for the scheduler's FailedScheduling event about it. A
     bound pod's scored nodes are those of its final-score log lines, or, when the scheduler found one feasible
     node (and so scored none), that node."""
-    report, labels, candidates = _report_and_candidates(cp, profile, namespace, kind, name, tmp)
+    report, labels, candidates, _ = _report_and_candidates(cp, profile, namespace, kind, name, tmp)
     before = _bound_pods(api, namespace, selector)
     assert all(before.values()), f"unbound pods of {kind} {name} before scaling: {before}"
     _scale(api, namespace, kind, name, len(before) + 1)

@@ -12,18 +12,29 @@ and the tainted node.
 Each step scales one workload up by one. Just before, spreadwatch reports on a fresh dump (the prediction);
 the scheduler then binds the new pod. With spreading as the only score the chosen node must be in the
 report's best set, and every node the scheduler scored must be a candidate whose score derived from the
-report equals the plugin's logged score ÷ its weight. Under kube-scheduler's default profile (every score
-plugin, pods requesting resources, three nodes partly filled by another namespace) the spreading part of every
-score must still match exactly, while the share of placements in the best set is a measured figure, written to
+report equals the plugin's logged score ÷ its weight.
+
+Under kube-scheduler's default profile, and once under a configuration that changes the weights and scores with
+MostAllocated, the cluster exercises every plugin: pods requesting resources with init and sidecar containers,
+three nodes partly filled by another namespace (one filler with a RuntimeClass's overhead), a PreferNoSchedule
+taint, nodes labelled for a preferred node affinity, the workloads' image already on three nodes (node status),
+preferred pod anti-affinity, required pod affinity, a StatefulSet with required anti-affinity whose claims are
+bound to zonal PersistentVolumes, and a hostPort. Before each placement spreadwatch predicts on a fresh dump
+(the report's ``prediction`` and the reference path, equal); then the node chosen must be one of the predicted
+best nodes, the nodes the scheduler scored must be exactly the predicted feasible ones (every other node one
+it filtered), and every node's plugin scores and total must equal what the scheduler logged. The share of
+placements on a best node of the *spreading* report stays a measured figure, written to
 build/scheduler-default-profile.json (docs/scoring.md §10; ``make bench FIGURES=scheduler-default-profile`` runs
 this test to put it in docs/benchmarks.md). Clusters stay under 100 nodes: the scheduler scores every feasible
-node.
+node (tests/e2e/test_scheduler_window.py has the window).
 """
 
 from __future__ import annotations
 
+import hashlib
 import json
 import os
+from collections import Counter
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
@@ -31,13 +42,14 @@ from typing import Any
 
 import pytest
 from hack import devcluster
-from kube_helpers import ControlPlane, create_namespace, create_node, delete_namespace, unique_name
+from kube_helpers import ControlPlane, create_namespace, create_node, delete_namespace, unique_name, wait_for
 from kubernetes import client
 from scheduler_helpers import Placement, SchedulerLog, apply_objects, place_one, place_or_pend, scheduler_plane
 
 from repo_tools import REPO_ROOT
-from spreadwatch.profile_args import load_profile
+from spreadwatch.profile_args import load_profile, load_scheduler_profile
 from spreadwatch.scoring import Profile
+from spreadwatch.scoring.scheduler_profile import SchedulerProfile
 
 pytestmark = pytest.mark.e2e
 
@@ -51,6 +63,12 @@ POOL = "spreadwatch.io/pool"
 #: the hard-constraint test's figures (placements, candidate sets compared, Pending forecasts)
 RESULTS = REPO_ROOT / "build" / "scheduler-hard-constraints.json"
 ROUNDS = int(os.environ.get("SPREADWATCH_E2E_SCHEDULER_ROUNDS", "8"))
+#: the StatefulSet's claims: the zone of the PersistentVolume each ordinal's claim is bound to (None: a volume
+#: without node affinity); one per node the required anti-affinity leaves it (zone-a: a1-a3, zone-b: b1 b2, ...)
+DB_VOLUME_ZONES = ("zone-a", "zone-b", "zone-c", "zone-a", "zone-b", "zone-a", None, None)
+#: nodes whose status lists the workloads' image, and its size (one size: the scheduler keeps the size of the first
+#: node its cache meets with a name, an order spreadwatch cannot see; docs/scoring.md §13)
+IMAGE_SIZES = {"b1": 600 * 2**20, "c1": 600 * 2**20, "beta": 600 * 2**20}
 
 
 @dataclass
@@ -70,16 +88,16 @@ def cluster(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Cluster]:
 
 def _nodes_by_role(cp: ControlPlane, api: client.ApiClient,
                    tmp_path_factory: pytest.TempPathFactory) -> Iterator[Cluster]:  # fmt: skip
-    general = {POOL: "general"}
+    general, ssd = {POOL: "general"}, {POOL: "general", "disk": "ssd"}
     specs: dict[str, dict[str, Any]] = {
         "a1": {"zone": "zone-a", "labels": general},
-        "a2": {"zone": "zone-a", "labels": general},
-        "a3": {"zone": "zone-a", "labels": general},
+        "a2": {"zone": "zone-a", "labels": ssd},
+        "a3": {"zone": "zone-a", "labels": general, "taints": [("spot", "true", "PreferNoSchedule")]},
         "b1": {"zone": "zone-b", "labels": general},
-        "b2": {"zone": "zone-b", "labels": general},
+        "b2": {"zone": "zone-b", "labels": ssd},
         "c1": {"zone": "zone-c", "legacy_labels": True, "labels": general},
         "beta": {"zone": "zone-b", "legacy_labels": True, "modern_labels": False, "labels": general},
-        "nozone": {"labels": general},
+        "nozone": {"labels": ssd},
         "cordoned": {"zone": "zone-a", "unschedulable": True, "labels": general},
         "tainted": {"zone": "zone-c", "taints": [("dedicated", "infra", "NoSchedule")], "labels": general},
         "gpu": {"zone": "zone-b", "labels": {POOL: "gpu"}},
@@ -87,6 +105,10 @@ def _nodes_by_role(cp: ControlPlane, api: client.ApiClient,
     prefix = unique_name("rs")
     nodes = {role: create_node(api, f"{prefix}-{role}", region="r1" if "zone" in kw else None, **kw).metadata.name
              for role, kw in specs.items()}  # fmt: skip
+    for role, size in IMAGE_SIZES.items():  # (no kubelet reports images: the status says what it would)
+        client.CoreV1Api(api).patch_node_status(nodes[role], {"status": {"images": [
+            {"names": [f"{IMAGE.rsplit(':', 1)[0]}@sha256:{hashlib.sha256(role.encode()).hexdigest()}", IMAGE],
+             "sizeBytes": size}]}})  # fmt: skip
     yield Cluster(cp, api, nodes, tmp_path_factory.mktemp("dumps"))
 
 
@@ -94,6 +116,8 @@ def _template(labels: dict[str, str], **spec: Any) -> dict[str, Any]:
     container: dict[str, Any] = {"name": "app", "image": IMAGE}
     if "resources" in spec:
         container["resources"] = spec.pop("resources")
+    if "ports" in spec:
+        container["ports"] = spec.pop("ports")
     return {"metadata": {"labels": labels},
             "spec": {"containers": [container], "terminationGracePeriodSeconds": 0, **spec}}  # fmt: skip
 
@@ -105,24 +129,58 @@ def _pod(name: str, namespace: str, labels: dict[str, str], node: str, **spec: A
             "metadata": {"name": name, "namespace": namespace, "labels": labels}}  # fmt: skip
 
 
-def _workloads(namespace: str, own_constraints: bool, resources: dict[str, Any] | None = None) -> list[dict[str, Any]]:
-    """Every workload at 0 replicas, the Services, and the pods pinned by hand (see the module docstring)."""
+def _term(labels: dict[str, str], key: str) -> dict[str, Any]:
+    return {"labelSelector": {"matchLabels": labels}, "topologyKey": key}
+
+
+def _rich(rich: bool) -> dict[str, dict[str, Any]]:
+    """Per workload, what the whole-profile tests add to its template (``rich``; nothing otherwise): init and
+    sidecar containers, preferred node affinity, pod (anti-)affinity both ways, a hostPort."""
+    if not rich:
+        return {"web": {}, "web-legacy": {}, "db": {}, "own": {}}
+    init = {"name": "init", "image": IMAGE, "resources": {"requests": {"cpu": "500m", "memory": "256Mi"}}}
+    sidecar = {"name": "proxy", "image": IMAGE, "restartPolicy": "Always",
+               "resources": {"requests": {"cpu": "100m", "memory": "64Mi"}}}  # fmt: skip
+    ssd = {"matchExpressions": [{"key": "disk", "operator": "In", "values": ["ssd"]}]}
+    return {
+        "web": {"initContainers": [init], "affinity": {
+            "nodeAffinity": {"preferredDuringSchedulingIgnoredDuringExecution": [{"weight": 30, "preference": ssd}]},
+            "podAntiAffinity": {"preferredDuringSchedulingIgnoredDuringExecution": [
+                {"weight": 50, "podAffinityTerm": _term({"app": "web"}, "kubernetes.io/hostname")}]}}},
+        # required affinity to web's pool (a node whose pool holds a web pod), preferred affinity to db's zone
+        "web-legacy": {"initContainers": [sidecar], "affinity": {"podAffinity": {
+            "requiredDuringSchedulingIgnoredDuringExecution": [_term({"app": "web"}, POOL)],
+            "preferredDuringSchedulingIgnoredDuringExecution": [
+                {"weight": 20, "podAffinityTerm": _term({"app": "db"}, "topology.kubernetes.io/zone")}]}}},
+        "db": {"affinity": {"podAntiAffinity": {
+            "requiredDuringSchedulingIgnoredDuringExecution": [_term({"app": "db"}, "kubernetes.io/hostname")]}}},
+        "own": {"ports": [{"containerPort": 8080, "hostPort": 8080}]},
+    }  # fmt: skip
+
+
+def _workloads(namespace: str, own_constraints: bool, resources: dict[str, Any] | None = None,
+               rich: bool = False) -> list[dict[str, Any]]:  # fmt: skip
+    """Every workload at 0 replicas, the Services, and the pods pinned by hand (see the module docstring;
+    ``rich``: the whole-profile tests' additions, :func:`_rich`, and the StatefulSet's claims)."""
     extra = {"resources": resources} if resources else {}
+    more = _rich(rich)
     meta = lambda name: {"name": name, "namespace": namespace}  # noqa: E731
     web, legacy, db = {"app": "web", "tier": "front"}, {"app": "web-legacy", "tier": "front"}, {"app": "db"}
+    claims = [{"metadata": {"name": "data"}, "spec": {"accessModes": ["ReadWriteOnce"], "storageClassName": "",
+                                                       "resources": {"requests": {"storage": "1Gi"}}}}]  # fmt: skip
     objects: list[dict[str, Any]] = [
         {"apiVersion": "v1", "kind": "Service", "metadata": meta("front"),
          "spec": {"selector": {"tier": "front"}, "ports": [{"port": 80}]}},
         {"apiVersion": "v1", "kind": "Service", "metadata": meta("db"),
          "spec": {"selector": db, "clusterIP": "None", "ports": [{"port": 5432}]}},
         {"apiVersion": "apps/v1", "kind": "Deployment", "metadata": meta("web"),
-         "spec": {"replicas": 0, "selector": {"matchLabels": web}, "template": _template(web, **extra)}},
+         "spec": {"replicas": 0, "selector": {"matchLabels": web}, "template": _template(web, **extra, **more["web"])}},
         {"apiVersion": "v1", "kind": "ReplicationController", "metadata": meta("web-legacy"),
-         "spec": {"replicas": 0, "selector": legacy, "template": _template(legacy, **extra)}},
+         "spec": {"replicas": 0, "selector": legacy, "template": _template(legacy, **extra, **more["web-legacy"])}},
         {"apiVersion": "apps/v1", "kind": "StatefulSet", "metadata": meta("db"),
          "spec": {"replicas": 0, "serviceName": "db", "podManagementPolicy": "Parallel",
-                  "selector": {"matchLabels": db},
-                  "template": _template(db, nodeSelector={POOL: "general"}, **extra)}},
+                  "selector": {"matchLabels": db}, **({"volumeClaimTemplates": claims} if rich else {}),
+                  "template": _template(db, nodeSelector={POOL: "general"}, **extra, **more["db"])}},
     ]  # fmt: skip
     if own_constraints:
         own = {"app": "own"}
@@ -135,7 +193,7 @@ def _workloads(namespace: str, own_constraints: bool, resources: dict[str, Any] 
         objects.append({"apiVersion": "apps/v1", "kind": "Deployment", "metadata": meta("own"), "spec": {
             "replicas": 0, "selector": {"matchLabels": own},
             "template": _template(own, nodeSelector={POOL: "general"}, topologySpreadConstraints=constraints,
-                                  **extra)}})  # fmt: skip
+                                  **extra, **more["own"])}})  # fmt: skip
     return objects
 
 
@@ -148,26 +206,77 @@ def _pinned(namespace: str, nodes: dict[str, str]) -> list[dict[str, Any]]:
     return [_pod(name, namespace, {"app": "own"}, node) for name, node in where.items()]
 
 
+def _volumes(namespace: str) -> list[dict[str, Any]]:
+    """The StatefulSet's claims (``data-db-<i>``, created before it so that it uses them) and a volume bound to
+    each: in the zone of :data:`DB_VOLUME_ZONES` (node affinity and zone label, VolumeBinding and VolumeZone), or
+    anywhere."""
+    out: list[dict[str, Any]] = []
+    for i in range(ROUNDS):
+        zone = DB_VOLUME_ZONES[i] if i < len(DB_VOLUME_ZONES) else None
+        claim, volume = f"data-db-{i}", f"{namespace}-db-{i}"
+        spec: dict[str, Any] = {
+            "capacity": {"storage": "1Gi"}, "accessModes": ["ReadWriteOnce"], "storageClassName": "",
+            "persistentVolumeReclaimPolicy": "Retain", "hostPath": {"path": f"/tmp/{volume}"},
+            "claimRef": {"namespace": namespace, "name": claim}}  # fmt: skip
+        labels = {}
+        if zone is not None:
+            labels = {"topology.kubernetes.io/zone": zone}
+            spec["nodeAffinity"] = {"required": {"nodeSelectorTerms": [{"matchExpressions": [
+                {"key": "topology.kubernetes.io/zone", "operator": "In", "values": [zone]}]}]}}  # fmt: skip
+        out.append({"apiVersion": "v1", "kind": "PersistentVolume", "metadata": {"name": volume, "labels": labels},
+                    "spec": spec})  # fmt: skip
+        out.append({"apiVersion": "v1", "kind": "PersistentVolumeClaim",
+                    "metadata": {"name": claim, "namespace": namespace, "labels": {"app": "db"}},
+                    "spec": {"accessModes": ["ReadWriteOnce"], "storageClassName": "", "volumeName": volume,
+                             "resources": {"requests": {"storage": "1Gi"}}}})  # fmt: skip
+    return out
+
+
+def _claims_bound(api: client.ApiClient, namespace: str) -> bool:
+    claims = client.CoreV1Api(api).list_namespaced_persistent_volume_claim(namespace).items
+    return len(claims) == ROUNDS and all(
+        c.status.phase == "Bound" and "pv.kubernetes.io/bind-completed" in (c.metadata.annotations or {})
+        for c in claims
+    )
+
+
+def _delete_volumes(api: client.ApiClient, namespace: str) -> None:
+    core = client.CoreV1Api(api)
+    for volume in core.list_persistent_volume().items:
+        if volume.metadata.name.startswith(f"{namespace}-db-"):
+            core.delete_persistent_volume(volume.metadata.name)
+
+
 STEPS = (("Deployment", "web", "app=web"), ("ReplicationController", "web-legacy", "app=web-legacy"),
          ("StatefulSet", "db", "app=db"), ("Deployment", "own", "app=own,pod-template-hash"))  # fmt: skip
 
 
 def _run_placements(cluster: Cluster, version: str, config: str, profile: Profile, own: bool,
-                    resources: dict[str, Any] | None = None) -> tuple[str, list[Placement]]:  # fmt: skip
+                    resources: dict[str, Any] | None = None,
+                    scheduler: SchedulerProfile | None = None) -> tuple[str, list[Placement]]:  # fmt: skip
+    """``scheduler``: the whole-profile tests (the workloads' additions, the claims, the prediction)."""
     namespace = create_namespace(cluster.api)
+    rich = scheduler is not None
     try:
         # Everything exists before the scheduler starts: its first listing already holds the pinned pods.
-        apply_objects(cluster.cp, _workloads(namespace, own, resources))
+        if rich:
+            apply_objects(cluster.cp, _volumes(namespace))
+            wait_for(lambda: _claims_bound(cluster.api, namespace), timeout=120,
+                     message="the StatefulSet's claims to be bound to their volumes")  # fmt: skip
+        apply_objects(cluster.cp, _workloads(namespace, own, resources, rich))
         if own:
             apply_objects(cluster.cp, _pinned(namespace, cluster.nodes))
         log = SchedulerLog(devcluster.start_scheduler(cluster.cp.dir, version, SCHEDULER_CONFIGS / config,
                                                       die_with_parent=True))  # fmt: skip
         steps = [s for s in STEPS if own or s[1] != "own"]
-        placements = [place_one(cluster.cp, cluster.api, log, profile, namespace, kind, name, selector, cluster.tmp)
+        placements = [place_one(cluster.cp, cluster.api, log, profile, namespace, kind, name, selector, cluster.tmp,
+                                scheduler)
                       for _ in range(ROUNDS) for kind, name, selector in steps]  # fmt: skip
     finally:
         devcluster.stop_scheduler(cluster.cp.dir)
         delete_namespace(cluster.api, namespace)
+        if rich:
+            _delete_volumes(cluster.api, namespace)
     return namespace, placements
 
 
@@ -216,41 +325,112 @@ def test_v128_selector_spread(cluster: Cluster) -> None:
     assert skipped and all(p.report["skipped"] and set(p.logged["SelectorSpread"].values()) == {0} for p in skipped)
 
 
-def test_default_profile_agreement(cluster: Cluster) -> None:
-    """kube-scheduler v1.36.4's default profile, pods requesting resources, three nodes partly filled by another
-    namespace: PodTopologySpread's part of every score still matches exactly; the share of placements in the
-    report's best set is measured and written to build/scheduler-default-profile.json."""
-    filler = create_namespace(cluster.api)
-    try:
-        pins = [_pod(f"filler-{i}", filler, {"app": "filler"}, cluster.nodes[role],
-                     resources={"requests": {"cpu": "2", "memory": "8Gi"}})
-                for i, role in enumerate(("a1", "b1", "c1"))]  # fmt: skip
-        apply_objects(cluster.cp, pins)
-        requests = {"requests": {"cpu": "250m", "memory": "512Mi"}}
-        _, placements = _run_placements(cluster, "v1.36", "v1.36-default.yaml", load_profile("v1.29", None),
-                                        True, requests)  # fmt: skip
-    finally:
-        delete_namespace(cluster.api, filler)
+def _fillers(api: client.ApiClient, cluster: Cluster) -> str:
+    """Another namespace's pods bound by hand on a1, b1, c1 (2 CPU and 8 GiB of 4 and 16 each), and on b2 one
+    with a RuntimeClass's overhead (the admission adds it to the pod): what the resource plugins see."""
+    filler = create_namespace(api)
+    runtime = {"apiVersion": "node.k8s.io/v1", "kind": "RuntimeClass", "metadata": {"name": filler},
+               "handler": "runc", "overhead": {"podFixed": {"cpu": "500m", "memory": "1Gi"}}}  # fmt: skip
+    pins = [_pod(f"filler-{i}", filler, {"app": "filler"}, cluster.nodes[role],
+                 resources={"requests": {"cpu": "2", "memory": "8Gi"}})
+            for i, role in enumerate(("a1", "b1", "c1"))]  # fmt: skip
+    pins.append(_pod("filler-overhead", filler, {"app": "filler"}, cluster.nodes["b2"], runtimeClassName=filler,
+                     resources={"requests": {"cpu": "1", "memory": "2Gi"}}))  # fmt: skip
+    apply_objects(cluster.cp, [runtime, *pins])
+    pod = client.CoreV1Api(api).read_namespaced_pod("filler-overhead", filler)
+    assert pod.spec.overhead == {"cpu": "500m", "memory": "1Gi"}, pod.spec.overhead
+    return filler
+
+
+def _drop_fillers(cluster: Cluster, filler: str) -> None:
+    delete_namespace(cluster.api, filler)
+    cluster.cp.kubectl("delete", "runtimeclass", filler, "--ignore-not-found")
+
+
+def _check_prediction(placements: list[Placement]) -> None:
+    """Every placement on a predicted best node; the nodes the scheduler scored exactly the predicted feasible
+    ones; every node's plugin scores and total as logged; the report's prediction (the index) as the
+    reference's."""
     for p in placements:
-        spread = p.logged.get("PodTopologySpread", {})
-        assert spread and len(spread) == p.report["candidateNodes"], (p.pod, sorted(p.logged))
-        wrong = {n: (s, p.derived[n]) for n, s in spread.items() if s % 2 or s // 2 != p.derived[n]}
-        assert not wrong, f"{p.pod}: PodTopologySpread node → (logged, spreadwatch ×2): {wrong}"
+        predicted, block = p.predicted, p.report.get("prediction")
+        assert predicted is not None and block is not None, p.pod
+        assert not predicted.error and not predicted.partial and not block["partial"], (p.pod, predicted, block)
+        logged = p.logged_by_node()
+        if len(predicted.feasible) == 1:  # (the scheduler binds a single feasible node without scoring it)
+            assert not logged and p.node == predicted.feasible[0], (p.pod, p.node, predicted.feasible, logged)
+            continue
+        assert set(logged) == set(predicted.feasible), (
+            f"{p.pod}: the scheduler scored {sorted(logged)}, spreadwatch predicted feasible "
+            f"{sorted(predicted.feasible)} (filtered: {predicted.excluded})")  # fmt: skip
+        wrong = {n: (scores, dict(predicted.scores[n])) for n, scores in logged.items()
+                 if scores != dict(predicted.scores[n]) or sum(scores.values()) != predicted.totals[n]}  # fmt: skip
+        assert not wrong, f"{p.pod}: node → (logged, predicted) plugin scores: {wrong}"
+        total = predicted.totals.get(p.node)
+        assert p.in_predicted_set, (f"{p.pod} went to {p.node} (total {total}), not to a predicted best node "
+                                    f"({predicted.best_nodes}, {predicted.best_score})")  # fmt: skip
+        assert block["bestScore"] == predicted.best_score, (p.pod, block, predicted.best_nodes)
+        assert block["bestNodeCount"] == len(predicted.best_nodes), (p.pod, block)
+        assert block["bestNodes"] == list(predicted.best_nodes[: len(block["bestNodes"])]), (p.pod, block)
+        assert block["feasibleNodes"] == len(predicted.feasible), (p.pod, block)
+        assert block["excludedNodes"] == dict(sorted(Counter(predicted.excluded.values()).items())), (p.pod, block)
+        assert block["bestNodeProbability"] == 1, (p.pod, block)
+
+
+def _whole_profile_run(cluster: Cluster, config: str) -> list[Placement]:
+    """The whole-profile run of ``config``: fillers, the rich workloads, one replica at a time."""
+    path = SCHEDULER_CONFIGS / config
+    filler = _fillers(cluster.api, cluster)
+    try:
+        requests = {"requests": {"cpu": "250m", "memory": "512Mi"}}
+        _, placements = _run_placements(cluster, "v1.36", config, load_profile("v1.29", str(path)), True, requests,
+                                        load_scheduler_profile(str(path)))  # fmt: skip
+    finally:
+        _drop_fillers(cluster, filler)
+    assert len(placements) == 4 * ROUNDS
+    _check_prediction(placements)
+    return placements
+
+
+def test_default_profile_agreement(cluster: Cluster) -> None:
+    """kube-scheduler v1.36.4's default profile on the cluster built to exercise every plugin: every placement
+    on a predicted best node, every node's total and plugin scores as logged, every other node filtered by
+    the scheduler; the share of placements on a best node of the *spreading* report is measured and written
+    to build/scheduler-default-profile.json."""
+    placements = _whole_profile_run(cluster, "v1.36-default.yaml")
+    plugins = sorted({plugin for p in placements for plugin in p.logged})
+    for plugin in ("NodeResourcesFit", "NodeResourcesBalancedAllocation", "ImageLocality", "TaintToleration",
+                   "NodeAffinity", "InterPodAffinity", "PodTopologySpread"):  # fmt: skip
+        assert plugin in plugins, (plugin, plugins)
+    filtered = Counter(plugin for p in placements if p.predicted is not None
+                       for plugin in p.predicted.excluded.values())  # fmt: skip
+    for plugin in ("NodeUnschedulable", "TaintToleration", "NodeAffinity", "InterPodAffinity", "NodePorts",
+                   "VolumeBinding"):  # fmt: skip
+        assert filtered[plugin] > 0, (plugin, filtered)
     in_best = sum(p.in_best_set for p in placements)
-    misses = [{"pod": p.pod, "chosen": p.node, "chosenSpreadScore": p.derived[p.node],
+    misses = [{"pod": p.pod, "chosen": p.node, "chosenSpreadScore": p.derived.get(p.node),
                "bestNodes": p.report["bestNodes"], "bestScore": p.report["bestScore"],
-               "logged": {n: {k: v[n] for k, v in sorted(p.logged.items())}
+               "logged": {n: {k: v[n] for k, v in sorted(p.logged.items()) if n in v}
                           for n in sorted({p.node, *p.report["bestNodes"]})}}
               for p in placements if not p.in_best_set]  # fmt: skip
     AGREEMENT_FILE.parent.mkdir(parents=True, exist_ok=True)
     AGREEMENT_FILE.write_text(json.dumps({
         "scheduler": "kube-scheduler v1.36.4, hack/scheduler/config/v1.36-default.yaml",
-        "cluster": "11 nodes (3 partly filled: 2 CPU, 8 GiB of 4, 16 GiB requested by another namespace); "
-                   "pods request 250m CPU, 512 MiB",
+        "cluster": "11 nodes (4 partly filled by another namespace, one pod with a RuntimeClass overhead); pods "
+                   "request 250m CPU, 512 MiB, with init and sidecar containers, pod (anti-)affinity, a "
+                   "hostPort, zonal volumes",
         "placements": len(placements), "inBestSet": in_best, "share": round(in_best / len(placements), 3),
-        "spreadScoresExact": True, "plugins": sorted(placements[0].logged), "misses": misses,
+        "inPredictedSet": sum(p.in_predicted_set for p in placements), "totalsEqual": True,
+        "plugins": plugins, "filtered": dict(sorted(filtered.items())), "misses": misses,
     }, indent=2) + "\n")  # fmt: skip
-    assert len(placements) == 4 * ROUNDS
+
+
+def test_most_allocated_and_other_weights(cluster: Cluster) -> None:
+    """kube-scheduler v1.36.4 with a KubeSchedulerConfiguration that scores with MostAllocated (CPU weighted
+    twice) and changes the plugin weights; spreadwatch reads the same file: the same checks as the default
+    profile's."""
+    placements = _whole_profile_run(cluster, "v1.36-most-allocated.yaml")
+    assert placements[0].predicted is not None
+    assert any(p.logged.get("NodeResourcesFit") for p in placements)
 
 
 # -- PodTopologySpread's Filter: DoNotSchedule constraints, minDomains, the replica that stays Pending ------------

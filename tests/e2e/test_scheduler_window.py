@@ -20,6 +20,14 @@ window model's exact probability that the next pod lands on one of them. After i
   by the nodes it examined), so its runs may vary more than independent windows would. The test asserts
   Σp ± 3.89 of that spread (99.99 %: a test that failed a run in ten by chance would prove nothing); the
   figures, with the model's 95 % interval, go to build/scheduler-window.json.
+
+The whole-profile prediction (test_whole_profile_prediction_in_the_window): kube-scheduler v1.36.4 with its
+default profile (every score plugin) on the same nodes, PLACEMENTS // 5 replicas. Before each step the index's
+``prediction`` (equal to the reference's, with its window probability); after it the scheduler scored exactly
+``nodesScored`` nodes, the reference prediction scored on that window alone gives every logged plugin score,
+and the chosen node is one of the window's predicted best nodes. The placements on an all-node predicted best
+node and the model's expectation go to build/scheduler-window.json (the model ignores that TaintToleration,
+NodeAffinity, InterPodAffinity and PodTopologySpread normalise over the window: docs/scoring.md §13).
 """
 
 from __future__ import annotations
@@ -31,6 +39,7 @@ import re
 from collections.abc import Iterator
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
+from functools import partial
 from pathlib import Path
 from typing import Any
 
@@ -41,12 +50,13 @@ from kubernetes import client
 from scheduler_helpers import scheduler_plane
 
 from repo_tools import REPO_ROOT
+from spreadwatch.analysis import predict_workload
 from spreadwatch.index import SpreadIndex
 from spreadwatch.model import Pod, WorkloadKey, parse_object
-from spreadwatch.profile_args import load_profile
+from spreadwatch.profile_args import load_profile, load_scheduler_profile
 from spreadwatch.report import ReportOptions
 from spreadwatch.scoring import representative_pod, score_pod
-from spreadwatch.snapshot import load_snapshot
+from spreadwatch.snapshot import Snapshot, load_snapshot
 from spreadwatch.whatif import candidate_scores
 
 pytestmark = pytest.mark.e2e
@@ -223,3 +233,66 @@ def measured_spread(plugin: str, placements: int) -> float:
     runs = MEASURED_RUNS[plugin]
     rms = math.sqrt(sum((hits - want) ** 2 for hits, want in runs) / len(runs))
     return rms * math.sqrt(placements / _MEASURED_PLACEMENTS[plugin])
+
+
+def _plugin_scores(path: Path, pod: str) -> dict[str, dict[str, int]] | None:
+    """node → plugin → weighted score the scheduler logged for ``pod`` (None: no line yet)."""
+    out: dict[str, dict[str, int]] = {}
+    for match in _SCORE_LINE.finditer(path.read_text(errors="replace")):
+        if match["pod"] == pod:
+            out.setdefault(match["node"], {})[match["plugin"]] = int(match["score"])
+    return out or None
+
+
+def test_whole_profile_prediction_in_the_window(cluster: Cluster, tmp_path: Path) -> None:
+    cp, api = cluster.cp, cluster.api
+    config = CONFIGS / "v1.36-default.yaml"
+    log = devcluster.start_scheduler(cp.dir, "v1.36", config, die_with_parent=True)
+    namespace = create_namespace(api)
+    cp.kubectl("apply", "-f", "-", input=json.dumps(_replicaset(namespace)))
+    dump = tmp_path / "dump.json"
+    dump.write_text(cp.kubectl("get", KINDS, "-A", "-o", "json", timeout=120).stdout)
+    snapshot = load_snapshot([dump])
+    profile, scheduler = load_profile("v1.29", str(config)), load_scheduler_profile(str(config))
+    index = SpreadIndex(profile, ReportOptions(max_nodes=1000, scheduler=scheduler))
+    index.load(snapshot)
+    key = WorkloadKey(namespace, "ReplicaSet", "web")
+    ref = f"ReplicaSet/{namespace}/web"
+    pods: list[Pod] = []
+    on_best, expected = 0, 0.0
+    placements = max(1, PLACEMENTS // 5)
+    for step in range(1, placements + 1):
+        now = Snapshot()
+        now.add_all([*snapshot.nodes, *snapshot.namespaces, *snapshot.services, *snapshot.controllers,
+                     *snapshot.claims, *snapshot.volumes, *snapshot.pods, *pods])  # fmt: skip
+        report = index.report_for(key)
+        assert report is not None and report.prediction is not None
+        block = report.prediction
+        _, whole = predict_workload(now, ref, scheduler, profile)
+        assert (block.best_score, block.best_node_count, block.best_node_probability) == (
+            whole.best_score, len(whole.best_nodes), whole.probability), f"step {step}: index != reference"
+        assert block.best_node_probability is not None
+        pod = _scale_up(api, namespace, step)
+        chosen = pod["spec"]["nodeName"]
+        name = f"{namespace}/{pod['metadata']['name']}"
+        logged = wait_for(partial(_plugin_scores, log, name), timeout=30, interval=0.1,
+                          message=f"the scheduler's scores of placement {step}")  # fmt: skip
+        assert len(logged) == report.nodes_scored == 144, f"step {step}: the scheduler scored {len(logged)} nodes"
+        _, window = predict_workload(now, ref, scheduler, profile, scored=set(logged))
+        wrong = {n: (got, dict(window.scores.get(n, {}))) for n, got in logged.items()
+                 if got != dict(window.scores.get(n, {}))}  # fmt: skip
+        assert not wrong, f"step {step}: node → (logged, predicted on the window): {dict(list(wrong.items())[:5])}"
+        assert chosen in window.best_nodes, f"step {step}: {chosen} is not a predicted best node of its window"
+        on_best += chosen in whole.best_nodes
+        expected += block.best_node_probability
+        record = parse_object({**pod, "apiVersion": "v1", "kind": "Pod"})
+        assert isinstance(record, Pod)
+        pods.append(record)
+        index.apply(record)
+    RESULT_FILE.parent.mkdir(exist_ok=True)
+    results = json.loads(RESULT_FILE.read_text()) if RESULT_FILE.exists() else {}
+    results["v1.36 default profile (prediction)"] = {
+        "placements": placements, "nodesScored": 144, "onPredictedBestNode": on_best,
+        "expectedOnPredictedBestNode": round(expected, 2), "windowScoresExact": True}  # fmt: skip
+    RESULT_FILE.write_text(json.dumps(results, indent=2) + "\n")
+    devcluster.stop_scheduler(cp.dir)

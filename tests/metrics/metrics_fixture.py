@@ -21,7 +21,9 @@ from typing import Any
 from k8s_objects import BETA_REGION, controller, node, owner, pod, service
 from spreadwatch.index import SpreadIndex
 from spreadwatch.model import Pod, WorkloadKey, parse_object
+from spreadwatch.report import ReportOptions
 from spreadwatch.scoring import get_profile
+from spreadwatch.scoring.scheduler_profile import default_scheduler_profile
 from spreadwatch.snapshot import Snapshot
 
 TAINT = [{"key": "dedicated", "value": "infra", "effect": "NoSchedule"}]
@@ -76,9 +78,21 @@ def objects() -> list[dict[str, Any]]:
     ]
 
 
-def index(profile: str = "v1.28", compare: str | None = None) -> SpreadIndex:
-    idx = SpreadIndex(get_profile(profile), compare=get_profile(compare) if compare else None)
-    idx.load(Snapshot.from_objects(objects()))
+def index(profile: str = "v1.28", compare: str | None = None, prediction: bool = False) -> SpreadIndex:
+    """The fixture's index (``prediction``: with the whole default scheduler profile's prediction)."""
+    options = ReportOptions(scheduler=default_scheduler_profile()) if prediction else None
+    idx = SpreadIndex(get_profile(profile), options, compare=get_profile(compare) if compare else None)
+    objs = objects()
+    if prediction:  # (room for pods on every node: the prediction's NodeResourcesFit; the GA zone label v1.29 reads)
+        for obj in objs:
+            if obj["kind"] == "Node":
+                obj["status"] = {"allocatable": {"cpu": "4", "memory": "8Gi", "pods": "110"}}
+                labels = obj["metadata"]["labels"]
+                for beta, ga in (("failure-domain.beta.kubernetes.io/zone", "topology.kubernetes.io/zone"),
+                                 (BETA_REGION, "topology.kubernetes.io/region")):  # fmt: skip
+                    if beta in labels:
+                        labels[ga] = labels[beta]
+    idx.load(Snapshot.from_objects(objs))
     return idx
 
 

@@ -56,6 +56,7 @@ def exposed() -> Doc:
         WorkloadCollector(index(), MetricsOptions(node_series="all")),
         WorkloadCollector(index(compare="v1.29"), MetricsOptions()),  # --compare-profile families
         WorkloadCollector(with_placement(index()), MetricsOptions()),  # the operator's placement check
+        WorkloadCollector(index("v1.29", prediction=True), MetricsOptions()),  # the whole profile's prediction
         OperatorCollector(StaticSource(state)),
     ]
     out: Doc = {}
@@ -78,4 +79,4 @@ def test_docs_table_matches_the_collectors_both_ways() -> None:
 
 
 def test_every_contract_family_is_documented() -> None:
-    assert len(documented()) == 43
+    assert len(documented()) == 48

@@ -94,6 +94,7 @@ FIXTURES: dict[str, Fixture] = {
         for mode in ("default", "none", "all")
     },
     **{f"omitted-nodes-{mode}": _workloads(_capped, mode) for mode in ("default", "all")},
+    "prediction-default": _workloads(lambda: index("v1.29", prediction=True), "default"),
     "no-workloads": _workloads(_empty, "default"),
     "operator-busy": lambda: [OperatorCollector(StaticSource(_busy_state()))],
     "operator-new": lambda: [OperatorCollector(StaticSource(OperatorState()))],

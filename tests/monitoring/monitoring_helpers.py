@@ -25,6 +25,7 @@ from metrics_contract import (
     NODE_FAMILIES,
     OPERATOR_GAUGES,
     PLACEMENT_FAMILIES,
+    PREDICTION_FAMILIES,
     WINDOW_FAMILIES,
     WORKLOAD_FAMILIES,
 )
@@ -39,7 +40,9 @@ RULE_TESTS_DIR = Path(__file__).resolve().parent / "rules"
 
 # --- the metrics contract (/work/briefs/metrics_contract.md, docs/metrics.md) -----------------------------
 
-CONTRACT_GAUGES = WORKLOAD_FAMILIES | WINDOW_FAMILIES | PLACEMENT_FAMILIES | NODE_FAMILIES | OPERATOR_GAUGES
+CONTRACT_GAUGES = (
+    WORKLOAD_FAMILIES | WINDOW_FAMILIES | PLACEMENT_FAMILIES | NODE_FAMILIES | OPERATOR_GAUGES | PREDICTION_FAMILIES
+)
 CONTRACT_COUNTERS = COUNTERS
 CONTRACT_HISTOGRAMS = HISTOGRAMS
 #: Every series name a query may use: the contract's samples (histograms as _bucket/_sum/_count) and `up`.

@@ -89,8 +89,19 @@ PROMETHEUS_TOKEN = "prometheus-service-account-token"
 PROMETHEUS_USER = "system:serviceaccount:monitoring:prometheus"
 
 
+def _nodes() -> list[dict[str, Any]]:
+    """The zone nodes with room for pods (the prediction's NodeResourcesFit) and, in zone-a, a PreferNoSchedule
+    taint: the whole profile then sends shop/api's next pod to zone-c, off its spreading best (zone-a)."""
+    nodes = zone_nodes()
+    for n in nodes:
+        n["status"] = {"allocatable": {"cpu": "4", "memory": "8Gi", "pods": "110"}}
+        if n["metadata"]["name"].startswith("node-a"):
+            n["spec"]["taints"] = [{"key": "spot", "value": "true", "effect": "PreferNoSchedule"}]
+    return nodes
+
+
 def cluster_events() -> list[dict[str, Any]]:
-    objs: list[dict[str, Any]] = [*zone_nodes(), namespace_obj("shop"), namespace_obj("data")]
+    objs: list[dict[str, Any]] = [*_nodes(), namespace_obj("shop"), namespace_obj("data")]
     for (ns, name), nodes in PLACEMENT.items():
         objs += [deployment(name, ns, replicas=len(nodes)), replicaset_of(name, ns, len(nodes))]
         objs += [pod_of(name, i, n, ns) for i, n in enumerate(nodes)]
@@ -122,6 +133,8 @@ class OperatorThread(threading.Thread):
 
     async def _main(self) -> None:
         config = OperatorConfig(
+            profile="v1.29",  # (the prediction's families need PodTopologySpread's profile)
+            prediction=True,
             host="127.0.0.1",
             port=0,
             metrics_port=0,
@@ -360,6 +373,8 @@ def test_dashboard_values_match_the_cluster(live: Live) -> None:
     ranked = [r["metric"]["workload"] for r in sorted(risk, key=lambda r: -float(r["value"][1]))]
     assert set(ranked[:2]) == {"cache", "zonal"}
     assert ranked[2] == "api"
+    defeated = _panel_result(live, "Spread defeated: next replica off the spreading best nodes")
+    assert {r["metric"]["workload"] for r in defeated} == {"api"}
     codes = {r["metric"]["workload"]: float(r["value"][1]) for r in _panel_result(
         live, "Worst-spread workloads (top 25)", ref="A")}
     assert codes["cache"] == 2 and codes["api"] == 1 and codes["web"] == 0
@@ -432,6 +447,7 @@ def test_prometheus_loads_and_evaluates_the_rules(live: Live) -> None:
         ("SpreadwatchSkewHigh", "cache"),
         ("SpreadwatchSkewHigh", "zonal"),
         ("SpreadwatchNextReplicaUnschedulable", "pending"),
+        ("SpreadwatchSpreadDefeated", "api"),
         ("SpreadwatchOperatorDown", live.down),
         ("SpreadwatchReportsStale", live.stale),
     }

@@ -15,6 +15,7 @@ EXPECTED_ALERTS = {
     "SpreadwatchSkewHigh",
     "SpreadwatchPlacementsMissing",
     "SpreadwatchNextReplicaUnschedulable",
+    "SpreadwatchSpreadDefeated",
     "SpreadwatchOperatorDown",
     "SpreadwatchReportsStale",
 }
@@ -24,6 +25,7 @@ WORKLOAD_ALERTS = {
     "SpreadwatchSkewHigh",
     "SpreadwatchPlacementsMissing",
     "SpreadwatchNextReplicaUnschedulable",
+    "SpreadwatchSpreadDefeated",
 }
 RULE_TEST_FILES = sorted(RULE_TESTS_DIR.glob("*.test.yaml"))
 

@@ -2,10 +2,12 @@
 # Build (or reuse) spreadwatch-oracle and print the absolute path of the
 # binary as the only line on stdout.  Build logs go to stderr.
 #
-# Usage: build.sh [pts]
+# Usage: build.sh [pts|profile]
 #   (no argument)  the v1.28 SelectorSpread oracle (this directory's module)
 #   pts            the PodTopologySpread oracle (module in pts/, built as
 #                  spreadwatch-oracle-pts, cached under oracle-pts/<key>/)
+#   profile        the whole-profile oracle (module in profile/, built as
+#                  spreadwatch-oracle-profile, cached under oracle-profile/<key>/)
 #
 # The binary is cached in ${SPREADWATCH_CACHE:-$HOME/.cache/spreadwatch}/oracle/<key>/
 # where <key> hashes go.mod, go.sum, every *.go file (the oracle's and shared/'s), the Go toolchain version
@@ -22,7 +24,8 @@ name=spreadwatch-oracle
 case "${1:-}" in
   "") ;;
   pts) here="$here/pts"; name=spreadwatch-oracle-pts ;;
-  *) echo "build.sh: unknown oracle '$1' (expected nothing or 'pts')" >&2; exit 2 ;;
+  profile) here="$here/profile"; name=spreadwatch-oracle-profile ;;
+  *) echo "build.sh: unknown oracle '$1' (expected nothing, 'pts' or 'profile')" >&2; exit 2 ;;
 esac
 cd "$here"
 

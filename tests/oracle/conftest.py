@@ -47,3 +47,15 @@ def pts_oracle():
     binary = build(which="pts")
     with Oracle(binary) as o:
         yield o
+
+
+@pytest.fixture(scope="session")
+def profile_oracle():
+    """One spreadwatch-oracle-profile process (the whole kube-scheduler v1.36 framework) for the session."""
+    from hack.oracle_client import Oracle, build
+
+    if not os.environ.get("SPREADWATCH_ORACLE_PROFILE_BIN") and shutil.which("go") is None:
+        pytest.fail("no Go toolchain on PATH to build tests/oracle/profile (or set SPREADWATCH_ORACLE_PROFILE_BIN)")
+    binary = build(which="profile")
+    with Oracle(binary) as o:
+        yield o

@@ -40,7 +40,7 @@ def _config(plugins: dict[str, Any] | None, name: str = "default-scheduler") -> 
         pytest.param({"score": {"disabled": [{"name": "*"}], "enabled": [{"name": "PodTopologySpread", "weight": 2}]}},
                      {"PodTopologySpread": 2}, id="score-disabled-*+PTS-x2=PTS-only"),
         pytest.param({"score": {"disabled": [{"name": "*"}], "enabled": [{"name": "PodTopologySpread"}]}},
-                     {"PodTopologySpread": 2}, id="PTS-without-weight=its-default-2"),
+                     {"PodTopologySpread": 1}, id="PTS-without-weight=1"),
         pytest.param({"score": {"disabled": [{"name": "ImageLocality"}, {"name": "NodeResourcesFit"}]}},
                      {k: v for k, v in DEFAULT_SCORE_WEIGHTS.items() if k not in ("ImageLocality", "NodeResourcesFit")},
                      id="two-disabled=five-left"),

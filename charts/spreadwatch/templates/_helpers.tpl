@@ -113,6 +113,7 @@ app.kubernetes.io/part-of: spreadwatch
 {{- $args = append $args (printf "--top-nodes=%d" (int $v.topN)) }}
 {{- $args = append $args (printf "--max-report-nodes=%d" (int $v.maxReportNodes)) }}
 {{- $args = append $args (printf "--window-samples=%d" (int $v.windowSamples)) }}
+{{- $args = append $args (ternary "--prediction" "--no-prediction" $v.prediction) }}
 {{- $args = append $args (printf "--max-node-skew=%d" (int $v.health.maxNodeSkew)) }}
 {{- $args = append $args (printf "--max-zone-skew=%d" (int $v.health.maxZoneSkew)) }}
 {{- $args = append $args (printf "--spof-min-pods=%d" (int $v.health.spofMinPods)) }}

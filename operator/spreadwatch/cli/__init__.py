@@ -25,15 +25,24 @@ from collections.abc import Callable, Sequence
 from typing import NoReturn, TextIO
 
 from spreadwatch import __version__
-from spreadwatch.cli.commands import cmd_analyze, cmd_explain, cmd_score
+from spreadwatch.cli.argtypes import whole_number
+from spreadwatch.cli.commands import cmd_analyze, cmd_explain, cmd_predict, cmd_score
 from spreadwatch.cli.compare import add_compare_args, cmd_compare
 from spreadwatch.cli.env import env
-from spreadwatch.cli.options import add_cluster_args, add_node_metrics_arg, add_report_args
+from spreadwatch.cli.options import (
+    add_cluster_args,
+    add_kubeconfig_args,
+    add_node_metrics_arg,
+    add_number_arg,
+    add_percentage_arg,
+    add_prediction_arg,
+    add_report_args,
+)
 from spreadwatch.cli.run_config import cmd_run, operator_config
 from spreadwatch.cli.run_flags import add_run_args
 from spreadwatch.cli.whatif import WHATIF_HANDLERS, add_whatif_parsers
 from spreadwatch.errors import SpreadwatchError
-from spreadwatch.profile_args import resolve_profile
+from spreadwatch.profile_args import add_scheduler_config_args, resolve_profile
 
 __all__ = ["EXIT_INPUT", "build_parser", "main", "operator_config"]
 
@@ -63,6 +72,7 @@ def build_parser() -> argparse.ArgumentParser:
     analyze = sub.add_parser("analyze", help="spread report of every workload in a snapshot or the live cluster")
     add_cluster_args(analyze, cluster_required=False)
     add_report_args(analyze)
+    add_prediction_arg(analyze)
     analyze.add_argument(
         "-o",
         "--output",
@@ -77,9 +87,29 @@ def build_parser() -> argparse.ArgumentParser:
     explain = sub.add_parser("explain", help="step-by-step score table of one workload's next pod")
     add_cluster_args(explain, cluster_required=False)
     add_report_args(explain)
+    add_prediction_arg(explain)
     explain.add_argument("workload", metavar="KIND/NAMESPACE/NAME")
     explain.add_argument("--all-nodes", action="store_true", help="list every empty candidate node too")
     explain.add_argument("--compare", metavar="PROFILE", help="also print PROFILE's score of every candidate node")
+    explain.add_argument("--node", action="append", default=[], metavar="NODE",
+                         help="also show NODE in the prediction's per-plugin table, or the plugin that filtered it "
+                         "(repeatable)")  # fmt: skip
+
+    predict = sub.add_parser("predict", help="where kube-scheduler's whole profile puts a pod: filters, scores, totals")
+    predict.add_argument(
+        "--cluster", action="append", metavar="FILE",
+        help="snapshot (as analyze reads it; include pv and pvc); without it the live cluster is read",
+    )  # fmt: skip
+    add_kubeconfig_args(predict)
+    add_scheduler_config_args(predict)
+    predict.add_argument("workload", nargs="?", metavar="KIND/NAMESPACE/NAME", help="predict this workload's next pod")
+    predict.add_argument("--pod", metavar="FILE", help="predict this incoming pod (YAML or JSON) instead")
+    add_number_arg(predict, "--top-nodes", whole_number, "TOP_NODES", 10, "nodes listed (env SPREADWATCH_TOP_NODES)")
+    predict.add_argument("--all-nodes", action="store_true", help="list every feasible node")
+    predict.add_argument("--node", action="append", default=[], metavar="NODE",
+                         help="also show NODE in the table, or the plugin that filtered it (repeatable)")
+    add_percentage_arg(predict)
+    predict.add_argument("-o", "--output", choices=("table", "json"), default=env("OUTPUT", "table"))
 
     compare = sub.add_parser("compare", help="what a scheduler upgrade changes: best nodes under two profiles")
     add_compare_args(compare)
@@ -92,6 +122,7 @@ def build_parser() -> argparse.ArgumentParser:
 
 _COMMANDS: dict[str, Callable[[argparse.Namespace, TextIO], int]] = {
     "score": cmd_score,
+    "predict": cmd_predict,
     "analyze": cmd_analyze,
     "explain": cmd_explain,
     "compare": cmd_compare,

@@ -9,8 +9,9 @@ from __future__ import annotations
 import argparse
 from typing import TextIO
 
-from spreadwatch.analysis import WorkloadFilter, analyze_index, explain_workload
+from spreadwatch.analysis import WorkloadFilter, analyze_index, explain_workload, predict_incoming, predict_workload
 from spreadwatch.cli.compare import write_explain_comparison
+from spreadwatch.cli.explain_prediction import prediction_document, write_prediction
 from spreadwatch.cli.explain_weights import write_score_weights
 from spreadwatch.cli.options import metrics_options, report_options, snapshot_of
 from spreadwatch.cli.output import write_json
@@ -22,27 +23,67 @@ from spreadwatch.cli.render import (
     write_score_table,
 )
 from spreadwatch.errors import InputError, ObjectError
-from spreadwatch.model import object_ref, parse_pod
-from spreadwatch.profile_args import load_score_weights, resolve_profile
+from spreadwatch.model import Pod, object_ref, parse_pod
+from spreadwatch.profile_args import (
+    PREDICTION_PROFILE,
+    load_profile,
+    load_scheduler_profile,
+    load_score_weights,
+    resolve_profile,
+)
 from spreadwatch.scoring import score_pod
 from spreadwatch.scoring.topology_filter import check_constraints
 from spreadwatch.selectors import parse_selector
 from spreadwatch.snapshot import paused_gc, read_documents
 
-__all__ = ["cmd_analyze", "cmd_explain", "cmd_score"]
+__all__ = ["cmd_analyze", "cmd_explain", "cmd_predict", "cmd_score"]
+
+
+def _pod_file(path: str) -> Pod:
+    """The one Pod of a file (YAML or JSON); InputError / ObjectError naming the file otherwise."""
+    pods = read_documents([path])
+    if len(pods) != 1:
+        raise InputError(f"{path}: expected exactly one Pod, found {len(pods)} objects")
+    if pods[0].get("kind") != "Pod":
+        raise InputError(f"{path}: expected a Pod, found {object_ref(pods[0])}")
+    try:
+        return parse_pod(pods[0])
+    except ObjectError as err:  # (named with its file, as the snapshot's objects are)
+        raise ObjectError(f"{path}: {err.ref}", err.path, err.problem) from None
+
+
+def cmd_predict(args: argparse.Namespace, out: TextIO) -> int:
+    """kube-scheduler's whole profile for the ``--pod`` or a workload's next pod: feasible nodes, each score
+    plugin's weighted score per node, totals and the best nodes (the reference path)."""
+    if bool(args.pod) == bool(args.workload):
+        raise InputError("predict: give either --pod FILE or one workload KIND/NAMESPACE/NAME")
+    scheduler = load_scheduler_profile(args.scheduler_config, args.scheduler_name)
+    spread = load_profile(PREDICTION_PROFILE, args.scheduler_config, args.scheduler_name)
+    with paused_gc():
+        if args.pod:
+            pod = _pod_file(args.pod)
+            check_constraints(pod.template.spread_constraints)  # what the API server refuses: one line, exit 2
+            snapshot = snapshot_of(args)
+            percentage = args.percentage_of_nodes_to_score
+            prediction = predict_incoming(snapshot, pod, scheduler, spread, percentage=percentage)
+            name = f"{pod.namespace}/{pod.name}"
+        else:
+            parts = args.workload.split("/")
+            snapshot = snapshot_of(args, [parts[1]] if len(parts) == 3 and parts[1] else [])
+            ctrl, prediction = predict_workload(snapshot, args.workload, scheduler, spread,
+                                                args.percentage_of_nodes_to_score)  # fmt: skip
+            name = f"{ctrl.namespace}/{ctrl.kind}/{ctrl.name} (its next pod)"
+    if args.output == "json":
+        write_json(prediction_document(prediction, name, scheduler), out)
+    else:
+        out.write(f"Pod:         {name}\n")
+        write_prediction(prediction, scheduler, out, 0 if args.all_nodes else args.top_nodes, args.node)
+    return 0
 
 
 def cmd_score(args: argparse.Namespace, out: TextIO) -> int:
     """Score the ``--pod`` on every candidate node of the ``--cluster`` (read as ``analyze`` reads it)."""
-    pods = read_documents([args.pod])
-    if len(pods) != 1:
-        raise InputError(f"{args.pod}: expected exactly one Pod, found {len(pods)} objects")
-    if pods[0].get("kind") != "Pod":
-        raise InputError(f"{args.pod}: expected a Pod, found {object_ref(pods[0])}")
-    try:
-        pod = parse_pod(pods[0])
-    except ObjectError as err:  # (named with its file, as the snapshot's objects are)
-        raise ObjectError(f"{args.pod}: {err.ref}", err.path, err.problem) from None
+    pod = _pod_file(args.pod)
     check_constraints(pod.template.spread_constraints)  # what the API server refuses: one line, exit 2
     nodes = [n.strip() for n in args.nodes.split(",") if n.strip()] if args.nodes else None
     snapshot = snapshot_of(args)
@@ -64,7 +105,8 @@ def cmd_analyze(args: argparse.Namespace, out: TextIO) -> int:
     only = WorkloadFilter(args.namespace, parse_selector(args.selector) if args.selector else None)
     with paused_gc():
         snapshot = snapshot_of(args, args.namespace)
-        index, reports = analyze_index(snapshot, profile, report_options(args), only)
+        live = not args.cluster and bool(args.namespace)
+        index, reports = analyze_index(snapshot, profile, report_options(args, namespaced=live), only)
         if args.output == "openmetrics":
             from spreadwatch.metrics import registry_for, render  # noqa: PLC0415 - only this output needs it
 
@@ -86,4 +128,12 @@ def cmd_explain(args: argparse.Namespace, out: TextIO) -> int:
         write_explain_comparison(snapshot, args.workload, profile, resolve_profile(args, args.compare), out)
     write_explain_health(exp.report, out)
     write_score_weights(load_score_weights(profile, args.scheduler_config, args.scheduler_name), out)
+    options = report_options(args)
+    if options.scheduler is not None and profile.pod_topology_spread:
+        _, prediction = predict_workload(snapshot, args.workload, options.scheduler, profile,
+                                         args.percentage_of_nodes_to_score)  # fmt: skip
+        out.write("\nWhole scheduler profile (status.prediction; the reference computation):\n")
+        write_prediction(prediction, options.scheduler, out, 0 if args.all_nodes else args.top_nodes, args.node)
+    elif args.node:
+        out.write("\n--node: the prediction needs --profile v1.29 and --prediction\n")
     return 0

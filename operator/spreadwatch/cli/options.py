@@ -12,21 +12,24 @@ import argparse
 from collections.abc import Callable, Sequence
 
 from spreadwatch.cli.argtypes import checked_number, whole_number
-from spreadwatch.cli.env import env, env_choice, env_float, env_int
+from spreadwatch.cli.env import env, env_bool, env_choice, env_float, env_int
 from spreadwatch.cli.output import write_notes
 from spreadwatch.config import NODE_SERIES_MODES, MetricsOptions
 from spreadwatch.errors import InputError
-from spreadwatch.profile_args import add_scheduler_config_args
-from spreadwatch.report import DEFAULT_MAX_NODES, DEFAULT_TOP_N, HealthThresholds, ReportOptions
+from spreadwatch.profile_args import add_scheduler_config_args, load_scheduler_profile
+from spreadwatch.report import DEFAULT_MAX_NODES, DEFAULT_TOP_N, NAMESPACED_PARTIAL, HealthThresholds, ReportOptions
 from spreadwatch.scoring import DEFAULT_PROFILE, PROFILES
 from spreadwatch.scoring.window import DEFAULT_WINDOW_SAMPLES
 from spreadwatch.snapshot import Snapshot, load_snapshot
 
 __all__ = [
+    "NAMESPACED_PARTIAL",
     "add_cluster_args",
     "add_kubeconfig_args",
     "add_node_metrics_arg",
     "add_number_arg",
+    "add_percentage_arg",
+    "add_prediction_arg",
     "add_profile_args",
     "add_report_args",
     "add_window_args",
@@ -125,6 +128,20 @@ def _percentage(text: str) -> int:
 
 def add_window_args(p: argparse.ArgumentParser) -> None:
     """The scheduler's window: ``--percentage-of-nodes-to-score`` and ``--window-samples``."""
+    add_percentage_arg(p)
+    add_number_arg(
+        p,
+        "--window-samples",
+        whole_number,
+        "WINDOW_SAMPLES",
+        DEFAULT_WINDOW_SAMPLES,
+        "window starts averaged for the best-node probabilities (all of them, exactly, in clusters with no more "
+        "nodes; 0: none) (env SPREADWATCH_WINDOW_SAMPLES)",
+    )
+
+
+def add_percentage_arg(p: argparse.ArgumentParser) -> None:
+    """``--percentage-of-nodes-to-score`` (env SPREADWATCH_PERCENTAGE_OF_NODES_TO_SCORE)."""
     raw = env("PERCENTAGE_OF_NODES_TO_SCORE", "")
     try:
         default = _percentage(raw) if raw else None
@@ -139,25 +156,36 @@ def add_window_args(p: argparse.ArgumentParser) -> None:
         "default max(5, 50 - nodes/125); default: --scheduler-config's, else 0 (env "
         "SPREADWATCH_PERCENTAGE_OF_NODES_TO_SCORE)",
     )
-    add_number_arg(
-        p,
-        "--window-samples",
-        whole_number,
-        "WINDOW_SAMPLES",
-        DEFAULT_WINDOW_SAMPLES,
-        "window starts averaged for the best-node probabilities (all of them, exactly, in clusters with no more "
-        "nodes; 0: none) (env SPREADWATCH_WINDOW_SAMPLES)",
+
+
+
+def add_prediction_arg(p: argparse.ArgumentParser) -> None:
+    """``--prediction``/``--no-prediction`` (env SPREADWATCH_PREDICTION, default on)."""
+    p.add_argument(
+        "--prediction",
+        action=argparse.BooleanOptionalAction,
+        default=env_bool("PREDICTION", True),
+        help="add where kube-scheduler's whole profile (--scheduler-config, else its default profile) puts each "
+        "workload's next pod to the reports (profile v1.29; env SPREADWATCH_PREDICTION)",
     )
 
 
-def report_options(args: argparse.Namespace) -> ReportOptions:
-    """The report flags as :class:`~spreadwatch.report.ReportOptions`."""
+def report_options(args: argparse.Namespace, namespaced: bool = False, load: bool = True) -> ReportOptions:
+    """The report flags as :class:`~spreadwatch.report.ReportOptions` (the prediction's scheduler profile read
+    from ``--scheduler-config`` when ``--prediction`` and ``load``; ``namespaced``: only some namespaces are
+    seen). ``run`` reads the configuration when the operator starts (``load`` False)."""
+    scheduler = None
+    if load and getattr(args, "prediction", False):
+        scheduler = load_scheduler_profile(getattr(args, "scheduler_config", None),
+                                           getattr(args, "scheduler_name", "") or "default-scheduler")  # fmt: skip
     return ReportOptions(
         top_n=args.top_nodes,
         max_nodes=args.max_report_nodes,
         thresholds=HealthThresholds(args.max_node_skew, args.max_zone_skew, args.spof_min_pods),
         window_samples=args.window_samples,
         score_percentage=args.percentage_of_nodes_to_score,
+        scheduler=scheduler,
+        prediction_partial=(NAMESPACED_PARTIAL,) if namespaced and scheduler is not None else (),
     )
 
 

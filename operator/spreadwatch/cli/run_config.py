@@ -22,15 +22,17 @@ def _listed(flag_values: list[str], env_name: str) -> tuple[str, ...]:
 
 def operator_config(args: argparse.Namespace) -> OperatorConfig:
     """The operator's settings from ``run``'s flags (validated; InputError on unusable values)."""
+    namespaces = _listed(args.namespace, "NAMESPACE")
     return OperatorConfig(
-        namespaces=_listed(args.namespace, "NAMESPACE"),
+        namespaces=namespaces,
         skip_namespaces=_listed(args.skip_namespace, "SKIP_NAMESPACE"),
         opt_out=parse_label_requirement(args.opt_out_label),
         profile=args.profile,
         scheduler_config=args.scheduler_config,
         scheduler_name=args.scheduler_name,
         compare_profile=args.compare_profile,
-        report=report_options(args),
+        report=report_options(args, namespaced=bool(namespaces), load=False),
+        prediction=args.prediction,
         debounce=args.debounce,
         max_writes_per_second=args.max_writes_per_second,
         write_burst=max(1, args.write_burst),

@@ -15,6 +15,7 @@ from spreadwatch.cli.options import (
     add_kubeconfig_args,
     add_node_metrics_arg,
     add_number_arg,
+    add_prediction_arg,
     add_profile_args,
     add_report_args,
 )
@@ -27,6 +28,7 @@ def add_run_args(p: argparse.ArgumentParser) -> None:
     """Every flag of ``run``."""
     add_profile_args(p)
     add_report_args(p)
+    add_prediction_arg(p)
     add_node_metrics_arg(p)
     add_kubeconfig_args(p)
     _add_comparison(p)

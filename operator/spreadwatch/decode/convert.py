@@ -3,9 +3,10 @@
 What repeats across the objects of one document or listing (label maps, controller references, pod
 templates) is cached by its raw bytes: O(1) per repeated sub-object, O(kept fields) per object otherwise; a
 workload's ``matchLabels`` are looked up by their bytes in the same label cache, and its validated
-requirements are shared (:func:`~spreadwatch.selectors.from_match_labels`). What a cache misses is interned
-(:mod:`spreadwatch.model.interning`: label maps, controller references, templates, taints), so records from
-different converters — a listing's, and the watch's, one per thousand lines — share them too.
+requirements are shared (:func:`~spreadwatch.selectors.from_match_labels`). What a cache misses is shared
+process-wide (label maps: :mod:`spreadwatch.model.interning`; controller references, templates, taints, needs:
+:class:`~spreadwatch.model.sharing.Shared` tables), so records from different converters — a listing's, and the
+watch's, one per thousand lines — share them too.
 Objects are converted in bulk (:meth:`Converter.convert`, one loop over a page or a chunk of a List): pods,
 nearly all of a cluster's objects, inline, remembering the previous pod's raw sub-objects (the pods of one
 ReplicaSet come one after the other in a listing: a repeat costs one byte comparison, no cache look-up).
@@ -20,17 +21,29 @@ from typing import Any, Final
 import msgspec
 
 from spreadwatch.decode import shapes
-from spreadwatch.errors import SelectorError
+from spreadwatch.errors import ObjectError, SelectorError
 from spreadwatch.model import (
+    BIND_COMPLETED,
+    READ_WRITE_ONCE_POD,
+    SHARED_IMAGES,
+    SHARED_NEEDS,
+    SHARED_OWNERS,
+    SHARED_RESOURCES,
+    SHARED_TAINTS,
+    SHARED_TEMPLATES,
     WORKLOAD_KINDS,
     Record,
     controller_selector,
-    intern_frozen,
     intern_labels,
+    node_selector_terms,
+    pod_template,
     revision_number,
+    template_needs,
 )
 from spreadwatch.model import records as rec
-from spreadwatch.selectors import NOTHING, Requirement, Selector, from_label_selector, from_match_labels
+from spreadwatch.model.reader import FieldReader
+from spreadwatch.model.spec_fields import node_allocatable, normalized_image, pod_needs
+from spreadwatch.selectors import NOTHING, Requirement, Selector, from_match_labels
 
 __all__ = ["Converter", "Fallback"]
 
@@ -44,6 +57,10 @@ _NO_LABELS: Final = intern_labels({})
 _POD_SPEC: Final = shapes.NO_POD_SPEC
 _NODE_META: Final = shapes.NodeMeta()
 _NODE_SPEC: Final = shapes.NodeSpec()
+_NODE_STATUS: Final = shapes.NodeStatus()
+_CLAIM_META: Final = shapes.ClaimMeta()
+_CLAIM_SPEC: Final = shapes.ClaimSpec()
+_VOLUME_SPEC: Final = shapes.VolumeSpec()
 _SERVICE_META: Final = shapes.ServiceMeta()
 _SERVICE_SPEC: Final = shapes.ServiceSpec()
 _NAMESPACE_META: Final = shapes.NamespaceMeta()
@@ -67,73 +84,133 @@ def _typed(type_: Any) -> Callable[[msgspec.Raw], Any]:
 
 _string_map: Final = _typed(dict[str, str])
 _owner_references: Final = _typed(list[shapes.OwnerReference])
-_tolerations: Final = _typed(list[shapes.Toleration])
-_affinity: Final = _typed(shapes.Affinity)
-_spread_constraints: Final = _typed(list[shapes.TopologySpreadConstraint])
 _any_decoder: Final = msgspec.json.Decoder()
 _labels_decoder: Final = msgspec.json.Decoder(dict[str, str] | None)
+_NO_READER: Final = FieldReader({})  # (the reference readers' errors become Fallback here: never shown)
 
 
-def _requirements(reqs: list[shapes.NodeSelectorRequirement] | None) -> tuple[rec.NodeSelectorRequirement, ...]:
-    return tuple(
-        rec.NodeSelectorRequirement(r.key or "", r.operator or "", tuple(r.values) if r.values else ())
-        for r in reqs or ()
-    )
+def _value(raw: msgspec.Raw) -> Any:
+    """A raw sub-object as Python values (absent: None), for the reference readers. O(bytes)."""
+    return _any_decoder.decode(raw) if raw else None
 
 
-def _constraint(c: shapes.TopologySpreadConstraint) -> rec.SpreadConstraint:
-    """The record of one spread constraint; an invalid selector is kept as its error (as the reference parser
-    does), a labelSelector that is not a mapping falls back to the reference parser's error. O(selector)."""
-    raw_selector = _any_decoder.decode(c.labelSelector) if c.labelSelector else None
-    if raw_selector is not None and not isinstance(raw_selector, Mapping):
-        raise Fallback
-    error: str | None = None
+def _present(out: dict[str, Any], key: str, raw: msgspec.Raw) -> None:
+    """``out[key]`` = the raw's value when the field was present (absent fields stay absent)."""
+    if raw:
+        out[key] = _any_decoder.decode(raw)
+
+
+def _reference(read: Callable[[], Any]) -> Any:
+    """``read()``, a reference reader over decoded values: its ObjectError becomes Fallback (the reference
+    parser then reads the whole object and words the error)."""
     try:
-        selector = from_label_selector(raw_selector)
-    except SelectorError as err:
-        selector, error = NOTHING, str(err)
-    return rec.SpreadConstraint(
-        max_skew=0 if c.maxSkew is None else c.maxSkew,
-        topology_key=c.topologyKey or "",
-        when_unsatisfiable=c.whenUnsatisfiable or "",
-        selector=selector,
-        selector_error=error,
-        match_label_keys=tuple(c.matchLabelKeys or ()),
-        min_domains=c.minDomains,
-        node_affinity_policy=c.nodeAffinityPolicy or "",
-        node_taints_policy=c.nodeTaintsPolicy or "",
-    )
+        return read()
+    except ObjectError:
+        raise Fallback from None
 
 
 def _new_template(spec: shapes.PodSpec) -> rec.PodTemplate:
-    """The template of a pod spec's scheduling fields, decoded typed. O(fields)."""
-    tolerations = tuple(
-        rec.Toleration(t.key or "", t.operator or "", t.value or "", t.effect or "")
-        for t in _tolerations(spec.tolerations) or ()
-    )
-    node_selector = tuple(sorted((_string_map(spec.nodeSelector) or {}).items()))
-    terms: tuple[rec.NodeSelectorTerm, ...] | None = None
-    affinity = _affinity(spec.affinity)
-    if affinity is not None and affinity.nodeAffinity is not None:
-        required = affinity.nodeAffinity.requiredDuringSchedulingIgnoredDuringExecution
-        if required is not None:
-            terms = tuple(
-                rec.NodeSelectorTerm(_requirements(t.matchExpressions), _requirements(t.matchFields))
-                for t in required.nodeSelectorTerms or ()
-            )
-    constraints = tuple(_constraint(c) for c in _spread_constraints(spec.topologySpreadConstraints) or ())
-    template = rec.PodTemplate(tolerations, node_selector, terms, bool(constraints), constraints)
+    """The template of a pod spec's scheduling fields, by the reference reader. O(fields)."""
+    fields: dict[str, Any] = {}
+    _present(fields, "tolerations", spec.tolerations)
+    _present(fields, "nodeSelector", spec.nodeSelector)
+    _present(fields, "affinity", spec.affinity)
+    _present(fields, "topologySpreadConstraints", spec.topologySpreadConstraints)
+    template = _reference(lambda: pod_template(_NO_READER, fields, "spec"))
     return _EMPTY_TEMPLATE if template == _EMPTY_TEMPLATE else template
+
+
+def _container(c: shapes.ContainerFields) -> dict[str, Any]:
+    out: dict[str, Any] = {"image": c.image, "restartPolicy": c.restartPolicy}
+    _present(out, "resources", c.resources)
+    _present(out, "ports", c.ports)
+    return out
+
+
+def _volume(v: shapes.VolumeFields) -> dict[str, Any]:
+    out: dict[str, Any] = {}
+    _present(out, "persistentVolumeClaim", v.persistentVolumeClaim)
+    _present(out, "image", v.image)
+    return out
+
+
+def _needs_fields(spec: shapes.PodSpec) -> dict[str, Any]:
+    """The fields of a pod spec that :func:`~spreadwatch.model.spec_fields.pod_needs` reads, as values."""
+    fields: dict[str, Any] = {}
+    if spec.containers:
+        fields["containers"] = [_container(c) for c in spec.containers]
+    if spec.initContainers:
+        fields["initContainers"] = [_container(c) for c in spec.initContainers]
+    if spec.volumes:
+        fields["volumes"] = [_volume(v) for v in spec.volumes]
+    _present(fields, "overhead", spec.overhead)
+    _present(fields, "resources", spec.resources)
+    _present(fields, "resourceClaims", spec.resourceClaims)
+    return fields
+
+
+def _container_key(c: shapes.ContainerFields) -> tuple[object, ...]:
+    return (c.image, bytes(c.resources), bytes(c.ports), c.restartPolicy)
+
+
+def _needs_key(spec: shapes.PodSpec) -> tuple[object, ...]:
+    """What a pod spec's needs depend on, hashable (raw bytes): the cache key of :meth:`Converter.needs`."""
+    return (
+        tuple(map(_container_key, spec.containers)),
+        tuple(map(_container_key, spec.initContainers)),
+        tuple((bytes(v.persistentVolumeClaim), bytes(v.image)) for v in spec.volumes),
+        bytes(spec.overhead),
+        bytes(spec.resources),
+        bytes(spec.resourceClaims),
+    )
+
+
+def _shape_key(spec: shapes.PodSpec) -> tuple[object, ...]:
+    """What a pod spec's needs depend on but its images (a spec without volumes): the key of the needs computed
+    once per request shape (most workloads share a few shapes, each with its own image)."""
+    return (
+        tuple([(bytes(c.resources), bytes(c.ports), c.restartPolicy) for c in spec.containers]),
+        tuple([(bytes(c.resources), bytes(c.ports), c.restartPolicy) for c in spec.initContainers]),
+        bytes(spec.overhead),
+        bytes(spec.resources),
+        bytes(spec.resourceClaims),
+    )
+
+
+def _images(spec: shapes.PodSpec) -> tuple[str, ...]:
+    """The images of a spec without volumes as ``pod_needs`` lists them (init containers first). O(containers)."""
+    return tuple([normalized_image(c.image) for c in (*spec.initContainers, *spec.containers)])
+
+
+def _same_needs(a: shapes.PodSpec, b: shapes.PodSpec) -> bool:
+    """Whether two pod specs have the same needs fields (equal Structs compare in C). O(containers)."""
+    return (
+        a.containers == b.containers
+        and a.initContainers == b.initContainers
+        and a.volumes == b.volumes
+        and a.overhead == b.overhead
+        and a.resources == b.resources
+        and a.resourceClaims == b.resourceClaims
+    )
 
 
 class Converter:
     """Turns decoded objects into records; caches what repeats by its raw bytes, for one document/listing.
 
     Memory: the raw bytes of the distinct label maps, controller references and templates of the document
-    (the values are interned, shared with the records anyway); dropped with the converter.
+    (the values are shared process-wide, held by the records anyway); dropped with the converter.
     """
 
-    __slots__ = ("_labels", "_owners", "_requirements", "_templates", "_tolerations")
+    __slots__ = (
+        "_allocatable",
+        "_labels",
+        "_needs",
+        "_owners",
+        "_requirements",
+        "_shapes",
+        "_templates",
+        "_tolerations",
+    )
 
     def __init__(self) -> None:
         self._labels: dict[bytes, Mapping[str, str]] = {}
@@ -141,6 +218,9 @@ class Converter:
         self._owners: dict[bytes, tuple[rec.OwnerRef | None]] = {}
         self._templates: dict[tuple[bytes, bytes, bytes, bytes], rec.PodTemplate] = {}
         self._tolerations: dict[bytes, rec.PodTemplate] = {}  # templates of pods with tolerations only
+        self._needs: dict[tuple[object, ...], rec.PodNeeds] = {}
+        self._shapes: dict[tuple[object, ...], rec.PodNeeds] = {}
+        self._allocatable: dict[bytes, rec.Resources] = {}
 
     def labels(self, raw: msgspec.Raw) -> Mapping[str, str]:
         """The interned label map; O(1) for bytes seen before, else O(labels)."""
@@ -153,7 +233,7 @@ class Converter:
         return labels
 
     def controller(self, raw: msgspec.Raw) -> rec.OwnerRef | None:
-        """``metav1.GetControllerOf`` of the ownerReferences, interned; O(1) for bytes seen before."""
+        """``metav1.GetControllerOf`` of the ownerReferences, shared; O(1) for bytes seen before."""
         if not raw:
             return None
         key = bytes(raw)
@@ -163,14 +243,14 @@ class Converter:
         owner = None
         for ref in _owner_references(raw) or ():
             if ref.controller:
-                owner = intern_frozen(rec.OwnerRef(ref.apiVersion or "", ref.kind or "", ref.name or "", ref.uid or ""))
+                found = rec.OwnerRef(ref.apiVersion or "", ref.kind or "", ref.name or "", ref.uid or "")
+                owner = SHARED_OWNERS.get(found)
                 break
         self._owners[key] = (owner,)
         return owner
 
     def template(self, spec: shapes.PodSpec) -> rec.PodTemplate:
-        """The pod's scheduling fields; equal templates are one object (interned). O(1) for bytes seen
-        before."""
+        """The pod's scheduling fields; equal templates are one object (shared). O(1) for bytes seen before."""
         tolerations = spec.tolerations
         if not (spec.nodeSelector or spec.affinity or spec.topologySpreadConstraints):
             if not tolerations:
@@ -178,7 +258,7 @@ class Converter:
             key = bytes(tolerations)  # the usual pod: the default tolerations only
             template = self._tolerations.get(key)
             if template is None:
-                template = self._tolerations[key] = intern_frozen(_new_template(spec))
+                template = self._tolerations[key] = SHARED_TEMPLATES.get(_new_template(spec))
             return template
         key4 = (
             bytes(tolerations),
@@ -188,8 +268,48 @@ class Converter:
         )
         template = self._templates.get(key4)
         if template is None:
-            template = self._templates[key4] = intern_frozen(_new_template(spec))
+            template = self._templates[key4] = SHARED_TEMPLATES.get(_new_template(spec))
         return template
+
+    def needs(self, spec: shapes.PodSpec) -> rec.PodNeeds:
+        """A pod's needs (requests, ports, images, claims), shared; O(1) for needs fields seen before (by
+        their bytes), else O(containers). Raises Fallback (a field only the reference parser can word)."""
+        if not (spec.containers or spec.initContainers or spec.volumes or spec.overhead or spec.resources
+                or spec.resourceClaims):  # fmt: skip
+            return rec.NO_NEEDS
+        key = _needs_key(spec)
+        needs = self._needs.get(key)
+        if needs is None:
+            found = self._shaped(spec, template=False)
+            needs = self._needs[key] = rec.NO_NEEDS if found == rec.NO_NEEDS else SHARED_NEEDS.get(found)
+        return needs
+
+    def template_needs(self, spec: shapes.PodSpec) -> rec.PodNeeds:
+        """A workload template's needs (its ``error`` when they cannot be read: that workload's report is
+        Error), shared. O(1) for a request shape seen before, else O(containers)."""
+        return SHARED_NEEDS.get(self._shaped(spec, template=True))
+
+    def _shaped(self, spec: shapes.PodSpec, template: bool) -> rec.PodNeeds:
+        """``pod_needs`` of a spec, its requests computed once per request shape (:func:`_shape_key`) and the
+        images set per spec (a spec with volumes: computed whole). Raises Fallback (a pod's unreadable field)."""
+        path = "spec.template.spec" if template else "spec"
+        if spec.volumes:
+            fields = _needs_fields(spec)
+            if template:
+                return template_needs(_NO_READER, fields, path)
+            found: rec.PodNeeds = _reference(lambda: pod_needs(_NO_READER, fields, path))
+            return found
+        shape = (template, _shape_key(spec))
+        base = self._shapes.get(shape)
+        if base is None:
+            fields = _needs_fields(spec)
+            if template:
+                base = template_needs(_NO_READER, fields, path)
+            else:
+                base = _reference(lambda: pod_needs(_NO_READER, fields, path))
+            self._shapes[shape] = base
+        images = _images(spec)
+        return base if base.images == images or base.error else msgspec.structs.replace(base, images=images)
 
     def convert(
         self, items: Sequence[Any], kinds: Mapping[type, str], api_version: str = ""
@@ -205,16 +325,17 @@ class Converter:
         pod_shape: Any = next((shape for shape, kind in kinds.items() if kind == "Pod"), None)
         pod, other, intern = rec.Pod, self._other, sys.intern  # (namespaces and node names: one str each)
         label_cache, decode_labels = self._labels, _labels_decoder.decode
-        controller_of, template_of = self.controller, self.template
+        controller_of, template_of, needs_of = self.controller, self.template, self.needs
         out: list[Record | None] = []
         append = out.append
         redo: list[int] = []
         last_labels: Any = None
         last_owners: Any = None
-        last_spec = _POD_SPEC  # (before the first pod: no scheduling fields, the empty template)
+        last_spec = last_needs = _POD_SPEC  # (before the first pod: no scheduling fields, the empty template)
         labels: Mapping[str, str] = _NO_LABELS
         owner: rec.OwnerRef | None = None
         template = _EMPTY_TEMPLATE
+        needs = rec.NO_NEEDS
         for obj in items:
             try:
                 if type(obj) is not pod_shape:
@@ -254,6 +375,10 @@ class Converter:
                 ):
                     template = template_of(spec)
                     last_spec = spec
+                if spec is not last_needs and not _same_needs(spec, last_needs):
+                    needs = needs_of(spec)
+                    last_needs = spec
+                status = obj.status
             except Fallback:
                 redo.append(len(out))
                 append(None)
@@ -264,10 +389,12 @@ class Converter:
                     name,
                     labels,
                     intern(spec.nodeName),
-                    obj.status.phase,
+                    status.phase,
                     meta.deletionTimestamp is not None,
                     owner,
                     template,
+                    needs,
+                    status.nominatedNodeName,
                 )
             )
         return out, redo
@@ -283,6 +410,10 @@ class Converter:
             return self._service(obj)
         if kind == "Namespace":
             return self._namespace(obj)
+        if kind == "PersistentVolumeClaim":
+            return self._claim(obj)
+        if kind == "PersistentVolume":
+            return self._volume(obj)
         return None
 
     def _selector(
@@ -314,9 +445,60 @@ class Converter:
         spec = obj.spec or _NODE_SPEC
         if not meta.name:
             raise Fallback
-        taints = intern_frozen(tuple(rec.Taint(t.key or "", t.value or "", t.effect or "") for t in spec.taints or ()))
+        taints = SHARED_TAINTS.get(
+            tuple([rec.Taint(t.key or "", t.value or "", t.effect or "") for t in spec.taints or ()])
+        )
         labels = self.labels(meta.labels)
-        return rec.Node(sys.intern(meta.name), labels, taints, bool(spec.unschedulable), meta.uid or "")
+        status = obj.status or _NODE_STATUS
+        allocatable = rec.NO_RESOURCES
+        if status.allocatable:
+            key = bytes(status.allocatable)
+            found = self._allocatable.get(key)
+            if found is None:
+                fields = {"allocatable": _any_decoder.decode(status.allocatable)}
+                found = self._allocatable[key] = SHARED_RESOURCES.get(
+                    _reference(lambda: node_allocatable(_NO_READER, fields))
+                )
+            allocatable = found
+        images = tuple(
+            SHARED_IMAGES.get(rec.Image(tuple(i.names or ()), i.sizeBytes or 0)) for i in status.images or ()
+        )
+        return rec.Node(
+            sys.intern(meta.name), labels, taints, bool(spec.unschedulable), meta.uid or "", allocatable, images
+        )
+
+    def _claim(self, obj: shapes.PersistentVolumeClaimFields) -> rec.PersistentVolumeClaim:
+        meta = obj.metadata or _CLAIM_META
+        spec = obj.spec or _CLAIM_SPEC
+        if not meta.name:
+            raise Fallback
+        return rec.PersistentVolumeClaim(
+            sys.intern(meta.namespace or "default"),
+            meta.name,
+            spec.volumeName or "",
+            BIND_COMPLETED in (meta.annotations or ()),
+            spec.storageClassName or "",
+            READ_WRITE_ONCE_POD in (spec.accessModes or ()),
+        )
+
+    def _volume(self, obj: shapes.PersistentVolumeFields) -> rec.PersistentVolume:
+        meta = obj.metadata or _NODE_META
+        spec = obj.spec or _VOLUME_SPEC
+        if not meta.name:
+            raise Fallback
+        terms = None
+        if spec.nodeAffinity:
+            affinity = _any_decoder.decode(spec.nodeAffinity)
+            if affinity is not None:
+                if not isinstance(affinity, Mapping):
+                    raise Fallback
+                required = affinity.get("required")
+                if required is not None:
+                    if not isinstance(required, Mapping):
+                        raise Fallback
+                    path = "spec.nodeAffinity.required"
+                    terms = _reference(lambda: node_selector_terms(_NO_READER, required, path))
+        return rec.PersistentVolume(meta.name, self.labels(meta.labels), terms)
 
     def _service(self, obj: shapes.ServiceFields) -> rec.Service:
         meta = obj.metadata or _SERVICE_META
@@ -351,6 +533,12 @@ class Converter:
         annotations = meta.annotations
         revision_text = annotations.get(_REVISION, "0") if annotations else "0"
         pod_spec = template.spec
+        needs = rec.NO_NEEDS
+        if pod_spec is not _POD_SPEC:
+            needs = self.template_needs(pod_spec)
+        claim_templates: tuple[str, ...] = ()
+        if kind == "StatefulSet" and isinstance(spec, shapes.WorkloadSpec):
+            claim_templates = tuple(t.metadata.name for t in spec.volumeClaimTemplates)
         return rec.Controller(
             kind,
             api_version if obj.apiVersion is msgspec.UNSET else (obj.apiVersion or ""),
@@ -369,6 +557,8 @@ class Converter:
             obj.status.updateRevision,
             meta.creationTimestamp,
             meta.generation,
+            needs,
+            claim_templates,
         )
 
 

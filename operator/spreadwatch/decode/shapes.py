@@ -36,6 +36,12 @@ __all__ = [
     "OBJECTS",
     "PAGES",
     "Affinity",
+    "ClaimMeta",
+    "ClaimObject",
+    "ClaimSpec",
+    "ClaimTemplate",
+    "ClaimTemplateMeta",
+    "ContainerFields",
     "ControllerFields",
     "ControllerObject",
     "ControllerSpec",
@@ -48,14 +54,19 @@ __all__ = [
     "NamespaceObject",
     "NodeAffinity",
     "NodeFields",
+    "NodeImage",
     "NodeMeta",
     "NodeObject",
     "NodeSelector",
     "NodeSelectorRequirement",
     "NodeSelectorTerm",
     "NodeSpec",
+    "NodeStatus",
     "OwnerReference",
     "Page",
+    "PersistentVolumeClaimFields",
+    "PersistentVolumeFields",
+    "PersistentVolumeObject",
     "Phase",
     "PodFields",
     "PodMeta",
@@ -72,6 +83,8 @@ __all__ = [
     "TemplateMeta",
     "Toleration",
     "TopologySpreadConstraint",
+    "VolumeFields",
+    "VolumeSpec",
     "WorkloadFields",
     "WorkloadMeta",
     "WorkloadObject",
@@ -174,15 +187,41 @@ class PodMeta(msgspec.Struct, frozen=True, gc=False):
     deletionTimestamp: str | None = None
 
 
+class ContainerFields(msgspec.Struct, frozen=True, gc=False):
+    """One container (or init container) as the whole scheduler profile reads it: its image, its
+    ``resources`` and ``ports`` (raw: read by ``Converter`` on a cache miss) and restart policy (sidecars).
+    Everything else (env, mounts naming a pod's own token volume, probes) is skipped in C, so the containers
+    of one template's pods compare equal."""
+
+    image: str = ""
+    resources: msgspec.Raw = ABSENT  # ResourceRequirements | None
+    ports: msgspec.Raw = ABSENT  # list[ContainerPort] | None
+    restartPolicy: str = ""
+
+
+class VolumeFields(msgspec.Struct, frozen=True, gc=False):
+    """One pod volume: only a claim (``persistentVolumeClaim``) or an image volume is read."""
+
+    persistentVolumeClaim: msgspec.Raw = ABSENT
+    image: msgspec.Raw = ABSENT
+
+
 class PodSpec(msgspec.Struct, frozen=True, gc=False):
     """A pod's spec (also a workload's ``spec.template.spec``); the four scheduling fields are decoded by
-    ``Converter`` on a cache miss."""
+    ``Converter`` on a cache miss, and so are the containers' requests, ports and images, the overhead, the
+    pod-level resources, the claims and DRA resource claims (``PodNeeds``)."""
 
     nodeName: str = ""
     tolerations: msgspec.Raw = ABSENT  # list[Toleration] | None
     nodeSelector: msgspec.Raw = ABSENT  # dict[str, str] | None
     affinity: msgspec.Raw = ABSENT  # Affinity | None
     topologySpreadConstraints: msgspec.Raw = ABSENT  # list[TopologySpreadConstraint] | None
+    containers: tuple[ContainerFields, ...] = ()
+    initContainers: tuple[ContainerFields, ...] = ()
+    overhead: msgspec.Raw = ABSENT  # ResourceList | None
+    resources: msgspec.Raw = ABSENT  # pod-level ResourceRequirements | None
+    volumes: tuple[VolumeFields, ...] = ()
+    resourceClaims: msgspec.Raw = ABSENT  # list[PodResourceClaim] | None
 
 
 #: The phases of ``PodPhase`` (and "", no phase): decoded as these (shared) strings; any other string is
@@ -192,6 +231,7 @@ Phase = Literal["Pending", "Running", "Succeeded", "Failed", "Unknown", ""]
 
 class PodStatus(msgspec.Struct, frozen=True, gc=False):
     phase: Phase = ""
+    nominatedNodeName: str = ""
 
 
 NO_POD_META: Final = PodMeta()
@@ -221,9 +261,20 @@ class NodeSpec(msgspec.Struct, gc=False):
     unschedulable: bool | None = None
 
 
+class NodeImage(msgspec.Struct, gc=False):
+    names: list[str] | None = None
+    sizeBytes: Annotated[int, msgspec.Meta(ge=0, le=INT64_RANGE[1])] | None = None
+
+
+class NodeStatus(msgspec.Struct, gc=False):
+    allocatable: msgspec.Raw = ABSENT  # ResourceList (quantities): read by ``Converter``
+    images: list[NodeImage] | None = None
+
+
 class NodeFields(msgspec.Struct, gc=False):
     metadata: NodeMeta | None = None
     spec: NodeSpec | None = None
+    status: NodeStatus | None = None
 
 
 class ServiceMeta(msgspec.Struct, gc=False):
@@ -280,6 +331,16 @@ NO_WORKLOAD_META: Final = WorkloadMeta()
 NO_POD_TEMPLATE: Final = PodTemplateSpec()
 
 
+class ClaimTemplateMeta(msgspec.Struct, frozen=True, gc=False):
+    name: str = ""
+
+
+class ClaimTemplate(msgspec.Struct, frozen=True, gc=False):
+    """One StatefulSet ``volumeClaimTemplates`` entry: only its name is read."""
+
+    metadata: ClaimTemplateMeta = ClaimTemplateMeta()
+
+
 class WorkloadSpec(msgspec.Struct, frozen=True, gc=False):
     """A ReplicaSet's, StatefulSet's or Deployment's spec: its ``selector`` a LabelSelector, typed in the one
     pass (None: absent)."""
@@ -287,6 +348,7 @@ class WorkloadSpec(msgspec.Struct, frozen=True, gc=False):
     selector: LabelSelector | None = None
     replicas: _Int32 | None = None
     template: PodTemplateSpec = NO_POD_TEMPLATE
+    volumeClaimTemplates: tuple[ClaimTemplate, ...] = ()
 
 
 class ControllerSpec(msgspec.Struct, frozen=True, gc=False):
@@ -322,6 +384,39 @@ class ControllerFields(msgspec.Struct, gc=False):
     status: WorkloadStatus = NO_WORKLOAD_STATUS
 
 
+# --- PersistentVolumeClaim, PersistentVolume ------------------------------------------------------------
+
+
+class ClaimMeta(msgspec.Struct, gc=False):
+    name: str | None = None
+    namespace: str | None = None
+    annotations: dict[str, str] | None = None
+
+
+class ClaimSpec(msgspec.Struct, gc=False):
+    volumeName: str | None = None
+    storageClassName: str | None = None
+    accessModes: list[str] | None = None
+
+
+class PersistentVolumeClaimFields(msgspec.Struct, gc=False):
+    """A PersistentVolumeClaim's fields read."""
+
+    metadata: ClaimMeta | None = None
+    spec: ClaimSpec | None = None
+
+
+class VolumeSpec(msgspec.Struct, gc=False):
+    nodeAffinity: msgspec.Raw = ABSENT  # VolumeNodeAffinity: read by ``Converter``
+
+
+class PersistentVolumeFields(msgspec.Struct, gc=False):
+    """A PersistentVolume's fields read (its labels and required node affinity)."""
+
+    metadata: NodeMeta | None = None
+    spec: VolumeSpec | None = None
+
+
 # --- documents and pages ----------------------------------------------------------------------------------
 
 class PodObject(PodFields, gc=False):
@@ -351,6 +446,14 @@ class ControllerObject(ControllerFields, gc=False):
     kind: str | msgspec.UnsetType | None = msgspec.UNSET
 
 
+class ClaimObject(PersistentVolumeClaimFields, gc=False):
+    kind: str | msgspec.UnsetType | None = msgspec.UNSET
+
+
+class PersistentVolumeObject(PersistentVolumeFields, gc=False):
+    kind: str | msgspec.UnsetType | None = msgspec.UNSET
+
+
 _FIELDS: Final[dict[str, type[msgspec.Struct]]] = {
     "Pod": PodFields,
     "Node": NodeFields,
@@ -358,6 +461,8 @@ _FIELDS: Final[dict[str, type[msgspec.Struct]]] = {
     "Namespace": NamespaceFields,
     **dict.fromkeys(WORKLOAD_KINDS, WorkloadFields),
     "ReplicationController": ControllerFields,
+    "PersistentVolumeClaim": PersistentVolumeClaimFields,
+    "PersistentVolume": PersistentVolumeFields,
 }
 OBJECTS: Final[dict[str, type[msgspec.Struct]]] = {
     "Pod": PodObject,
@@ -366,6 +471,8 @@ OBJECTS: Final[dict[str, type[msgspec.Struct]]] = {
     "Namespace": NamespaceObject,
     **dict.fromkeys(WORKLOAD_KINDS, WorkloadObject),
     "ReplicationController": ControllerObject,
+    "PersistentVolumeClaim": ClaimObject,
+    "PersistentVolume": PersistentVolumeObject,
 }
 
 

@@ -17,7 +17,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 
-from spreadwatch.index.building import ReportBuilding
+from spreadwatch.index.predicting import PredictionBuilding
 from spreadwatch.index.state import NamespaceState
 from spreadwatch.model import Controller, Pod, Record
 from spreadwatch.scoring import is_workload
@@ -25,7 +25,7 @@ from spreadwatch.scoring import is_workload
 __all__ = ["ListLoading"]
 
 
-class ListLoading(ReportBuilding):
+class ListLoading(PredictionBuilding):
     """Bulk loading of a first listing (see the module docstring)."""
 
     #: namespace -> (kind, name) -> the controller of a workload deferred until loading ends; None: not loading
@@ -41,17 +41,21 @@ class ListLoading(ReportBuilding):
             self._deferred = {}
 
     def _file_listed(self, records: Iterable[Record]) -> list[Record]:
-        """File the listed pods of namespaces that are loading in bulk; return the other records, for the event
+        """File the listed pods of namespaces that are loading in bulk, the index holding none of them yet (its
+        label groups, and the prediction's loads: ``_pods_loaded``); return the other records, for the event
         path (``apply``'s handlers). O(records)."""
         bulk: list[Pod] = []
         rest: list[Record] = []
         for record in records:
-            if type(record) is Pod and self._loading(self._ns_of(record.namespace)):
-                bulk.append(record)
-            else:
-                rest.append(record)
+            if type(record) is Pod:
+                ns = self._ns_of(record.namespace)
+                if self._loading(ns) and record.name not in ns.pods:
+                    bulk.append(record)
+                    continue
+            rest.append(record)
         if bulk:
-            self._count_bulk(bulk)  # (a pod the index holds already takes the event path there)
+            self._count_bulk(bulk)
+            self._pods_loaded(bulk)
         return rest
 
     def _apply_controller(self, ctrl: Controller) -> None:

@@ -10,7 +10,18 @@ from spreadwatch.index.building import best_set
 from spreadwatch.index.loading import ListLoading
 from spreadwatch.index.state import IndexSizes, LabelGroup, Workload
 from spreadwatch.index.workloads import anchors
-from spreadwatch.model import Controller, Namespace, Node, Pod, Record, Service, WorkloadKey, label_key
+from spreadwatch.model import (
+    Controller,
+    Namespace,
+    Node,
+    PersistentVolume,
+    PersistentVolumeClaim,
+    Pod,
+    Record,
+    Service,
+    WorkloadKey,
+    label_key,
+)
 from spreadwatch.report import (
     PLACEMENT_OUTCOMES,
     Comparison,
@@ -50,10 +61,16 @@ class SpreadIndex(ListLoading):
                 self._apply_node(node)
             for namespace in snapshot.namespaces:
                 self._ns_of(namespace.name).labels = namespace.labels
+                self._namespace_seen(namespace.name, namespace.labels)
+            for volume in snapshot.volumes:
+                self._apply_storage(volume)
+            for claim in snapshot.claims:
+                self._apply_storage(claim)
             for svc in snapshot.services:
                 self._apply_service(svc)
             if fresh:
                 self._count_bulk(snapshot.pods)
+                self._pods_loaded(snapshot.pods)
             else:
                 for pod in snapshot.pods:
                     self._apply_pod(pod)
@@ -90,6 +107,9 @@ class SpreadIndex(ListLoading):
             self._apply_controller(record)
         elif isinstance(record, Namespace):
             self._ns_of(record.name).labels = record.labels
+            self._namespace_seen(record.name, record.labels)
+        elif isinstance(record, (PersistentVolumeClaim, PersistentVolume)):
+            self._apply_storage(record)
 
     def start_loading(self) -> None:
         """The informers' first listing begins: until :meth:`finish_loading`, the workloads of namespaces that
@@ -147,7 +167,8 @@ class SpreadIndex(ListLoading):
             outcome = classify_placement(report, node, zone, candidate)
             previous = w.placement.consecutive_misses if w.placement is not None else 0
             misses = 0 if outcome is Outcome.BEST_NODE else previous + 1
-            w.placement = Placement(pod.name, node, outcome.value, seen, misses)
+            predicted = self.predicted_outcome(w, report, node)
+            w.placement = Placement(pod.name, node, outcome.value, seen, misses, predicted)
             self.placements[outcome.value] += 1
             self._touch(w, key)
             out.append((key, w.placement))
@@ -169,6 +190,7 @@ class SpreadIndex(ListLoading):
             old = ns.pods.pop(name, None) if ns else None
             if ns is not None and old is not None:
                 self._shift(ns, old, -1)
+                self._pod_removed(old)
         elif kind == "Node":
             old_node = self._nodes.pop(name, None)
             if old_node is not None:
@@ -181,6 +203,9 @@ class SpreadIndex(ListLoading):
             ns = self._ns.get(name)
             if ns is not None:
                 ns.labels = {}
+            self._namespace_seen(name, None)
+        elif self._remove_storage(kind, namespace, name):
+            pass
         else:
             ns = self._ns.get(namespace)
             ctrl = ns.controllers.get(kind, {}).pop(name, None) if ns else None
@@ -251,6 +276,7 @@ class SpreadIndex(ListLoading):
         """(workloads whose report may have changed, workloads removed) since the last call."""
         dirty, removed = self._dirty, self._removed
         self._dirty, self._removed = set(), set()
+        dirty |= self.stale_predictions()
         if self.shadow is not None:  # a report also changes when its comparison does
             dirty |= self.shadow.take_dirty()[0]
         return dirty - removed, removed
@@ -290,6 +316,9 @@ class SpreadIndex(ListLoading):
             return {(name, pod) for name, ns in self._ns.items() for pod in ns.pods}
         if kind == "Service":
             return {(name, svc) for name, ns in self._ns.items() for svc in ns.services}
+        storage = self.storage_keys(kind)
+        if storage is not None:
+            return storage
         return {(name, ctrl) for name, ns in self._ns.items() for ctrl in ns.controllers.get(kind, ())}
 
     def report_is_current(self, key: WorkloadKey) -> bool:

@@ -105,7 +105,7 @@ OPERATOR_FAMILIES: Final[tuple[Family[OperatorState], ...]] = unique(
             "spreadwatch_placements_total",
             "counter",
             "New pod bindings checked against the report held just before, by scoring profile and outcome: "
-            "best_node, best_zone (a best node's zone) or other.",
+            "best_node, best_zone (a best node's zone) or other; profile prediction: against the prediction.",
             labels=("profile", "outcome"),
             samples=lambda s: _placements(s.placements),
         ),

@@ -291,6 +291,41 @@ WORKLOAD_FAMILIES: Final[tuple[Family[WorkloadRow], ...]] = unique(
             lambda row: None if (p := row.report.last_placement) is None else p.consecutive_misses,
             sparse=True,
         ),
+        # the whole scheduler profile's prediction: a sample only for the reports that carry one
+        _gauge(
+            "spreadwatch_workload_predicted_best_score",
+            "The highest total of the whole kube-scheduler profile over the feasible nodes for the next replica "
+            "(status.prediction.bestScore).",
+            lambda row: None if (p := row.report.prediction) is None else p.best_score,
+            sparse=True,
+        ),
+        _gauge(
+            "spreadwatch_workload_predicted_feasible_nodes",
+            "Nodes that pass every filter of the scheduler profile for the next replica (0: it would stay "
+            "Pending).",
+            lambda row: None if (p := row.report.prediction) is None else p.feasible_nodes,
+            sparse=True,
+        ),
+        _gauge(
+            "spreadwatch_workload_predicted_best_node_probability",
+            "Probability (0-1) that the scheduler's window of scored nodes holds one of the predicted best nodes "
+            "(no sample when there is no feasible node).",
+            lambda row: None if (p := row.report.prediction) is None else p.best_node_probability,
+            sparse=True,
+        ),
+        _gauge(
+            "spreadwatch_workload_prediction_spreading_agrees",
+            "1 when a predicted best node is also a best node of the spreading report, 0 when the other plugins "
+            "(resources, images, affinity) are defeating the spread.",
+            lambda row: None if (p := row.report.prediction) is None else (1 if p.spreading_agrees else 0),
+            sparse=True,
+        ),
+        _gauge(
+            "spreadwatch_workload_prediction_partial",
+            "1 when the prediction cannot see everything the scheduler sees (status.prediction.partialReasons).",
+            lambda row: None if (p := row.report.prediction) is None else (1 if p.partial_reasons else 0),
+            sparse=True,
+        ),
         # per workload and zone (ZoneEntry: zone, region, pods, candidate_nodes, zone_score, empty_node_score)
         _zone_gauge("spreadwatch_workload_zone_pods", "Matching pods of the workload in the zone.", 2),
         _zone_gauge("spreadwatch_workload_zone_candidate_nodes", "Candidate nodes of the workload in the zone.", 3),

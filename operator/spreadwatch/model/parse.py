@@ -9,43 +9,77 @@ from __future__ import annotations
 
 import sys
 from collections.abc import Mapping
-from typing import Any, Final, TypeVar, cast
+from typing import Any, Final
 
 from spreadwatch.errors import ObjectError, SelectorError
 from spreadwatch.model.interning import intern_labels
 from spreadwatch.model.keys import WORKLOAD_KINDS
+from spreadwatch.model.reader import INT32_RANGE, INT64_RANGE, FieldReader, object_ref, shown, type_name
 from spreadwatch.model.records import (
+    NO_NEEDS,
     Controller,
+    Image,
     Namespace,
     Node,
-    NodeSelectorRequirement,
     NodeSelectorTerm,
     OwnerRef,
+    PersistentVolume,
+    PersistentVolumeClaim,
     Pod,
+    PodNeeds,
     PodTemplate,
     Record,
+    Resources,
     Service,
     SpreadConstraint,
     Taint,
     Toleration,
 )
+from spreadwatch.model.sharing import Shared
+from spreadwatch.model.spec_fields import (
+    node_allocatable,
+    node_images,
+    node_selector_requirements,
+    pod_affinity,
+    pod_needs,
+)
 from spreadwatch.selectors import NOTHING, Requirement, Selector, from_label_selector, from_match_labels
 
 __all__ = [
+    "BIND_COMPLETED",
     "INT32_RANGE",
     "INT64_RANGE",
+    "READ_WRITE_ONCE_POD",
+    "SHARED_IMAGES",
+    "SHARED_NEEDS",
+    "SHARED_OWNERS",
+    "SHARED_RESOURCES",
+    "SHARED_TAINTS",
+    "SHARED_TEMPLATES",
     "controller_selector",
+    "node_selector_terms",
     "object_ref",
     "parse_object",
     "parse_pod",
+    "pod_template",
     "revision_number",
+    "template_needs",
 ]
 
-_T = TypeVar("_T")
+#: the annotation the PersistentVolume controller sets once a claim's binding is complete
+BIND_COMPLETED: Final = "pv.kubernetes.io/bind-completed"
+READ_WRITE_ONCE_POD: Final = "ReadWriteOncePod"
+#: process-wide tables of shared records (every decoder's records of equal values are one object)
+SHARED_NEEDS: Final[Shared[PodNeeds]] = Shared()
+SHARED_RESOURCES: Final[Shared[Resources]] = Shared()
+SHARED_IMAGES: Final[Shared[Image]] = Shared()
+#: a watch-decoded pod's controller reference and template are its ReplicaSet's pods' (decoders of watch events
+#: live a thousand lines: without these, ~300–900 bytes more per pod replaced)
+SHARED_OWNERS: Final[Shared[OwnerRef]] = Shared()
+SHARED_TEMPLATES: Final[Shared[PodTemplate]] = Shared()
+SHARED_TAINTS: Final[Shared[tuple[Taint, ...]]] = Shared()
+
 _EMPTY: Final[Mapping[str, Any]] = intern_labels({})  # the one shared empty map
-#: The API's int32 and int64 fields (replicas, maxSkew, minDomains; generation): a value outside is refused.
-INT32_RANGE: Final = (-(2**31), 2**31 - 1)
-INT64_RANGE: Final = (-(2**63), 2**63 - 1)
 _INT64_DIGITS: Final = 19
 
 
@@ -62,101 +96,7 @@ def revision_number(text: str) -> int:
     return value if value <= INT64_RANGE[1] else 0
 
 
-def _shown(value: object) -> str:
-    """A value for a message: a short string's repr, else only its type (never a deep or huge repr). O(1)."""
-    if isinstance(value, str) and len(value) <= 64:
-        return repr(value)
-    return f"a {_type_name(value)}"
-
-
-def object_ref(obj: Mapping[str, Any]) -> str:
-    """``Kind namespace/name`` (or ``Kind name``) for messages; never raises."""
-    kind = obj.get("kind") if isinstance(obj.get("kind"), str) else "object"
-    raw_meta = obj.get("metadata")
-    meta: Mapping[str, Any] = raw_meta if isinstance(raw_meta, Mapping) else {}
-    name = meta.get("name") if isinstance(meta.get("name"), str) else "<unnamed>"
-    namespace = meta.get("namespace")
-    if isinstance(namespace, str) and namespace:
-        return f"{kind} {namespace}/{name}"
-    return f"{kind} {name}"
-
-
-class _Reader:
-    """Typed field access on one object; errors name the object and the field path."""
-
-    __slots__ = ("ref",)
-
-    def __init__(self, obj: Mapping[str, Any]) -> None:
-        self.ref = object_ref(obj)
-
-    def fail(self, path: str, problem: str) -> ObjectError:
-        return ObjectError(self.ref, path, problem)
-
-    def _typed(self, parent: Mapping[str, Any], key: str, path: str, default: _T, kind: type, noun: str) -> _T:
-        """``parent[key]`` if it is a ``kind`` (booleans are not integers), ``default`` if absent or null."""
-        value = parent.get(key)
-        if value is None:
-            return default
-        if not isinstance(value, kind) or (kind is int and isinstance(value, bool)):
-            raise self.fail(path, f"expected {noun}, got {_type_name(value)}")
-        return cast(_T, value)
-
-    def mapping(self, parent: Mapping[str, Any], key: str, path: str) -> Mapping[str, Any]:
-        return self._typed(parent, key, path, _EMPTY, Mapping, "a mapping")
-
-    def string(self, parent: Mapping[str, Any], key: str, path: str, default: str = "") -> str:
-        return self._typed(parent, key, path, default, str, "a string")
-
-    def integer(
-        self, parent: Mapping[str, Any], key: str, path: str, default: int, bounds: tuple[int, int] = INT32_RANGE
-    ) -> int:
-        value = int(self._typed(parent, key, path, default, int, "an integer"))
-        if not bounds[0] <= value <= bounds[1]:
-            bits = 32 if bounds == INT32_RANGE else 64
-            raise self.fail(path, f"expected an integer of at most {bits} bits, got one of {value.bit_length()} bits")
-        return value
-
-    def boolean(self, parent: Mapping[str, Any], key: str, path: str) -> bool:
-        return self._typed(parent, key, path, False, bool, "a boolean")
-
-    def items(self, parent: Mapping[str, Any], key: str, path: str) -> list[Mapping[str, Any]]:
-        value = parent.get(key)
-        if value is None:
-            return []
-        if not isinstance(value, list):
-            raise self.fail(path, f"expected a list, got {_type_name(value)}")
-        for i, item in enumerate(value):
-            if not isinstance(item, Mapping):
-                raise self.fail(f"{path}[{i}]", f"expected a mapping, got {_type_name(item)}")
-        return value
-
-    def strings(self, parent: Mapping[str, Any], key: str, path: str) -> tuple[str, ...]:
-        value = parent.get(key)
-        if value is None:
-            return ()
-        if not isinstance(value, list) or not all(isinstance(v, str) for v in value):
-            raise self.fail(path, "expected a list of strings")
-        return tuple(value)
-
-    def string_map(self, parent: Mapping[str, Any], key: str, path: str) -> Mapping[str, str] | None:
-        value = parent.get(key)
-        if value is None:
-            return None
-        if not isinstance(value, Mapping):
-            raise self.fail(path, f"expected a mapping of strings, got {_type_name(value)}")
-        for k, v in value.items():
-            if not isinstance(k, str) or not isinstance(v, str):
-                raise self.fail(f"{path}.{k}", f"expected a string value, got {_type_name(v)}")
-        return value
-
-
-def _type_name(value: object) -> str:
-    return {dict: "mapping", list: "list", str: "string", int: "integer", float: "number", bool: "boolean"}.get(
-        type(value), type(value).__name__
-    )
-
-
-def _meta(r: _Reader, obj: Mapping[str, Any], namespaced: bool) -> tuple[str, str, str, Mapping[str, str]]:
+def _meta(r: FieldReader, obj: Mapping[str, Any], namespaced: bool) -> tuple[str, str, str, Mapping[str, str]]:
     meta = r.mapping(obj, "metadata", "metadata")
     name = r.string(meta, "name", "metadata.name")
     if not name:
@@ -166,7 +106,7 @@ def _meta(r: _Reader, obj: Mapping[str, Any], namespaced: bool) -> tuple[str, st
     return namespace, name, r.string(meta, "uid", "metadata.uid"), labels
 
 
-def _controller(r: _Reader, meta: Mapping[str, Any]) -> OwnerRef | None:
+def _controller(r: FieldReader, meta: Mapping[str, Any]) -> OwnerRef | None:
     for i, ref in enumerate(r.items(meta, "ownerReferences", "metadata.ownerReferences")):
         path = f"metadata.ownerReferences[{i}]"
         if r.boolean(ref, "controller", path + ".controller"):
@@ -179,23 +119,19 @@ def _controller(r: _Reader, meta: Mapping[str, Any]) -> OwnerRef | None:
     return None
 
 
-def _node_selector_requirements(
-    r: _Reader, term: Mapping[str, Any], key: str, path: str
-) -> tuple[NodeSelectorRequirement, ...]:
-    out = []
-    for i, req in enumerate(r.items(term, key, f"{path}.{key}")):
-        p = f"{path}.{key}[{i}]"
-        out.append(
-            NodeSelectorRequirement(
-                key=r.string(req, "key", p + ".key"),
-                operator=r.string(req, "operator", p + ".operator"),
-                values=r.strings(req, "values", p + ".values"),
-            )
+def node_selector_terms(r: FieldReader, selector: Mapping[str, Any], path: str) -> tuple[NodeSelectorTerm, ...]:
+    """A NodeSelector's ``nodeSelectorTerms`` (unvalidated: the matchers decide). O(requirements)."""
+    return tuple(
+        NodeSelectorTerm(
+            node_selector_requirements(r, t, "matchExpressions", f"{path}.nodeSelectorTerms[{i}]"),
+            node_selector_requirements(r, t, "matchFields", f"{path}.nodeSelectorTerms[{i}]"),
         )
-    return tuple(out)
+        for i, t in enumerate(r.items(selector, "nodeSelectorTerms", path + ".nodeSelectorTerms"))
+    )
 
 
-def _template(r: _Reader, spec: Mapping[str, Any], path: str) -> PodTemplate:
+def pod_template(r: FieldReader, spec: Mapping[str, Any], path: str) -> PodTemplate:
+    """A pod spec's scheduling fields (:class:`PodTemplate`). Raises ObjectError. O(fields)."""
     tolerations = tuple(
         Toleration(
             key=r.string(t, "key", f"{path}.tolerations[{i}].key"),
@@ -213,24 +149,31 @@ def _template(r: _Reader, spec: Mapping[str, Any], path: str) -> PodTemplate:
     terms: tuple[NodeSelectorTerm, ...] | None = None
     if required is not None:
         required = r.mapping(node_affinity, "requiredDuringSchedulingIgnoredDuringExecution", required_path)
-        terms = tuple(
-            NodeSelectorTerm(
-                _node_selector_requirements(r, t, "matchExpressions", f"{required_path}.nodeSelectorTerms[{i}]"),
-                _node_selector_requirements(r, t, "matchFields", f"{required_path}.nodeSelectorTerms[{i}]"),
-            )
-            for i, t in enumerate(r.items(required, "nodeSelectorTerms", required_path + ".nodeSelectorTerms"))
-        )
+        terms = node_selector_terms(r, required, required_path)
     constraints = _spread_constraints(r, spec, f"{path}.topologySpreadConstraints")
-    return PodTemplate(tolerations, node_selector, terms, bool(constraints), constraints)
+    pods = pod_affinity(r, spec, path)
+    return PodTemplate(
+        tolerations,
+        node_selector,
+        terms,
+        bool(constraints),
+        constraints,
+        pods.preferred_node,
+        pods.required,
+        pods.required_anti,
+        pods.preferred,
+        pods.preferred_anti,
+        pods.error,
+    )
 
 
-def _spread_constraints(r: _Reader, spec: Mapping[str, Any], path: str) -> tuple[SpreadConstraint, ...]:
+def _spread_constraints(r: FieldReader, spec: Mapping[str, Any], path: str) -> tuple[SpreadConstraint, ...]:
     out = []
     for i, c in enumerate(r.items(spec, "topologySpreadConstraints", path)):
         p = f"{path}[{i}]"
         raw_selector = c.get("labelSelector")
         if raw_selector is not None and not isinstance(raw_selector, Mapping):
-            raise r.fail(p + ".labelSelector", f"expected a mapping, got {_type_name(raw_selector)}")
+            raise r.fail(p + ".labelSelector", f"expected a mapping, got {type_name(raw_selector)}")
         error: str | None = None
         try:
             selector = from_label_selector(raw_selector)
@@ -260,11 +203,24 @@ def _intern_template(template: PodTemplate) -> PodTemplate:
     return _EMPTY_TEMPLATE if template == _EMPTY_TEMPLATE else template
 
 
+def _shared_needs(needs: PodNeeds) -> PodNeeds:
+    return NO_NEEDS if needs == NO_NEEDS else SHARED_NEEDS.get(needs)
+
+
+def template_needs(r: FieldReader, spec: Mapping[str, Any], path: str) -> PodNeeds:
+    """A workload template's needs (its next pod's); one that cannot be read keeps why (``error``: that
+    workload's report is ``Error``, the others are unaffected). Shared. O(containers)."""
+    try:
+        return _shared_needs(pod_needs(r, spec, path))
+    except ObjectError as err:
+        return SHARED_NEEDS.get(PodNeeds(error=f"{err.path}: {err.problem}"))
+
+
 def parse_pod(obj: Mapping[str, Any]) -> Pod:
     """Parse a Pod object; raise ObjectError when it is not a Pod or a field has the wrong type."""
     if obj.get("kind") not in ("Pod", None):
-        raise ObjectError(object_ref(obj), "kind", f"expected a Pod, got {_shown(obj.get('kind'))}")
-    r = _Reader(obj)
+        raise ObjectError(object_ref(obj), "kind", f"expected a Pod, got {shown(obj.get('kind'))}")
+    r = FieldReader(obj)
     namespace, name, _, labels = _meta(r, obj, namespaced=True)
     meta = r.mapping(obj, "metadata", "metadata")
     spec = r.mapping(obj, "spec", "spec")
@@ -277,12 +233,14 @@ def parse_pod(obj: Mapping[str, Any]) -> Pod:
         phase=r.string(status, "phase", "status.phase"),
         deleting=meta.get("deletionTimestamp") is not None,
         controller=_controller(r, meta),
-        template=_intern_template(_template(r, spec, "spec")),
+        template=_intern_template(pod_template(r, spec, "spec")),
+        needs=_shared_needs(pod_needs(r, spec, "spec")),
+        nominated=r.string(status, "nominatedNodeName", "status.nominatedNodeName"),
     )
 
 
 def _parse_node(obj: Mapping[str, Any]) -> Node:
-    r = _Reader(obj)
+    r = FieldReader(obj)
     _, name, uid, labels = _meta(r, obj, namespaced=False)
     spec = r.mapping(obj, "spec", "spec")
     taints = tuple(
@@ -293,11 +251,14 @@ def _parse_node(obj: Mapping[str, Any]) -> Node:
         )
         for i, t in enumerate(r.items(spec, "taints", "spec.taints"))
     )
-    return Node(name, labels, taints, r.boolean(spec, "unschedulable", "spec.unschedulable"), uid)
+    status = r.mapping(obj, "status", "status")
+    allocatable = SHARED_RESOURCES.get(node_allocatable(r, status))
+    images = node_images(r, status, SHARED_IMAGES.get)
+    return Node(name, labels, taints, r.boolean(spec, "unschedulable", "spec.unschedulable"), uid, allocatable, images)
 
 
 def _parse_service(obj: Mapping[str, Any]) -> Service:
-    r = _Reader(obj)
+    r = FieldReader(obj)
     namespace, name, uid, _ = _meta(r, obj, namespaced=True)
     spec = r.mapping(obj, "spec", "spec")
     selector = r.string_map(spec, "selector", "spec.selector")
@@ -326,7 +287,7 @@ def controller_selector(
 
 
 def _parse_controller(obj: Mapping[str, Any], kind: str) -> Controller:
-    r = _Reader(obj)
+    r = FieldReader(obj)
     namespace, name, uid, labels = _meta(r, obj, namespaced=True)
     meta = r.mapping(obj, "metadata", "metadata")
     spec = r.mapping(obj, "spec", "spec")
@@ -334,6 +295,7 @@ def _parse_controller(obj: Mapping[str, Any], kind: str) -> Controller:
     template = r.mapping(spec, "template", "spec.template")
     template_meta = r.mapping(template, "metadata", "spec.template.metadata")
     template_labels = intern_labels(r.string_map(template_meta, "labels", "spec.template.metadata.labels") or {})
+    template_spec = r.mapping(template, "spec", "spec.template.spec")
     selector_value = (
         r.string_map(spec, "selector", "spec.selector") if kind == "ReplicationController" else spec.get("selector")
     )
@@ -351,20 +313,58 @@ def _parse_controller(obj: Mapping[str, Any], kind: str) -> Controller:
         selector_map=selector_map,
         selector_error=selector_error,
         template_labels=template_labels,
-        template=_intern_template(
-            _template(r, r.mapping(template, "spec", "spec.template.spec"), "spec.template.spec")
-        ),
+        template=_intern_template(pod_template(r, template_spec, "spec.template.spec")),
         controller=_controller(r, meta),
         replicas=r.integer(spec, "replicas", "spec.replicas", 1),
         revision=revision_number(revision_text),
         update_revision=r.string(status, "updateRevision", "status.updateRevision"),
         creation=r.string(meta, "creationTimestamp", "metadata.creationTimestamp"),
         generation=r.integer(meta, "generation", "metadata.generation", 0, INT64_RANGE),
+        needs=template_needs(r, template_spec, "spec.template.spec"),
+        claim_templates=_claim_templates(r, spec) if kind == "StatefulSet" else (),
     )
 
 
+def _claim_templates(r: FieldReader, spec: Mapping[str, Any]) -> tuple[str, ...]:
+    """A StatefulSet's ``volumeClaimTemplates`` names (its pods' claims are ``<name>-<set>-<ordinal>``)."""
+    return tuple(
+        r.string(r.mapping(t, "metadata", f"spec.volumeClaimTemplates[{i}].metadata"), "name",
+                 f"spec.volumeClaimTemplates[{i}].metadata.name")
+        for i, t in enumerate(r.items(spec, "volumeClaimTemplates", "spec.volumeClaimTemplates"))
+    )  # fmt: skip
+
+
+def _parse_claim(obj: Mapping[str, Any]) -> PersistentVolumeClaim:
+    r = FieldReader(obj)
+    namespace, name, _, _ = _meta(r, obj, namespaced=True)
+    meta = r.mapping(obj, "metadata", "metadata")
+    spec = r.mapping(obj, "spec", "spec")
+    annotations = r.string_map(meta, "annotations", "metadata.annotations") or {}
+    return PersistentVolumeClaim(
+        sys.intern(namespace),
+        name,
+        r.string(spec, "volumeName", "spec.volumeName"),
+        BIND_COMPLETED in annotations,
+        r.string(spec, "storageClassName", "spec.storageClassName"),
+        READ_WRITE_ONCE_POD in r.strings(spec, "accessModes", "spec.accessModes"),
+    )
+
+
+def _parse_volume(obj: Mapping[str, Any]) -> PersistentVolume:
+    r = FieldReader(obj)
+    _, name, _, labels = _meta(r, obj, namespaced=False)
+    spec = r.mapping(obj, "spec", "spec")
+    affinity = r.mapping(spec, "nodeAffinity", "spec.nodeAffinity")
+    required = affinity.get("required")
+    terms = None
+    if required is not None:
+        terms = node_selector_terms(r, r.mapping(affinity, "required", "spec.nodeAffinity.required"),
+                                    "spec.nodeAffinity.required")  # fmt: skip
+    return PersistentVolume(name, labels, terms)
+
+
 def _parse_namespace(obj: Mapping[str, Any]) -> Namespace:
-    r = _Reader(obj)
+    r = FieldReader(obj)
     _, name, _, labels = _meta(r, obj, namespaced=False)
     return Namespace(name, labels)
 
@@ -372,7 +372,7 @@ def _parse_namespace(obj: Mapping[str, Any]) -> Namespace:
 def parse_object(obj: Mapping[str, Any]) -> Record | None:
     """Parse one API object into its record; None for kinds spreadwatch does not use. Raises ObjectError."""
     if not isinstance(obj, Mapping):
-        raise ObjectError("object", "", f"expected a mapping, got {_type_name(obj)}")
+        raise ObjectError("object", "", f"expected a mapping, got {type_name(obj)}")
     kind = obj.get("kind")
     if kind == "Pod":
         return parse_pod(obj)
@@ -384,6 +384,10 @@ def parse_object(obj: Mapping[str, Any]) -> Record | None:
         return _parse_controller(obj, kind)
     if kind == "Namespace":
         return _parse_namespace(obj)
+    if kind == "PersistentVolumeClaim":
+        return _parse_claim(obj)
+    if kind == "PersistentVolume":
+        return _parse_volume(obj)
     if not isinstance(kind, str):
         raise ObjectError(object_ref(obj), "kind", "is required and must be a string")
     return None

@@ -20,20 +20,31 @@ from spreadwatch.model.keys import WorkloadKey
 from spreadwatch.selectors import Selector
 
 __all__ = [
+    "NO_NEEDS",
+    "NO_RESOURCES",
     "TERMINAL_PHASES",
     "Controller",
+    "HostPort",
+    "Image",
     "Namespace",
     "Node",
     "NodeSelectorRequirement",
     "NodeSelectorTerm",
     "OwnerRef",
+    "PersistentVolume",
+    "PersistentVolumeClaim",
     "Pod",
+    "PodAffinityTerm",
+    "PodNeeds",
     "PodTemplate",
+    "PreferredSchedulingTerm",
     "Record",
+    "Resources",
     "Service",
     "SpreadConstraint",
     "Taint",
     "Toleration",
+    "WeightedPodAffinityTerm",
 ]
 
 #: Pod phases that never count for spreading.
@@ -101,12 +112,48 @@ class SpreadConstraint(msgspec.Struct, frozen=True, gc=False):
     node_taints_policy: str = ""
 
 
+class PreferredSchedulingTerm(msgspec.Struct, frozen=True, gc=False):
+    """One ``preferredDuringSchedulingIgnoredDuringExecution`` node affinity term (NodeAffinity's score)."""
+
+    weight: int
+    term: NodeSelectorTerm
+
+
+class PodAffinityTerm(msgspec.Struct, frozen=True, gc=False):
+    """One pod (anti-)affinity term, selectors parsed (``metav1.LabelSelectorAsSelector``).
+
+    ``namespaces`` as written; ``namespace_selector`` None for an absent one (``labels.Nothing()``). With
+    neither, the term selects pods of the pod's own namespace (decided where the pod is known: a template is
+    shared by workloads of several namespaces). ``match_label_keys``/``mismatch_label_keys`` are merged into
+    ``selector`` by the API server when it creates a pod (an existing pod's selector has them already; a
+    workload's next pod gets them from its labels)."""
+
+    selector: Selector
+    topology_key: str
+    namespaces: tuple[str, ...] = ()
+    namespace_selector: Selector | None = None
+    match_label_keys: tuple[str, ...] = ()
+    mismatch_label_keys: tuple[str, ...] = ()
+
+
+class WeightedPodAffinityTerm(msgspec.Struct, frozen=True, gc=False):
+    """One preferred pod (anti-)affinity term and its weight (1-100)."""
+
+    weight: int
+    term: PodAffinityTerm
+
+
 class PodTemplate(msgspec.Struct, frozen=True, gc=False):
     """The scheduling-relevant part of a pod (spec) or pod template; hashable (a constraint signature).
 
     ``required_terms`` is None when the pod has no required node affinity (every node passes), and a
     (possibly empty) tuple of ORed terms otherwise. ``spread_constraints`` are the topologySpreadConstraints
     (PodTopologySpread, profile v1.29); ``topology_spread`` is True when there are any.
+
+    For the whole scheduler profile (``scoring/prediction.py``): ``preferred_node_terms`` (None: none given,
+    NodeAffinity's PreScore skips), the pod affinity and anti-affinity terms (InterPodAffinity), and
+    ``affinity_error``: why a term could not be read (every list of that kind is then empty, as the
+    scheduler keeps an existing pod's; an incoming pod with one cannot be scheduled).
     """
 
     tolerations: tuple[Toleration, ...] = ()
@@ -114,6 +161,20 @@ class PodTemplate(msgspec.Struct, frozen=True, gc=False):
     required_terms: tuple[NodeSelectorTerm, ...] | None = None
     topology_spread: bool = False
     spread_constraints: tuple[SpreadConstraint, ...] = ()
+    preferred_node_terms: tuple[PreferredSchedulingTerm, ...] | None = None
+    required_affinity: tuple[PodAffinityTerm, ...] = ()
+    required_anti_affinity: tuple[PodAffinityTerm, ...] = ()
+    preferred_affinity: tuple[WeightedPodAffinityTerm, ...] = ()
+    preferred_anti_affinity: tuple[WeightedPodAffinityTerm, ...] = ()
+    affinity_error: str = ""
+
+    @property
+    def has_pod_affinity(self) -> bool:
+        """The pod carries pod affinity or anti-affinity terms (``NodeInfo.PodsWithAffinity``). O(1)."""
+        return bool(
+            self.required_affinity or self.required_anti_affinity or self.preferred_affinity
+            or self.preferred_anti_affinity
+        )  # fmt: skip
 
     @property
     def constraint_key(self) -> tuple[object, ...]:
@@ -121,16 +182,92 @@ class PodTemplate(msgspec.Struct, frozen=True, gc=False):
         return (self.tolerations, self.node_selector, self.required_terms)
 
 
+class Resources(msgspec.Struct, frozen=True, gc=False):
+    """Amounts of resources as kube-scheduler keeps them (``framework.Resource``): a pod's requests or a
+    node's allocatable. CPU in millicores, memory and ephemeral storage in bytes, ``pods`` the allowed pod
+    number (allocatable only), ``scalars`` the extended, hugepages and other scalar resources by name
+    (sorted). Shared: equal amounts are one object (interned where they are read)."""
+
+    milli_cpu: int = 0
+    memory: int = 0
+    ephemeral_storage: int = 0
+    pods: int = 0
+    scalars: tuple[tuple[str, int], ...] = ()
+
+    def scalar(self, name: str) -> int:
+        """The amount of one scalar resource (0 when absent). O(scalars)."""
+        for key, amount in self.scalars:
+            if key == name:
+                return amount
+        return 0
+
+
+NO_RESOURCES: Final = Resources()
+
+
+class HostPort(msgspec.Struct, frozen=True, gc=False):
+    """A container's host port (``HostPortInfo``): ``ip`` "" is stored as 0.0.0.0, protocol "" as TCP."""
+
+    ip: str
+    protocol: str
+    port: int
+
+
+class PodNeeds(msgspec.Struct, frozen=True, gc=False):
+    """What a pod needs from a node, as kube-scheduler computes it (``k8s.io/component-helpers/resource``
+    ``PodRequests``: containers summed, init containers the largest, sidecars added, pod-level requests and
+    overhead). Pods of one template share one object.
+
+    * ``requests``: the requests (``NodeInfo.Requested``, the Fit filter, BalancedAllocation);
+    * ``non_zero_cpu``/``non_zero_memory``: with 100m CPU and 200 MiB for each container without a request,
+      as an existing pod counts in ``NodeInfo.NonZeroRequested``; ``score_cpu``/``score_memory``: as
+      NodeResourcesFit scores an incoming pod (the containers' requests with those defaults and the overhead:
+      its scorer ignores pod-level requests, upstream's fit.go builds it without that gate);
+    * ``host_ports`` (NodePorts), ``images`` (normalised names of the init containers, the containers and
+      the image volumes, repeats kept; ImageLocality) and ``containers`` (init + regular);
+    * ``claims`` (the persistentVolumeClaim volumes' claim names), ``resource_claims`` (DRA claims);
+    * ``error``: why the requests could not be read (a workload's template only: a pod is refused).
+    """
+
+    requests: Resources = NO_RESOURCES
+    non_zero_cpu: int = 0
+    non_zero_memory: int = 0
+    score_cpu: int = 0
+    score_memory: int = 0
+    host_ports: tuple[HostPort, ...] = ()
+    images: tuple[str, ...] = ()
+    containers: int = 0
+    claims: tuple[str, ...] = ()
+    resource_claims: bool = False
+    error: str = ""
+
+
+NO_NEEDS: Final = PodNeeds()
+
+
+class Image(msgspec.Struct, frozen=True, gc=False):
+    """One ``node.status.images`` entry: its names and size in bytes (absent: 0)."""
+
+    names: tuple[str, ...]
+    size: int = 0
+
+
 class Node(msgspec.Struct, frozen=True, gc=False):
+    """A node: labels and taints (the filters), ``allocatable`` and ``images`` (the resource and image
+    scores; both shared with the nodes that have the same)."""
+
     name: str
     labels: Mapping[str, str]
     taints: tuple[Taint, ...] = ()
     unschedulable: bool = False
     uid: str = ""
+    allocatable: Resources = NO_RESOURCES
+    images: tuple[Image, ...] = ()
 
 
 class Pod(msgspec.Struct, frozen=True, gc=False):
-    """An existing pod (or the incoming one): what ``countMatchingPods`` and the selector look at."""
+    """An existing pod (or the incoming one): what ``countMatchingPods`` and the selector look at, what it
+    takes from its node (``needs``) and the node a preemption nominated it for (``nominated``)."""
 
     namespace: str
     name: str
@@ -140,6 +277,14 @@ class Pod(msgspec.Struct, frozen=True, gc=False):
     deleting: bool = False
     controller: OwnerRef | None = None
     template: PodTemplate = msgspec.field(default_factory=PodTemplate)
+    needs: PodNeeds = NO_NEEDS
+    nominated: str = ""
+
+    @property
+    def in_node_info(self) -> bool:
+        """True when kube-scheduler's cache holds the pod on its node (``NodeInfo.Pods``): bound and not
+        terminal; a pod being deleted still takes its resources. O(1)."""
+        return bool(self.node_name) and self.phase not in TERMINAL_PHASES
 
     @property
     def counts(self) -> bool:
@@ -179,6 +324,8 @@ class Controller(msgspec.Struct, frozen=True, gc=False):
     update_revision: str = ""  # status.updateRevision (StatefulSets)
     creation: str = ""
     generation: int = 0
+    needs: PodNeeds = NO_NEEDS  # the template's (the next pod's)
+    claim_templates: tuple[str, ...] = ()  # a StatefulSet's volumeClaimTemplates names
 
     @property
     def key(self) -> WorkloadKey:
@@ -191,4 +338,26 @@ class Namespace(msgspec.Struct, frozen=True, gc=False):
     labels: Mapping[str, str]
 
 
-Record = Node | Pod | Service | Controller | Namespace
+class PersistentVolumeClaim(msgspec.Struct, frozen=True, gc=False):
+    """A PersistentVolumeClaim: the volume it is bound to (``spec.volumeName``), whether the binding is
+    complete (annotation ``pv.kubernetes.io/bind-completed``) and whether its access modes include
+    ReadWriteOncePod (VolumeRestrictions: one pod at a time)."""
+
+    namespace: str
+    name: str
+    volume_name: str = ""
+    bound: bool = False
+    storage_class: str = ""
+    read_write_once_pod: bool = False
+
+
+class PersistentVolume(msgspec.Struct, frozen=True, gc=False):
+    """A PersistentVolume: its labels (VolumeZone reads the zone and region ones) and its required node
+    affinity (VolumeBinding; None: none)."""
+
+    name: str
+    labels: Mapping[str, str]
+    node_terms: tuple[NodeSelectorTerm, ...] | None = None
+
+
+Record = Node | Pod | Service | Controller | Namespace | PersistentVolumeClaim | PersistentVolume

@@ -19,6 +19,7 @@ from spreadwatch.report.spread_report import NodeEntry, SpreadReport, ZoneEntry
 from spreadwatch.report.verdict import Health, HealthThresholds, SpreadFacts, judge
 from spreadwatch.scoring import Profile, WorkloadRef, ZoneKey
 from spreadwatch.scoring.normalize import ZONE_WEIGHTING
+from spreadwatch.scoring.scheduler_profile import SchedulerProfile
 from spreadwatch.scoring.window import DEFAULT_WINDOW_SAMPLES
 
 __all__ = [
@@ -45,13 +46,18 @@ _name, _pods, _score = itemgetter(0), itemgetter(3), itemgetter(4)  # a NodeEntr
 class ReportOptions:
     """Report shape and verdict settings (``--top-nodes``, ``--max-report-nodes``, health thresholds), and the
     scheduler's window: ``--window-samples`` (window starts averaged for the best-node probabilities, 0 for
-    none) and ``--percentage-of-nodes-to-score`` (None: the profile's, from ``--scheduler-config``, else 0)."""
+    none) and ``--percentage-of-nodes-to-score`` (None: the profile's, from ``--scheduler-config``, else 0).
+
+    ``scheduler``: the kube-scheduler profile whose prediction reports carry (None: no prediction);
+    ``prediction_partial``: why every prediction is partial (the operator's own view: ``--namespace``)."""
 
     top_n: int = DEFAULT_TOP_N
     max_nodes: int = DEFAULT_MAX_NODES
     thresholds: HealthThresholds = field(default_factory=HealthThresholds)
     window_samples: int = DEFAULT_WINDOW_SAMPLES
     score_percentage: int | None = None
+    scheduler: SchedulerProfile | None = None
+    prediction_partial: tuple[str, ...] = ()
 
 
 @dataclass(frozen=True, slots=True)

@@ -10,7 +10,7 @@ JSON field names (camelCase) are a contract (see ``docs/report.md``)::
     [nextPodSchedulable], [unschedulableReason, unschedulablePlugin],
     [constraints [{topologyKey, maxSkew, minDomains, skew, eligibleDomains, satisfied}]],
     [filteredNodes [{node, zone, region, pods}]],
-    [comparison], [bestNodeProbability, bestZoneProbability], [lastPlacement]
+    [comparison], [bestNodeProbability, bestZoneProbability], [lastPlacement], [prediction]
 
 Every candidate node's score is derivable: a node listed in ``nodes`` has its score there; any other
 candidate node has no matching pod and scores its zone's ``emptyNodeScore`` (the top-level
@@ -29,6 +29,7 @@ from typing import Any, NamedTuple
 import msgspec
 
 from spreadwatch.jsonform import each, json_form
+from spreadwatch.report.prediction import Prediction, prediction_form
 from spreadwatch.report.verdict import Health
 from spreadwatch.scoring import WorkloadRef
 from spreadwatch.scoring.topology_filter import Compliance
@@ -83,13 +84,16 @@ class Placement(NamedTuple):
     """The last new binding of one of the workload's pods, checked by the operator against the report it held
     just before (``report/placement.py``): the pod, its node, the outcome (``best_node``, ``best_zone`` or
     ``other``), when it was seen (RFC 3339) and the placements in a row, this one included, that did not land
-    on a best node (0 when this one did)."""
+    on a best node (0 when this one did); ``predicted``: the outcome against the report's prediction
+    (``best_node``: one of its best nodes, ``best_zone``: a zone of its listed best nodes, ``other``; ""
+    without a prediction)."""
 
     pod: str
     node: str
     outcome: str
     time: str
     consecutive_misses: int
+    predicted: str = ""
 
 
 class SpreadReport(msgspec.Struct, frozen=True, gc=False):
@@ -135,6 +139,8 @@ class SpreadReport(msgspec.Struct, frozen=True, gc=False):
     constraints: tuple[Compliance, ...] | None = None
     #: v1.29: the nodes PodTopologySpread's Filter rejects that hold matching pods (None: none)
     filtered_nodes: tuple[FilteredNode, ...] | None = None
+    #: where kube-scheduler's whole profile puts the next pod (None: not predicted; report/prediction.py)
+    prediction: Prediction | None = None
 
     def score_of(self, node: str, zone: tuple[str, str] | None) -> int:
         """Derive a candidate node's score from the report (``zone`` is its (region, zone) or None)."""
@@ -166,7 +172,16 @@ def _json_number(value: float) -> float | int:
 _NODE_FORM = json_form(NodeEntry)
 _ZONE_FORM = json_form(ZoneEntry)
 _COMPARISON_FORM = json_form(Comparison, convert={"best_nodes": list})
-_PLACEMENT_FORM = json_form(Placement)
+_PLACEMENT_BASE = json_form(Placement, ("pod", "node", "outcome", "time", "consecutive_misses"))
+
+
+def _placement_form(p: Placement) -> dict[str, Any]:
+    """A placement's JSON; ``predicted`` only when the report had a prediction. O(1)."""
+    out = _PLACEMENT_BASE(p)
+    if p.predicted:
+        out["predicted"] = p.predicted
+    return out
+
 _COMPLIANCE_FORM = json_form(Compliance)
 _FILTERED_FORM = json_form(FilteredNode)
 _WORKLOAD_FORM = json_form(WorkloadRef, ("api_version", "kind", "namespace", "name", "uid"))
@@ -179,6 +194,7 @@ _REPORT_FORM = json_form(
         *("worst_score", "best_nodes", "best_node_count", "node_skew", "zone_skew", "health", "reasons"),
         *("nodes_scored", "next_pod_schedulable", "unschedulable_reason", "unschedulable_plugin", "constraints"),
         *("filtered_nodes", "comparison", "best_node_probability", "best_zone_probability", "last_placement"),
+        "prediction",
     ),
     convert={
         "workload": _WORKLOAD_FORM,
@@ -191,12 +207,13 @@ _REPORT_FORM = json_form(
         "comparison": _COMPARISON_FORM,
         "best_node_probability": _json_number,
         "best_zone_probability": _json_number,
-        "last_placement": _PLACEMENT_FORM,
+        "last_placement": _placement_form,
         "constraints": each(_COMPLIANCE_FORM),
         "filtered_nodes": each(_FILTERED_FORM),
+        "prediction": prediction_form,
     },
     omit_none=(
         *("next_pod_schedulable", "unschedulable_reason", "unschedulable_plugin", "constraints", "filtered_nodes"),
-        *("comparison", "best_node_probability", "best_zone_probability", "last_placement"),
+        *("comparison", "best_node_probability", "best_zone_probability", "last_placement", "prediction"),
     ),
 )

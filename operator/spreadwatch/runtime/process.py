@@ -27,6 +27,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import dataclasses
 import logging
 import shutil
 import time
@@ -54,7 +55,8 @@ from spreadwatch.kube import (
 )
 from spreadwatch.metrics import OperatorState, registry_for
 from spreadwatch.model import interned_label_maps
-from spreadwatch.profile_args import load_profile
+from spreadwatch.profile_args import load_profile, load_scheduler_profile
+from spreadwatch.report import NAMESPACED_PARTIAL, PREDICTION_PLACEMENTS, ReportOptions
 from spreadwatch.runtime.gcpolicy import GcPolicy
 from spreadwatch.runtime.informers import WATCHED, EventRouter, ResourceWatch, WatchSource
 from spreadwatch.runtime.serving import (
@@ -77,6 +79,16 @@ log = logging.getLogger("spreadwatch.operator")
 _WORKLOADS_PER_TURN: Final = 500
 
 
+
+def _report_options(config: OperatorConfig) -> ReportOptions:
+    """The reports' options, with the scheduler profile the prediction uses (``--prediction``), read from the
+    ``--scheduler-config`` file now, as the spreading profile is. O(size of the file)."""
+    if not config.prediction:
+        return config.report
+    scheduler = load_scheduler_profile(config.scheduler_config, config.scheduler_name)
+    partial = (NAMESPACED_PARTIAL,) if config.namespaces else ()
+    return dataclasses.replace(config.report, scheduler=scheduler, prediction_partial=partial)
+
 class Runtime:
     """Everything one operator process holds: config, index, router, informers, writer, elector, probe and
     metrics servers. ``report_api``/``source`` replace the API for reports and for lists/watches, ``reviews``
@@ -96,8 +108,9 @@ class Runtime:
             else None
         )
         self.index = SpreadIndex(
-            load_profile(config.profile, config.scheduler_config, config.scheduler_name), config.report, compare
-        )
+            load_profile(config.profile, config.scheduler_config, config.scheduler_name), _report_options(config),
+            compare,
+        )  # fmt: skip
         self.api: Any = None
         self.client: ReportClient | None = None
         self.elector: LeaseElector | None = None
@@ -222,7 +235,10 @@ class Runtime:
     def placements(self) -> dict[str, dict[str, int]]:
         """Checked placements by profile (the operator's, and --compare-profile's) and outcome. O(1)."""
         indexes = (self.index, self.index.shadow)
-        return {index.profile.name: dict(index.placements) for index in indexes if index is not None}
+        out = {index.profile.name: dict(index.placements) for index in indexes if index is not None}
+        if self.index.scheduler is not None:  # judged against the whole profile's prediction
+            out[PREDICTION_PLACEMENTS] = dict(self.index.predicted_placements)
+        return out
 
     def metrics_state(self) -> OperatorState:
         """The self-metrics' values now (``metrics.OperatorSource``). O(kinds + pending workloads)."""

@@ -25,6 +25,7 @@ __all__ = [
     "filter_nodes",
     "has_untolerated_taint",
     "node_affinity_matches",
+    "node_term_matches",
     "taint_reason",
 ]
 
@@ -78,6 +79,12 @@ def _term_matches(term: NodeSelectorTerm, node: Node) -> bool:
         if _expression_matches(req, node.labels) is not True:
             return False
     return all(_field_matches(req, node) is True for req in term.match_fields)
+
+
+def node_term_matches(term: NodeSelectorTerm, node: Node) -> bool:
+    """One NodeSelectorTerm against a node: every expression and field matches (an empty term, or one with
+    an invalid requirement, matches none). O(requirements)."""
+    return _term_matches(term, node)
 
 
 def _affinity_matches(node: Node, template: PodTemplate) -> bool:

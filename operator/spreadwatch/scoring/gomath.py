@@ -6,7 +6,7 @@ degree-14 minimax series in ``s = f/(2+f)``), also on amd64. The two differ by o
 integers 1..1,000,000 (3, 14, 48, 74, ...), and a one-ULP weight can move a ``math.Round`` of a half-way
 sum, so :func:`go_log` re-implements Go's algorithm; ``tests/scoring/test_gomath.py`` checks it against
 Go's own output. :func:`go_round` is Go's ``math.Round`` (half away from zero; Python's ``round`` rounds
-half to even). Both O(1).
+half to even), :func:`go_div` Go's integer division (truncated toward zero; Python's ``//`` floors). All O(1).
 """
 
 from __future__ import annotations
@@ -14,7 +14,7 @@ from __future__ import annotations
 import math
 from typing import Final
 
-__all__ = ["go_log", "go_round"]
+__all__ = ["go_div", "go_log", "go_round"]
 
 # ln 2 split into a high part with trailing zero bits (k·_LN2_HI is exact) and the rest.
 _LN2_HI: Final = 6.93147180369123816490e-01
@@ -56,3 +56,10 @@ def go_round(x: float) -> int:
     if abs(x - whole) >= 0.5:
         whole += 1 if x > 0 else -1
     return whole
+
+
+def go_div(a: int, b: int) -> int:
+    """``a / b`` on Go integers: the quotient truncated toward zero (``-1 / 2 == 0``; Python's ``//`` gives
+    -1). ``b`` must not be 0."""
+    q = abs(a) // abs(b)
+    return q if (a >= 0) == (b > 0) else -q

@@ -21,7 +21,7 @@ from dataclasses import dataclass
 
 from spreadwatch.model import Controller, OwnerRef, Pod, WorkloadKey, intern_labels
 
-__all__ = ["WorkloadRef", "is_workload", "newest_replicaset", "representative_pod"]
+__all__ = ["WorkloadRef", "is_workload", "newest_replicaset", "next_claims", "representative_pod"]
 
 _API_VERSIONS = {
     "Deployment": "apps/v1",
@@ -96,11 +96,13 @@ def representative_pod(workload: Controller, replicasets: Iterable[Controller] =
                 template_labels=workload.template_labels,
                 template=workload.template,
                 controller=OwnerRef("apps/v1", "Deployment", workload.name, workload.uid),
+                needs=workload.needs,
             )
         else:
             labels = rs.template_labels
         owner = OwnerRef("apps/v1", "ReplicaSet", rs.name, rs.uid)
         template = rs.template
+        needs = rs.needs
     else:
         if workload.kind == "StatefulSet":
             stamped = dict(labels)
@@ -110,11 +112,21 @@ def representative_pod(workload: Controller, replicasets: Iterable[Controller] =
             labels = stamped
         owner = OwnerRef(_API_VERSIONS[workload.kind], workload.kind, workload.name, workload.uid)
         template = workload.template
+        needs = workload.needs
     pod = Pod(
         namespace=workload.namespace,
         name=f"{workload.name}-<next>",
         labels=intern_labels(labels),
         controller=owner,
         template=template,
+        needs=needs,
     )
     return pod, rs
+
+
+def next_claims(workload: Controller) -> tuple[str, ...]:
+    """The claims a StatefulSet's controller creates for its next pod (``<template>-<set>-<ordinal>``, the
+    ordinal ``spec.replicas``); none for the other kinds. O(claim templates)."""
+    if workload.kind != "StatefulSet":
+        return ()
+    return tuple(f"{t}-{workload.name}-{workload.replicas}" for t in workload.claim_templates)

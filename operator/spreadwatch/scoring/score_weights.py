@@ -5,7 +5,8 @@ a node with the highest sum. spreadwatch computes the spreading plugin's part ex
 follows it depends on the other plugins. Without ``--scheduler-config`` the weights are those of kube-scheduler's
 default profile (v1.22-v1.36: ``pkg/scheduler/apis/config/v1/default_plugins.go``); with one, the named
 profile's ``plugins.multiPoint`` and ``plugins.score`` (``disabled`` names or ``*``, then ``enabled`` with their
-weights; a missing or 0 weight is the plugin's default weight, else 1) are applied to those defaults. Plugins
+weights; a missing or 0 weight is 1, as the framework's getScoreWeights makes it: an enabled entry replaces the
+default one, weight included) are applied to those defaults. Plugins
 behind feature gates (DynamicResources, VolumeBinding's capacity scoring) are not listed. Pure; O(plugins).
 """
 
@@ -104,8 +105,7 @@ def _apply(weights: dict[str, int], point: Mapping[str, Any], only_known: bool, 
     for name, weight in _plugins(point.get("enabled"), source, f"{path}.enabled"):
         if only_known and name not in _KNOWN_SCORE_PLUGINS:
             continue  # multiPoint also enables filter and bind plugins
-        default = DEFAULT_SCORE_WEIGHTS.get(name, _SELECTOR_SPREAD_WEIGHT if name == "SelectorSpread" else 1)
-        weights[name] = weight or default
+        weights[name] = weight or 1  # (kube-scheduler v1.36.4's framework, checked by its oracle)
 
 
 def score_weights(profile: Profile, config: Mapping[str, Any] | None = None, source: str = "",
