@@ -10,11 +10,12 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from k8s_objects import controller, owner, pod
+from k8s_objects import GA_ZONE, controller, node, owner, pod
 from spreadwatch.index import SpreadIndex
-from spreadwatch.model import Record, WorkloadKey, parse_object
+from spreadwatch.model import Controller, Node, Pod, Record, WorkloadKey, parse_object
 from spreadwatch.report import ReportOptions
 from spreadwatch.scoring import PROFILES, get_profile
+from spreadwatch.scoring.scheduler_profile import default_scheduler_profile
 from test_index import _replay, controller_event, delete_event, node_event, pod_event, service_event
 
 #: a stream as test_index's, with the end of one namespace's loading ("finish": one namespace's workloads
@@ -37,10 +38,29 @@ loading_st = st.lists(
 )
 
 
-def _loaded(events: list[tuple[str, dict[str, Any]]], profile_name: str) -> SpreadIndex:
+def _options(prediction: bool) -> ReportOptions:
+    return ReportOptions(top_n=2, scheduler=default_scheduler_profile() if prediction else None)
+
+
+def _by_events(events: list[tuple[str, dict[str, Any]]], profile_name: str, prediction: bool) -> SpreadIndex:
+    """The stream through the event path only (``apply``, ``remove``)."""
+    index = SpreadIndex(get_profile(profile_name), _options(prediction))
+    for action, body in events:
+        if action == "apply":
+            record = parse_object(body)
+            assert record is not None
+            index.apply(record)
+        elif action == "read":
+            index.reports()
+        elif action == "delete":
+            index.remove(body["kind"], body["namespace"], body["name"])
+    return index
+
+
+def _loaded(events: list[tuple[str, dict[str, Any]]], profile_name: str, prediction: bool = False) -> SpreadIndex:
     """The stream into a loading index: runs of applies of one kind as list pages (``apply_listed``), the rest
     as they come; then loading is finished."""
-    index = SpreadIndex(get_profile(profile_name), ReportOptions(top_n=2))
+    index = SpreadIndex(get_profile(profile_name), _options(prediction))
     index.start_loading()
     page: list[Record] = []
 
@@ -70,15 +90,19 @@ def _loaded(events: list[tuple[str, dict[str, Any]]], profile_name: str) -> Spre
     return index
 
 
-@pytest.mark.parametrize("profile_name", list(PROFILES))
+@pytest.mark.parametrize(("profile_name", "prediction"), [*((p, False) for p in PROFILES), ("v1.29", True)])
 @settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(events=loading_st)
 def test_a_bulk_first_listing_equals_the_event_path_and_a_fresh_load(
-    profile_name: str, events: list[tuple[str, dict[str, Any]]]
+    profile_name: str, prediction: bool, events: list[tuple[str, dict[str, Any]]]
 ) -> None:
-    index = _loaded(events, profile_name)
-    by_events, snapshot = _replay([e for e in events if e[0] != "finish"], get_profile(profile_name))
-    fresh = SpreadIndex(get_profile(profile_name), ReportOptions(top_n=2))
+    if prediction:  # (room for a few pods a node: the prediction's NodeResourcesFit then depends on the counts)
+        events = [(a, {**b, "status": {"allocatable": {"cpu": "4", "memory": "8Gi", "pods": "3"}}})
+                  if b.get("kind") == "Node" and a == "apply" else (a, b) for a, b in events]  # fmt: skip
+    index = _loaded(events, profile_name, prediction)
+    by_events = _by_events(events, profile_name, prediction)
+    _, snapshot = _replay([e for e in events if e[0] != "finish"], get_profile(profile_name))
+    fresh = SpreadIndex(get_profile(profile_name), _options(prediction))
     fresh.load(snapshot)
     assert index.reports() == by_events.reports() == fresh.reports()
     for key in index.workload_keys():
@@ -144,3 +168,61 @@ def test_a_deferred_workload_deleted_or_taken_over_while_loading_is_not_added() 
     assert index.finish_loading()
     assert index.workload_keys() == []
     assert [c.name for c in index.controllers_in("ReplicaSet", "a")] == ["web-1"]
+
+
+def test_pods_filed_in_bulk_count_in_the_predictions_node_loads() -> None:
+    # Nodes with room for 2 pods; 2 pods listed on n0 while the index loads: the prediction must find n0 full
+    # (NodeResourcesFit), as the event path does.
+    def nodes() -> list[Record]:
+        out = []
+        for i in range(3):
+            body = node(f"n{i}", "z1", key=GA_ZONE, labels={"kubernetes.io/hostname": f"n{i}"})
+            body["status"] = {"allocatable": {"cpu": "4", "memory": "8Gi", "pods": "2"}}
+            out.append(parse_object(body))
+        return [r for r in out if r is not None]
+
+    pods = [parse_object(pod(f"web-{i}", {"app": "web"}, "n0" if i < 2 else "n1", namespace="a")) for i in range(3)]
+    web = parse_object(controller("StatefulSet", "web", {"matchLabels": {"app": "web"}}, {"app": "web"},
+                                  namespace="a", replicas=3))  # fmt: skip
+    records = [r for r in (*nodes(), *pods, web) if r is not None]
+    by_events = SpreadIndex(get_profile("v1.29"), _options(True))
+    for record in records:
+        by_events.apply(record)
+    loaded = SpreadIndex(get_profile("v1.29"), _options(True))
+    loaded.start_loading()
+    for kind in (Node, Pod, Controller):
+        loaded.apply_listed([r for r in records if isinstance(r, kind)])
+    assert loaded.finish_loading()
+    [expected], [report] = by_events.reports(), loaded.reports()
+    assert report.prediction is not None and dict(report.prediction.excluded_nodes) == {"NodeResourcesFit": 1}
+    assert report == expected
+
+
+def test_a_pod_twice_in_one_page_is_counted_once_in_the_predictions_node_loads() -> None:
+    # One list page holding a pod twice (web-0 moved from n0 to n1), nodes with room for 2 pods: both stay
+    # feasible for the prediction, as on the event path; filing both states in bulk would count web-0 twice on
+    # n1 (the later state's event-path move, then the load's addition of both) and find n1 full.
+    def record(body: dict[str, Any]) -> Record:
+        parsed = parse_object(body)
+        assert parsed is not None
+        return parsed
+
+    nodes = []
+    for i in range(2):
+        body = node(f"n{i}", "z1", key=GA_ZONE, labels={"kubernetes.io/hostname": f"n{i}"})
+        body["status"] = {"allocatable": {"cpu": "4", "memory": "8Gi", "pods": "2"}}
+        nodes.append(record(body))
+    pods = [record(pod("web-0", {"app": "web"}, n, namespace="a")) for n in ("n0", "n1")]
+    web = record(controller("StatefulSet", "web", {"matchLabels": {"app": "web"}}, {"app": "web"},
+                            namespace="a", replicas=2))  # fmt: skip
+    by_events = SpreadIndex(get_profile("v1.29"), _options(True))
+    for r in (*nodes, *pods, web):
+        by_events.apply(r)
+    loaded = SpreadIndex(get_profile("v1.29"), _options(True))
+    loaded.start_loading()
+    for page in (nodes, pods, [web]):
+        loaded.apply_listed(page)
+    assert loaded.finish_loading()
+    [expected], [report] = by_events.reports(), loaded.reports()
+    assert report.prediction is not None and report.prediction.feasible_nodes == 2
+    assert report == expected

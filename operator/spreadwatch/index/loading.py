@@ -43,13 +43,17 @@ class ListLoading(PredictionBuilding):
     def _file_listed(self, records: Iterable[Record]) -> list[Record]:
         """File the listed pods of namespaces that are loading in bulk, the index holding none of them yet (its
         label groups, and the prediction's loads: ``_pods_loaded``); return the other records, for the event
-        path (``apply``'s handlers). O(records)."""
+        path (``apply``'s handlers), among them a pod's second state in ``records`` (filed once, or the loads
+        would count it twice). O(records)."""
         bulk: list[Pod] = []
         rest: list[Record] = []
+        filed: set[tuple[str, str]] = set()
         for record in records:
             if type(record) is Pod:
                 ns = self._ns_of(record.namespace)
-                if self._loading(ns) and record.name not in ns.pods:
+                key = (record.namespace, record.name)
+                if self._loading(ns) and record.name not in ns.pods and key not in filed:
+                    filed.add(key)
                     bulk.append(record)
                     continue
             rest.append(record)
