@@ -85,9 +85,9 @@ from bench import synth  # noqa: E402
 from spreadwatch.cli import build_parser  # noqa: E402
 from spreadwatch.cli.run_config import operator_config  # noqa: E402
 from spreadwatch.index import SpreadIndex  # noqa: E402
-from spreadwatch.kube import iter_cluster_records  # noqa: E402
+from spreadwatch.kube import iter_cluster_records, server_version  # noqa: E402
 from spreadwatch.model import WorkloadKey, parse_object  # noqa: E402
-from spreadwatch.profile_args import load_profile  # noqa: E402
+from spreadwatch.profile_args import operator_profiles  # noqa: E402
 from spreadwatch.resources import CLUSTER_RESOURCES, SPREAD_REPORTS  # noqa: E402
 from spreadwatch.snapshot import Snapshot  # noqa: E402
 
@@ -701,8 +701,8 @@ def measure(
                 command.append(f"--resync-period={resync_period:g}")
             limit_mib = _mib(env.pop("_MEMORY_LIMIT"))
             config = operator_config(build_parser().parse_args(command[1:]))
-            index = SpreadIndex(load_profile(config.profile, config.scheduler_config, config.scheduler_name),
-                                config.report)  # fmt: skip
+            profile, compared, _ = operator_profiles(config, lambda: server_version(api))  # (auto: as the operator)
+            index = SpreadIndex(profile, config.report, compared)
             index.load(Snapshot.from_decoded(item for _, item in iter_cluster_records(api)))
             expectation = Expectation(index)
             expectation.fill()
@@ -809,7 +809,7 @@ def measure(
                 "report_events": writes,
                 "api_writes": _api_writes(port),
             })  # fmt: skip
-            result["sampled_exact"] = _compare_sample(kubectl, command, state, keys, sample)
+            result["sampled_exact"] = _compare_sample(kubectl, command, state, keys, sample, index.profile.name)
         except Exception as err:  # the figures measured so far stay in the result, beside what failed
             result["error"] = f"{type(err).__name__}: {err}"
             log(f"failed: {result['error']}")
@@ -870,12 +870,13 @@ def _scale_deployments(api: client.ApiClient, churn: Churn, deployments: Sequenc
 
 
 def _compare_sample(
-    kubectl: list[str], command: list[str], state: Path, keys: Sequence[WorkloadKey], sample: int
+    kubectl: list[str], command: list[str], state: Path, keys: Sequence[WorkloadKey], sample: int, profile: str
 ) -> dict[str, int]:
-    """``sample`` reports compared with ``spreadwatch analyze`` of a ``kubectl get -o json`` dump: the nodes and
-    namespaces, and every object of the sampled workloads' namespaces (all a report reads: a workload's
-    selectors match in its own namespace; one dump of the whole envelope took kubectl past the machine's
-    memory)."""
+    """``sample`` reports compared with ``spreadwatch analyze --profile PROFILE`` (the operator's, ``auto``
+    resolved) of a ``kubectl get -o json`` dump: the nodes and namespaces, and every object of the sampled
+    workloads' namespaces (all a report reads: a workload's selectors match in its own namespace; one dump of
+    the whole envelope took kubectl past the machine's memory). ``analyze`` makes no comparison: the
+    reports' ``comparison`` is left out (the expectation checks it, from an index with the operator's)."""
     chosen = random.Random(7).sample(list(keys), min(sample, len(keys)))
     dump = state / "dump"
     dump.mkdir(exist_ok=True)
@@ -885,9 +886,9 @@ def _compare_sample(
     for name, args in gets:
         with open(dump / f"{name}.json", "wb") as out:
             subprocess.run([*kubectl, "get", *args, "-o", "json"], check=True, stdout=out)
-    report_flags = ("--profile=", "--top-nodes=", "--max-report-nodes=", "--max-node-skew=", "--max-zone-skew=",
+    report_flags = ("--top-nodes=", "--max-report-nodes=", "--max-node-skew=", "--max-zone-skew=",
                     "--spof-min-pods=", "--window-samples=")  # fmt: skip
-    flags = [a for a in command if a.startswith(report_flags)]
+    flags = [f"--profile={profile}", *(a for a in command if a.startswith(report_flags))]
     analyzed = subprocess.run([command[0], "analyze", "--cluster", str(dump), "-o", "json", *flags],
                               check=True, capture_output=True).stdout  # fmt: skip
     offline = {(r["workload"]["namespace"], r["workload"]["kind"], r["workload"]["name"]): r
@@ -900,8 +901,9 @@ def _compare_sample(
     same = 0
     for key in chosen:
         ident = (key.namespace, key.kind, key.name)
-        if ident in live and ident in offline and _content(live[ident]["status"]) == _content(offline[ident]):
-            same += 1
+        if ident in live and ident in offline:
+            status = {k: v for k, v in live[ident]["status"].items() if k != "comparison"}
+            same += _content(status) == _content(offline[ident])
     return {"compared": len(chosen), "identical": same}
 
 

@@ -6,10 +6,17 @@ SelectorSpread, v1.29 PodTopologySpread), so one function serves both. Costs: a 
 workloads × candidate nodes); a replay O(events × dirty workloads per event × candidate nodes); memory one
 fresh interpreter per repeat; a scrape O(series). Imports that only one measure needs are made inside it, so
 a baseline (``--baseline REV``) whose older package lacks them can still run the others.
+
+What is scored (:class:`Setup`): ``profile``, reports compared with ``compare`` ("" none), ``window_samples``
+window starts per report (0: none, the arithmetic alone, as these figures were first measured) and with
+``prediction`` the whole default scheduler profile's prediction; or, with ``defaults``, what ``spreadwatch run``
+does by default on this cluster (``--profile auto``: the nodes' kubelets, v1.28.9, say v1.29; v1.28 compared;
+the default window samples; the prediction).
 """
 
 from __future__ import annotations
 
+import dataclasses
 import gc
 import json
 import random
@@ -17,7 +24,7 @@ import resource
 import subprocess
 import sys
 import time
-from typing import Any
+from typing import Any, NamedTuple
 
 import msgspec
 from bench.events import EVENT_TYPES, StreamRun, run_stream
@@ -31,22 +38,53 @@ from spreadwatch.report import ReportOptions
 from spreadwatch.scoring import Profile, get_profile, representative_pod, zone_key
 from spreadwatch.snapshot import Snapshot
 
-__all__ = ["cold", "events", "fresh_index", "memory", "memory_child", "metrics", "sizes"]
+__all__ = ["Setup", "cold", "events", "fresh_index", "memory", "memory_child", "metrics", "setup", "sizes"]
 
 
-def report_options(prediction: bool = False) -> ReportOptions:
-    """The reports' options: with ``prediction``, the whole default scheduler profile's prediction (a baseline
-    package without it cannot run such a measure)."""
+def report_options(prediction: bool = False, window_samples: int = 0) -> ReportOptions:
+    """The reports' options: ``window_samples`` window starts, and with ``prediction`` the whole default
+    scheduler profile's prediction (a baseline package without it cannot run such a measure)."""
     if not prediction:
-        return ReportOptions()
+        return ReportOptions(window_samples=window_samples)
     from spreadwatch.scoring.scheduler_profile import default_scheduler_profile  # noqa: PLC0415 - (baselines)
 
-    return ReportOptions(scheduler=default_scheduler_profile())  # type: ignore[call-arg]
+    return ReportOptions(window_samples=window_samples, scheduler=default_scheduler_profile())  # type: ignore[call-arg]
 
 
-def fresh_index(snapshot: Snapshot, profile: Profile) -> SpreadIndex:
-    """An index loaded with ``snapshot``, every report built and the dirty set emptied (an operator at rest)."""
-    index = SpreadIndex(profile, ReportOptions())
+class Setup(NamedTuple):
+    """What a measure's index scores: the profile, the report options and the compared profile (None: none)."""
+
+    profile: Profile
+    options: ReportOptions
+    compare: Profile | None = None
+
+    def index(self) -> SpreadIndex:
+        return SpreadIndex(self.profile, self.options, self.compare)
+
+
+def setup(
+    profile: str = "v1.28", compare: str = "", window_samples: int = 0, defaults: bool = False, prediction: bool = False
+) -> Setup:
+    """The measure's :class:`Setup` from its parameters (see the module docstring)."""
+    if defaults:
+        from spreadwatch.cli import build_parser, operator_config  # noqa: PLC0415 - (a baseline's may lack them)
+        from spreadwatch.profile_args import load_scheduler_profile, operator_profiles  # noqa: PLC0415
+
+        config = operator_config(build_parser().parse_args(["run"]))  # (the flags' defaults, as the chart's)
+        chosen, compared, _ = operator_profiles(config, lambda: synth.KUBELET_VERSION)
+        options = config.report
+        if config.prediction:  # (as the operator reads its scheduler profile at start)
+            scheduler = load_scheduler_profile(config.scheduler_config, config.scheduler_name)
+            options = dataclasses.replace(options, scheduler=scheduler)
+        return Setup(chosen, options, compared)
+    options = report_options(prediction, window_samples)
+    return Setup(get_profile(profile), options, get_profile(compare) if compare else None)
+
+
+def fresh_index(snapshot: Snapshot, profile: Profile | Setup) -> SpreadIndex:
+    """An index loaded with ``snapshot``, every report built and the dirty set emptied (an operator at rest);
+    a bare profile: no comparison, no window samples."""
+    index = (profile if isinstance(profile, Setup) else Setup(profile, ReportOptions(window_samples=0))).index()
     index.load(snapshot)
     index.reports()
     index.take_dirty()
@@ -80,15 +118,12 @@ def sizes(*, scale: float, quick: bool = False) -> dict[str, Any]:
     }
 
 
-def _cold_once(
-    snapshot: Snapshot, profile: Profile, prediction: bool = False
-) -> tuple[float, float, float, float]:
+def _cold_once(snapshot: Snapshot, scored: Setup) -> tuple[float, float, float, float]:
     """(load s, reports s, process CPU s, cyclic GC s) of one cold computation; the index is dropped."""
     gc.collect()
-    options = report_options(prediction)
     with GCMeter() as meter:
         c0, t0 = time.process_time(), time.perf_counter()
-        index = SpreadIndex(profile, options)
+        index = scored.index()
         index.load(snapshot)
         t1 = time.perf_counter()
         index.reports()
@@ -97,9 +132,9 @@ def _cold_once(
     return t1 - t0, t2 - t1, cpu, meter.seconds
 
 
-def _cordon(snapshot: Snapshot, profile: Profile) -> tuple[float, int]:
+def _cordon(snapshot: Snapshot, scored: Setup) -> tuple[float, int]:
     """Median seconds to cordon one schedulable node and rebuild every dirty report (3 nodes), and the dirty."""
-    index = fresh_index(snapshot, profile)
+    index = fresh_index(snapshot, scored)
     runs, dirty_n = [], 0
     for node in [n for n in snapshot.nodes if not n.unschedulable][:3]:
         t0 = time.perf_counter()
@@ -137,21 +172,21 @@ def _exact(snapshot: Snapshot, profile: Profile, sample: int, seed: int = 3) -> 
 
 def cold(
     *, scale: float, quick: bool = False, profile: str = "v1.28", repeats: int = 3, exact: int = 0,
-    prediction: bool = False,
+    prediction: bool = False, compare: str = "", window_samples: int = 0, defaults: bool = False,
 ) -> dict[str, Any]:  # fmt: skip
     """The cold full computation ``SpreadIndex.load`` + ``reports()`` from records (median of ``repeats``, GC
     on, and once with the GC off), a cordon, parsing (``parse_object`` of every object, and the share of it in
     cyclic GC, which ``Snapshot.from_objects`` pauses), and with ``exact`` that many workloads checked against
     the reference scorer (``prediction``: every report with the whole default profile's prediction)."""
-    c, prof = cluster(scale), get_profile(profile)
+    c, scored = cluster(scale), setup(profile, compare, window_samples, defaults, prediction)
     snapshot, repeats = c.snapshot, 1 if quick else repeats
-    runs = [_cold_once(snapshot, prof, prediction) for _ in range(repeats)]
+    runs = [_cold_once(snapshot, scored) for _ in range(repeats)]
     gc.disable()
     try:
-        gc_off = _cold_once(snapshot, prof, prediction)
+        gc_off = _cold_once(snapshot, scored)
     finally:
         gc.enable()
-    cordon_s, dirty = _cordon(snapshot, prof)
+    cordon_s, dirty = _cordon(snapshot, scored)
     pods = [o for o in c.objects if o["kind"] == "Pod"][:20000]
     t0 = time.perf_counter()
     for o in pods:
@@ -178,14 +213,14 @@ def cold(
         "parse_pod_us": parse_pod_us,
     }
     if exact:
-        out["exact_checked"] = _exact(snapshot, prof, exact)
+        out["exact_checked"] = _exact(snapshot, scored.profile, exact)
     return out
 
 
 def _replay(
-    snapshot: Snapshot, profile: Profile, stream: list[Any], freeze_gc: bool = False
+    snapshot: Snapshot, scored: Setup, stream: list[Any], freeze_gc: bool = False
 ) -> tuple[StreamRun, GCMeter]:
-    index = fresh_index(snapshot, profile)
+    index = fresh_index(snapshot, scored)
     gc.collect()
     if freeze_gc:
         gc.freeze()
@@ -221,15 +256,16 @@ def _stream_stats(run: StreamRun, meter: GCMeter) -> dict[str, float]:
 
 
 def events(
-    *, scale: float, quick: bool = False, profile: str = "v1.28", events: int = 20000, repeats: int = 3
-) -> dict[str, Any]:
+    *, scale: float, quick: bool = False, profile: str = "v1.28", events: int = 20000, repeats: int = 3,
+    compare: str = "", window_samples: int = 0, defaults: bool = False,
+) -> dict[str, Any]:  # fmt: skip
     """Pod events through ``apply``/``remove``, ``take_dirty()`` and every dirty report's rebuild, each timed:
     medians over ``repeats`` replays on a freshly loaded index, GC enabled (as in the operator); per event type
     the p50, p99 and CPU p99 over all replays (``<type>_p50_us`` …); once more with ``gc.freeze()`` after the
     load (what-if: ``frozen_gc_*``)."""
-    c, prof = cluster(scale), get_profile(profile)
+    c, scored = cluster(scale), setup(profile, compare, window_samples, defaults)
     stream = c.stream(1000 if quick else events)
-    replays = [_replay(c.snapshot, prof, stream) for _ in range(1 if quick else repeats)]
+    replays = [_replay(c.snapshot, scored, stream) for _ in range(1 if quick else repeats)]
     stats = [_stream_stats(run, meter) for run, meter in replays]
     out: dict[str, Any] = {k: median([s[k] for s in stats]) for k in stats[0]}
     for t in EVENT_TYPES:
@@ -239,17 +275,18 @@ def events(
         out[f"{t}_p99_us"] = percentile(wall, 99) / 1e3
         out[f"{t}_cpu_p99_us"] = percentile(cpu, 99) / 1e3
     del replays
-    frozen = _stream_stats(*_replay(c.snapshot, prof, stream, freeze_gc=True))
+    frozen = _stream_stats(*_replay(c.snapshot, scored, stream, freeze_gc=True))
     for k in ("p50_us", "p99_us", "max_us", "events_per_s"):
         out[f"frozen_gc_{k}"] = frozen[k]
     return out
 
 
-def memory_child(scale: float, profile_name: str, prediction: bool = False) -> dict[str, float]:
+def memory_child(scale: float, profile_name: str, prediction: bool = False, compare: str = "", window_samples: int = 0,
+                 defaults: bool = False) -> dict[str, float]:  # fmt: skip
     """In this (fresh) interpreter: RSS (MiB) at each stage of building the index from streamed objects; the
     peak (VmHWM) after parsing and at the end, absolute; ``ru_maxrss`` (KiB on Linux, given in MiB), which
     Linux carries over from the parent across fork/exec, so it can exceed this process's own peak."""
-    profile = get_profile(profile_name)
+    scored = setup(profile_name, compare, window_samples, defaults, prediction)
     gc.collect()
     base = rss_bytes()
     snapshot = Snapshot()
@@ -258,7 +295,7 @@ def memory_child(scale: float, profile_name: str, prediction: bool = False) -> d
     gc.collect()
     records = rss_bytes()
     peak_after_parse = vm_hwm_bytes()
-    index = SpreadIndex(profile, report_options(prediction))
+    index = scored.index()
     index.load(snapshot)
     gc.collect()
     loaded = rss_bytes()
@@ -280,19 +317,22 @@ def memory_child(scale: float, profile_name: str, prediction: bool = False) -> d
 _CHILD = (
     "import json, sys\n"
     "from bench.index_figures import memory_child\n"
-    "print(json.dumps(memory_child(float(sys.argv[1]), sys.argv[2], sys.argv[3] == '1')))"
+    "print(json.dumps(memory_child(float(sys.argv[1]), sys.argv[2], sys.argv[3] == '1', sys.argv[4], "
+    "int(sys.argv[5]), sys.argv[6] == 'defaults')))"
 )
 
 
 def memory(
-    *, scale: float, quick: bool = False, profile: str = "v1.28", repeats: int = 2, prediction: bool = False
-) -> dict[str, Any]:
+    *, scale: float, quick: bool = False, profile: str = "v1.28", repeats: int = 2, prediction: bool = False,
+    compare: str = "", window_samples: int = 0, defaults: bool = False,
+) -> dict[str, Any]:  # fmt: skip
     """Index memory in fresh interpreters (:func:`memory_child`, median of ``repeats``): records + index +
     reports, what a long-running operator keeps resident (``prediction``: with the whole profile's)."""
     runs = []
     for _ in range(1 if quick else repeats):
         out = subprocess.run(
-            [sys.executable, "-c", _CHILD, str(scale), profile, "1" if prediction else "0"],
+            [sys.executable, "-c", _CHILD, str(scale), profile, "1" if prediction else "0", compare,
+             str(window_samples), "defaults" if defaults else "-"],
             check=True, capture_output=True, text=True,
         )  # fmt: skip
         runs.append(json.loads(out.stdout.strip().splitlines()[-1]))
@@ -328,15 +368,16 @@ def _scrape(index: SpreadIndex, mode: str, repeats: int) -> dict[str, float]:
     }
 
 
-def metrics(*, scale: float, quick: bool = False, profile: str = "v1.28", repeats: int = 3) -> dict[str, Any]:
+def metrics(*, scale: float, quick: bool = False, profile: str = "v1.28", repeats: int = 3, compare: str = "",
+            window_samples: int = 0, defaults: bool = False) -> dict[str, Any]:  # fmt: skip
     """Series per ``--node-metrics`` mode against the budget (pods + 10 × workloads × zones) and a scrape's
     cost: ``freeze`` (event loop) + ``render`` (worker thread, text format; its CPU time too), medians, GC on;
     ``all`` is counted, not rendered (tens of millions of series at scale 1.0): ``none`` + 2 × the
     workload × candidate-node pairs. Also the workload × zone pairs the per-zone series are made of."""
-    c, prof = cluster(scale), get_profile(profile)
-    index = fresh_index(c.snapshot, prof)
+    c, scored = cluster(scale), setup(profile, compare, window_samples, defaults)
+    index = fresh_index(c.snapshot, scored)
     reports = index.reports()
-    zones = {zone_key(n.labels, prof) for n in c.snapshot.nodes} - {None}
+    zones = {zone_key(n.labels, scored.profile) for n in c.snapshot.nodes} - {None}
     pods = index.sizes().pods
     default = _scrape(index, "default", 1 if quick else repeats)
     none = _scrape(index, "none", 1 if quick else repeats)

@@ -23,7 +23,7 @@ from bench.events import Event, make_event_stream
 from bench import synth
 from spreadwatch.snapshot import Snapshot, paused_gc
 
-__all__ = ["DUMP_FORMATS", "Cluster", "cluster"]
+__all__ = ["DUMP_FORMATS", "Cluster", "cluster", "release"]
 
 #: dump formats: compact JSON, 2-space indented (bench/synth.py's), 4-space (as ``kubectl get -o json`` prints)
 DUMP_FORMATS = ("compact", "indent2", "indent4")
@@ -80,9 +80,15 @@ def cluster(scale: float, seed: int = 1) -> Cluster:
     """The cluster of ``scale``: the one in use if it is that scale, else a new one (the old one is dropped)."""
     global _current  # noqa: PLW0603 - one cluster at a time: a scale-1.0 cluster holds gigabytes
     if _current is None or (_current.scale, _current.seed) != (scale, seed):
-        if _current is not None:
-            _current.close()
-        _current = None
-        gc.collect()
+        release()
         _current = Cluster(scale, seed)
     return _current
+
+
+def release() -> None:
+    """Drop the cluster in use, if any (its dumps removed, its records freed): a caller done with it."""
+    global _current  # noqa: PLW0603
+    if _current is not None:
+        _current.close()
+    _current = None
+    gc.collect()

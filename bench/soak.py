@@ -22,6 +22,8 @@ server sends on (what the informers' worker threads and the event loop do, here 
   survive;
 * the process's garbage collector follows the operator's policy (:class:`spreadwatch.runtime.gcpolicy.GcPolicy`,
   started right after the initial listing, as ``Runtime.start`` does; ``--no-gc-policy`` for A/B runs);
+* the index scores with the operator's defaults: ``--profile auto`` (v1.29, as the synthetic nodes' kubelets
+  v1.28.9 say: there is no API server), v1.28 compared beside it, 16 window samples per report;
 * the real :class:`Writer` runs concurrently with the operator's defaults (debounce 1 s, 20 writes/s,
   burst 20, resync every 300 s); its API side is a **local stand-in** (:class:`StandInSink`) that accepts every
   write at once and keeps each report (orjson bytes), like the API server would — no network, no latency.
@@ -59,10 +61,10 @@ from spreadwatch.config import OperatorConfig
 from spreadwatch.decode import Converter, decode_event, decode_list_page
 from spreadwatch.index import SpreadIndex
 from spreadwatch.model import interned_label_maps
+from spreadwatch.profile_args import operator_profiles
 from spreadwatch.runtime.gcpolicy import GcPolicy
 from spreadwatch.runtime.informers import WATCHED, WATCHED_BY_KIND, EventRouter, ResourceWatch
 from spreadwatch.runtime.writing import TokenBucket, Writer
-from spreadwatch.scoring import get_profile
 
 T = TypeVar("T")
 
@@ -345,7 +347,9 @@ async def _write_all(writer: Writer, budget: _LoadBudget, sink: StandInSink) -> 
 async def run_soak(cfg: SoakConfig, log: Any = print) -> dict[str, Any]:
     """Run the soak (blocking for ``cfg.minutes``); returns {"config", "baseline", "samples", "summary"}."""
     config = OperatorConfig()
-    index = SpreadIndex(get_profile(config.profile), config.report)
+    # (no API server: the cluster's kubelets' version stands for its /version, as for ``analyze --profile auto``)
+    profile, compared, _ = operator_profiles(config, lambda: synth.KUBELET_VERSION)
+    index = SpreadIndex(profile, config.report, compared)
     sink = StandInSink()
     budget = _LoadBudget(config.max_writes_per_second, config.write_burst)
     writer = Writer(index, config, sink, bucket=budget)

@@ -65,6 +65,8 @@ HOSTNAME = "kubernetes.io/hostname"
 GA_REGION = "topology.kubernetes.io/region"
 BETA_ZONE = "failure-domain.beta.kubernetes.io/zone"
 BETA_REGION = "failure-domain.beta.kubernetes.io/region"
+#: every node's status.nodeInfo.kubeletVersion: ``--profile auto`` on a dump takes v1.29 (PodTopologySpread)
+KUBELET_VERSION = "v1.28.9"
 
 #: Kind of workload j is KIND_PATTERN[j % 20]: 12 Deployments, 3 StatefulSets, 2 ReplicaSets, 3 RCs.
 KIND_PATTERN = ("Deployment",) * 12 + ("StatefulSet",) * 3 + ("ReplicaSet",) * 2 + ("ReplicationController",) * 3
@@ -225,7 +227,7 @@ def _node(i: int) -> tuple[Obj, dict[str, Any]]:
             "capacity": {"cpu": "16", "memory": "64Gi", "pods": "110"},
             "allocatable": {"cpu": _ALLOCATABLE[instance][0], "memory": _ALLOCATABLE[instance][1], "pods": "110"},
             "images": _node_images(i),
-            "nodeInfo": {"kubeletVersion": "v1.28.9", "containerRuntimeVersion": "containerd://1.7.13"},
+            "nodeInfo": {"kubeletVersion": KUBELET_VERSION, "containerRuntimeVersion": "containerd://1.7.13"},
             "addresses": [{"type": "InternalIP", "address": f"10.{i // 250}.{i % 250}.1"}],
         },
     }

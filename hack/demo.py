@@ -4,9 +4,11 @@ Run after `make dev-cluster` (the Makefile does both). Installs the SpreadReport
 zones. The `api` Deployment's pods are bound by hand (the Binding API) before any scheduler runs, piled onto two
 nodes: bad spread. Then the real kube-scheduler v1.36.4 starts (hack/devcluster.py up --scheduler v1.36, with
 spreading as its only score: hack/scheduler/config/v1.36-spread-only.yaml) and places `web` and `cache` (whose
-nodeSelector allows one node: bad spread again). `spreadwatch run --profile v1.29` runs in the background; the demo
-prints `kubectl get spreadreports -A`, one `spreadwatch explain` and metric lines, then scales `api` up by one and
-prints the report's prediction and the node kube-scheduler chose. There is no kubelet: pods stay Pending on their
+nodeSelector allows one node: bad spread again). `spreadwatch run` runs in the background with its defaults
+(`--profile auto`: the API server's version, v1.36.4, picks v1.29, PodTopologySpread; SelectorSpread v1.28 compared
+beside it); the demo prints the profile it took, `kubectl get spreadreports -A`, one `spreadwatch explain` and
+metric lines, then scales `api` up by one and prints the report's prediction (and SelectorSpread's beside it) and
+the node kube-scheduler chose. There is no kubelet: pods stay Pending on their
 nodes. `make demo-down` stops everything.
 /metrics is secure (HTTPS, TokenReview + SubjectAccessReview): the demo scrapes it with the token of a
 ServiceAccount bound to a metrics-reader ClusterRole, as Prometheus would.
@@ -157,7 +159,7 @@ def start_operator() -> None:
     with LOG.open("w") as log:
         proc = subprocess.Popen(
             [str(SPREADWATCH), "run", "--kubeconfig", str(KUBECONFIG), "--namespace", NS, "--debounce", "0.5",
-             "--profile", "v1.29", "--top-nodes", "6",
+             "--top-nodes", "6",
              "--lease-namespace", NS, "--port", str(PROBES_PORT), "--metrics-port", str(METRICS_PORT)],
             stdout=log, stderr=subprocess.STDOUT, start_new_session=True,
         )  # fmt: skip
@@ -232,14 +234,17 @@ def main() -> int:
           + [service("web")])  # fmt: skip
     for app, want in REPLICAS.items():
         wait_for(f"the pods of {app} to be bound", lambda app=app, want=want: _bound(app, want))
-    print("demo: starting `spreadwatch run --profile v1.29` in the background (log: .dev-cluster/logs/operator.log)")
+    print("demo: starting `spreadwatch run` (--profile auto) in the background (log: .dev-cluster/logs/operator.log)")
     start_operator()
     wait_for("the operator's reports", lambda: all_reports(REPLICAS))
+    print(f"\n$ grep 'starting: profile' {LOG.relative_to(ROOT)}   # what --profile auto took, and why")
+    started = [line for line in LOG.read_text(errors="replace").splitlines() if "starting: profile" in line]
+    print(started[0][started[0].index("starting: profile"):] if started else "(not logged)")
     print("\n$ kubectl get spreadreports -A")
     print(kubectl("get", "spreadreports", "-A"), end="")
-    print(f"\n$ spreadwatch explain --profile v1.29 deployment/{NS}/api   # live, through the kubeconfig")
+    print(f"\n$ spreadwatch explain --profile auto deployment/{NS}/api   # live, through the kubeconfig")
     explain = subprocess.run(
-        [str(SPREADWATCH), "explain", "--profile", "v1.29", "--kubeconfig", str(KUBECONFIG), f"deployment/{NS}/api"],
+        [str(SPREADWATCH), "explain", "--profile", "auto", "--kubeconfig", str(KUBECONFIG), f"deployment/{NS}/api"],
         capture_output=True, text=True, check=False,
     )  # fmt: skip
     print(explain.stdout or explain.stderr, end="")
@@ -284,6 +289,12 @@ def scale_up(app: str) -> None:
     print(f"\n$ kubectl scale deploy/{app} -n {NS} --replicas={len(before) + 1}   # the real scheduler places it")
     print(f"SpreadReport deployment-{app} just before: best score {report['bestScore']} on "
           f"{report['bestNodeCount']} node(s): {best}")  # fmt: skip
+    compared = report.get("comparison")
+    if compared:
+        overlap = "overlap" if compared["bestNodesOverlap"] else "do not overlap"
+        nodes = ", ".join(compared["bestNodes"])
+        print(f"  beside it, {compared['profile']} (SelectorSpread): best score {compared['bestScore']} on "
+              f"{compared['bestNodeCount']} node(s): {nodes}; the best sets {overlap}")  # fmt: skip
     kubectl("scale", f"deploy/{app}", "-n", NS, f"--replicas={len(before) + 1}")
 
     def placed() -> tuple[str, str] | None:

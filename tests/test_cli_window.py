@@ -73,9 +73,10 @@ def _report(cluster: str, *extra: str) -> dict[str, Any]:
 @pytest.mark.parametrize(
     ("extra", "scored", "probability"),
     [
-        pytest.param((), 144, None, id="adaptive 50-300/125=48%: 144 scored, no samples by default: no probability"),
+        pytest.param((), 144, "sampled", id="adaptive 50-300/125=48%: 144 scored, 16 samples by default"),
+        pytest.param(("--window-samples", "0"), 144, None, id="0 samples: no probability"),
         pytest.param(("--percentage-of-nodes-to-score", "100"), 300, 1.0, id="100%: all 300, certain"),
-        pytest.param(("--percentage-of-nodes-to-score", "10"), 100, None, id="10%: 30 -> floor 100"),
+        pytest.param(("--percentage-of-nodes-to-score", "10"), 100, "sampled", id="10%: 30 -> floor 100"),
         pytest.param(("--window-samples", "300"), 144, "exact", id="300 samples >= 300 nodes: every start, exact"),
     ],
 )
@@ -84,12 +85,16 @@ def test_report_window_fields(cluster: str, extra: tuple[str, ...], scored: int,
     assert report["nodesScored"] == scored
     if probability is None:
         assert "bestNodeProbability" not in report and "bestZoneProbability" not in report
-    elif probability == "exact":
-        explained = run("explain", "--cluster", cluster, "--profile", "v1.28", "replicaset/x/web")[1]
+    elif probability in ("exact", "sampled"):
+        # explain averages every start of these 300 nodes: the exact value
+        explained = run("explain", "--cluster", cluster, "--profile", "v1.28", "replicaset/x/web", *extra)[1]
         line = next(x for x in explained.splitlines() if x.startswith("Next pod:"))
         shown = float(line.split("probability ")[1].split(",")[0])
         assert 0.0 < report["bestNodeProbability"] < 1.0
-        assert report["bestNodeProbability"] == pytest.approx(shown, abs=5e-4)
+        # every start: equal to explain's; 16 stratified starts: within 0.1 (bench figure window-samples: 95 %
+        # of the envelope's workloads within 0.04, none beyond 0.05)
+        tolerance = 5e-4 if probability == "exact" else 0.1
+        assert report["bestNodeProbability"] == pytest.approx(shown, abs=tolerance)
         assert report["bestNodeProbability"] <= report["bestZoneProbability"] <= 1.0
     else:
         assert (report["bestNodeProbability"], report["bestZoneProbability"]) == (probability, probability)

@@ -243,6 +243,11 @@ def _key(record: Record) -> tuple[str, str, str]:
 
 def _replay(events: list[tuple[str, dict[str, Any]]], profile: Profile) -> tuple[SpreadIndex, Snapshot]:
     index = SpreadIndex(profile, ReportOptions(top_n=2))
+    return index, feed(events, index)
+
+
+def feed(events: list[tuple[str, dict[str, Any]]], index: SpreadIndex) -> Snapshot:
+    """Apply, remove and read as ``events`` say; the objects left at the end, as a snapshot."""
     state: dict[tuple[str, str, str], Record] = {}
     for action, body in events:
         if action == "read":
@@ -258,7 +263,7 @@ def _replay(events: list[tuple[str, dict[str, Any]]], profile: Profile) -> tuple
     snapshot = Snapshot()
     for record in state.values():
         snapshot.add(record)
-    return index, snapshot
+    return snapshot
 
 
 @pytest.mark.parametrize("profile_name", list(PROFILES))

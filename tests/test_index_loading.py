@@ -42,9 +42,16 @@ def _options(prediction: bool) -> ReportOptions:
     return ReportOptions(top_n=2, scheduler=default_scheduler_profile() if prediction else None)
 
 
-def _by_events(events: list[tuple[str, dict[str, Any]]], profile_name: str, prediction: bool) -> SpreadIndex:
+def _index(profile_name: str, prediction: bool, compare: str | None) -> SpreadIndex:
+    """An empty index; ``compare``: the compared profile (v1.28 beside v1.29: the sibling; else a shadow)."""
+    return SpreadIndex(get_profile(profile_name), _options(prediction), get_profile(compare) if compare else None)
+
+
+def _by_events(
+    events: list[tuple[str, dict[str, Any]]], profile_name: str, prediction: bool, compare: str | None
+) -> SpreadIndex:
     """The stream through the event path only (``apply``, ``remove``)."""
-    index = SpreadIndex(get_profile(profile_name), _options(prediction))
+    index = _index(profile_name, prediction, compare)
     for action, body in events:
         if action == "apply":
             record = parse_object(body)
@@ -57,10 +64,12 @@ def _by_events(events: list[tuple[str, dict[str, Any]]], profile_name: str, pred
     return index
 
 
-def _loaded(events: list[tuple[str, dict[str, Any]]], profile_name: str, prediction: bool = False) -> SpreadIndex:
+def _loaded(
+    events: list[tuple[str, dict[str, Any]]], profile_name: str, prediction: bool = False, compare: str | None = None
+) -> SpreadIndex:
     """The stream into a loading index: runs of applies of one kind as list pages (``apply_listed``), the rest
     as they come; then loading is finished."""
-    index = SpreadIndex(get_profile(profile_name), _options(prediction))
+    index = _index(profile_name, prediction, compare)
     index.start_loading()
     page: list[Record] = []
 
@@ -90,19 +99,23 @@ def _loaded(events: list[tuple[str, dict[str, Any]]], profile_name: str, predict
     return index
 
 
-@pytest.mark.parametrize(("profile_name", "prediction"), [*((p, False) for p in PROFILES), ("v1.29", True)])
+@pytest.mark.parametrize(
+    ("profile_name", "prediction", "compare"),
+    [*((p, False, None) for p in PROFILES), ("v1.29", True, "v1.28"), ("v1.28", False, "v1.29")],
+    ids=[*PROFILES, "v1.29-prediction-compared-v1.28", "v1.28-compared-v1.29-shadow"],
+)
 @settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(events=loading_st)
 def test_a_bulk_first_listing_equals_the_event_path_and_a_fresh_load(
-    profile_name: str, prediction: bool, events: list[tuple[str, dict[str, Any]]]
+    profile_name: str, prediction: bool, compare: str | None, events: list[tuple[str, dict[str, Any]]]
 ) -> None:
     if prediction:  # (room for a few pods a node: the prediction's NodeResourcesFit then depends on the counts)
         events = [(a, {**b, "status": {"allocatable": {"cpu": "4", "memory": "8Gi", "pods": "3"}}})
                   if b.get("kind") == "Node" and a == "apply" else (a, b) for a, b in events]  # fmt: skip
-    index = _loaded(events, profile_name, prediction)
-    by_events = _by_events(events, profile_name, prediction)
+    index = _loaded(events, profile_name, prediction, compare)
+    by_events = _by_events(events, profile_name, prediction, compare)
     _, snapshot = _replay([e for e in events if e[0] != "finish"], get_profile(profile_name))
-    fresh = SpreadIndex(get_profile(profile_name), _options(prediction))
+    fresh = _index(profile_name, prediction, compare)
     fresh.load(snapshot)
     assert index.reports() == by_events.reports() == fresh.reports()
     for key in index.workload_keys():

@@ -15,7 +15,8 @@ from typing import TYPE_CHECKING, Final, Literal
 
 from spreadwatch.errors import InputError
 from spreadwatch.report import ReportOptions
-from spreadwatch.scoring import DEFAULT_PROFILE, PROFILES
+from spreadwatch.scoring import PROFILES, Profile
+from spreadwatch.scoring.releases import AUTO_PROFILE, NO_COMPARISON, other_plugin
 
 if TYPE_CHECKING:
     from spreadwatch.index import SpreadIndex
@@ -116,10 +117,13 @@ class OperatorConfig:
     namespaces: tuple[str, ...] = ()  # watched namespaces; empty: all
     skip_namespaces: tuple[str, ...] = ()
     opt_out: LabelRequirement | None = field(default_factory=lambda: parse_label_requirement(DEFAULT_OPT_OUT_LABEL))
-    profile: str = DEFAULT_PROFILE
+    #: --profile: a profile's name, or auto (the API server's version picks it at start: scoring/releases.py)
+    profile: str = AUTO_PROFILE
     scheduler_config: str | None = None  # KubeSchedulerConfiguration file (PodTopologySpread defaults)
     scheduler_name: str = "default-scheduler"
-    compare_profile: str = ""  # --compare-profile: a second profile every report is compared with ("": off)
+    #: --compare-profile: a second profile every report is compared with; auto: the other spreading plugin
+    #: (:meth:`comparison`); none (or ""): off
+    compare_profile: str = AUTO_PROFILE
     report: ReportOptions = field(default_factory=ReportOptions)
     #: --prediction: the whole scheduler profile's prediction in every report (read from scheduler_config at start)
     prediction: bool = False
@@ -149,11 +153,14 @@ class OperatorConfig:
 
     def validate(self) -> OperatorConfig:
         """Raise InputError (one line) for unusable settings; returns self."""
-        if self.profile not in PROFILES:
-            raise InputError(f"unknown profile {self.profile!r} (expected one of {', '.join(PROFILES)})")
-        if self.compare_profile and self.compare_profile not in PROFILES:
+        if self.profile not in PROFILES and self.profile != AUTO_PROFILE:
             raise InputError(
-                f"unknown --compare-profile {self.compare_profile!r} (expected one of {', '.join(PROFILES)})"
+                f"unknown profile {self.profile!r} (expected one of {', '.join(PROFILES)} or {AUTO_PROFILE})"
+            )
+        if self.compare_profile not in (*PROFILES, AUTO_PROFILE, NO_COMPARISON, ""):
+            raise InputError(
+                f"unknown --compare-profile {self.compare_profile!r} (expected one of {', '.join(PROFILES)}, "
+                f"{AUTO_PROFILE} or {NO_COMPARISON})"
             )
         if self.debounce < 0:
             raise InputError(f"debounce must be >= 0 seconds, got {self.debounce}")
@@ -187,6 +194,14 @@ class OperatorConfig:
                     f"lease duration ({le.lease_duration}s) must exceed the renew period ({le.renew_period}s) > 0"
                 )
         return self
+
+    def comparison(self, profile: Profile) -> str:
+        """The profile reports are compared with when ``profile`` scores them ("": none): ``--compare-profile``,
+        or for ``auto`` the other spreading plugin (``v1.28`` beside PodTopologySpread, ``v1.29`` beside a
+        SelectorSpread generation). O(1)."""
+        if self.compare_profile in (NO_COMPARISON, ""):
+            return ""
+        return other_plugin(profile) if self.compare_profile == AUTO_PROFILE else self.compare_profile
 
     @property
     def scope(self) -> Scope:

@@ -95,7 +95,7 @@ Flags of every command:
       --context NAME       kubeconfig context
       --kubeconfig FILE    kubeconfig file
       --cluster FILE       read a snapshot (kubectl get -o yaml|json output) instead of the live cluster
-      --profile NAME       scoring generation (v1.28 default)
+      --profile NAME       scoring generation (v1.28 default; auto: the cluster's kube-scheduler's)
 Run '{_PROG} COMMAND --help' for a command's own flags.
 """
 

@@ -1,4 +1,9 @@
-"""CLI options that shape the scoring profile: ``--scheduler-config`` and ``--scheduler-name``.
+"""CLI options that shape the scoring profile: ``--profile auto``, ``--scheduler-config`` and ``--scheduler-name``.
+
+``auto`` (:func:`auto_choice`) takes the profile of the cluster's kube-scheduler release
+(:mod:`spreadwatch.scoring.releases`): from the API server's ``GET /version`` when the cluster is read live
+(the operator asks it at start), else from the newest ``status.nodeInfo.kubeletVersion`` of the snapshot's
+nodes; a snapshot with neither is one line on stderr, exit 2.
 
 ``--scheduler-config FILE`` reads a ``KubeSchedulerConfiguration`` (kubescheduler.config.k8s.io/v1 or v1beta3)
 and replaces PodTopologySpread's default constraints (profile ``v1.29``; SelectorSpread profiles ignore them)
@@ -13,11 +18,18 @@ from __future__ import annotations
 import argparse
 import dataclasses
 import os
-from collections.abc import Mapping
-from typing import Any, Final
+from collections.abc import Callable, Mapping
+from typing import TYPE_CHECKING, Any, Final, NamedTuple
 
-from spreadwatch.errors import InputError
-from spreadwatch.scoring import Profile, get_profile
+from spreadwatch.errors import InputError, ProfileError
+from spreadwatch.scoring import PROFILES, Profile, get_profile
+from spreadwatch.scoring.releases import (
+    AUTO_PROFILE,
+    ProfileChoice,
+    choose_from_kubelets,
+    choose_profile,
+    parse_release,
+)
 from spreadwatch.scoring.schedconfig import (
     DEFAULT_SCHEDULER_NAME,
     default_constraints_from_config,
@@ -25,21 +37,29 @@ from spreadwatch.scoring.schedconfig import (
 )
 from spreadwatch.scoring.scheduler_profile import SchedulerProfile, default_scheduler_profile, scheduler_profile
 from spreadwatch.scoring.score_weights import ScoreWeights, score_weights
-from spreadwatch.snapshot import read_documents
+from spreadwatch.snapshot import Snapshot, read_documents
+
+if TYPE_CHECKING:
+    from spreadwatch.config import OperatorConfig
 
 __all__ = [
     "MAX_CONFIG_DEPTH",
     "PREDICTION_PROFILE",
     "add_scheduler_config_args",
+    "auto_choice",
+    "check_profile_args",
     "load_profile",
     "load_scheduler_profile",
     "load_score_weights",
+    "operator_profiles",
     "resolve_profile",
+    "server_choice",
 ]
 
 #: the spreading profile of the scheduler the prediction models (kube-scheduler v1.36: PodTopologySpread)
 PREDICTION_PROFILE: Final = "v1.29"
-
+#: The profile that reads every part of ``--scheduler-config`` (auto's is not known before the cluster is read).
+_READS_EVERY_ARG: Final = "v1.29"
 #: A KubeSchedulerConfiguration nests about 8 levels; one nested deeper than this is refused.
 MAX_CONFIG_DEPTH: Final = 64
 _INT64: Final = (-(2**63), 2**63 - 1)
@@ -120,9 +140,60 @@ def _check_bounds(doc: Any, source: str) -> None:
             stack.extend((v, f"{path}[{i}]", depth + 1) for i, v in enumerate(value))
 
 
+def server_choice(version: str) -> ProfileChoice:
+    """``--profile auto`` for an API server answering ``GET /version`` with ``version`` (InputError, one line,
+    when it is no Kubernetes version). O(len(version))."""
+    return choose_profile(parse_release(version, "kube-apiserver version"), "kube-apiserver")
+
+
+class OperatorProfiles(NamedTuple):
+    """The operator's profile, the one its reports are compared with (None: none), and, for ``--profile
+    auto``, how the profile was chosen (None: named by the flag)."""
+
+    profile: Profile
+    compared: Profile | None
+    choice: ProfileChoice | None
+
+
+def operator_profiles(config: OperatorConfig, version: Callable[[], str]) -> OperatorProfiles:
+    """``--profile`` and ``--compare-profile`` of the operator, with its scheduler configuration: ``auto`` is
+    the profile of the API server's release (``version()``, called only then: ``GET /version``), the compared
+    one :meth:`~spreadwatch.config.OperatorConfig.comparison`. InputError (one line) for a version that is none."""
+    choice = server_choice(version()) if config.profile == AUTO_PROFILE else None
+    profile = load_profile(choice.profile if choice else config.profile, config.scheduler_config, config.scheduler_name)
+    compared = config.comparison(profile)
+    other = load_profile(compared, config.scheduler_config, config.scheduler_name) if compared else None
+    return OperatorProfiles(profile, other, choice)
+
+
+def auto_choice(snapshot: Snapshot) -> ProfileChoice:
+    """``--profile auto`` for a snapshot: the API server's version when it was read live, else the newest
+    kubelet version of its nodes; InputError (one line) when it has neither. O(nodes)."""
+    if snapshot.server_version:
+        return server_choice(snapshot.server_version)
+    found = choose_from_kubelets((node.name, node.kubelet_version) for node in snapshot.nodes)
+    if found is None:
+        raise InputError(
+            "--profile auto cannot tell kube-scheduler's release: no node of the snapshot has "
+            "status.nodeInfo.kubeletVersion; pass --profile (v1.29 for kube-scheduler v1.20 and later)"
+        )
+    return found
+
+
+def _config_args(args: argparse.Namespace) -> tuple[str | None, str]:
+    return getattr(args, "scheduler_config", None), getattr(args, "scheduler_name", "") or DEFAULT_SCHEDULER_NAME
+
+
+def check_profile_args(args: argparse.Namespace) -> None:
+    """Validate ``--profile`` and the scheduler configuration before any input is read (InputError, one line):
+    a profile's name, or ``auto`` with a configuration any profile may use. O(size of the config file)."""
+    name = args.profile
+    if name != AUTO_PROFILE and name not in PROFILES:
+        raise ProfileError(f"unknown profile {name!r}: choose one of {', '.join(PROFILES)} or {AUTO_PROFILE}")
+    load_profile(_READS_EVERY_ARG if name == AUTO_PROFILE else name, *_config_args(args))
+
+
 def resolve_profile(args: argparse.Namespace, name: str | None = None) -> Profile:
-    """The profile named by ``name`` (default ``args.profile``) with ``args``' scheduler config applied."""
-    return load_profile(
-        name or args.profile, getattr(args, "scheduler_config", None), getattr(args, "scheduler_name", "")
-        or DEFAULT_SCHEDULER_NAME
-    )
+    """The profile named by ``name`` (default ``args.profile``; ``auto`` resolved before, :func:`auto_choice`)
+    with ``args``' scheduler config applied."""
+    return load_profile(name or args.profile, *_config_args(args))

@@ -396,6 +396,7 @@ class Snapshot:
     volumes: list[PersistentVolume] = field(default_factory=list)
     ignored: int = 0
     notes: list[str] = field(default_factory=list)  # one line per input path with objects of kinds not read
+    server_version: str = ""  # the API server's gitVersion, when read from the live cluster for --profile auto
     _services_by_ns: dict[str, list[Service]] = field(default_factory=dict)
     _controllers_by_key: dict[tuple[str, str], list[Controller]] = field(default_factory=dict)
     _controller_by_key: dict[WorkloadKey, Controller] = field(default_factory=dict)

@@ -82,15 +82,16 @@ def test_the_soak_loads_its_cluster_through_the_operators_route() -> None:
     from spreadwatch.config import OperatorConfig
     from spreadwatch.index import SpreadIndex
     from spreadwatch.model import parse_object
+    from spreadwatch.profile_args import operator_profiles
     from spreadwatch.runtime.informers import WATCHED, EventRouter, ResourceWatch
-    from spreadwatch.scoring import get_profile
 
     cfg = soak.SoakConfig(scale=0.005, seed=3)
     config = OperatorConfig()
-    index = SpreadIndex(get_profile(config.profile), config.report)
+    profile, compared, _ = operator_profiles(config, lambda: synth.KUBELET_VERSION)  # (the soak's, as it runs)
+    index = SpreadIndex(profile, config.report, compared)
     router = EventRouter(index, config.scope)
     pods = soak._list(cfg, {r.kind: ResourceWatch(r, None, router) for r in WATCHED})
-    reference = SpreadIndex(get_profile(config.profile), config.report)
+    reference = SpreadIndex(profile, config.report, compared)
     for record in map(parse_object, synth.iter_objects(cfg.scale, cfg.seed)):
         if record is not None:
             reference.apply(record)

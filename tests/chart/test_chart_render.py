@@ -219,7 +219,10 @@ def test_default_args_are_the_operator_defaults_plus_the_lease(helm: Helm, tmp_p
     assert config.namespaces == ()
     assert config.skip_namespaces == ()
     assert str(config.opt_out) == "spreadwatch.io/ignore=true"
-    assert (config.profile, config.debounce, config.port, config.host) == ("v1.28", 1.0, 8081, "0.0.0.0")
+    # the cluster's kube-scheduler's profile, SelectorSpread or PodTopologySpread beside it (issue 36)
+    assert (config.profile, config.compare_profile) == ("auto", "auto")
+    assert "--profile=auto" in args and "--compare-profile=auto" in args
+    assert (config.debounce, config.port, config.host) == (1.0, 8081, "0.0.0.0")
     assert (config.metrics_port, config.metrics_secure, config.metrics_cert_dir) == (8443, True, None)
     assert (config.max_writes_per_second, config.write_burst, config.resync_period) == (100.0, 200, 300.0)
     assert (config.log_format, config.log_level, config.events) == ("json", "INFO", True)
@@ -227,7 +230,7 @@ def test_default_args_are_the_operator_defaults_plus_the_lease(helm: Helm, tmp_p
     assert (config.leader.lease_name, config.leader.lease_namespace) == (f"{FULLNAME}-leader", NAMESPACE)
     assert (config.leader.lease_duration, config.leader.renew_period) == (15.0, 2.0)
     assert "--node-metrics=default" in args
-    assert config.report.window_samples == 0 and "--window-samples=0" in args
+    assert config.report.window_samples == 16 and "--window-samples=16" in args  # the window's odds on
     assert config.prediction and "--prediction" in args
 
 
@@ -240,14 +243,17 @@ FLAG_CASES = [
     ({"optOutLabel": ""}, lambda c: c.opt_out is None),
     ({"optOutLabel": "team"}, lambda c: str(c.opt_out) == "team"),
     ({"profile": "v1.12"}, lambda c: c.profile == "v1.12"),
-    ({"profile": "v1.29"}, lambda c: c.profile == "v1.29" and c.scheduler_config is None and not c.compare_profile),
-    ({"compareProfile": "v1.29"}, lambda c: (c.profile, c.compare_profile) == ("v1.28", "v1.29")),
+    ({"profile": "v1.29"}, lambda c: (c.profile, c.compare_profile, c.scheduler_config) == ("v1.29", "auto", None)),
+    ({"compareProfile": "v1.29"}, lambda c: (c.profile, c.compare_profile) == ("auto", "v1.29")),
+    ({"compareProfile": "none"}, lambda c: c.compare_profile == "none"),
+    ({"compareProfile": ""}, lambda c: c.compare_profile == "none"),  # (empty: off, as before auto)
     ({"profile": "v1.29", "schedulerConfig": "kind: KubeSchedulerConfiguration\n", "schedulerName": "mine"},
      lambda c: (c.scheduler_config, c.scheduler_name) == ("/etc/spreadwatch/scheduler-config.yaml", "mine")),
     ({"debounce": 0.25}, lambda c: c.debounce == 0.25),
     ({"topN": 7}, lambda c: c.report.top_n == 7 == c.metrics.top_n),
     ({"maxReportNodes": 1000000}, lambda c: c.report.max_nodes == 1000000),
-    ({"windowSamples": 16}, lambda c: c.report.window_samples == 16),
+    ({"windowSamples": 64}, lambda c: c.report.window_samples == 64),
+    ({"windowSamples": 0}, lambda c: c.report.window_samples == 0),
     ({"prediction": False}, lambda c: c.prediction is False),
     ({"health": {"maxNodeSkew": 2, "maxZoneSkew": 3, "spofMinPods": 4}},
      lambda c: (c.report.thresholds.max_node_skew, c.report.thresholds.max_zone_skew,

@@ -20,6 +20,7 @@ from typing import Any
 
 import pytest
 from hack import devcluster
+from hack.node import localnode
 from kubernetes import client
 from kubernetes import config as kube_config
 
@@ -85,7 +86,6 @@ def real_node(control_plane: ControlPlane, request: pytest.FixtureRequest,
     module (no mounts, cgroups, interfaces or iptables rules left: the host's `iptables-save` is what it was
     before up()); its logs are kept if a test failed.
     Cost: ~15-40 s to start, plus the first build of kubelet/kube-proxy/crictl (cached)."""
-    localnode = devcluster.load_localnode()
     cluster = devcluster.load(Path(control_plane.dir))
     node_dir = tmp_path_factory.mktemp("node")
     try:

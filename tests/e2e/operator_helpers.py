@@ -4,7 +4,9 @@
   authenticated as the chart's ServiceAccount (chart_rbac.py), JSON logs to a file; :class:`Operator` reads
   its /statusz and logs;
 * :func:`offline_reports` / :func:`live_reports` / :func:`wait_converged`: every SpreadReport of a namespace
-  must equal ``spreadwatch analyze`` of a fresh ``kubectl get -o json`` dump of the live cluster;
+  must equal ``spreadwatch analyze`` of a fresh ``kubectl get -o json`` dump of the live cluster, under the
+  profile the chart's defaults take on this control plane (:data:`EXPECTED_PROFILE`), with the comparison
+  with :data:`EXPECTED_COMPARED` computed apart (tests/comparison_oracle.py);
 * :func:`apply_crd`, :func:`create_zone_nodes`: the CRD and six zoned nodes every operator suite starts from;
 * :class:`PodChurn`: pod churn from background threads (create bound pods, finish some, delete the oldest)
   until stopped, for tests that need events to keep coming while something else happens.
@@ -38,6 +40,7 @@ from kube_helpers import (
 )
 from kubernetes import client
 
+from comparison_oracle import expected_comparison
 from ports import free_port
 from processes import stop_process
 from spreadwatch.analysis import WorkloadFilter, analyze_index
@@ -47,6 +50,8 @@ from spreadwatch.snapshot import load_snapshot
 
 __all__ = [
     "DEBOUNCE",
+    "EXPECTED_COMPARED",
+    "EXPECTED_PROFILE",
     "Operator",
     "PodChurn",
     "apply_crd",
@@ -66,6 +71,12 @@ KINDS = "nodes,namespaces,pods,services,rc,rs,sts,deploy"
 #: status fields not in the offline report (lastPlacement: the operator's check of the last new binding)
 VOLATILE = ("conditions", "observedGeneration", "lastUpdateTime", "lastPlacement")
 DEBOUNCE = float(os.environ.get("SPREADWATCH_E2E_DEBOUNCE", "0.3"))
+#: What the chart's defaults (``profile: auto``, ``compareProfile: auto``) score on the local control plane,
+#: kube-apiserver v1.36.4 (hack/controlplane/versions.env): kube-scheduler v1.20 and later spread with
+#: PodTopologySpread and its system defaults (docs/scoring.md §14), SelectorSpread's last generation beside it.
+#: :func:`server_minor` checks the release these were written for.
+EXPECTED_PROFILE, EXPECTED_COMPARED = "v1.29", "v1.28"
+EXPECTED_SERVER_MINOR = 36
 
 
 # --------------------------------------------------------------------------- the operator process
@@ -159,13 +170,29 @@ def kubectl_json(cp: ControlPlane, *args: str) -> dict[str, Any]:
     return data
 
 
+def server_minor(cp: ControlPlane) -> int:
+    """The API server's minor release, from ``kubectl version`` (its /version)."""
+    version = json.loads(cp.kubectl("version", "-o", "json").stdout)["serverVersion"]
+    return int(str(version["minor"]).rstrip("+"))
+
+
 def offline_reports(cp: ControlPlane, namespace: str, tmp: Path) -> dict[tuple[str, str], dict[str, Any]]:
-    """`spreadwatch analyze` on a `kubectl get -o json` dump of the cluster, for one namespace."""
+    """`spreadwatch analyze --profile v1.29` on a `kubectl get -o json` dump of the cluster, for one namespace,
+    each report with the comparison an index of v1.28 alone gives (what the chart's defaults write)."""
     dump = tmp / f"dump-{time.monotonic_ns()}.json"
     dump.write_text(cp.kubectl("get", KINDS, "-A", "-o", "json", timeout=120).stdout)
     snapshot = load_snapshot([dump])
-    reports = analyze_index(snapshot, get_profile("v1.28"), ReportOptions(), WorkloadFilter([namespace]))[1]
-    return {(r.workload.kind, r.workload.name): r.to_dict() for r in reports}
+    only = WorkloadFilter([namespace])
+    index, reports = analyze_index(snapshot, get_profile(EXPECTED_PROFILE), ReportOptions(), only)
+    other = analyze_index(snapshot, get_profile(EXPECTED_COMPARED), ReportOptions(), only)[0]
+    out = {}
+    for r in reports:
+        key = r.workload.key
+        compared = other.report_for(key)
+        assert compared is not None
+        comparison = expected_comparison(r, index.candidate_layout(key), compared, other.candidate_layout(key))
+        out[(r.workload.kind, r.workload.name)] = {**r.to_dict(), "comparison": comparison}
+    return out
 
 
 def live_reports(cp: ControlPlane, namespace: str) -> dict[tuple[str, str], dict[str, Any]]:

@@ -69,14 +69,17 @@ def test_real_reports_validate_and_list(control_plane: Any, crd_installed: None,
         "ZONE-SKEW",
         "BEST",
         "HEALTH",
+        "PROFILE",
         "AGE",
     ]
     rows = {line.split()[0]: line.split() for line in table[1:]}
-    assert rows["deployment-checkout"][1:10] == ["Deployment", "checkout", "4", "6", "3", "3", "3", "100", "Imbalanced"]
+    assert rows["deployment-checkout"][1:11] == [
+        "Deployment", "checkout", "4", "6", "3", "3", "3", "100", "Imbalanced", "v1.28"
+    ]  # fmt: skip
     assert rows["deployment-cache"][9] == "SinglePointOfFailure"
     wide = control_plane.kubectl("get", "spr", "deployment-web", "-n", namespace, "-o", "wide").stdout.splitlines()
-    assert wide[0].split()[-3:] == ["SELECTOR", "PROFILE", "SCHEDULABLE"]
-    assert wide[1].split()[-2:] == ["v1.28", "true"]
+    assert wide[0].split()[-4:] == ["PROFILE", "AGE", "SELECTOR", "SCHEDULABLE"]
+    assert (wide[1].split()[10], wide[1].split()[-1]) == ("v1.28", "true")
 
 
 def test_schema_rejects_bad_status(control_plane: Any, crd_installed: None, namespace: str) -> None:

@@ -98,8 +98,8 @@ def test_resyncs_run_inside_the_churn_and_its_figures_are_measured(result: dict[
 def test_the_start_is_measured_against_the_list_floor_of_a_loaded_api_server(result: dict[str, Any]) -> None:
     floor = result["start_floor"]
     assert floor["seconds"] > 0 and len(floor["runs_s"]) == 2
-    assert set(floor["kinds"]) == {"Node", "Namespace", "Pod", "Service", "ReplicationController", "ReplicaSet",
-                                   "StatefulSet", "Deployment"}  # fmt: skip
+    assert set(floor["kinds"]) == {"Node", "Namespace", "PersistentVolume", "Pod", "Service", "ReplicationController",
+                                   "ReplicaSet", "StatefulSet", "Deployment", "PersistentVolumeClaim"}  # fmt: skip
     assert floor["page_size"] == 500
     assert result["ready_over_floor"] > 0 and result["listed_s"] is not None
     assert result["ready_s"] > 0 and result["ready_probe_s"] > 0  # ready by its log; seen by a probe

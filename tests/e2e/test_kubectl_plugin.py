@@ -157,6 +157,12 @@ def test_outputs_sorting_and_selectors(setup: Setup) -> None:
     assert [line.split()[1] for line in out.splitlines()] == ["api", "web"]  # node skew 1 (api) < 3 (web)
     wide = kubectl(setup, "spreadwatch", "analyze", "-o", "wide").stdout
     assert wide.splitlines()[0].split()[-4:] == ["PROFILE", "REPLICAS", "BEST-NODES", "REASONS"]
+    # --profile auto: the API server's /version (kube-apiserver v1.36) picks PodTopologySpread, v1.29
+    auto = kubectl(setup, "spreadwatch", "analyze", "--profile", "auto", "-o", "wide")
+    header, *rows = auto.stdout.splitlines()
+    column = header.split().index("PROFILE")
+    assert rows and {row.split()[column] for row in rows} == {"v1.29"}
+    assert "--profile auto: v1.29 (auto: kube-apiserver is v1.36." in auto.stderr
     reports = json.loads(kubectl(setup, "spreadwatch", "analyze", "-o", "json", "-l", "app=web").stdout)["reports"]
     assert [(r["workload"]["name"], r["pods"], r["nodeSkew"]) for r in reports] == [("web", 3, 3)]
     assert (

@@ -1,10 +1,12 @@
 """The operator (`spreadwatch run`, a subprocess) against a real control plane, under the Helm chart's RBAC
 (a ServiceAccount token from TokenRequest, the chart Deployment's args; see chart_rbac.py).
 
-Checks: `kubectl get spreadreports` columns and values; every SpreadReport's candidates and scores equal the
-real SelectorSpread plugin's (the v1.28 Go oracle of tests/oracle, with the real filters, on a `kubectl get -o
-json` dump), and its status equals offline `spreadwatch analyze` on the same objects (the operator and the CLI
-share one code path); reports follow scaling and
+Checks: the chart's defaults take the profile of the real kube-apiserver's /version (v1.29 on v1.36, SelectorSpread
+v1.28 compared beside it); `kubectl get spreadreports` columns and values; every SpreadReport's candidates and
+scores equal the real PodTopologySpread plugin's and its comparison the real SelectorSpread plugin's best nodes
+(the Go oracles of tests/oracle, with the real filters, on a `kubectl get -o json` dump), and its status equals
+offline `spreadwatch analyze` on the same objects (the operator and the CLI share one code path); reports follow
+scaling and
 go away with their workload; a workload with an invalid selector gets an Error report while the others stay
 correct; users' objects are byte-for-byte untouched (resourceVersion, annotations, finalizers, field
 managers); a standby replica writes nothing; convergence after a churn of pod events (time and API writes
@@ -49,11 +51,15 @@ from kube_helpers import (
 from kubernetes import client
 from operator_helpers import (
     DEBOUNCE,
+    EXPECTED_COMPARED,
+    EXPECTED_PROFILE,
+    EXPECTED_SERVER_MINOR,
     KINDS,
     Operator,
     kubectl_json,
     live_reports,
     offline_reports,
+    server_minor,
     start_operator,
     wait_converged,
 )
@@ -64,7 +70,8 @@ from spreadwatch.scoring import get_profile
 
 pytestmark = pytest.mark.e2e
 
-COLUMNS = ["NAME", "KIND", "WORKLOAD", "PODS", "NODES", "ZONES", "NODE-SKEW", "ZONE-SKEW", "BEST", "HEALTH", "AGE"]
+COLUMNS = ["NAME", "KIND", "WORKLOAD", "PODS", "NODES", "ZONES", "NODE-SKEW", "ZONE-SKEW", "BEST", "HEALTH", "PROFILE",
+           "AGE"]  # fmt: skip
 
 
 @pytest.fixture(scope="module")
@@ -135,9 +142,13 @@ def test_reports_equal_offline_analyze_and_kubectl_columns(
     items = kubectl_json(control_plane, "get", KINDS, "-A")["items"]
     labels = {o["metadata"]["name"]: o["metadata"].get("labels") or {} for o in items if o["kind"] == "Node"}
     live = live_reports(control_plane, namespace)
-    oracle = oracle_expectations(items, [(kind, namespace, name) for kind, name in live])
+    workloads = [(kind, namespace, name) for kind, name in live]
+    # the chart's defaults score v1.29 (kube-apiserver v1.36): the PodTopologySpread oracle (v1.36.4); the
+    # comparison's best nodes are the SelectorSpread oracle's (v1.28.15), their overlap the two best sets'
+    oracle, beside = oracle_expectations(items, workloads, which="pts"), oracle_expectations(items, workloads)
     for key, report in live.items():
-        check_against_oracle(report, oracle[key], labels, get_profile("v1.28"))
+        check_against_oracle(report, oracle[key], labels, get_profile(EXPECTED_PROFILE))
+        check_comparison(report["comparison"], oracle[key]["scores"], beside[key]["scores"])
 
     table = control_plane.kubectl("get", "spreadreports", "-n", namespace).stdout.splitlines()
     assert table[0].split() == COLUMNS
@@ -145,8 +156,8 @@ def test_reports_equal_offline_analyze_and_kubectl_columns(
     assert set(rows) == {"deployment-web", "statefulset-db", "replicationcontroller-legacy"}
     for (kind, name), r in expected.items():
         row = rows[f"{kind.lower()}-{name}"]
-        assert row[1:10] == [kind, name, *(str(r[f]) for f in (
-            "pods", "candidateNodes", "zoneCount", "nodeSkew", "zoneSkew", "bestScore", "health"))]  # fmt: skip
+        fields = ("pods", "candidateNodes", "zoneCount", "nodeSkew", "zoneSkew", "bestScore", "health", "profile")
+        assert row[1:11] == [kind, name, *(str(r[f]) for f in fields)]
 
     # metadata: owner reference, workloadRef, labels, digest; conditions and observedGeneration
     for obj in kubectl_json(control_plane, "get", "spreadreports", "-n", namespace)["items"]:
@@ -167,20 +178,63 @@ def test_reports_equal_offline_analyze_and_kubectl_columns(
         assert cond["status"] == ("True" if status["health"] == "Balanced" else "False")
         assert cond["message"] == ("; ".join(status["reasons"]) or cond["message"])
 
-    # the live CLI reads the same cluster through the kubeconfig and prints the same reports
+    # the live CLI reads the same cluster through the kubeconfig and prints the same reports (analyze makes no
+    # comparison); --profile auto asks the API server's /version, as the operator did
     live = subprocess.run(
         [sys.executable, "-m", "spreadwatch.cli", "analyze", "--kubeconfig", control_plane.kubeconfig,
-         "-n", namespace, "-o", "json"], capture_output=True, text=True, check=True)  # fmt: skip
-    assert {(r["workload"]["kind"], r["workload"]["name"]): r for r in json.loads(live.stdout)["reports"]} == expected
+         "-n", namespace, "-o", "json", "--profile", "auto"], capture_output=True, text=True, check=True)  # fmt: skip
+    uncompared = {key: {f: v for f, v in r.items() if f != "comparison"} for key, r in expected.items()}
+    assert {(r["workload"]["kind"], r["workload"]["name"]): r for r in json.loads(live.stdout)["reports"]} == uncompared
+    assert f"--profile auto: {EXPECTED_PROFILE} (auto: kube-apiserver is v1.{EXPECTED_SERVER_MINOR}." in live.stderr
     explain = subprocess.run(
         [sys.executable, "-m", "spreadwatch.cli", "explain", "--kubeconfig", control_plane.kubeconfig,
-         f"deploy/{namespace}/web"], capture_output=True, text=True, check=True)  # fmt: skip
+         "--profile", "auto", f"deploy/{namespace}/web"], capture_output=True, text=True, check=True)  # fmt: skip
     assert "Health:      Imbalanced" in explain.stdout
+    assert f"Chosen by:   auto: kube-apiserver is v1.{EXPECTED_SERVER_MINOR}." in explain.stdout
 
     # a new report is no news: every Event is a health transition ("Imbalanced -> Balanced"), none a creation
     events = kubectl_json(control_plane, "get", "events", "-n", namespace,
                           "--field-selector", "involvedObject.kind=SpreadReport")["items"]  # fmt: skip
     assert all(" -> " in e["message"].split(": ", 1)[1] for e in events), [e["message"] for e in events]
+
+
+def check_comparison(comparison: dict[str, Any], scores: dict[str, int], beside: dict[str, int]) -> None:
+    """A report's comparison against the plugins' scores of every candidate: the compared plugin's best score,
+    its best nodes (the first 3 by name) and their number, and whether both best sets share a node."""
+    best = max(beside.values(), default=0)
+    theirs = sorted(n for n, s in beside.items() if s == best)
+    mine = {n for n, s in scores.items() if s == max(scores.values(), default=0)}
+    expected = {"profile": EXPECTED_COMPARED, "bestScore": best, "bestNodes": theirs[:3], "bestNodeCount": len(theirs),
+                "bestNodesOverlap": bool(mine & set(theirs))}  # fmt: skip
+    assert comparison == expected, (comparison, scores, beside)
+
+
+def test_the_default_profile_is_the_api_servers_with_selector_spread_beside_it(
+    control_plane: ControlPlane, kube_api: client.ApiClient, operator: Operator, zone_nodes: list[str],
+    namespace: str, tmp_path: Path,
+) -> None:  # fmt: skip
+    """The chart's defaults (--profile auto, --compare-profile auto) on the real kube-apiserver: its /version
+    (v1.36) picks v1.29, PodTopologySpread, and v1.28, SelectorSpread, is compared in every report; the choice
+    shows in the log and /statusz."""
+    assert "--profile=auto" in operator_args(operator) and "--compare-profile=auto" in operator_args(operator)
+    assert server_minor(control_plane) == EXPECTED_SERVER_MINOR  # (the release EXPECTED_PROFILE is written for)
+    make_workloads(kube_api, namespace, zone_nodes)
+    wait_converged(control_plane, namespace, tmp_path)
+    reports = live_reports(control_plane, namespace)
+    assert {r["profile"] for r in reports.values()} == {EXPECTED_PROFILE}
+    assert {r["comparison"]["profile"] for r in reports.values()} == {EXPECTED_COMPARED}
+    started = [e["message"] for e in operator.logs() if "starting: profile" in e.get("message", "")]
+    assert started and started[0].split("starting: profile ", 1)[1].startswith(
+        f"{EXPECTED_PROFILE} (auto: kube-apiserver is v1.{EXPECTED_SERVER_MINOR}.")
+    assert f"compared with {EXPECTED_COMPARED}," in started[0]
+    profile = operator.state()["profile"]
+    assert (profile["name"], profile["compared"]) == (EXPECTED_PROFILE, EXPECTED_COMPARED)
+    assert profile["chosenBy"].startswith(f"auto: kube-apiserver is v1.{EXPECTED_SERVER_MINOR}.")
+
+
+def operator_args(operator: Operator) -> list[str]:
+    """The operator process's command line."""
+    return [str(a) for a in operator.proc.args]
 
 
 def test_reports_follow_changes_and_go_away_with_the_workload(
@@ -482,7 +536,9 @@ def test_new_bindings_are_checked_against_the_report_held_before(
     values spreadwatch_placements_total exposes)."""
     make_workloads(kube_api, namespace, zone_nodes)
     wait_converged(control_plane, namespace, tmp_path)
-    [(profile, counts_before)] = operator.state()["placements"].items()  # (make_workloads' bindings counted)
+    placements = operator.state()["placements"]  # (make_workloads' bindings counted)
+    assert set(placements) == {EXPECTED_PROFILE, EXPECTED_COMPARED}  # (the compared profile's checks too)
+    profile, counts_before = EXPECTED_PROFILE, placements[EXPECTED_PROFILE]
     best = live_reports(control_plane, namespace)[("Deployment", "web")]["bestNodes"][0]
 
     pod = _bind_new_web_pod(control_plane, kube_api, namespace, 4, best)

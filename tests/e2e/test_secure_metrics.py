@@ -227,6 +227,9 @@ def test_only_tokens_allowed_to_get_metrics_scrape(operator: SecureOperator, scr
                         "token without RBAC": 403, "metrics-reader": 200}, cases  # fmt: skip
     body = cases["metrics-reader"][1]
     assert "spreadwatch_build_info{" in body and "spreadwatch_ready 1.0" in body
+    # the chart's profile: auto, resolved from kube-apiserver v1.36's /version (docs/scoring.md §14)
+    [info] = [line for line in body.splitlines() if line.startswith("spreadwatch_build_info{")]
+    assert 'profile="v1.29"' in info
     assert "may not get /metrics" in cases["token without RBAC"][1]
     assert "spreadwatch_" not in cases["token without RBAC"][1] + cases["no token"][1]
     after = operator.state()["metricsAuth"]

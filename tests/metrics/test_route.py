@@ -10,8 +10,8 @@ import aiohttp
 from prometheus_client.openmetrics.parser import text_string_to_metric_families as parse_openmetrics
 from prometheus_client.parser import text_string_to_metric_families as parse_text
 
-from runtime.handler_fakes import FakeReportApi, Feeder, web_cluster
-from spreadwatch.config import MetricsOptions, OperatorConfig
+from runtime.handler_fakes import NAMED_CONFIG, FakeReportApi, Feeder, web_cluster
+from spreadwatch.config import MetricsOptions
 from spreadwatch.metrics import CONTENT_TYPE_OPENMETRICS, CONTENT_TYPE_TEXT, OperatorSource
 from spreadwatch.runtime.process import Runtime
 
@@ -21,7 +21,7 @@ OPENMETRICS_ACCEPT = "application/openmetrics-text;version=1.0.0,text/plain;vers
 
 def scrape_runtime(options: MetricsOptions) -> tuple[Runtime, dict[str, Scrape]]:
     cfg = replace(
-        OperatorConfig(), host="127.0.0.1", port=0, metrics_port=0, metrics_secure=False, debounce=0.05, metrics=options
+        NAMED_CONFIG, host="127.0.0.1", port=0, metrics_port=0, metrics_secure=False, debounce=0.05, metrics=options
     )
     api = FakeReportApi()
     rt = Runtime(cfg, report_api=api)
@@ -98,7 +98,7 @@ def test_metrics_route_serves_workload_and_operator_families() -> None:
 
 
 def test_runtime_is_an_operator_source() -> None:
-    rt = Runtime(OperatorConfig(), report_api=FakeReportApi())
+    rt = Runtime(NAMED_CONFIG, report_api=FakeReportApi())
     source: OperatorSource = rt  # the Protocol the metrics layer reads (mypy checks the assignment)
     state = source.metrics_state()
     assert (state.workloads, state.reports_pending, state.ready, state.leader) == (0, 0, False, True)

@@ -133,7 +133,8 @@ class OperatorThread(threading.Thread):
 
     async def _main(self) -> None:
         config = OperatorConfig(
-            profile="v1.29",  # (the prediction's families need PodTopologySpread's profile)
+            profile="v1.29",  # (the prediction's families need PodTopologySpread's; auto would ask an API server)
+            compare_profile="none",
             prediction=True,
             host="127.0.0.1",
             port=0,

@@ -198,6 +198,11 @@ class FakeReportApi:
         )
 
 
+#: The operator configuration these tests start from: profile v1.28 (their numbers are SelectorSpread's) and no
+#: comparison. The defaults (``--profile auto``) read the API server's version: tests/test_profile_auto.py.
+NAMED_CONFIG = OperatorConfig(profile="v1.28", compare_profile="none")
+
+
 def watch_line(event: Mapping[str, Any]) -> bytes:
     """A watch-event dict as the API server sends it: one JSON line (type None, a listed object: ADDED).
     ``json`` with ASCII escapes: any str goes, as any bytes may arrive."""
@@ -243,7 +248,7 @@ def malformed_of(informers: Iterable[ResourceWatch]) -> Iterator[tuple[tuple[str
 class Pipeline:
     """Informers (fed by the test) → router → index → writer → fake API, on a manual clock."""
 
-    config: OperatorConfig = field(default_factory=lambda: OperatorConfig(debounce=1.0))
+    config: OperatorConfig = field(default_factory=lambda: replace(NAMED_CONFIG, debounce=1.0))
     leader: bool = True
 
     def __post_init__(self) -> None:
@@ -312,7 +317,7 @@ class Pipeline:
 
 
 def pipeline(**config: Any) -> Pipeline:
-    base = OperatorConfig(debounce=1.0)
+    base = replace(NAMED_CONFIG, debounce=1.0)
     return Pipeline(config=replace(base, **config))
 
 

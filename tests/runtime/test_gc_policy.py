@@ -11,9 +11,8 @@ from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import replace
 
 import pytest
-from handler_fakes import FakeReportApi, Feeder, web_cluster
+from handler_fakes import NAMED_CONFIG, FakeReportApi, Feeder, web_cluster
 
-from spreadwatch.config import OperatorConfig
 from spreadwatch.decode import Decoded
 from spreadwatch.errors import KubeApiError
 from spreadwatch.resources import ApiResource
@@ -155,7 +154,7 @@ def test_start_checkpoints_every_period_until_stopped() -> None:
 
 
 def test_the_runtime_starts_the_policy_once_loaded_and_stops_it() -> None:
-    cfg = replace(OperatorConfig(), host="127.0.0.1", port=0, metrics_port=0, metrics_secure=False)
+    cfg = replace(NAMED_CONFIG, host="127.0.0.1", port=0, metrics_port=0, metrics_secure=False)
     rt = Runtime(cfg, report_api=FakeReportApi())
     assert rt.gc_policy == GcPolicy()  # the module's defaults: every 5 s, the whole heap hourly
     assert (rt.gc_policy.period, rt.gc_policy.full_every) == (5.0, 720)
@@ -191,7 +190,7 @@ class _SlowLists:
 
 
 def test_the_runtime_holds_full_collections_back_during_the_first_lists() -> None:
-    cfg = replace(OperatorConfig(), host="127.0.0.1", port=0, metrics_port=0, metrics_secure=False)
+    cfg = replace(NAMED_CONFIG, host="127.0.0.1", port=0, metrics_port=0, metrics_secure=False)
     source = _SlowLists()
     rt = Runtime(cfg, report_api=FakeReportApi(), source=source)  # type: ignore[arg-type]
     before = gc.get_threshold()

@@ -22,10 +22,9 @@ from dataclasses import replace
 from typing import Any
 
 import pytest
-from handler_fakes import FakeReportApi, Pipeline, ev, pipeline, pod_of, web_cluster
+from handler_fakes import NAMED_CONFIG, FakeReportApi, Pipeline, ev, pipeline, pod_of, web_cluster
 from watch_fakes import OPEN_GONE, FakeApiServer
 
-from spreadwatch.config import OperatorConfig
 from spreadwatch.kube import ApiWatchSource
 from spreadwatch.resources import CLUSTER_RESOURCES
 from spreadwatch.runtime.informers.router import WATCHED
@@ -225,7 +224,7 @@ class NotifyingReportApi(FakeReportApi):
 
 
 def test_the_runtime_is_ready_once_every_informer_has_listed() -> None:
-    cfg = replace(OperatorConfig(), host="127.0.0.1", port=0, metrics_port=0, metrics_secure=False, debounce=0.05)
+    cfg = replace(NAMED_CONFIG, host="127.0.0.1", port=0, metrics_port=0, metrics_secure=False, debounce=0.05)
     api = FakeApiServer(_web())
     gate = api.gates["pods"] = threading.Event()  # the pod list waits for the test
     sink = NotifyingReportApi()
@@ -256,19 +255,19 @@ def test_the_runtime_is_ready_once_every_informer_has_listed() -> None:
 
 
 def test_in_namespaced_mode_namespaced_kinds_get_one_informer_per_namespace() -> None:
-    cfg = replace(OperatorConfig(), namespaces=("shop", "blue"))
+    cfg = replace(NAMED_CONFIG, namespaces=("shop", "blue"))
     rt = Runtime(cfg, report_api=FakeReportApi(), source=ApiWatchSource(FakeApiServer()))
     names = sorted(w.name for w in rt.watches)
     per_namespace = [f"{r.plural} in {ns}" for r in WATCHED if r.namespaced for ns in ("shop", "blue")]
     assert names == sorted([r.plural for r in WATCHED if not r.namespaced] + per_namespace)
-    assert Runtime(OperatorConfig(), report_api=FakeReportApi()).watches == []  # no source: no informers
+    assert Runtime(NAMED_CONFIG, report_api=FakeReportApi()).watches == []  # no source: no informers
 
 
 def test_nodes_and_namespaces_are_listed_before_the_namespaced_kinds() -> None:
     """A node applied after the workloads dirties every workload it is a candidate for: the runtime starts the
     namespaced informers only once the cluster-scoped ones have listed (O(nodes + workloads), not their
     product). While the node list is held, no namespaced resource is even requested."""
-    cfg = replace(OperatorConfig(), host="127.0.0.1", port=0, metrics_port=0, metrics_secure=False)
+    cfg = replace(NAMED_CONFIG, host="127.0.0.1", port=0, metrics_port=0, metrics_secure=False)
     api = FakeApiServer(_web())
     gate = api.gates["nodes"] = threading.Event()
     rt = Runtime(cfg, report_api=FakeReportApi(), source=ApiWatchSource(api))

@@ -12,9 +12,8 @@ from pathlib import Path
 import aiohttp
 import pytest
 from auth_fakes import FakeAccessReviews
-from handler_fakes import FakeReportApi, Feeder, web_cluster
+from handler_fakes import NAMED_CONFIG, FakeReportApi, Feeder, web_cluster
 
-from spreadwatch.config import OperatorConfig
 from spreadwatch.errors import InputError
 from spreadwatch.runtime.process import Runtime
 from spreadwatch.runtime.serving.metricsauth import Decision, DecisionCache, MetricsAuth
@@ -167,7 +166,7 @@ def _client_context(ca: Path) -> ssl.SSLContext:
 
 
 def _secure_runtime(cert_dir: str | None) -> tuple[Runtime, FakeAccessReviews]:
-    cfg = replace(OperatorConfig(), host="127.0.0.1", port=0, metrics_port=0, debounce=0.05,
+    cfg = replace(NAMED_CONFIG, host="127.0.0.1", port=0, metrics_port=0, debounce=0.05,
                   metrics_cert_dir=cert_dir)  # fmt: skip
     reviews = FakeAccessReviews(REVIEWS, frozenset({"prom"}))
     return Runtime(cfg, report_api=FakeReportApi(), reviews=reviews), reviews
@@ -219,7 +218,7 @@ def test_runtime_serves_metrics_over_https_to_authorized_tokens_only(tmp_path: P
 
 
 def test_secure_metrics_without_an_api_or_reviewer_fail_to_start() -> None:
-    cfg = replace(OperatorConfig(), host="127.0.0.1", port=0, metrics_port=0)
+    cfg = replace(NAMED_CONFIG, host="127.0.0.1", port=0, metrics_port=0)
     rt = Runtime(cfg, report_api=FakeReportApi())
     with pytest.raises(InputError, match="secure metrics need the Kubernetes API"):
         asyncio.run(rt.serve_probes())

@@ -27,7 +27,9 @@ def test_defaults(monkeypatch: pytest.MonkeyPatch) -> None:
     assert cfg.namespaces == ()
     assert cfg.clusterwide
     assert cfg.opt_out == LabelRequirement("spreadwatch.io/ignore", "true")
-    assert (cfg.profile, cfg.debounce, cfg.max_writes_per_second, cfg.resync_period) == ("v1.28", 1.0, 100.0, 300.0)
+    assert (cfg.profile, cfg.compare_profile) == ("auto", "auto")  # the cluster's kube-scheduler, the other plugin
+    assert (cfg.debounce, cfg.max_writes_per_second, cfg.resync_period) == (1.0, 100.0, 300.0)
+    assert cfg.report.window_samples == 16
     assert cfg.write_burst == 200
     assert (cfg.port, cfg.log_format, cfg.kubeconfig) == (8081, "text", None)
     assert (cfg.metrics_port, cfg.metrics_secure, cfg.metrics_cert_dir) == (8443, True, None)
@@ -149,7 +151,7 @@ def test_kopf_is_configured_read_only() -> None:
 
     from spreadwatch.runtime.process import Runtime, build_registry, operator_settings
 
-    cfg = OperatorConfig()
+    cfg = OperatorConfig(profile="v1.28", compare_profile="none")  # (auto would ask the API server)
     settings = operator_settings(cfg)
     assert settings.posting.enabled is False
     assert settings.peering.standalone is True

@@ -46,19 +46,25 @@ def test_runtime_index_gets_the_profile_defaults_and_the_comparison(tmp_path: Pa
     assert index.profile.name == "v1.29" and index.profile.default_constraints.system is False
     (constraint,) = index.profile.default_constraints.constraints
     assert (constraint.topology_key, constraint.max_skew) == ("topology.kubernetes.io/zone", 1)
-    assert index.shadow is not None and index.shadow.profile.name == "v1.28"
+    # v1.28 counts the pods of v1.29's default constraints: the index scores it from its own counts
+    assert index.compared is not None and index.compared.name == "v1.28" and index.shadow is None
 
 
 def test_compare_profile_from_the_environment(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv("SPREADWATCH_COMPARE_PROFILE", "v1.29")
     config = operator_config(build_parser().parse_args(["run"]))
-    assert (config.profile, config.compare_profile) == ("v1.28", "v1.29")
+    assert (config.profile, config.compare_profile) == ("auto", "v1.29")
 
 
 @pytest.mark.parametrize(
     ("argv", "message"),
     [
         pytest.param(["--compare-profile", "v2"], "unknown --compare-profile 'v2'", id="unknown compare profile"),
+        pytest.param(
+            ["--profile", "v9"],
+            "unknown profile 'v9': choose one of v1.28, v1.29, v1.18, v1.16, v1.12 or auto",
+            id="unknown profile: the names and auto",
+        ),
         pytest.param(["--scheduler-config", "/nonexistent.yaml"], "cannot read /nonexistent.yaml", id="no file"),
     ],
 )

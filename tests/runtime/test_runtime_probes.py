@@ -10,15 +10,14 @@ from dataclasses import replace
 
 import aiohttp
 from aiohttp import web
-from handler_fakes import FakeReportApi, Feeder, web_cluster
+from handler_fakes import NAMED_CONFIG, FakeReportApi, Feeder, web_cluster
 
-from spreadwatch.config import OperatorConfig
 from spreadwatch.runtime.logs import configure_logging
 from spreadwatch.runtime.process import Runtime
 
 
 def test_probes_statusz_route_hook_and_writer_loop() -> None:
-    cfg = replace(OperatorConfig(), host="127.0.0.1", port=0, metrics_port=0, metrics_secure=False, debounce=0.05)
+    cfg = replace(NAMED_CONFIG, host="127.0.0.1", port=0, metrics_port=0, metrics_secure=False, debounce=0.05)
     api = FakeReportApi()
     rt = Runtime(cfg, report_api=api)
 
@@ -64,7 +63,7 @@ def test_probes_statusz_route_hook_and_writer_loop() -> None:
 
 
 def test_not_alive_when_the_writer_loop_stalls() -> None:
-    rt = Runtime(OperatorConfig(), report_api=FakeReportApi())
+    rt = Runtime(NAMED_CONFIG, report_api=FakeReportApi())
     assert rt.alive()
     rt.writer.stats.last_cycle = rt.started - 100
     assert not rt.alive()

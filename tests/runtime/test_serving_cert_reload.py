@@ -19,9 +19,8 @@ import pytest
 from auth_fakes import FakeAccessReviews
 from cryptography import x509
 from cryptography.hazmat.primitives.serialization import Encoding
-from handler_fakes import FakeReportApi
+from handler_fakes import NAMED_CONFIG, FakeReportApi
 
-from spreadwatch.config import OperatorConfig
 from spreadwatch.errors import InputError
 from spreadwatch.runtime.process import Runtime
 from spreadwatch.runtime.serving.servingcert import CERT_FILE, KEY_FILE, keep_reloading, serving_cert, write_self_signed
@@ -127,7 +126,7 @@ def test_the_operator_watches_a_mounted_certificate_only(tmp_path: Path, mounted
     volume = tmp_path / "cert"
     volume.mkdir()
     _publish(volume, "2026_11_23_a")
-    cfg = replace(OperatorConfig(), host="127.0.0.1", port=0, metrics_port=0,
+    cfg = replace(NAMED_CONFIG, host="127.0.0.1", port=0, metrics_port=0,
                   metrics_cert_dir=str(volume) if mounted else None)  # fmt: skip
     rt = Runtime(cfg, report_api=FakeReportApi(), reviews=FakeAccessReviews({}, frozenset()))
 

@@ -87,7 +87,9 @@ def test_run_operator_starts_kopf_with_the_configured_identity(
     """The real kopf operator starts (its identity is spreadwatch's) and the probe server answers."""
     monkeypatch.setenv("POD_NAME", "spreadwatch-0")
     kubeconfig = _unused_kubeconfig(tmp_path / "kubeconfig")
-    cfg = replace(config_of("--kubeconfig", kubeconfig, "--port", "0", "--metrics-port", "0"), host="127.0.0.1")
+    # (a named profile: --profile auto would read the API server's version before anything starts)
+    argv = ("--kubeconfig", kubeconfig, "--port", "0", "--metrics-port", "0", "--profile", "v1.28")
+    cfg = replace(config_of(*argv), host="127.0.0.1")
     seen: dict[str, Any] = {}
     real_operator = kopf.operator
 

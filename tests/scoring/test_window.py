@@ -245,3 +245,32 @@ def test_whole_window_is_certain_and_odds_are_exact_when_every_start_is_averaged
     assert 0.0 < odds.best_node < 1.0  # windows that miss b000 tie zone b with c
     whole = dataclasses.replace(model, size=120)
     assert whole.odds(samples=120).best_node == 1.0
+
+
+def test_a_window_always_holding_a_dominant_candidate_is_certain_as_every_start_says() -> None:
+    """PodTopologySpread: when every window holds an empty candidate that no candidate beats under any weights
+    (``always_best``), both probabilities are 1 without sampling — and averaging every start gives exactly 1.
+    Over random clusters and every window size; the shortcut must fire in some cases and not in others."""
+    fired = declined = 0
+    for seed in range(40):
+        index = SpreadIndex(get_profile("v1.29"))
+        for body in _cluster(seed, "v1.29"):
+            record = parse_object(body)
+            assert record is not None
+            index.apply(record)
+        for w in range(3):
+            model = index.window_model(WorkloadKey("a", "ReplicaSet", f"w{w}"))
+            if model is None:
+                continue
+            m = len(model.layout.names)
+            for size in range(1, m):
+                sized = dataclasses.replace(model, size=size)
+                every = sized.sampled(sized.layout.all_nodes)
+                assert every.exact
+                if sized.always_best():
+                    fired += 1
+                    assert (every.best_node, every.best_zone) == (1.0, 1.0), (seed, w, size)
+                    assert sized.odds(4) == (size, 1.0, 1.0, True)
+                else:
+                    declined += 1
+    assert fired > 20 and declined > 20, (fired, declined)

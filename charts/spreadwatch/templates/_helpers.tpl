@@ -102,9 +102,7 @@ app.kubernetes.io/part-of: spreadwatch
 {{- end }}
 {{- $args = append $args (printf "--opt-out-label=%s" $v.optOutLabel) }}
 {{- $args = append $args (printf "--profile=%s" $v.profile) }}
-{{- if $v.compareProfile }}
-{{- $args = append $args (printf "--compare-profile=%s" $v.compareProfile) }}
-{{- end }}
+{{- $args = append $args (printf "--compare-profile=%s" (default "none" $v.compareProfile)) }}
 {{- if $v.schedulerConfig }}
 {{- $args = append $args "--scheduler-config=/etc/spreadwatch/scheduler-config.yaml" }}
 {{- $args = append $args (printf "--scheduler-name=%s" $v.schedulerName) }}

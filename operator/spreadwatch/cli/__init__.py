@@ -42,7 +42,7 @@ from spreadwatch.cli.run_config import cmd_run, operator_config
 from spreadwatch.cli.run_flags import add_run_args
 from spreadwatch.cli.whatif import WHATIF_HANDLERS, add_whatif_parsers
 from spreadwatch.errors import SpreadwatchError
-from spreadwatch.profile_args import add_scheduler_config_args, resolve_profile
+from spreadwatch.profile_args import add_scheduler_config_args, check_profile_args
 
 __all__ = ["EXIT_INPUT", "build_parser", "main", "operator_config"]
 
@@ -143,7 +143,7 @@ def main(argv: Sequence[str] | None = None, out: TextIO | None = None, err: Text
             return int(exc.code) if isinstance(exc.code, int) else 0
         with contextlib.redirect_stderr(stderr):  # (notes on what was skipped go to ``err`` too)
             if hasattr(args, "profile"):
-                resolve_profile(args)
+                check_profile_args(args)
             return _COMMANDS[args.command](args, stdout)
     except SpreadwatchError as exc:
         stderr.write(f"spreadwatch: error: {exc}\n")

@@ -13,7 +13,7 @@ from spreadwatch.analysis import WorkloadFilter, analyze_index, explain_workload
 from spreadwatch.cli.compare import write_explain_comparison
 from spreadwatch.cli.explain_prediction import prediction_document, write_prediction
 from spreadwatch.cli.explain_weights import write_score_weights
-from spreadwatch.cli.options import metrics_options, report_options, snapshot_of
+from spreadwatch.cli.options import chosen_profile, metrics_options, report_options, snapshot_of
 from spreadwatch.cli.output import write_json
 from spreadwatch.cli.render import (
     score_document,
@@ -24,13 +24,7 @@ from spreadwatch.cli.render import (
 )
 from spreadwatch.errors import InputError, ObjectError
 from spreadwatch.model import Pod, object_ref, parse_pod
-from spreadwatch.profile_args import (
-    PREDICTION_PROFILE,
-    load_profile,
-    load_scheduler_profile,
-    load_score_weights,
-    resolve_profile,
-)
+from spreadwatch.profile_args import PREDICTION_PROFILE, load_profile, load_scheduler_profile, load_score_weights
 from spreadwatch.scoring import score_pod
 from spreadwatch.scoring.topology_filter import check_constraints
 from spreadwatch.selectors import parse_selector
@@ -87,7 +81,8 @@ def cmd_score(args: argparse.Namespace, out: TextIO) -> int:
     check_constraints(pod.template.spread_constraints)  # what the API server refuses: one line, exit 2
     nodes = [n.strip() for n in args.nodes.split(",") if n.strip()] if args.nodes else None
     snapshot = snapshot_of(args)
-    result = score_pod(pod, snapshot.nodes, snapshot.pods, snapshot, resolve_profile(args), nodes)
+    profile, _ = chosen_profile(args, snapshot)
+    result = score_pod(pod, snapshot.nodes, snapshot.pods, snapshot, profile, nodes)
     if args.output == "json":
         write_json(score_document(result), out)
     else:
@@ -101,10 +96,10 @@ def cmd_analyze(args: argparse.Namespace, out: TextIO) -> int:
     The snapshot, index, reports and output are built with the cyclic GC paused (they hold no cycles; reference
     counting frees them): O(objects + workloads × candidate nodes).
     """
-    profile = resolve_profile(args)
     only = WorkloadFilter(args.namespace, parse_selector(args.selector) if args.selector else None)
     with paused_gc():
         snapshot = snapshot_of(args, args.namespace)
+        profile, _ = chosen_profile(args, snapshot)
         live = not args.cluster and bool(args.namespace)
         index, reports = analyze_index(snapshot, profile, report_options(args, namespaced=live), only)
         if args.output == "openmetrics":
@@ -118,14 +113,16 @@ def cmd_analyze(args: argparse.Namespace, out: TextIO) -> int:
 
 
 def cmd_explain(args: argparse.Namespace, out: TextIO) -> int:
-    """The step-by-step score table of one workload's next pod, then its health."""
-    profile = resolve_profile(args)
+    """The step-by-step score table of one workload's next pod (after the profile and why it is the one), then
+    its health."""
     parts = args.workload.split("/")
     snapshot = snapshot_of(args, [parts[1]] if len(parts) == 3 and parts[1] else [])
+    profile, why = chosen_profile(args, snapshot)
     exp = explain_workload(snapshot, args.workload, profile, report_options(args))
-    write_explain_scores(exp, profile, args.all_nodes, out)
+    write_explain_scores(exp, profile, args.all_nodes, out, why)
     if args.compare:
-        write_explain_comparison(snapshot, args.workload, profile, resolve_profile(args, args.compare), out)
+        other, _ = chosen_profile(args, snapshot, args.compare)
+        write_explain_comparison(snapshot, args.workload, profile, other, out)
     write_explain_health(exp.report, out)
     write_score_weights(load_score_weights(profile, args.scheduler_config, args.scheduler_name), out)
     options = report_options(args)

@@ -12,10 +12,9 @@ from collections.abc import Sequence
 from typing import TextIO
 
 from spreadwatch.analysis import explain_workload
-from spreadwatch.cli.options import add_cluster_args, snapshot_of
+from spreadwatch.cli.options import add_cluster_args, chosen_profile, snapshot_of
 from spreadwatch.cli.output import table, write_json, write_yaml
 from spreadwatch.compare import WorkloadComparison, compare_snapshot, node_causes
-from spreadwatch.profile_args import resolve_profile
 from spreadwatch.scoring import Profile
 from spreadwatch.snapshot import Snapshot
 
@@ -49,8 +48,10 @@ def _short(names: Sequence[str], limit: int = 3) -> str:
 
 def cmd_compare(args: argparse.Namespace, out: TextIO) -> int:
     """Run ``compare``: the table, JSON or YAML of every workload's best nodes under both profiles."""
-    source, target = resolve_profile(args, args.from_profile), resolve_profile(args, args.to_profile)
-    rows = compare_snapshot(snapshot_of(args, args.namespace), source, target, args.namespace, max(0, args.moved))
+    snapshot = snapshot_of(args, args.namespace)
+    source, _ = chosen_profile(args, snapshot, args.from_profile)
+    target, _ = chosen_profile(args, snapshot, args.to_profile)
+    rows = compare_snapshot(snapshot, source, target, args.namespace, max(0, args.moved))
     summary = _summary(rows)
     doc = {
         "from": source.name,

@@ -16,9 +16,10 @@ from spreadwatch.cli.env import env, env_bool, env_choice, env_float, env_int
 from spreadwatch.cli.output import write_notes
 from spreadwatch.config import NODE_SERIES_MODES, MetricsOptions
 from spreadwatch.errors import InputError
-from spreadwatch.profile_args import add_scheduler_config_args, load_scheduler_profile
+from spreadwatch.profile_args import add_scheduler_config_args, auto_choice, load_scheduler_profile, resolve_profile
 from spreadwatch.report import DEFAULT_MAX_NODES, DEFAULT_TOP_N, NAMESPACED_PARTIAL, HealthThresholds, ReportOptions
-from spreadwatch.scoring import DEFAULT_PROFILE, PROFILES
+from spreadwatch.scoring import DEFAULT_PROFILE, PROFILES, Profile
+from spreadwatch.scoring.releases import AUTO_PROFILE
 from spreadwatch.scoring.window import DEFAULT_WINDOW_SAMPLES
 from spreadwatch.snapshot import Snapshot, load_snapshot
 
@@ -33,6 +34,7 @@ __all__ = [
     "add_profile_args",
     "add_report_args",
     "add_window_args",
+    "chosen_profile",
     "metrics_options",
     "report_options",
     "snapshot_of",
@@ -55,14 +57,36 @@ def add_cluster_args(p: argparse.ArgumentParser, cluster_required: bool = True) 
     add_profile_args(p)
 
 
-def add_profile_args(p: argparse.ArgumentParser) -> None:
-    """``--profile`` (env SPREADWATCH_PROFILE), ``--scheduler-config`` and ``--scheduler-name``."""
+def add_profile_args(p: argparse.ArgumentParser, default: str = DEFAULT_PROFILE) -> None:
+    """``--profile`` (env SPREADWATCH_PROFILE; ``default`` when unset), ``--scheduler-config`` and
+    ``--scheduler-name``."""
     p.add_argument(
         "--profile",
-        default=env("PROFILE", DEFAULT_PROFILE),
-        help=f"scoring generation: {', '.join(PROFILES)} (default {DEFAULT_PROFILE}; env SPREADWATCH_PROFILE)",
+        default=env("PROFILE", default),
+        help=f"scoring generation: {', '.join(PROFILES)}, or {AUTO_PROFILE}: the one of the cluster's kube-scheduler "
+        "release (the API server's /version; a snapshot's newest node kubeletVersion; docs/scoring.md §14) "
+        f"(default {default}; env SPREADWATCH_PROFILE)",
     )
     add_scheduler_config_args(p)
+
+
+def _asks_auto(args: argparse.Namespace) -> bool:
+    """Whether a profile flag of ``args`` is ``auto`` (the live cluster's version is then read). O(1)."""
+    names = ("profile", "from_profile", "to_profile", "compare")
+    return any(getattr(args, name, None) == AUTO_PROFILE for name in names)
+
+
+def chosen_profile(args: argparse.Namespace, snapshot: Snapshot, name: str | None = None) -> tuple[Profile, str]:
+    """The profile ``name`` (default ``--profile``) with the scheduler configuration, and why it is the one
+    (``--profile v1.28``, or auto's :attr:`~spreadwatch.scoring.releases.ProfileChoice.why`). ``auto`` is
+    resolved from ``snapshot`` (docs/scoring.md §14), the choice written to stderr as a note (and a warning
+    for a release spreadwatch does not know). O(nodes)."""
+    asked = name or args.profile
+    if asked != AUTO_PROFILE:
+        return resolve_profile(args, asked), f"--profile {asked}"
+    choice = auto_choice(snapshot)
+    write_notes([f"--profile auto: {choice.describe()}", *([choice.warning] if choice.warning else [])])
+    return resolve_profile(args, choice.profile), choice.why
 
 
 def add_kubeconfig_args(p: argparse.ArgumentParser) -> None:
@@ -198,7 +222,8 @@ def snapshot_of(args: argparse.Namespace, namespaces: Sequence[str] = ()) -> Sna
     """The ``--cluster`` snapshot, or the live cluster (only ``namespaces`` when given) via the kubeconfig.
 
     Live: every list page is decoded straight into records (:func:`spreadwatch.kube.iter_cluster_records`),
-    O(objects); the Kubernetes client is imported only here (it is slow to import).
+    O(objects), and, when a profile flag is ``auto``, the API server's version is read (``GET /version``); the
+    Kubernetes client is imported only here (it is slow to import).
     """
     if args.cluster:
         snapshot = load_snapshot(args.cluster)
@@ -213,6 +238,9 @@ def snapshot_of(args: argparse.Namespace, namespaces: Sequence[str] = ()) -> Sna
             raise
         raise InputError(f"--cluster FILE or a usable kubeconfig is required ({err})") from None
     try:
-        return Snapshot.from_decoded(item for _, item in kube.iter_cluster_records(api, namespaces))
+        snapshot = Snapshot.from_decoded(item for _, item in kube.iter_cluster_records(api, namespaces))
+        if _asks_auto(args):
+            snapshot.server_version = kube.server_version(api)
+        return snapshot
     finally:
         api.close()

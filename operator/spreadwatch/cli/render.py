@@ -122,14 +122,19 @@ def write_reports(reports: Sequence[SpreadReport], output: str, out: TextIO) -> 
 # --- explain ----------------------------------------------------------------------------------------------
 
 
-def write_explain_scores(exp: WorkloadExplanation, profile: Profile, all_nodes: bool, out: TextIO) -> None:
-    """The workload, its profile, selector and candidates, then how each candidate node scores.
+def write_explain_scores(
+    exp: WorkloadExplanation, profile: Profile, all_nodes: bool, out: TextIO, why: str = ""
+) -> None:
+    """The workload, its profile (and ``why``: how it was chosen), selector and candidates, then how each
+    candidate node scores.
 
     Without ``all_nodes`` at most 3 empty nodes are listed per zone (the rest as one ``+N more`` row).
     """
     ctrl, report, scores = exp.workload, exp.report, exp.scores
     out.write(f"Workload:    {ctrl.kind} {ctrl.namespace}/{ctrl.name}\n")
     out.write(f"Profile:     {profile.name} (kube-scheduler {profile.releases}, scores 0-{profile.max_score})\n")
+    if why:
+        out.write(f"Chosen by:   {why}\n")
     out.write(f"Selector:    {report.selector or '<none>'}\n")
     out.write(f"Candidates:  {report.candidate_nodes} nodes")
     if report.excluded_nodes:

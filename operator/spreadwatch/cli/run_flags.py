@@ -20,13 +20,14 @@ from spreadwatch.cli.options import (
     add_report_args,
 )
 from spreadwatch.config import DEFAULT_OPT_OUT_LABEL, LOG_FORMATS, default_identity
+from spreadwatch.scoring.releases import AUTO_PROFILE, NO_COMPARISON
 
 __all__ = ["add_run_args"]
 
 
 def add_run_args(p: argparse.ArgumentParser) -> None:
     """Every flag of ``run``."""
-    add_profile_args(p)
+    add_profile_args(p, default=AUTO_PROFILE)
     add_report_args(p)
     add_prediction_arg(p)
     add_node_metrics_arg(p)
@@ -48,10 +49,12 @@ def add_run_args(p: argparse.ArgumentParser) -> None:
 def _add_comparison(p: argparse.ArgumentParser) -> None:
     p.add_argument(
         "--compare-profile",
-        default=env("COMPARE_PROFILE", ""),
+        default=env("COMPARE_PROFILE", AUTO_PROFILE),
         metavar="PROFILE",
         help="also score every workload under PROFILE: a comparison block in each SpreadReport status and "
-        "spreadwatch_workload_comparison_* metrics (default off; env SPREADWATCH_COMPARE_PROFILE)",
+        f"spreadwatch_workload_comparison_* metrics; {AUTO_PROFILE}: the other spreading plugin (v1.28 "
+        f"SelectorSpread beside PodTopologySpread, v1.29 beside SelectorSpread); {NO_COMPARISON}: off (default "
+        f"{AUTO_PROFILE}; env SPREADWATCH_COMPARE_PROFILE)",
     )
 
 

@@ -14,10 +14,9 @@ from typing import Any, Final, TextIO
 
 from spreadwatch.analysis import WorkloadFilter
 from spreadwatch.cli.argtypes import whole_number
-from spreadwatch.cli.options import add_cluster_args, add_report_args, report_options, snapshot_of
+from spreadwatch.cli.options import add_cluster_args, add_report_args, chosen_profile, report_options, snapshot_of
 from spreadwatch.cli.output import table, write_json, write_yaml
 from spreadwatch.errors import InputError
-from spreadwatch.profile_args import resolve_profile
 from spreadwatch.report import SpreadReport
 from spreadwatch.selectors import parse_selector
 from spreadwatch.whatif import (
@@ -165,8 +164,8 @@ def _print_runs(runs: RunsSummary, count: int, out: TextIO) -> None:
 def _simulate(args: argparse.Namespace, out: TextIO) -> int:
     if args.remove is not None and (args.seed is not None or args.runs is not None):
         raise InputError("--seed and --runs apply to --add only (a scale-down follows the controller's order)")
-    profile = resolve_profile(args)
     snapshot = snapshot_of(args, _namespace_of(args.workload))
+    profile, _ = chosen_profile(args, snapshot)
     options = report_options(args)
     if args.runs is not None:
         runs = simulate_runs(snapshot, args.workload, profile, args.add, args.runs, options, args.seed or 0)
@@ -219,8 +218,8 @@ def _print_plan(plan: RebalancePlan, out: TextIO) -> None:
 
 
 def _rebalance(args: argparse.Namespace, out: TextIO) -> int:
-    profile = resolve_profile(args)
     snapshot = snapshot_of(args, _namespace_of(args.workload))
+    profile, _ = chosen_profile(args, snapshot)
     plan = plan_rebalance(
         snapshot, args.workload, profile, report_options(args), args.max_evictions, args.max_states
     )
@@ -258,9 +257,9 @@ def _print_summary(summary: ClusterSummary, out: TextIO) -> None:
 
 
 def _summary(args: argparse.Namespace, out: TextIO) -> int:
-    profile = resolve_profile(args)
     selector = parse_selector(args.selector) if args.selector else None
     snapshot = snapshot_of(args, args.namespace)
+    profile, _ = chosen_profile(args, snapshot)
     summary = summarize_cluster(
         snapshot, profile, report_options(args), WorkloadFilter(args.namespace, selector), args.worst
     )

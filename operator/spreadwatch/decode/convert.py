@@ -463,9 +463,10 @@ class Converter:
         images = tuple(
             SHARED_IMAGES.get(rec.Image(tuple(i.names or ()), i.sizeBytes or 0)) for i in status.images or ()
         )
-        return rec.Node(
-            sys.intern(meta.name), labels, taints, bool(spec.unschedulable), meta.uid or "", allocatable, images
-        )
+        info = status.nodeInfo
+        kubelet = sys.intern(info.kubeletVersion) if info is not None and info.kubeletVersion else ""
+        name, unschedulable = sys.intern(meta.name), bool(spec.unschedulable)
+        return rec.Node(name, labels, taints, unschedulable, meta.uid or "", allocatable, images, kubelet)
 
     def _claim(self, obj: shapes.PersistentVolumeClaimFields) -> rec.PersistentVolumeClaim:
         meta = obj.metadata or _CLAIM_META

@@ -55,6 +55,7 @@ __all__ = [
     "NodeAffinity",
     "NodeFields",
     "NodeImage",
+    "NodeInfo",
     "NodeMeta",
     "NodeObject",
     "NodeSelector",
@@ -266,9 +267,14 @@ class NodeImage(msgspec.Struct, gc=False):
     sizeBytes: Annotated[int, msgspec.Meta(ge=0, le=INT64_RANGE[1])] | None = None
 
 
+class NodeInfo(msgspec.Struct, gc=False):
+    kubeletVersion: str | None = None
+
+
 class NodeStatus(msgspec.Struct, gc=False):
     allocatable: msgspec.Raw = ABSENT  # ResourceList (quantities): read by ``Converter``
     images: list[NodeImage] | None = None
+    nodeInfo: NodeInfo | None = None
 
 
 class NodeFields(msgspec.Struct, gc=False):

@@ -28,27 +28,11 @@ from spreadwatch.scoring.window import (
     tree_zone,
 )
 
-__all__ = ["ReportBuilding", "best_set"]
+__all__ = ["ReportBuilding"]
 
 _PROBABILITY_DIGITS = 4  # reports round the probabilities (the sampled ones are estimates anyway)
 
 _new_tuple = tuple.__new__  # a NamedTuple from a tuple in C (its own __new__ is Python code); once per report
-
-
-def best_set(report: SpreadReport, layout: CandidateLayout | None) -> set[str]:
-    """Every candidate node with the report's best score: listed ones, and the unlisted (empty) nodes of the
-    zones whose emptyNodeScore is the best. O(candidates)."""
-    if layout is None:
-        return set()
-    listed = {e.node: e.score for e in report.nodes}
-    best = report.best_score
-    empty = {(z.region, z.zone): z.empty_node_score for z in report.zones}
-    out = {n for n, s in listed.items() if s == best}
-    for zone, names in layout.by_zone.items():
-        score = report.empty_node_score if zone is None else empty.get(zone, report.empty_node_score)
-        if score == best:
-            out.update(n for n in names if n not in listed)
-    return out
 
 
 class ReportBuilding(HardFiltering):

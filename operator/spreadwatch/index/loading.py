@@ -17,7 +17,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 
-from spreadwatch.index.predicting import PredictionBuilding
+from spreadwatch.index.comparing import ReportComparing
 from spreadwatch.index.state import NamespaceState
 from spreadwatch.model import Controller, Pod, Record
 from spreadwatch.scoring import is_workload
@@ -25,7 +25,7 @@ from spreadwatch.scoring import is_workload
 __all__ = ["ListLoading"]
 
 
-class ListLoading(PredictionBuilding):
+class ListLoading(ReportComparing):
     """Bulk loading of a first listing (see the module docstring)."""
 
     #: namespace -> (kind, name) -> the controller of a workload deferred until loading ends; None: not loading

@@ -2,11 +2,11 @@
 
 from __future__ import annotations
 
+import dataclasses
 from collections.abc import Callable, Mapping, Sequence
 
 import msgspec
 
-from spreadwatch.index.building import best_set
 from spreadwatch.index.loading import ListLoading
 from spreadwatch.index.state import IndexSizes, LabelGroup, Workload
 from spreadwatch.index.workloads import anchors
@@ -23,7 +23,6 @@ from spreadwatch.model import (
     label_key,
 )
 from spreadwatch.report import (
-    PLACEMENT_OUTCOMES,
     Comparison,
     Health,
     Outcome,
@@ -45,11 +44,27 @@ class SpreadIndex(ListLoading):
     """
 
     def __init__(self, profile: Profile, options: ReportOptions | None = None, compare: Profile | None = None) -> None:
-        super().__init__(profile, options)
-        #: ``--compare-profile``: a second index fed the same events; reports carry its ``comparison``
-        self.shadow = SpreadIndex(compare, self.options) if compare is not None else None
-        #: placements checked by :meth:`check_placement`, by outcome (since the index was made)
-        self.placements: dict[str, int] = dict.fromkeys(PLACEMENT_OUTCOMES, 0)
+        super().__init__(profile, options, compare)
+        #: ``--compare-profile`` that this index cannot score from its own counts (:mod:`~.comparing`): a
+        #: second index fed the same events (without window samples and prediction: a comparison shows neither);
+        #: reports carry its ``comparison``
+        self.shadow = (
+            SpreadIndex(compare, dataclasses.replace(self.options, window_samples=0, scheduler=None))
+            if compare is not None and self.sibling is None
+            else None
+        )
+
+    @property
+    def compared(self) -> Profile | None:
+        """The profile every report is compared with (None: none). O(1)."""
+        return self.sibling if self.shadow is None else self.shadow.profile
+
+    def placement_counts(self) -> dict[str, dict[str, int]]:
+        """Checked placements by profile (this one's, and the compared one's) and outcome. O(1)."""
+        out = super().placement_counts()
+        if self.shadow is not None:
+            out[self.shadow.profile.name] = dict(self.shadow.placements)
+        return out
 
     def load(self, snapshot: Snapshot) -> None:
         """Add every record of a snapshot; workloads are computed once at the end. The records go to this
@@ -161,7 +176,10 @@ class SpreadIndex(ListLoading):
         for key in sorted(self._group_matches(ns, group)):
             w = ns.workloads[key]
             report = self.report_for(key)
-            if report is None or report.skipped or report.health is Health.ERROR:
+            if report is None:
+                continue
+            self._check_sibling(w, node, node in self._candidate_set(w).names)  # (v1.28: no PodTopologySpread Filter)
+            if report.skipped or report.health is Health.ERROR:
                 continue
             candidate = self.is_candidate(key, node)
             outcome = classify_placement(report, node, zone, candidate)
@@ -233,14 +251,34 @@ class SpreadIndex(ListLoading):
         return w.compared[2]
 
     def _with_comparison(self, report: SpreadReport, other: SpreadReport, key: WorkloadKey) -> SpreadReport:
-        """``report`` plus the shadow profile's best score/nodes and whether the best sets overlap. O(candidates)."""
-        assert self.shadow is not None
-        mine = best_set(report, self.candidate_layout(key))
-        theirs = best_set(other, self.shadow.candidate_layout(key))
-        comparison = Comparison(
-            self.shadow.profile.name, other.best_score, other.best_nodes, other.best_node_count, bool(mine & theirs)
+        """``report`` plus the shadow profile's best score/nodes and whether the best sets overlap (both reports
+        current: their workloads' candidate sets and Filter views are). O(listed nodes + zone pairs)
+        (:meth:`~spreadwatch.index.comparing.ReportComparing._overlap`)."""
+        shadow = self.shadow
+        assert shadow is not None
+        mine, theirs = self._workload(key), shadow._workload(key)
+        overlap = (
+            mine is not None
+            and theirs is not None
+            and not mine.error
+            and not theirs.error
+            and self._overlap(
+                report,
+                self._candidate_set(mine).layout,
+                self._zones,
+                other,
+                shadow._candidate_set(theirs).layout,
+                shadow._zones,
+                self._kept(mine),
+                self._kept(theirs),
+            )
         )
+        comparison = Comparison(shadow.profile.name, other.best_score, other.best_nodes, other.best_node_count, overlap)
         return msgspec.structs.replace(report, comparison=comparison)
+
+    def _workload(self, key: WorkloadKey) -> Workload | None:
+        ns = self._ns.get(key.namespace)
+        return ns.workloads.get(key) if ns is not None else None
 
     def reports(self) -> list[SpreadReport]:
         """Every workload's report, sorted by namespace, kind, name (the GC is paused while they are built).

@@ -64,6 +64,7 @@ class Workload:
     #: v1.29 with ``hard``: the candidates the Filter passed when the report was last built (index/hard_filter.py)
     filtered: FilteredCandidates | None = None
     multi: bool = False  # v1.29: the constraints count pods with different selectors
+    plan_error: bool = False  # v1.29: ``error`` is the pod's own constraints' (a SelectorSpread profile skips it)
     compared: tuple[SpreadReport, SpreadReport, SpreadReport] | None = None  # (own, other, with comparison)
     #: the operator's check of the last new binding of one of its pods (``SpreadIndex.check_placement``)
     placement: Placement | None = None

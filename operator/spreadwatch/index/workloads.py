@@ -398,7 +398,8 @@ class WorkloadTracking(PodCounting):
     def _prepare_topology(self, w: Workload, pod: Pod, ns: NamespaceState) -> None:
         """v1.29: the scoring plan, the DoNotSchedule constraints (PodTopologySpread's Filter), and the selector
         pods are counted by (ANY_OF the distinct ones of both if they differ)."""
-        w.plan, w.hard, w.filtered, w.skip, w.selector, w.multi, w.selector_text = None, None, None, "", None, False, ""
+        w.plan, w.hard, w.filtered, w.skip, w.selector = None, None, None, "", None
+        w.multi, w.selector_text, w.plan_error = False, "", False
         if w.error:
             return
         default = _Once(partial(self._merged_selector, ns, pod))
@@ -406,7 +407,7 @@ class WorkloadTracking(PodCounting):
             plan = plan_with(pod, self.profile, default)
             hard = plan_filter(pod, self.profile, default)
         except SelectorError as err:
-            w.error = f"InvalidSelector: {err}"
+            w.error, w.plan_error = f"InvalidSelector: {err}", True
             return
         w.plan, w.hard, w.skip, w.selector_text = plan, hard, plan.skip_reason, plan.selector_text
         if hard is not None:

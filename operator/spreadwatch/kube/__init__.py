@@ -17,6 +17,7 @@ What it does, and nothing else — the operator is read-only to users' objects:
   (:class:`AccessReviewClient`);
 * :mod:`~spreadwatch.kube.lazy` — the ``kubernetes`` package loaded name by name (set up first, here:
   importing this package never imports the client's ~800 modules, nor does kopf after it).
+* :mod:`~spreadwatch.kube.version` — the API server's version (``GET /version``, for ``--profile auto``).
 
 The names the rest of spreadwatch uses are re-exported here: ``from spreadwatch.kube import ReportClient``.
 """
@@ -38,6 +39,7 @@ from spreadwatch.kube.listing import iter_cluster_records  # noqa: E402
 from spreadwatch.kube.reports import ReportClient  # noqa: E402
 from spreadwatch.kube.retry import RetryPolicy, run_sync  # noqa: E402
 from spreadwatch.kube.reviews import AccessReviewClient, ReviewedUser, review_access, review_token  # noqa: E402
+from spreadwatch.kube.version import server_version  # noqa: E402
 from spreadwatch.kube.watching import ApiWatchSource, WatchStream, list_pages  # noqa: E402
 
 __all__ = [
@@ -57,4 +59,5 @@ __all__ = [
     "review_access",
     "review_token",
     "run_sync",
+    "server_version",
 ]

@@ -254,7 +254,10 @@ def _parse_node(obj: Mapping[str, Any]) -> Node:
     status = r.mapping(obj, "status", "status")
     allocatable = SHARED_RESOURCES.get(node_allocatable(r, status))
     images = node_images(r, status, SHARED_IMAGES.get)
-    return Node(name, labels, taints, r.boolean(spec, "unschedulable", "spec.unschedulable"), uid, allocatable, images)
+    info = r.mapping(status, "nodeInfo", "status.nodeInfo")
+    kubelet = r.string(info, "kubeletVersion", "status.nodeInfo.kubeletVersion")
+    unschedulable = r.boolean(spec, "unschedulable", "spec.unschedulable")
+    return Node(name, labels, taints, unschedulable, uid, allocatable, images, sys.intern(kubelet) if kubelet else "")
 
 
 def _parse_service(obj: Mapping[str, Any]) -> Service:

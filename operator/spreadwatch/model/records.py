@@ -263,6 +263,7 @@ class Node(msgspec.Struct, frozen=True, gc=False):
     uid: str = ""
     allocatable: Resources = NO_RESOURCES
     images: tuple[Image, ...] = ()
+    kubelet_version: str = ""  # status.nodeInfo.kubeletVersion (``--profile auto`` on a snapshot)
 
 
 class Pod(msgspec.Struct, frozen=True, gc=False):

@@ -52,10 +52,11 @@ from spreadwatch.kube import (
     connection_params,
     load_api_client,
     load_configuration,
+    server_version,
 )
 from spreadwatch.metrics import OperatorState, registry_for
 from spreadwatch.model import interned_label_maps
-from spreadwatch.profile_args import load_profile, load_scheduler_profile
+from spreadwatch.profile_args import load_scheduler_profile, operator_profiles
 from spreadwatch.report import NAMESPACED_PARTIAL, PREDICTION_PLACEMENTS, ReportOptions
 from spreadwatch.runtime.gcpolicy import GcPolicy
 from spreadwatch.runtime.informers import WATCHED, EventRouter, ResourceWatch, WatchSource
@@ -89,6 +90,7 @@ def _report_options(config: OperatorConfig) -> ReportOptions:
     partial = (NAMESPACED_PARTIAL,) if config.namespaces else ()
     return dataclasses.replace(config.report, scheduler=scheduler, prediction_partial=partial)
 
+
 class Runtime:
     """Everything one operator process holds: config, index, router, informers, writer, elector, probe and
     metrics servers. ``report_api``/``source`` replace the API for reports and for lists/watches, ``reviews``
@@ -102,22 +104,16 @@ class Runtime:
         reviews: AccessReviews | None = None,
     ) -> None:
         self.config = config
-        compare = (
-            load_profile(config.compare_profile, config.scheduler_config, config.scheduler_name)
-            if config.compare_profile
-            else None
-        )
-        self.index = SpreadIndex(
-            load_profile(config.profile, config.scheduler_config, config.scheduler_name), _report_options(config),
-            compare,
-        )  # fmt: skip
-        self.api: Any = None
+        self.api: Any = _api_client(config) if report_api is None else None
+        profile, compare, choice = operator_profiles(config, self._server_version)
+        #: ``--profile auto``: the profile the API server's version picked, and why (None: named by the flag)
+        self.choice = choice
+        self.index = SpreadIndex(profile, _report_options(config), compare)
         self.client: ReportClient | None = None
         self.elector: LeaseElector | None = None
         self.api_errors = ApiErrors()
         self._loop: asyncio.AbstractEventLoop | None = None  # set by start(): the API threads report 429s to it
-        if report_api is None:
-            self.api = _api_client(config)
+        if report_api is None:  # (then ``self.api`` is the client)
             # a thread per write in flight, and one for a resync's list
             self.client = ReportClient(
                 self.api,
@@ -164,6 +160,13 @@ class Runtime:
         self._stop: asyncio.Event | None = None
         self._tasks: list[asyncio.Task[None]] = []
 
+    def _server_version(self) -> str:
+        """The API server's version (``GET /version``: ``--profile auto``). InputError without an API client
+        (tests that pass a report API name a profile)."""
+        if self.api is None:
+            raise InputError("--profile auto reads the API server's version: name a profile without an API client")
+        return server_version(self.api)
+
     def _api_request(self, verb: str, outcome: str) -> None:
         """Every attempt of a report or Event request (in its API thread): counted by outcome; a 429 (API
         Priority and Fairness throttled it) lowers the writes in flight."""
@@ -187,10 +190,24 @@ class Runtime:
         last = self.writer.stats.last_cycle or self.started
         return time.monotonic() - last < stalled_after
 
+    @property
+    def profile_note(self) -> str:
+        """The scoring profile, how it was chosen, and the comparison: one line for the log. O(1)."""
+        name = self.index.profile.name
+        chosen = self.choice.why if self.choice is not None else f"--profile {name}"
+        compared = self.index.compared
+        return f"{name} ({chosen}), compared with {compared.name if compared is not None else 'none'}"
+
     def state(self) -> dict[str, Any]:
         sizes = self.index.sizes()
+        compared = self.index.compared
         return {
             "version": __version__,
+            "profile": {
+                "name": self.index.profile.name,
+                "chosenBy": self.choice.why if self.choice is not None else f"--profile {self.index.profile.name}",
+                "compared": compared.name if compared is not None else None,
+            },
             "ready": self.ready(),
             "leader": self.is_leader(),
             "identity": self.config.leader.identity,
@@ -234,8 +251,7 @@ class Runtime:
 
     def placements(self) -> dict[str, dict[str, int]]:
         """Checked placements by profile (the operator's, and --compare-profile's) and outcome. O(1)."""
-        indexes = (self.index, self.index.shadow)
-        out = {index.profile.name: dict(index.placements) for index in indexes if index is not None}
+        out = self.index.placement_counts()
         if self.index.scheduler is not None:  # judged against the whole profile's prediction
             out[PREDICTION_PLACEMENTS] = dict(self.index.predicted_placements)
         return out
@@ -447,10 +463,12 @@ def run_operator(config: OperatorConfig, stop_flag: asyncio.Event | None = None)
     """Run until SIGTERM/SIGINT (or ``stop_flag``): kopf's loop with spreadwatch's handlers. Blocking."""
     runtime = Runtime(config)
     registry = build_registry(runtime)
+    if runtime.choice is not None and runtime.choice.warning:
+        log.warning("%s", runtime.choice.warning)
     log.info(
         "spreadwatch %s starting: profile %s, %s, leader election %s",
         __version__,
-        config.profile,
+        runtime.profile_note,
         "all namespaces" if config.clusterwide else "namespaces " + ",".join(config.namespaces),
         f"on (Lease {config.leader.lease_namespace}/{config.leader.lease_name}, identity {config.leader.identity})"
         if config.leader.enabled

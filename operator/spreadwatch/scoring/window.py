@@ -11,7 +11,10 @@ The model (docs/scoring.md §11): the window is the first ``k`` candidates, in :
 at or after a start position uniformly random over all ``n`` nodes (cyclic); the scheduler picks uniformly
 among the window's best nodes. :class:`WindowModel` holds one workload's candidates as *classes* — each
 candidate with matching pods alone, the empty candidates of each group (zone, or zone and topology
-signature) together — so one window costs O(groups × log + busy candidates), whatever its size.
+signature) together — so one window costs O(groups × log + busy candidates), whatever its size. Under
+PodTopologySpread a candidate no other beats under any window's weights makes every window holding one pick
+an all-candidate best node: when every window holds one (:meth:`WindowModel.always_best`), the probabilities
+are exactly 1 without a window evaluated.
 Pure: no I/O, no randomness beyond the seeded starts of :func:`sample_starts`.
 """
 
@@ -21,7 +24,8 @@ import random
 from bisect import bisect_left
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
-from itertools import pairwise
+from functools import lru_cache
+from itertools import compress, pairwise
 from typing import Final, NamedTuple, Protocol
 
 from spreadwatch.scoring.gomath import go_log
@@ -52,10 +56,12 @@ MIN_FEASIBLE_NODES: Final = 100  # minFeasibleNodesToFind: fewer nodes are all s
 MIN_FEASIBLE_PERCENTAGE: Final = 5  # minFeasibleNodesPercentageToFind: the adaptive percentage's floor
 _ADAPTIVE_BASE: Final = 50  # the adaptive percentage is 50 − nodes/125
 _NODES_PER_POINT: Final = 125
-#: Window starts sampled per report (``--window-samples``; every start when the cluster has no more nodes):
-#: none by default, as each costs 30-70 µs per workload (+5-9 s per 16 for 10,000 workloads on 5,000 nodes,
-#: docs/scoring.md §11); ``explain`` always computes them
-DEFAULT_WINDOW_SAMPLES: Final = 0
+#: Window starts sampled per report (``--window-samples``; every start when the cluster has no more nodes).
+#: 16: the knee of accuracy against CPU measured at the envelope (bench/window_figures.py, docs/scoring.md
+#: §11): SelectorSpread's bestNodeProbability within 0.04 of the exact all-starts value for 95 % of the
+#: workloads (0.065 with 8 samples, 0.028 with 32), for ~11 µs per sample and report (PodTopologySpread's are
+#: mostly exact without sampling: :meth:`WindowModel.always_best`)
+DEFAULT_WINDOW_SAMPLES: Final = 16
 _WINDOW_MEMO: Final = 4096  # windows memoised per layout
 _TREE_PROFILE: Final = PROFILES["v1.28"]  # GetZoneKey since v1.17: beta labels win, GA ones else
 
@@ -95,11 +101,12 @@ def scheduler_order(nodes: Iterable[tuple[str, ZoneKey | None]]) -> tuple[str, .
     return tuple(out)
 
 
+@lru_cache(maxsize=64)
 def sample_starts(all_nodes: int, samples: int, seed: int = 0) -> tuple[tuple[int, ...], bool]:
     """Start positions to average over, and whether they are all of them (exact): every position when
     ``all_nodes <= samples``, else one uniformly random position (``random.Random(seed)``) in each of
     ``samples`` equal strata (stratified sampling: the estimate's error is at most that of plain sampling).
-    O(samples)."""
+    O(samples), memoised (every report of a cluster asks for the same starts)."""
     if all_nodes <= samples:
         return tuple(range(all_nodes)), True
     rng = random.Random(seed)
@@ -122,6 +129,10 @@ class WindowLayout:
     #: memo of :meth:`window`: (start, size) -> (first candidate, candidates per group); every workload on
     #: this layout averages over the same starts
     _windows: dict[tuple[int, int], tuple[int, list[int]]] = field(default_factory=dict, repr=False, compare=False)
+    #: memo of :meth:`spread`: groups -> (their candidate indexes, sorted; the longest cyclic gap between them)
+    _spreads: dict[tuple[int, ...], tuple[tuple[int, ...], int]] = field(
+        default_factory=dict, repr=False, compare=False
+    )
 
     @classmethod
     def build(cls, order: Sequence[str], group_of: Mapping[str, int], n_groups: int) -> WindowLayout:
@@ -158,6 +169,15 @@ class WindowLayout:
             found = self._windows[key] = (first, self.counts(first, size))
         return found
 
+    def spread(self, groups: tuple[int, ...]) -> tuple[tuple[int, ...], int]:
+        """The candidate indexes of ``groups``, sorted, and the longest cyclic distance from one to the next (the
+        number of candidates for a single one), memoised: O(their candidates × log) the first time."""
+        found = self._spreads.get(groups)
+        if found is None:
+            merged = tuple(sorted(i for g in groups for i in self.members[g]))
+            found = self._spreads[groups] = (merged, _longest_gap(merged, len(self.names)))
+        return found
+
     def first(self, start: int) -> int:
         """The candidate index the scheduler's filter reaches first from node position ``start``. O(log m)."""
         j = bisect_left(self.positions, start)
@@ -176,12 +196,45 @@ class WindowLayout:
         return out
 
 
+def _longest_gap(indexes: Sequence[int], m: int) -> int:
+    """The longest cyclic distance from one of the sorted candidate ``indexes`` to the next, out of ``m``
+    (m for one index, m + 1 for none). O(len(indexes))."""
+    if not indexes:
+        return m + 1
+    if len(indexes) == 1:
+        return m
+    return max(*(b - a for a, b in pairwise(indexes)), indexes[0] + m - indexes[-1])
+
+
+def _gap_without(merged: Sequence[int], longest: int, removed: set[int], m: int) -> int:
+    """:func:`_longest_gap` of the sorted candidate indexes ``merged`` (whose longest gap is ``longest``) once
+    the positions ``removed`` are taken out: each run of removed positions joins the gaps around it.
+    O(len(removed))."""
+    count = len(merged)
+    if len(removed) >= count:
+        return m + 1
+    worst = longest
+    for p in removed:
+        if (p - 1) % count in removed:
+            continue  # (inside a run: its first position measures it)
+        q = p
+        while (q + 1) % count in removed:
+            q = (q + 1) % count
+        worst = max(worst, (merged[(q + 1) % count] - merged[(p - 1) % count]) % m or m)
+    return worst
+
+
 class ClassScorer(Protocol):
     """Window-local scores of a workload's classes: rows ``0..busy-1`` are the candidates with matching
     pods, ``busy + g`` the empty candidates of group ``g``."""
 
     @property
     def busy(self) -> int: ...
+
+    def dominant(self) -> tuple[int, ...]:
+        """Groups whose empty candidates are best in every window that holds one of them, and all-candidate
+        best (a window holding one picks an all-candidate best node); () when none is known to be."""
+        ...
 
     def classes(self, counts: Sequence[int], inside: Sequence[int]) -> list[tuple[int, int, int]]:
         """``(class, nodes, score)`` of every class present in a window holding ``counts`` candidates per
@@ -203,6 +256,10 @@ class SelectorClasses:
     @property
     def busy(self) -> int:
         return len(self.rows)
+
+    def dominant(self) -> tuple[int, ...]:
+        """None: SelectorSpread's zone part is relative to the window's zones, so any node can lose."""
+        return ()
 
     def classes(self, counts: Sequence[int], inside: Sequence[int]) -> list[tuple[int, int, int]]:
         zones, rows = self.zones, self.rows
@@ -240,6 +297,7 @@ class TopologyClasses:
         self.terms = plan.terms
         doms = groups.domains(plan.require_all)
         self.ignored = doms.ignored
+        self._any_ignored = any(self.ignored)
         self.values = doms.group_values
         self.present = groups.present
         self.domains = scores.domains
@@ -247,41 +305,85 @@ class TopologyClasses:
         n_terms = len(plan.terms)
         self.rows = tuple((g, own if isinstance(own, tuple) else (own,) * n_terms) for _, g, own in scores.rows)
         self._zeros = (0,) * n_terms
+        self._full = frozenset(scores.full)  # groups without an empty candidate
         self._weights: dict[tuple[int, ...], tuple[float, ...]] = {}
+        #: weights -> raw scores of the busy rows and of each group's empty candidates (None: ignored)
+        self._raws: dict[tuple[float, ...], tuple[list[int | None], list[int | None]]] = {}
 
     @property
     def busy(self) -> int:
         return len(self.rows)
 
+    def dominant(self) -> tuple[int, ...]:
+        """Groups whose empty candidates no candidate beats under any window's weights: in each constraint a
+        node of such a group lacks the key, or has the fewest matching pods of the candidates with it — and
+        none, at maxSkew 1, when some candidate lacks the key. A term adds ``count × weight + maxSkew − 1`` with
+        every weight ``log(size + 2)`` > 1, so two candidates whose terms differ differ by more than the
+        rounding: in a window holding such a node its best are the candidates scoring as it does under every
+        weight, all-candidate best nodes (ignored candidates score 0 there). A candidate's counts are its
+        group's domains' but for the hostname term, where an empty one has the fewest (none): so the groups
+        decide. O(groups × constraints)."""
+        ignored, present, domains, n_terms = self.ignored, self.present, self.domains, len(self.terms)
+        lowest: list[float] = [0.0 if term.hostname else float("inf") for term in self.terms]
+        lacking = [False] * n_terms
+        kept = [g for g in range(len(ignored)) if not ignored[g]]
+        for g in kept:
+            terms = present[g]
+            if len(terms) < n_terms:
+                has = {i for i, _ in terms}
+                for i in range(n_terms):
+                    lacking[i] = lacking[i] or i not in has
+            for i, value in terms:
+                if value is not None:
+                    lowest[i] = min(lowest[i], domains[i][value])
+        skews = self.skews
+
+        def beats_all(g: int) -> bool:
+            for i, value in present[g]:
+                count = 0 if value is None else domains[i][value]
+                if count != lowest[i] or (lacking[i] and (count or skews[i])):
+                    return False
+            return True
+
+        return tuple(g for g in kept if g not in self._full and beats_all(g))
+
     def _window_weights(self, counts: Sequence[int]) -> tuple[float, ...]:
         ignored = self.ignored
+        kept = counts if not self._any_ignored else [0 if ignored[g] else c for g, c in enumerate(counts)]
         sizes: list[int] = []
         for i, term in enumerate(self.terms):
-            if term.hostname:
-                sizes.append(sum(c for g, c in enumerate(counts) if not ignored[g]))
-            else:
-                values = self.values[i]
-                sizes.append(len({values[g] for g, c in enumerate(counts) if c and not ignored[g]}))
+            sizes.append(sum(kept) if term.hostname else len(set(compress(self.values[i], kept))))
         key = tuple(sizes)
         found = self._weights.get(key)
         if found is None:
             found = self._weights[key] = tuple(go_log(float(s + 2)) for s in sizes)
         return found
 
+    def _class_raws(self, weights: tuple[float, ...]) -> tuple[list[int | None], list[int | None]]:
+        """The raw scores of every busy row and of each group's empty candidates under ``weights`` (None for an
+        ignored group), memoised per weights: a workload's windows mostly share one. O(rows + groups) once."""
+        found = self._raws.get(weights)
+        if found is None:
+            ignored, present, domains, skews = self.ignored, self.present, self.domains, self.skews
+            busy = [None if ignored[g] else raw_score(present[g], own, domains, weights, skews) for g, own in self.rows]
+            zeros = self._zeros
+            groups = range(len(ignored))
+            empty = [None if ignored[g] else raw_score(present[g], zeros, domains, weights, skews) for g in groups]
+            found = self._raws[weights] = (busy, empty)
+        return found
+
     def classes(self, counts: Sequence[int], inside: Sequence[int]) -> list[tuple[int, int, int]]:
-        weights = self._window_weights(counts)
-        ignored, present, domains, skews, rows = self.ignored, self.present, self.domains, self.skews, self.rows
+        busy_raw, empty_raw = self._class_raws(self._window_weights(counts))
+        rows = self.rows
         busy_in = [0] * len(counts)
         raws: list[tuple[int, int, int | None]] = []
         for r in inside:
-            g, own = rows[r]
-            busy_in[g] += 1
-            raws.append((r, 1, None if ignored[g] else raw_score(present[g], own, domains, weights, skews)))
+            busy_in[rows[r][0]] += 1
+            raws.append((r, 1, busy_raw[r]))
         base = len(rows)
         for g, c in enumerate(counts):
             if c > busy_in[g]:
-                raw = None if ignored[g] else raw_score(present[g], self._zeros, domains, weights, skews)
-                raws.append((base + g, c - busy_in[g], raw))
+                raws.append((base + g, c - busy_in[g], empty_raw[g]))
         valid = [raw for _, _, raw in raws if raw is not None]
         low, high = min(valid, default=0), max(valid, default=0)
         return [(cls, nodes, _normalized(raw, low, high)) for cls, nodes, raw in raws]
@@ -308,25 +410,30 @@ class WindowOdds(NamedTuple):
 @dataclass(frozen=True, slots=True)
 class WindowModel:
     """One workload's next pod under the window model: its candidates' layout, the window size, the busy
-    rows' candidate indexes, the class scorer, and the classes of the all-candidate best set (and their
-    zones), which :meth:`outcome` compares each window's choice with."""
+    rows' candidate indexes and the class scorer."""
 
     layout: WindowLayout
     size: int  # nodes scored per pod (nodes_to_score)
     rows: tuple[int, ...]  # busy row -> candidate index
     scorer: ClassScorer
     class_zone: tuple[ZoneKey | None, ...]  # class -> its zone
-    best: frozenset[int] = field(init=False)
-    best_zones: frozenset[ZoneKey | None] = field(init=False)
+    #: memo of :meth:`best`: (the all-candidate best classes, their zones), made on first use
+    _best: list[tuple[frozenset[int], frozenset[ZoneKey | None]]] = field(
+        default_factory=list, init=False, repr=False, compare=False
+    )
 
     def __post_init__(self) -> None:
-        m = len(self.layout.names)
-        classes = self.scorer.classes([len(idx) for idx in self.layout.members], range(len(self.rows)))
-        top = max((s for _, _, s in classes), default=0)
-        best = frozenset(c for c, _, s in classes if s == top)
-        object.__setattr__(self, "best", best)
-        object.__setattr__(self, "best_zones", frozenset(self.class_zone[c] for c in best))
-        object.__setattr__(self, "size", min(self.size, m))
+        object.__setattr__(self, "size", min(self.size, len(self.layout.names)))
+
+    def best(self) -> tuple[frozenset[int], frozenset[ZoneKey | None]]:
+        """The classes of the all-candidate best set and their zones, which :meth:`outcome` compares each
+        window's choice with. O(groups + rows) once."""
+        if not self._best:
+            classes = self.scorer.classes([len(idx) for idx in self.layout.members], range(len(self.rows)))
+            top = max((s for _, _, s in classes), default=0)
+            best = frozenset(c for c, _, s in classes if s == top)
+            self._best.append((best, frozenset(self.class_zone[c] for c in best)))
+        return self._best[0]
 
     @property
     def whole(self) -> bool:
@@ -358,8 +465,9 @@ class WindowModel:
         total = sum(n for _, n in best)
         if not total:
             return 0.0, 0.0
-        on_best = sum(n for c, n in best if c in self.best)
-        in_zone = sum(n for c, n in best if self.class_zone[c] in self.best_zones)
+        classes, zones = self.best()
+        on_best = sum(n for c, n in best if c in classes)
+        in_zone = sum(n for c, n in best if self.class_zone[c] in zones)
         return on_best / total, in_zone / total
 
     def odds(self, samples: int, seed: int = 0) -> WindowOdds:
@@ -372,6 +480,24 @@ class WindowModel:
             return WindowOdds(self.size, 1.0, 1.0, True)
         if samples <= 0:
             return WindowOdds(self.size, None, None, False)
+        if self.always_best():
+            return WindowOdds(self.size, 1.0, 1.0, True)
+        return self.sampled(samples, seed)
+
+    def always_best(self) -> bool:
+        """Whether every window holds an empty candidate of a :meth:`~ClassScorer.dominant` group: then every
+        window's pick is an all-candidate best node, and both probabilities are exactly 1 (what averaging every
+        start would give). O(busy rows) after the layout's spread of those groups."""
+        groups = self.scorer.dominant()
+        if not groups:
+            return False
+        merged, longest = self.layout.spread(groups)
+        removed = {j for idx in self.rows if (j := bisect_left(merged, idx)) < len(merged) and merged[j] == idx}
+        return _gap_without(merged, longest, removed, len(self.layout.names)) <= self.size
+
+    def sampled(self, samples: int, seed: int = 0) -> WindowOdds:
+        """The outcome averaged over :func:`sample_starts` (exact when ``samples`` ≥ nodes). O(samples × one
+        window)."""
         starts, exact = sample_starts(self.layout.all_nodes, samples, seed)
         node_sum = zone_sum = 0.0
         for start in starts:
