@@ -197,13 +197,21 @@ def workload(kube_api: client.ApiClient, operator: SecureOperator) -> Iterator[t
     """Deployment web: 2 pods on one of three zoned nodes (SinglePointOfFailure), reported by the operator."""
     ns = create_namespace(kube_api)
     prefix = unique_name("sm")
-    nodes = [create_node(kube_api, f"{prefix}-{z}", zone=f"zone-{z}", region="r1").metadata.name for z in "abc"]
+    pool = {"spreadwatch.io/pool": prefix}
+    nodes = [create_node(kube_api, f"{prefix}-{z}", zone=f"zone-{z}", region="r1", labels=pool,
+                         taints=[(f"{prefix}-avoid", "true", "PreferNoSchedule")] if z == "a" else ()).metadata.name
+             for z in "abc"]  # fmt: skip
     create_deployment(kube_api, ns, "web", replicas=2)
     # a workload no node can take (the dashboard's "Next replica would stay Pending" panel needs one)
     create_deployment(kube_api, ns, "stranded", replicas=1,
                       spec=pod_spec(node_selector={"spreadwatch.io/pool": "nowhere"}))
+    # a workload whose spreading best node (zone-a's, the only one without its pods) the whole profile avoids:
+    # TaintToleration (weight 3) outweighs PodTopologySpread (weight 2) there (the "Spread defeated" panel)
+    create_deployment(kube_api, ns, "leaning", replicas=2, spec=pod_spec(node_selector=pool))
     wait_for_pods(kube_api, ns, {"app": "web"}, 2)
     schedule_pending_pods(kube_api, ns, nodes[:1], {"app": "web"})
+    wait_for_pods(kube_api, ns, {"app": "leaning"}, 2)
+    schedule_pending_pods(kube_api, ns, nodes[1:], {"app": "leaning"})
     yield ns, "web"
     delete_namespace(kube_api, ns)
     for name in nodes:
@@ -417,6 +425,9 @@ def test_prometheus_scrapes_with_the_bearer_token_and_tls(
         _wait("the stranded workload's series", lambda: prom.query(
             f'spreadwatch_workload_next_pod_schedulable{{job="{JOB}", namespace="{ns}", workload="stranded"}} == 0'),
             prom)  # fmt: skip
+        _wait("the leaning workload's prediction off its spreading best node", lambda: prom.query(
+            f'spreadwatch_workload_prediction_spreading_agrees{{job="{JOB}", namespace="{ns}", workload="leaning"}}'
+            " == 0"), prom)  # fmt: skip
         _wait("4 scrapes after the workload appeared (rate() over 10 s)", lambda: prom.query(
             f'count_over_time(spreadwatch_workload_pods{{job="{JOB}", namespace="{ns}"}}[1m]) >= 4'), prom)
         variables = {"job": JOB, "instance": ".+", "datasource": "prometheus", "namespace": ns, "workload": name}
