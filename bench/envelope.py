@@ -87,7 +87,7 @@ from spreadwatch.cli.run_config import operator_config  # noqa: E402
 from spreadwatch.index import SpreadIndex  # noqa: E402
 from spreadwatch.kube import iter_cluster_records, server_version  # noqa: E402
 from spreadwatch.model import WorkloadKey, parse_object  # noqa: E402
-from spreadwatch.profile_args import operator_profiles  # noqa: E402
+from spreadwatch.profile_args import operator_profiles, operator_report_options  # noqa: E402
 from spreadwatch.resources import CLUSTER_RESOURCES, SPREAD_REPORTS  # noqa: E402
 from spreadwatch.snapshot import Snapshot  # noqa: E402
 
@@ -702,7 +702,7 @@ def measure(
             limit_mib = _mib(env.pop("_MEMORY_LIMIT"))
             config = operator_config(build_parser().parse_args(command[1:]))
             profile, compared, _ = operator_profiles(config, lambda: server_version(api))  # (auto: as the operator)
-            index = SpreadIndex(profile, config.report, compared)
+            index = SpreadIndex(profile, operator_report_options(config), compared)
             index.load(Snapshot.from_decoded(item for _, item in iter_cluster_records(api)))
             expectation = Expectation(index)
             expectation.fill()

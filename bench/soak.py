@@ -61,7 +61,7 @@ from spreadwatch.config import OperatorConfig
 from spreadwatch.decode import Converter, decode_event, decode_list_page
 from spreadwatch.index import SpreadIndex
 from spreadwatch.model import interned_label_maps
-from spreadwatch.profile_args import operator_profiles
+from spreadwatch.profile_args import operator_profiles, operator_report_options
 from spreadwatch.runtime.gcpolicy import GcPolicy
 from spreadwatch.runtime.informers import WATCHED, WATCHED_BY_KIND, EventRouter, ResourceWatch
 from spreadwatch.runtime.writing import TokenBucket, Writer
@@ -349,7 +349,7 @@ async def run_soak(cfg: SoakConfig, log: Any = print) -> dict[str, Any]:
     config = OperatorConfig()
     # (no API server: the cluster's kubelets' version stands for its /version, as for ``analyze --profile auto``)
     profile, compared, _ = operator_profiles(config, lambda: synth.KUBELET_VERSION)
-    index = SpreadIndex(profile, config.report, compared)
+    index = SpreadIndex(profile, operator_report_options(config), compared)
     sink = StandInSink()
     budget = _LoadBudget(config.max_writes_per_second, config.write_burst)
     writer = Writer(index, config, sink, bucket=budget)

@@ -4,6 +4,7 @@ one line, exit 2. The mapping's sources are named in docs/scoring.md §14."""
 
 from __future__ import annotations
 
+import dataclasses
 import io
 import json
 from pathlib import Path
@@ -17,10 +18,11 @@ from spreadwatch.cli import build_parser, main, operator_config
 from spreadwatch.errors import InputError
 from spreadwatch.index import SpreadIndex
 from spreadwatch.model import parse_object
-from spreadwatch.profile_args import operator_profiles, server_choice
-from spreadwatch.report import ReportOptions
+from spreadwatch.profile_args import operator_profiles, operator_report_options, server_choice
+from spreadwatch.report import NAMESPACED_PARTIAL, ReportOptions
 from spreadwatch.scoring import PROFILES, get_profile
 from spreadwatch.scoring.releases import DEFAULT_SCHEDULER, NEWEST_MINOR, choose_from_kubelets, parse_release
+from spreadwatch.scoring.scheduler_profile import default_scheduler_profile
 from spreadwatch.snapshot import Snapshot
 
 
@@ -115,6 +117,26 @@ def test_operator_profiles(argv: tuple[str, ...], version: str | None, expected:
 def test_an_unusable_server_version_is_one_line() -> None:
     with pytest.raises(InputError, match="kube-apiserver version 'v1' is not a Kubernetes version"):
         operator_profiles(_config(), lambda: "v1")
+
+
+@pytest.mark.parametrize(
+    ("argv", "predicts", "partial"),
+    [
+        pytest.param((), True, (), id="defaults: the prediction under kube-scheduler's default profile"),
+        pytest.param(("--namespace", "a"), True, (NAMESPACED_PARTIAL,), id="namespaced: the prediction is partial"),
+        pytest.param(("--no-prediction",), False, (), id="--no-prediction: the flags' report options as they are"),
+    ],
+)
+def test_operator_report_options(argv: tuple[str, ...], predicts: bool, partial: tuple[str, ...]) -> None:
+    """What the operator's index and the harnesses that check its reports (bench/envelope.py, bench/soak.py)
+    build from the flags: the envelope's expectation once lacked the prediction the operator reports."""
+    config = _config(*argv)
+    options = operator_report_options(config)
+    assert options.scheduler == (default_scheduler_profile() if predicts else None)
+    assert options.prediction_partial == partial
+    assert dataclasses.replace(options, scheduler=None, prediction_partial=()) == dataclasses.replace(
+        config.report, scheduler=None, prediction_partial=()
+    )
 
 
 # --- snapshots ------------------------------------------------------------------------------------------------

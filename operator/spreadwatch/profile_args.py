@@ -22,6 +22,7 @@ from collections.abc import Callable, Mapping
 from typing import TYPE_CHECKING, Any, Final, NamedTuple
 
 from spreadwatch.errors import InputError, ProfileError
+from spreadwatch.report import NAMESPACED_PARTIAL, ReportOptions
 from spreadwatch.scoring import PROFILES, Profile, get_profile
 from spreadwatch.scoring.releases import (
     AUTO_PROFILE,
@@ -52,6 +53,7 @@ __all__ = [
     "load_scheduler_profile",
     "load_score_weights",
     "operator_profiles",
+    "operator_report_options",
     "resolve_profile",
     "server_choice",
 ]
@@ -164,6 +166,18 @@ def operator_profiles(config: OperatorConfig, version: Callable[[], str]) -> Ope
     compared = config.comparison(profile)
     other = load_profile(compared, config.scheduler_config, config.scheduler_name) if compared else None
     return OperatorProfiles(profile, other, choice)
+
+
+def operator_report_options(config: OperatorConfig) -> ReportOptions:
+    """The operator's report options: ``config.report`` with the scheduler profile its prediction uses
+    (``--prediction``: read from ``--scheduler-config`` now, as the spreading profile is; a namespaced operator's
+    predictions are partial). What the operator's index and every harness that checks its reports use.
+    O(size of the file)."""
+    if not config.prediction:
+        return config.report
+    scheduler = load_scheduler_profile(config.scheduler_config, config.scheduler_name)
+    partial = (NAMESPACED_PARTIAL,) if config.namespaces else ()
+    return dataclasses.replace(config.report, scheduler=scheduler, prediction_partial=partial)
 
 
 def auto_choice(snapshot: Snapshot) -> ProfileChoice:

@@ -194,28 +194,37 @@ def scrapers(kube_api: client.ApiClient, chart: ChartInstall) -> Iterator[Scrape
 
 @pytest.fixture(scope="module")
 def workload(kube_api: client.ApiClient, operator: SecureOperator) -> Iterator[tuple[str, str]]:
-    """Deployment web: 2 pods on one of three zoned nodes (SinglePointOfFailure), reported by the operator."""
+    """Deployment web: 2 pods on one of three zoned nodes (SinglePointOfFailure), reported by the operator; beside
+    it stranded (no node fits), defeated and filler (resource requests that defeat the spreading)."""
     ns = create_namespace(kube_api)
     prefix = unique_name("sm")
-    pool = {"spreadwatch.io/pool": prefix}
-    nodes = [create_node(kube_api, f"{prefix}-{z}", zone=f"zone-{z}", region="r1", labels=pool,
-                         taints=[(f"{prefix}-avoid", "true", "PreferNoSchedule")] if z == "a" else ()).metadata.name
-             for z in "abc"]  # fmt: skip
+    nodes = [create_node(kube_api, f"{prefix}-{z}", zone=f"zone-{z}", region="r1").metadata.name for z in "abc"]
     create_deployment(kube_api, ns, "web", replicas=2)
     # a workload no node can take (the dashboard's "Next replica would stay Pending" panel needs one)
     create_deployment(kube_api, ns, "stranded", replicas=1,
                       spec=pod_spec(node_selector={"spreadwatch.io/pool": "nowhere"}))
-    # a workload whose spreading best node (zone-a's, the only one without its pods) the whole profile avoids:
-    # TaintToleration (weight 3) outweighs PodTopologySpread (weight 2) there (the "Spread defeated" panel)
-    create_deployment(kube_api, ns, "leaning", replicas=2, spec=pod_spec(node_selector=pool))
+    # a workload whose spreading best nodes cannot take its next pod (the "Spread defeated" panel needs one):
+    # defeated's pod (1 CPU) on node a, filler (3.5 CPU each) on b and c; the next 1-CPU pod fits only on a,
+    # the node spreading ranks last
+    create_deployment(kube_api, ns, "defeated", replicas=1, spec=_requesting("1"))
+    create_deployment(kube_api, ns, "filler", replicas=2, spec=_requesting("3500m"))
     wait_for_pods(kube_api, ns, {"app": "web"}, 2)
     schedule_pending_pods(kube_api, ns, nodes[:1], {"app": "web"})
-    wait_for_pods(kube_api, ns, {"app": "leaning"}, 2)
-    schedule_pending_pods(kube_api, ns, nodes[1:], {"app": "leaning"})
+    wait_for_pods(kube_api, ns, {"app": "defeated"}, 1)
+    schedule_pending_pods(kube_api, ns, nodes[:1], {"app": "defeated"})
+    wait_for_pods(kube_api, ns, {"app": "filler"}, 2)
+    schedule_pending_pods(kube_api, ns, nodes[1:], {"app": "filler"})
     yield ns, "web"
     delete_namespace(kube_api, ns)
     for name in nodes:
         delete_node(kube_api, name)
+
+
+def _requesting(cpu: str) -> client.V1PodSpec:
+    """A pod spec whose one container requests ``cpu``."""
+    spec = pod_spec()
+    spec.containers[0].resources = client.V1ResourceRequirements(requests={"cpu": cpu})
+    return spec
 
 
 # --------------------------------------------------------------------------- requests
@@ -425,9 +434,9 @@ def test_prometheus_scrapes_with_the_bearer_token_and_tls(
         _wait("the stranded workload's series", lambda: prom.query(
             f'spreadwatch_workload_next_pod_schedulable{{job="{JOB}", namespace="{ns}", workload="stranded"}} == 0'),
             prom)  # fmt: skip
-        _wait("the leaning workload's prediction off its spreading best node", lambda: prom.query(
-            f'spreadwatch_workload_prediction_spreading_agrees{{job="{JOB}", namespace="{ns}", workload="leaning"}}'
-            " == 0"), prom)  # fmt: skip
+        _wait("the defeated workload's series", lambda: prom.query(
+            f'spreadwatch_workload_prediction_spreading_agrees{{job="{JOB}", namespace="{ns}", '
+            'workload="defeated"} == 0'), prom)  # fmt: skip
         _wait("4 scrapes after the workload appeared (rate() over 10 s)", lambda: prom.query(
             f'count_over_time(spreadwatch_workload_pods{{job="{JOB}", namespace="{ns}"}}[1m]) >= 4'), prom)
         variables = {"job": JOB, "instance": ".+", "datasource": "prometheus", "namespace": ns, "workload": name}

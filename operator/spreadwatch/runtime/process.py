@@ -27,7 +27,6 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-import dataclasses
 import logging
 import shutil
 import time
@@ -56,8 +55,8 @@ from spreadwatch.kube import (
 )
 from spreadwatch.metrics import OperatorState, registry_for
 from spreadwatch.model import interned_label_maps
-from spreadwatch.profile_args import load_scheduler_profile, operator_profiles
-from spreadwatch.report import NAMESPACED_PARTIAL, PREDICTION_PLACEMENTS, ReportOptions
+from spreadwatch.profile_args import operator_profiles, operator_report_options
+from spreadwatch.report import PREDICTION_PLACEMENTS
 from spreadwatch.runtime.gcpolicy import GcPolicy
 from spreadwatch.runtime.informers import WATCHED, EventRouter, ResourceWatch, WatchSource
 from spreadwatch.runtime.serving import (
@@ -81,16 +80,6 @@ _WORKLOADS_PER_TURN: Final = 500
 
 
 
-def _report_options(config: OperatorConfig) -> ReportOptions:
-    """The reports' options, with the scheduler profile the prediction uses (``--prediction``), read from the
-    ``--scheduler-config`` file now, as the spreading profile is. O(size of the file)."""
-    if not config.prediction:
-        return config.report
-    scheduler = load_scheduler_profile(config.scheduler_config, config.scheduler_name)
-    partial = (NAMESPACED_PARTIAL,) if config.namespaces else ()
-    return dataclasses.replace(config.report, scheduler=scheduler, prediction_partial=partial)
-
-
 class Runtime:
     """Everything one operator process holds: config, index, router, informers, writer, elector, probe and
     metrics servers. ``report_api``/``source`` replace the API for reports and for lists/watches, ``reviews``
@@ -108,7 +97,7 @@ class Runtime:
         profile, compare, choice = operator_profiles(config, self._server_version)
         #: ``--profile auto``: the profile the API server's version picked, and why (None: named by the flag)
         self.choice = choice
-        self.index = SpreadIndex(profile, _report_options(config), compare)
+        self.index = SpreadIndex(profile, operator_report_options(config), compare)
         self.client: ReportClient | None = None
         self.elector: LeaseElector | None = None
         self.api_errors = ApiErrors()

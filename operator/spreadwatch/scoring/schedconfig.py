@@ -22,7 +22,15 @@ from spreadwatch.model import SpreadConstraint
 from spreadwatch.scoring.profiles import SYSTEM_DEFAULT_CONSTRAINTS, DefaultConstraints
 from spreadwatch.selectors import EVERYTHING
 
-__all__ = ["API_VERSION", "DEFAULT_SCHEDULER_NAME", "default_constraints_from_config", "score_percentage_from_config"]
+__all__ = [
+    "API_VERSION",
+    "DEFAULT_SCHEDULER_NAME",
+    "config_error",
+    "config_list",
+    "config_mapping",
+    "default_constraints_from_config",
+    "score_percentage_from_config",
+]
 
 API_VERSION: Final = "kubescheduler.config.k8s.io/v1"
 _API_VERSIONS: Final = (API_VERSION, "kubescheduler.config.k8s.io/v1beta3")
@@ -32,44 +40,47 @@ _ACTIONS: Final = ("DoNotSchedule", "ScheduleAnyway")
 _POLICIES: Final = ("Honor", "Ignore")
 
 
-def _fail(source: str, path: str, problem: str) -> InputError:
+def config_error(source: str, path: str, problem: str) -> InputError:
+    """One line naming the configuration ``source``, the field's ``path`` and the ``problem``."""
     return InputError(f"{source}: {path}: {problem}" if path else f"{source}: {problem}")
 
 
-def _mapping(value: object, source: str, path: str) -> Mapping[str, Any]:
+def config_mapping(value: object, source: str, path: str) -> Mapping[str, Any]:
+    """``value`` as a mapping (None: empty); InputError naming ``path`` for anything else. O(1)."""
     if value is None:
         return {}
     if not isinstance(value, Mapping):
-        raise _fail(source, path, f"expected a mapping, got {type(value).__name__}")
+        raise config_error(source, path, f"expected a mapping, got {type(value).__name__}")
     return value
 
 
-def _list(value: object, source: str, path: str) -> list[Any]:
+def config_list(value: object, source: str, path: str) -> list[Any]:
+    """``value`` as a list (None: empty); InputError naming ``path`` for anything else. O(1)."""
     if value is None:
         return []
     if not isinstance(value, list):
-        raise _fail(source, path, f"expected a list, got {type(value).__name__}")
+        raise config_error(source, path, f"expected a list, got {type(value).__name__}")
     return value
 
 
 def _constraint(raw: object, source: str, path: str) -> SpreadConstraint:
-    c = _mapping(raw, source, path)
+    c = config_mapping(raw, source, path)
     skew = c.get("maxSkew")
     if isinstance(skew, bool) or not isinstance(skew, int) or skew <= 0:
-        raise _fail(source, f"{path}.maxSkew", f"must be an integer greater than 0, got {skew!r}")
+        raise config_error(source, f"{path}.maxSkew", f"must be an integer greater than 0, got {skew!r}")
     key = c.get("topologyKey")
     if not isinstance(key, str) or not key:
-        raise _fail(source, f"{path}.topologyKey", "is required")
+        raise config_error(source, f"{path}.topologyKey", "is required")
     action = c.get("whenUnsatisfiable")
     if action not in _ACTIONS:
-        raise _fail(source, f"{path}.whenUnsatisfiable", f"must be one of {', '.join(_ACTIONS)}, got {action!r}")
+        raise config_error(source, f"{path}.whenUnsatisfiable", f"must be one of {', '.join(_ACTIONS)}, got {action!r}")
     if c.get("labelSelector") is not None:
-        raise _fail(source, f"{path}.labelSelector", "default constraints must not define a selector")
+        raise config_error(source, f"{path}.labelSelector", "default constraints must not define a selector")
     policies = {}
     for field in ("nodeAffinityPolicy", "nodeTaintsPolicy"):
         value = c.get(field)
         if value is not None and value not in _POLICIES:
-            raise _fail(source, f"{path}.{field}", f"must be Honor or Ignore, got {value!r}")
+            raise config_error(source, f"{path}.{field}", f"must be Honor or Ignore, got {value!r}")
         policies[field] = value or ""
     return SpreadConstraint(
         max_skew=skew,
@@ -84,21 +95,22 @@ def _constraint(raw: object, source: str, path: str) -> SpreadConstraint:
 def _config(doc: object, source: str) -> tuple[Mapping[str, Any], list[tuple[str, str, Mapping[str, Any]]]]:
     """The checked document and its profiles as ``(name, path, profile)`` (a file without ``profiles`` has
     the one ``default-scheduler`` profile); duplicate names raise InputError. O(profiles)."""
-    config = _mapping(doc, source, "")
+    config = config_mapping(doc, source, "")
     if config.get("kind") != "KubeSchedulerConfiguration" or config.get("apiVersion") not in _API_VERSIONS:
-        raise _fail(
+        raise config_error(
             source,
             "",
             f"expected kind KubeSchedulerConfiguration, apiVersion {' or '.join(_API_VERSIONS)}; "
             f"got kind {config.get('kind')!r}, apiVersion {config.get('apiVersion')!r}",
         )
-    raw_profiles = _list(config.get("profiles"), source, "profiles") or [{"schedulerName": DEFAULT_SCHEDULER_NAME}]
+    raw_profiles = config_list(config.get("profiles"), source, "profiles")
+    raw_profiles = raw_profiles or [{"schedulerName": DEFAULT_SCHEDULER_NAME}]
     profiles: list[tuple[str, str, Mapping[str, Any]]] = []
     for i, raw in enumerate(raw_profiles):
-        profile = _mapping(raw, source, f"profiles[{i}]")
+        profile = config_mapping(raw, source, f"profiles[{i}]")
         name = str(profile.get("schedulerName") or DEFAULT_SCHEDULER_NAME)
         if any(name == seen for seen, _, _ in profiles):
-            raise _fail(source, f"profiles[{i}].schedulerName", f"duplicate profile {name!r}")
+            raise config_error(source, f"profiles[{i}].schedulerName", f"duplicate profile {name!r}")
         profiles.append((name, f"profiles[{i}]", profile))
     return config, profiles
 
@@ -109,7 +121,7 @@ def _named(profiles: list[tuple[str, str, Mapping[str, Any]]], source: str, sche
         if name == scheduler_name:
             return i
     found = ", ".join(name for name, _, _ in profiles)
-    raise _fail(source, "profiles", f"no profile with schedulerName {scheduler_name!r} (found: {found})")
+    raise config_error(source, "profiles", f"no profile with schedulerName {scheduler_name!r} (found: {found})")
 
 
 def default_constraints_from_config(
@@ -131,7 +143,7 @@ def _percentage(value: object, source: str, path: str) -> int | None:
     if value is None:
         return None
     if isinstance(value, bool) or not isinstance(value, int) or not 0 <= value <= 100:
-        raise _fail(source, path, f"must be an integer between 0 and 100, got {value!r}")
+        raise config_error(source, path, f"must be an integer between 0 and 100, got {value!r}")
     return value
 
 
@@ -150,28 +162,28 @@ def score_percentage_from_config(doc: object, source: str, scheduler_name: str =
 def _profile_defaults(profile: Mapping[str, Any], source: str, base: str, where: str) -> DefaultConstraints:
     """One profile's PodTopologySpread defaults (validated)."""
     args: Mapping[str, Any] | None = None
-    for j, raw in enumerate(_list(profile.get("pluginConfig"), source, base)):
-        entry = _mapping(raw, source, f"{base}[{j}]")
+    for j, raw in enumerate(config_list(profile.get("pluginConfig"), source, base)):
+        entry = config_mapping(raw, source, f"{base}[{j}]")
         if entry.get("name") == "PodTopologySpread":
-            args = _mapping(entry.get("args"), source, f"{base}[{j}].args")
+            args = config_mapping(entry.get("args"), source, f"{base}[{j}].args")
             base = f"{base}[{j}].args"
     if args is None:
         return DefaultConstraints(SYSTEM_DEFAULT_CONSTRAINTS.constraints, True, f"system defaults of {where}")
     kind = args.get("defaultingType") or "System"
     if kind not in ("System", "List"):
-        raise _fail(source, f"{base}.defaultingType", f"must be System or List, got {kind!r}")
-    raw_constraints = _list(args.get("defaultConstraints"), source, f"{base}.defaultConstraints")
+        raise config_error(source, f"{base}.defaultingType", f"must be System or List, got {kind!r}")
+    raw_constraints = config_list(args.get("defaultConstraints"), source, f"{base}.defaultConstraints")
     constraints = []
     seen: set[tuple[str, str]] = set()
     for k, raw in enumerate(raw_constraints):
         c = _constraint(raw, source, f"{base}.defaultConstraints[{k}]")
         pair = (c.topology_key, c.when_unsatisfiable)
         if pair in seen:
-            raise _fail(source, f"{base}.defaultConstraints[{k}]", f"duplicate {pair[0]}/{pair[1]} constraint")
+            raise config_error(source, f"{base}.defaultConstraints[{k}]", f"duplicate {pair[0]}/{pair[1]} constraint")
         seen.add(pair)
         constraints.append(c)
     if kind == "System":
         if raw_constraints:
-            raise _fail(source, f"{base}.defaultConstraints", "must be empty when defaultingType is System")
+            raise config_error(source, f"{base}.defaultConstraints", "must be empty when defaultingType is System")
         return DefaultConstraints(SYSTEM_DEFAULT_CONSTRAINTS.constraints, True, f"system defaults of {where}")
     return DefaultConstraints(tuple(constraints), False, f"List defaults of {where}")

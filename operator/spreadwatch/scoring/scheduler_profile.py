@@ -42,7 +42,7 @@ from spreadwatch.scoring.resource_fit import (
     REQUESTED_TO_CAPACITY_RATIO,
     FitStrategy,
 )
-from spreadwatch.scoring.schedconfig import DEFAULT_SCHEDULER_NAME
+from spreadwatch.scoring.schedconfig import DEFAULT_SCHEDULER_NAME, config_error, config_list, config_mapping
 
 __all__ = [
     "DEFAULT_MULTIPOINT",
@@ -148,45 +148,25 @@ class SchedulerProfile:
         object.__setattr__(self, "weights", MappingProxyType(dict(self.scores)))
 
 
-def _fail(source: str, path: str, problem: str) -> InputError:
-    return InputError(f"{source}: {path}: {problem}" if path else f"{source}: {problem}")
-
-
-def _mapping(value: object, source: str, path: str) -> Mapping[str, Any]:
-    if value is None:
-        return {}
-    if not isinstance(value, Mapping):
-        raise _fail(source, path, f"expected a mapping, got {type(value).__name__}")
-    return value
-
-
-def _list(value: object, source: str, path: str) -> list[Any]:
-    if value is None:
-        return []
-    if not isinstance(value, list):
-        raise _fail(source, path, f"expected a list, got {type(value).__name__}")
-    return value
-
-
 def _int(value: object, source: str, path: str, default: int, low: int, high: int) -> int:
     if value is None:
         return default
     if isinstance(value, bool) or not isinstance(value, int) or not low <= value <= high:
-        raise _fail(source, path, f"must be an integer between {low} and {high}, got {value!r}")
+        raise config_error(source, path, f"must be an integer between {low} and {high}, got {value!r}")
     return value
 
 
 def _plugins(value: object, source: str, path: str) -> list[tuple[str, int]]:
     """The (name, weight) entries of an ``enabled``/``disabled`` list (weight 0 when absent)."""
     out = []
-    for i, raw in enumerate(_list(value, source, path)):
-        entry = _mapping(raw, source, f"{path}[{i}]")
+    for i, raw in enumerate(config_list(value, source, path)):
+        entry = config_mapping(raw, source, f"{path}[{i}]")
         name = entry.get("name")
         if not isinstance(name, str) or not name:
-            raise _fail(source, f"{path}[{i}].name", "is required")
+            raise config_error(source, f"{path}[{i}].name", "is required")
         weight = entry.get("weight")
         if weight is not None and (isinstance(weight, bool) or not isinstance(weight, int) or weight < 0):
-            raise _fail(source, f"{path}[{i}].weight", f"must be a non-negative integer, got {weight!r}")
+            raise config_error(source, f"{path}[{i}].weight", f"must be a non-negative integer, got {weight!r}")
         out.append((name, weight or 0))
     return out
 
@@ -232,7 +212,7 @@ def _expand(point: str, multi: list[tuple[str, int]], own: list[tuple[str, int]]
             overrides.append(name)
             continue
         if name in seen:
-            raise _fail(source, "", f"plugin {name!r} is enabled twice at {point}")
+            raise config_error(source, "", f"plugin {name!r} is enabled twice at {point}")
         seen.add(name)
         expanded.append((name, weight))
     first = [entry for entry in own if entry[0] in overrides]
@@ -253,7 +233,7 @@ def _weights(point_entries: list[tuple[str, int]], score_own: list[tuple[str, in
         weight = chosen.get(name, 1)
         total += weight
         if total > _MAX_WEIGHT_TOTAL:
-            raise _fail(source, "", "total score of Score plugins could overflow")
+            raise config_error(source, "", "total score of Score plugins could overflow")
         out.append((name, weight))
     return tuple(out)
 
@@ -261,53 +241,53 @@ def _weights(point_entries: list[tuple[str, int]], score_own: list[tuple[str, in
 def _resources(value: object, source: str, path: str, exactly_one: bool) -> tuple[tuple[str, int], ...]:
     """A ``resources`` list of (name, weight); weight 0 or absent is 1, then 1-100 (BalancedAllocation: 1)."""
     out: list[tuple[str, int]] = []
-    for i, raw in enumerate(_list(value, source, path)):
-        entry = _mapping(raw, source, f"{path}[{i}]")
+    for i, raw in enumerate(config_list(value, source, path)):
+        entry = config_mapping(raw, source, f"{path}[{i}]")
         name = entry.get("name")
         if not isinstance(name, str) or not name:
-            raise _fail(source, f"{path}[{i}].name", "is required")
+            raise config_error(source, f"{path}[{i}].name", "is required")
         weight = _int(entry.get("weight"), source, f"{path}[{i}].weight", 0, 0, 100) or 1
         if exactly_one and weight != 1:
-            raise _fail(source, f"{path}[{i}].weight", "must be 1")
+            raise config_error(source, f"{path}[{i}].weight", "must be 1")
         if exactly_one and any(name == seen for seen, _ in out):
-            raise _fail(source, f"{path}[{i}].name", f"duplicate resource {name!r}")
+            raise config_error(source, f"{path}[{i}].name", f"duplicate resource {name!r}")
         out.append((name, weight))
     return tuple(out) or DEFAULT_RESOURCE_WEIGHTS
 
 
 def _fit(args: Mapping[str, Any], source: str, path: str) -> FitStrategy:
-    strategy = _mapping(args.get("scoringStrategy"), source, f"{path}.scoringStrategy")
+    strategy = config_mapping(args.get("scoringStrategy"), source, f"{path}.scoringStrategy")
     kind = strategy.get("type") or LEAST_ALLOCATED
     kinds = (LEAST_ALLOCATED, MOST_ALLOCATED, REQUESTED_TO_CAPACITY_RATIO)
     if kind not in kinds:
-        raise _fail(source, f"{path}.scoringStrategy.type", f"must be one of {', '.join(kinds)}, got {kind!r}")
+        raise config_error(source, f"{path}.scoringStrategy.type", f"must be one of {', '.join(kinds)}, got {kind!r}")
     resources = _resources(strategy.get("resources"), source, f"{path}.scoringStrategy.resources", False)
     shape: list[tuple[int, int]] = []
     if kind == REQUESTED_TO_CAPACITY_RATIO:
         where = f"{path}.scoringStrategy.requestedToCapacityRatio"
         ratio = strategy.get("requestedToCapacityRatio")
         if ratio is None:
-            raise _fail(source, where, "must be specified when type is RequestedToCapacityRatio")
-        points = _list(_mapping(ratio, source, where).get("shape"), source, f"{where}.shape")
+            raise config_error(source, where, "must be specified when type is RequestedToCapacityRatio")
+        points = config_list(config_mapping(ratio, source, where).get("shape"), source, f"{where}.shape")
         if not points:
-            raise _fail(source, f"{where}.shape", "at least one point must be specified")
+            raise config_error(source, f"{where}.shape", "at least one point must be specified")
         for i, raw in enumerate(points):
-            point = _mapping(raw, source, f"{where}.shape[{i}]")
+            point = config_mapping(raw, source, f"{where}.shape[{i}]")
             shape.append((_int(point.get("utilization"), source, f"{where}.shape[{i}].utilization", 0, 0, 100),
                           _int(point.get("score"), source, f"{where}.shape[{i}].score", 0, 0, 10)))  # fmt: skip
         if any(a[0] >= b[0] for a, b in itertools.pairwise(shape)):
-            raise _fail(source, f"{where}.shape", "utilization values must be sorted in increasing order")
-    ignored = _list(args.get("ignoredResources"), source, f"{path}.ignoredResources")
-    groups = _list(args.get("ignoredResourceGroups"), source, f"{path}.ignoredResourceGroups")
+            raise config_error(source, f"{where}.shape", "utilization values must be sorted in increasing order")
+    ignored = config_list(args.get("ignoredResources"), source, f"{path}.ignoredResources")
+    groups = config_list(args.get("ignoredResourceGroups"), source, f"{path}.ignoredResourceGroups")
     if not all(isinstance(x, str) for x in (*ignored, *groups)) or any("/" in g for g in groups):
-        raise _fail(source, f"{path}.ignoredResources", "expected resource names (groups without '/')")
+        raise config_error(source, f"{path}.ignoredResources", "expected resource names (groups without '/')")
     return FitStrategy(str(kind), resources, tuple(shape), frozenset(ignored), frozenset(groups))
 
 
 def _added_affinity(args: Mapping[str, Any], source: str, path: str
                     ) -> tuple[tuple[NodeSelectorTerm, ...] | None, tuple[PreferredSchedulingTerm, ...]]:  # fmt: skip
     """NodeAffinityArgs' ``addedAffinity``: required terms (None: none) and preferred terms, validated."""
-    added = _mapping(args.get("addedAffinity"), source, f"{path}.addedAffinity")
+    added = config_mapping(args.get("addedAffinity"), source, f"{path}.addedAffinity")
     r = FieldReader({"kind": "KubeSchedulerConfiguration", "metadata": {"name": source}})
     where = f"{path}.addedAffinity"
     required: tuple[NodeSelectorTerm, ...] | None = None
@@ -324,14 +304,14 @@ def _added_affinity(args: Mapping[str, Any], source: str, path: str
                                     node_selector_requirements(r, pref, "matchFields", f"{p}.preference"))
             preferred.append(PreferredSchedulingTerm(r.integer(t, "weight", f"{p}.weight", 0), term))
     except InputError as err:
-        raise _fail(source, "", str(err)) from None
+        raise config_error(source, "", str(err)) from None
     for term in required or ():
         error = node_term_error(term) if term.match_expressions or term.match_fields else ""
         if error:
-            raise _fail(source, f"{where}.requiredDuringSchedulingIgnoredDuringExecution", error)
+            raise config_error(source, f"{where}.requiredDuringSchedulingIgnoredDuringExecution", error)
     error = preferred_error(preferred)
     if error:
-        raise _fail(source, f"{where}.preferredDuringSchedulingIgnoredDuringExecution", error)
+        raise config_error(source, f"{where}.preferredDuringSchedulingIgnoredDuringExecution", error)
     return required, tuple(preferred)
 
 
@@ -349,32 +329,32 @@ def scheduler_profile(
     plugin_config: list[Any] = []
     base = ""
     if config is not None:
-        profiles = _list(config.get("profiles"), source, "profiles") or [{}]
+        profiles = config_list(config.get("profiles"), source, "profiles") or [{}]
         for i, raw in enumerate(profiles):
-            entry = _mapping(raw, source, f"profiles[{i}]")
+            entry = config_mapping(raw, source, f"profiles[{i}]")
             if str(entry.get("schedulerName") or DEFAULT_SCHEDULER_NAME) == scheduler_name:
                 base = f"profiles[{i}]"
-                plugins = _mapping(entry.get("plugins"), source, f"{base}.plugins")
-                plugin_config = _list(entry.get("pluginConfig"), source, f"{base}.pluginConfig")
+                plugins = config_mapping(entry.get("plugins"), source, f"{base}.plugins")
+                plugin_config = config_list(entry.get("pluginConfig"), source, f"{base}.pluginConfig")
                 break
         else:
-            raise _fail(source, "profiles", f"no profile with schedulerName {scheduler_name!r}")
+            raise config_error(source, "profiles", f"no profile with schedulerName {scheduler_name!r}")
     multi_path = f"{base}.plugins.multiPoint"
-    multi, _ = _merge(list(DEFAULT_MULTIPOINT), _mapping(plugins.get("multiPoint"), source, multi_path), source,
+    multi, _ = _merge(list(DEFAULT_MULTIPOINT), config_mapping(plugins.get("multiPoint"), source, multi_path), source,
                       multi_path)  # fmt: skip
     points: dict[str, tuple[list[tuple[str, int]], list[tuple[str, int]]]] = {}
     for key, point in _POINTS.items():
         path = f"{base}.plugins.{key}"
-        own, disabled = _merge([], _mapping(plugins.get(key), source, path), source, path)
+        own, disabled = _merge([], config_mapping(plugins.get(key), source, path), source, path)
         points[point] = (_expand(point, multi, own, disabled, source), own)
     filters = tuple(name for name, _ in points[FILTER][0])
     scores = _weights(points[SCORE][0], points[SCORE][1], multi, source)
     args: dict[str, Mapping[str, Any]] = {}
     for j, raw in enumerate(plugin_config):
-        entry = _mapping(raw, source, f"{base}.pluginConfig[{j}]")
+        entry = config_mapping(raw, source, f"{base}.pluginConfig[{j}]")
         name = entry.get("name")
         if isinstance(name, str):
-            args[name] = _mapping(entry.get("args"), source, f"{base}.pluginConfig[{j}].args")
+            args[name] = config_mapping(entry.get("args"), source, f"{base}.pluginConfig[{j}].args")
     where = f"{base}.pluginConfig"
     fit = _fit(args.get("NodeResourcesFit", {}), source, f"{where}[NodeResourcesFit].args")
     balanced = _resources(args.get("NodeResourcesBalancedAllocation", {}).get("resources"), source,
