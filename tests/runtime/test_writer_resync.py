@@ -205,6 +205,22 @@ async def _cycle(p: Pipeline) -> None:
     step.result()
 
 
+async def _each_written_beside_the_resync(p: Pipeline, changes: list[tuple[str, list[dict[str, Any]]]]) -> None:
+    """Feed each workload's events in turn, one writer cycle after the debounce: its report is written by the
+    writer's own record within the debounce plus one write of the change, while the resync is still listing."""
+    debounce, tick = p.writer.debounce, 0.01
+    for name, events in changes:
+        p.feed(*events)
+        seen = p.clock()
+        p.clock.advance(debounce + tick)
+        await _cycle(p)
+        record = p.writer.journal[-1]
+        assert record.workload == WorkloadKey("shop", "Deployment", name)
+        assert record.seen == seen and record.beside_resync and not record.queued_by_resync
+        assert record.written - record.seen <= debounce + tick + _WRITE  # the debounce plus one write
+        assert p.writer.resyncing
+
+
 def test_a_resync_in_the_middle_of_churn_does_not_delay_a_changes_report() -> None:
     """Churn goes on while a later resync lists (its answer held back): each change's report is written within
     the debounce plus one write of the change, by the writer's own record, while the resync is in flight; the
@@ -214,7 +230,6 @@ def test_a_resync_in_the_middle_of_churn_does_not_delay_a_changes_report() -> No
     api = SlowListApi(p.clock)
     p.api = p.writer.store.api = api  # type: ignore[assignment]
     _three(p)
-    debounce, tick = p.writer.debounce, 0.01
 
     async def main() -> None:
         api.gate.clear()
@@ -222,22 +237,12 @@ def test_a_resync_in_the_middle_of_churn_does_not_delay_a_changes_report() -> No
         p.clock.advance(61)
         await _cycle(p)  # the resync is due: it starts beside the writes and waits for its listing
         assert p.writer.resyncing
-        changes = [
-            ("web", ev("ADDED", pod_of("web", 7, "node-b2"))),
-            ("api", ev("MODIFIED", deployment("api", generation=2))),
-            ("web", ev("DELETED", pod_of("web", 7, "node-b2"))),
-            ("api", ev("ADDED", pod_of("api", 9, "node-c2"))),
-        ]
-        for name, event in changes:
-            p.feed(event)
-            seen = p.clock()
-            p.clock.advance(debounce + tick)
-            await _cycle(p)
-            record = p.writer.journal[-1]
-            assert record.workload == WorkloadKey("shop", "Deployment", name)
-            assert record.seen == seen and record.beside_resync and not record.queued_by_resync
-            assert record.written - record.seen <= debounce + tick + _WRITE  # the debounce plus one write
-            assert p.writer.resyncing
+        await _each_written_beside_the_resync(p, [
+            ("web", [ev("ADDED", pod_of("web", 7, "node-b2"))]),
+            ("api", [ev("MODIFIED", deployment("api", generation=2))]),
+            ("web", [ev("DELETED", pod_of("web", 7, "node-b2"))]),
+            ("api", [ev("ADDED", pod_of("api", 9, "node-c2"))]),
+        ])  # fmt: skip
         api.gate.set()
         while p.writer.resyncing:
             await asyncio.sleep(0)
@@ -308,23 +313,13 @@ def test_the_first_resync_of_a_leadership_never_holds_the_writes_back() -> None:
         second.clock.advance(debounce + tick)
         await _cycle(second)  # the leadership's first listing starts beside the writes; its first page arrives
         assert second.writer.resyncing and second.writer.store.settling
-        changes = [
+        await _each_written_beside_the_resync(second, [
             ("app1", [ev("ADDED", pod_of("app1", 7, "node-a2"))]),  # listed on the first page
             ("app4", [ev("ADDED", pod_of("app4", 7, "node-a2"))]),  # not listed yet: read first
             ("app5", [ev("DELETED", pod_of("app5", 1, "node-b1")),  # not listed yet; all on one node now
                       ev("DELETED", pod_of("app5", 2, "node-c1")),
                       ev("ADDED", pod_of("app5", 8, "node-a1")), ev("ADDED", pod_of("app5", 9, "node-a1"))]),
-        ]  # fmt: skip
-        for name, events in changes:
-            second.feed(*events)
-            seen = second.clock()
-            second.clock.advance(debounce + tick)
-            await _cycle(second)
-            record = second.writer.journal[-1]
-            assert record.workload == WorkloadKey("shop", "Deployment", name)
-            assert record.seen == seen and record.beside_resync and not record.queued_by_resync
-            assert record.written - record.seen <= debounce + tick + _WRITE  # the debounce plus one write
-            assert second.writer.resyncing
+        ])  # fmt: skip
         api.gate.set()
         while second.writer.resyncing:
             await asyncio.sleep(0)
