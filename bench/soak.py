@@ -8,15 +8,18 @@ server sends on (what the informers' worker threads and the event loop do, here 
 
 * a synthetic cluster (bench/synth.py, scale 1.0 = 5,000 nodes, 10,000 workloads, ~150,000 pods) is listed as
   the API server pages it (500 items a page, items without kind and apiVersion), each page decoded
-  (``decode.decode_list_page``) and taken by its kind's informer (``ResourceWatch.take_listed``) →
-  :class:`EventRouter` → index, and every report is written once into the stand-in;
+  (``decode.decode_list_page``) and taken by its kind's informer (``ResourceWatch.take_listed_page``) →
+  :class:`EventRouter` → index (loading in bulk, as the operator's first listing), and every report is
+  written once into the stand-in;
 * then pod watch events, each one watch line of bytes, are decoded (``decode.decode_event``, one converter per
   1,000 lines, as ``kube.WatchStream``) and taken by the pod informer (``ResourceWatch.take``) — router, index
   apply/remove, ``Writer.collect`` — at a fixed rate; the mix is ``bench/events.py``'s (20 % add,
   15 % move node, 15 % relabel, 15 % phase, 15 % deletionTimestamp, 20 % delete), so the pod count stays
-  level. Every new pod carries a ``soak-rev`` label that changes every ``--rev-seconds``: label sets of old
-  "rollouts" keep dying, which is what the label-interning cache (``model.intern_labels``, swept of unused
-  maps) must survive;
+  level. Each event carries the pod's scheduling fields (tolerations, ...) as the API server's do, so a
+  replaced pod's owner reference and template are decoded again from its line. Every new pod carries a
+  ``soak-rev`` label that changes every ``--rev-seconds``: label sets of old "rollouts" keep dying, which is
+  what the interning tables (``model.intern_labels``, ``model.intern_frozen``, swept of unused values) must
+  survive;
 * the process's garbage collector follows the operator's policy (:class:`spreadwatch.runtime.gcpolicy.GcPolicy`,
   started right after the initial listing, as ``Runtime.start`` does; ``--no-gc-policy`` for A/B runs);
 * the index scores with the operator's defaults: ``--profile auto`` (v1.29, as the synthetic nodes' kubelets
@@ -143,6 +146,11 @@ class StandInSink:
         self.reports[(namespace, name)] = orjson.dumps(obj)
         return obj
 
+    async def get_report(self, namespace: str, name: str) -> dict[str, Any] | None:
+        self.calls["get"] += 1
+        stored = self.reports.get((namespace, name))
+        return orjson.loads(stored) if stored is not None else None
+
     async def delete(self, namespace: str, name: str) -> bool:
         self.calls["delete"] += 1
         return self.reports.pop((namespace, name), None) is not None
@@ -157,8 +165,10 @@ class _Pods:
 
     rnd: random.Random
     nodes: list[str]
-    #: (namespace, name) → [uid, labels, ownerReferences, nodeName, phase, deleting]
+    #: (namespace, name) → [uid, labels, ownerReferences, nodeName, phase, deleting, scheduling fields]
     pods: dict[tuple[str, str], list[Any]] = field(default_factory=dict)
+    #: the pods' scheduling fields (tolerations, ...), pre-serialised: one dict per distinct set, shared
+    specs: dict[bytes, dict[str, orjson.Fragment]] = field(default_factory=dict)
     keys: list[tuple[str, str]] = field(default_factory=list)
     pos: dict[tuple[str, str], int] = field(default_factory=dict)
     serial: int = 0
@@ -180,8 +190,18 @@ class _Pods:
         return self.keys[self.rnd.randrange(len(self.keys))]
 
 
-def _pod_entry(obj: Mapping[str, Any]) -> list[Any]:
+#: A pod spec's fields the decoder keeps besides nodeName: every watch event carries them, as the API
+#: server's do (the whole pod), so a replaced pod's template is decoded again from its event.
+_SCHEDULING = ("tolerations", "nodeSelector", "affinity", "topologySpreadConstraints")
+
+
+def _pod_entry(obj: Mapping[str, Any], specs: dict[bytes, dict[str, orjson.Fragment]]) -> list[Any]:
     meta, spec, status = obj["metadata"], obj.get("spec") or {}, obj.get("status") or {}
+    fields = {key: spec[key] for key in _SCHEDULING if key in spec}
+    raw = orjson.dumps(fields, option=orjson.OPT_SORT_KEYS)
+    scheduling = specs.get(raw)
+    if scheduling is None:  # (the driver keeps one copy per distinct set: its memory is in the RSS sampled)
+        scheduling = specs[raw] = {key: orjson.Fragment(orjson.dumps(value)) for key, value in fields.items()}
     return [
         meta.get("uid", ""),
         dict(meta.get("labels") or {}),
@@ -189,18 +209,19 @@ def _pod_entry(obj: Mapping[str, Any]) -> list[Any]:
         spec.get("nodeName", ""),
         status.get("phase", "Pending"),
         meta.get("deletionTimestamp") is not None,
+        scheduling,
     ]
 
 
 def _event(kind: str | None, key: tuple[str, str], entry: list[Any]) -> dict[str, Any]:
-    uid, labels, owners, node, phase, deleting = entry
+    uid, labels, owners, node, phase, deleting, scheduling = entry
     meta: dict[str, Any] = {"namespace": key[0], "name": key[1], "uid": uid, "labels": labels}
     if owners:
         meta["ownerReferences"] = owners
     if deleting:
         meta["deletionTimestamp"] = _DELETION_STAMP
-    body = {"apiVersion": "v1", "kind": "Pod", "metadata": meta, "spec": {"nodeName": node} if node else {},
-            "status": {"phase": phase}}  # fmt: skip
+    spec = {"nodeName": node, **scheduling} if node else dict(scheduling)
+    body = {"apiVersion": "v1", "kind": "Pod", "metadata": meta, "spec": spec, "status": {"phase": phase}}
     return {"type": kind, "object": body}
 
 
@@ -214,7 +235,7 @@ def _next_event(pods: _Pods, rev: int) -> dict[str, Any]:
         pods.serial += 1
         new_key = (key[0], f"{key[1].split('-soak')[0]}-soak{pods.serial}")
         labels = {**entry[1], "soak-rev": str(rev)}
-        new = [f"soak-{pods.serial}", labels, entry[2], r.choice(pods.nodes), "Running", False]
+        new = [f"soak-{pods.serial}", labels, entry[2], r.choice(pods.nodes), "Running", False, entry[6]]
         pods.add(new_key, new)
         return _event("ADDED", new_key, new)
     if kind == "delete":
@@ -264,18 +285,26 @@ def _page(objects: Sequence[dict[str, Any]]) -> bytes:
 
 def _list(cfg: SoakConfig, informers: Mapping[str, ResourceWatch]) -> _Pods:
     """The initial listing into the index: synth's objects (nodes and namespaces first) in pages of one kind,
-    each page decoded and taken by the kind's informer as it fills; returns the driver's view of the pods.
+    each page decoded and taken by the kind's informer as it fills, into an index loading in bulk as the
+    operator's does (``start_loading``, ``finish_loading``); returns the driver's view of the pods.
     O(objects); one page per kind held at a time."""
     pods = _Pods(random.Random(cfg.seed), [])
     converter = Converter()
     pages: dict[str, list[dict[str, Any]]] = {}
+    index = informers["Pod"].router.index
+    bulk = hasattr(index, "start_loading")  # (a baseline's older package takes a page item by item)
+    if bulk:
+        index.start_loading()
 
     def flush(kind: str) -> None:
         resource = WATCHED_BY_KIND[kind]
         items, _ = decode_list_page(_page(pages.pop(kind)), kind, resource.api_version, converter)
-        take = informers[kind].take_listed
-        for item in items:
-            take(item)
+        informer = informers[kind]
+        if bulk:
+            informer.take_listed_page(items)
+        else:
+            for item in items:
+                informer.take_listed(item)
 
     for obj in synth.iter_objects(cfg.scale, cfg.seed):
         kind = obj["kind"]
@@ -286,9 +315,11 @@ def _list(cfg: SoakConfig, informers: Mapping[str, ResourceWatch]) -> _Pods:
         if kind == "Node":
             pods.nodes.append(obj["metadata"]["name"])
         elif kind == "Pod":
-            pods.add((obj["metadata"]["namespace"], obj["metadata"]["name"]), _pod_entry(obj))
+            pods.add((obj["metadata"]["namespace"], obj["metadata"]["name"]), _pod_entry(obj, pods.specs))
     for kind in list(pages):
         flush(kind)
+    while bulk and not index.finish_loading():
+        pass
     return pods
 
 

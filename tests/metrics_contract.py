@@ -70,6 +70,8 @@ OPERATOR_GAUGES = frozenset(
         "spreadwatch_last_resync_timestamp_seconds",
         "spreadwatch_leader",
         "spreadwatch_ready",
+        "spreadwatch_api_writes_per_second",
+        "spreadwatch_writes_in_flight_limit",
     }
 )
 COUNTERS = frozenset(
@@ -78,6 +80,16 @@ COUNTERS = frozenset(
         "spreadwatch_placements_total",
         "spreadwatch_report_writes_total",
         "spreadwatch_api_errors_total",
+        "spreadwatch_resync_pages_total",
+        "spreadwatch_resync_bytes_total",
     }
 )
-HISTOGRAMS = frozenset({"spreadwatch_compute_duration_seconds", "spreadwatch_reconcile_duration_seconds"})
+HISTOGRAMS = frozenset(
+    {
+        "spreadwatch_compute_duration_seconds",
+        "spreadwatch_reconcile_duration_seconds",
+        "spreadwatch_report_write_duration_seconds",
+        "spreadwatch_report_lag_seconds",
+        "spreadwatch_resync_duration_seconds",
+    }
+)

@@ -26,7 +26,7 @@ APPS_WATCHED = ["replicasets", "statefulsets", "deployments"]
 POLICY_WATCHED = ["poddisruptionbudgets"]
 REPORT_RULES = [
     {"apiGroups": ["spreadwatch.io"], "resources": ["spreadreports"],
-     "verbs": ["list", "create", "patch", "delete"]},
+     "verbs": ["get", "list", "create", "patch", "delete"]},
     {"apiGroups": [""], "resources": ["events"], "verbs": ["create"]},
 ]  # fmt: skip
 STANDARD_LABELS = ("app.kubernetes.io/name", "app.kubernetes.io/instance", "app.kubernetes.io/version",

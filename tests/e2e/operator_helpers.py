@@ -77,6 +77,9 @@ DEBOUNCE = float(os.environ.get("SPREADWATCH_E2E_DEBOUNCE", "0.3"))
 #: PodTopologySpread and its system defaults (docs/scoring.md §14), SelectorSpread's last generation beside it.
 #: :func:`server_minor` checks the release these were written for.
 EXPECTED_PROFILE, EXPECTED_COMPARED = "v1.29", "v1.28"
+#: the chart's report options: its defaults with the prediction (``prediction: true``, no ``--scheduler-config``:
+#: kube-scheduler's default profile), every namespace seen
+EXPECTED_OPTIONS = ReportOptions(scheduler=load_scheduler_profile(None))
 EXPECTED_SERVER_MINOR = 36
 
 
@@ -178,16 +181,13 @@ def server_minor(cp: ControlPlane) -> int:
 
 
 def offline_reports(cp: ControlPlane, namespace: str, tmp: Path) -> dict[tuple[str, str], dict[str, Any]]:
-    """`spreadwatch analyze --profile v1.29` (its prediction on, as the chart's) on a `kubectl get -o json` dump of
-    the cluster, for one namespace, each report with the comparison an index of v1.28 alone gives (what the
-    chart's defaults write)."""
+    """`spreadwatch analyze --profile v1.29 --prediction` on a `kubectl get -o json` dump of the cluster, for one
+    namespace, each report with the comparison an index of v1.28 alone gives (what the chart's defaults write)."""
     dump = tmp / f"dump-{time.monotonic_ns()}.json"
     dump.write_text(cp.kubectl("get", KINDS, "-A", "-o", "json", timeout=120).stdout)
     snapshot = load_snapshot([dump])
     only = WorkloadFilter([namespace])
-    # (the chart's operator predicts with the default scheduler profile: --prediction, as analyze by default)
-    predicting = ReportOptions(scheduler=load_scheduler_profile(None))
-    index, reports = analyze_index(snapshot, get_profile(EXPECTED_PROFILE), predicting, only)
+    index, reports = analyze_index(snapshot, get_profile(EXPECTED_PROFILE), EXPECTED_OPTIONS, only)
     other = analyze_index(snapshot, get_profile(EXPECTED_COMPARED), ReportOptions(), only)[0]
     out = {}
     for r in reports:

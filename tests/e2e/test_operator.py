@@ -180,16 +180,16 @@ def test_reports_equal_offline_analyze_and_kubectl_columns(
         assert cond["message"] == ("; ".join(status["reasons"]) or cond["message"])
 
     # the live CLI reads the same cluster through the kubeconfig and prints the same reports (analyze makes no
-    # comparison); --profile auto asks the API server's /version, as the operator did
+    # comparison; reading one namespace's pods, its predictions are partial); --profile auto asks the API
+    # server's /version, as the operator did
     live = subprocess.run(
         [sys.executable, "-m", "spreadwatch.cli", "analyze", "--kubeconfig", control_plane.kubeconfig,
          "-n", namespace, "-o", "json", "--profile", "auto"], capture_output=True, text=True, check=True)  # fmt: skip
-    uncompared = {key: {f: v for f, v in r.items() if f != "comparison"} for key, r in expected.items()}
-    # (-n reads one namespace: its prediction says so, NamespacedMode, where the cluster-wide operator's does not)
-    for r in uncompared.values():
-        if "prediction" in r:
-            r["prediction"] = {**r["prediction"], "partial": True, "partialReasons": [NAMESPACED_PARTIAL]}
-    assert {(r["workload"]["kind"], r["workload"]["name"]): r for r in json.loads(live.stdout)["reports"]} == uncompared
+    uncompared = {key: {f: v for f, v in r.items() if f not in ("comparison", "prediction")}
+                  for key, r in expected.items()}  # fmt: skip
+    cli = {(r["workload"]["kind"], r["workload"]["name"]): r for r in json.loads(live.stdout)["reports"]}
+    assert all(r.pop("prediction")["partialReasons"] == [NAMESPACED_PARTIAL] for r in cli.values())
+    assert cli == uncompared
     assert f"--profile auto: {EXPECTED_PROFILE} (auto: kube-apiserver is v1.{EXPECTED_SERVER_MINOR}." in live.stderr
     explain = subprocess.run(
         [sys.executable, "-m", "spreadwatch.cli", "explain", "--kubeconfig", control_plane.kubeconfig,
@@ -542,9 +542,10 @@ def test_new_bindings_are_checked_against_the_report_held_before(
     make_workloads(kube_api, namespace, zone_nodes)
     wait_converged(control_plane, namespace, tmp_path)
     placements = operator.state()["placements"]  # (make_workloads' bindings counted)
-    # (the compared profile's checks too, and the prediction's: the chart's operator predicts)
+    # (the compared profile's checks too, and the prediction's: the chart's defaults predict)
     assert set(placements) == {EXPECTED_PROFILE, EXPECTED_COMPARED, PREDICTION_PLACEMENTS}
     profile, counts_before = EXPECTED_PROFILE, placements[EXPECTED_PROFILE]
+    predicted_before = sum(placements[PREDICTION_PLACEMENTS].values())
     best = live_reports(control_plane, namespace)[("Deployment", "web")]["bestNodes"][0]
 
     pod = _bind_new_web_pod(control_plane, kube_api, namespace, 4, best)
@@ -568,4 +569,5 @@ def test_new_bindings_are_checked_against_the_report_held_before(
     assert counts["best_node"] - counts_before["best_node"] == 1
     assert counts["other"] - counts_before["other"] == 1
     assert counts["best_zone"] == counts_before["best_zone"]
+    assert sum(operator.state()["placements"][PREDICTION_PLACEMENTS].values()) - predicted_before == 2
     operator.assert_alive()

@@ -395,6 +395,13 @@ def test_dashboard_values_match_the_cluster(live: Live) -> None:
     assert up == {live.down: "0"}
     writes = {r["metric"]["result"] for r in _panel_result(live, "Report writes by result")}
     assert {"created", "updated", "failed"} <= writes
+    # the churning pod's report is rewritten all along: writes per second, a bound, a lag of at least the debounce
+    rates = {r["metric"]["instance"]: float(r["value"][1]) for r in _panel_result(live, "API writes per second")}
+    assert rates[live.operator] > 0 and rates[live.stale] == 0
+    bound = {r["metric"]["instance"]: float(r["value"][1]) for r in _panel_result(live, "Writes in flight bound")}
+    assert 2 <= bound[live.operator] <= 24
+    [lag] = _panel_result(live, "Change to report lag", ref="A")
+    assert 0.05 <= float(lag["value"][1]) < 30
     assert {r["metric"]["code"] for r in _panel_result(live, "API errors by HTTP status")} == {"500"}
 
 

@@ -95,7 +95,7 @@ class FakeReportApi:
     # helpers for tests
 
     def writes(self, verb: str | None = None) -> list[Call]:
-        return [c for c in self.calls if c.verb != "list" and (verb is None or c.verb == verb)]
+        return [c for c in self.calls if c.verb not in ("list", "get") and (verb is None or c.verb == verb)]
 
     def status(self, namespace: str, name: str) -> dict[str, Any]:
         return dict(self.objects[(namespace, name)].get("status") or {})
@@ -180,6 +180,12 @@ class FakeReportApi:
         obj["spec"] = {"workloadRef": dict(workload)}
         obj["status"] = copy.deepcopy(dict(status))
         return copy.deepcopy(obj)
+
+    async def get_report(self, namespace: str, name: str) -> dict[str, Any] | None:
+        """One report as stored (None: none)."""
+        self._maybe_fail("get", namespace, name)
+        obj = self.objects.get((namespace, name))
+        return copy.deepcopy(obj) if obj is not None else None
 
     async def delete(self, namespace: str, name: str) -> bool:
         self._maybe_fail("delete", namespace, name)

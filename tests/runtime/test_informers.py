@@ -272,13 +272,18 @@ def test_nodes_and_namespaces_are_listed_before_the_namespaced_kinds() -> None:
     gate = api.gates["nodes"] = threading.Event()
     rt = Runtime(cfg, report_api=FakeReportApi(), source=ApiWatchSource(api))
     applied: list[str] = []
-    route = rt.router.route
+    route, route_listed = rt.router.route, rt.router.route_listed
 
     def spy(kind: str, record: Any) -> None:
         applied.append(kind)
         route(kind, record)
 
+    def spy_listed(kind: str, records: Any) -> None:
+        applied.extend([kind] * len(records))
+        route_listed(kind, records)
+
     rt.router.route = spy  # type: ignore[method-assign]
+    rt.router.route_listed = spy_listed  # type: ignore[method-assign]
 
     async def main() -> list[str]:
         namespaces = api.holding("Namespace")
@@ -304,18 +309,18 @@ def test_nodes_and_namespaces_are_listed_before_the_namespaced_kinds() -> None:
 
 
 def test_an_unexpected_error_is_logged_and_the_informer_lists_again(caplog: pytest.LogCaptureFixture) -> None:
-    # A bug while applying a listed object (here: the first pod) must not end the informer in silence: it
+    # A bug while applying listed objects (here: the first page of pods) must not end the informer in silence: it
     # would never be "listed", and the operator never ready.
     p, api, watch = _informed(_web())
-    route = p.router.route
+    route_listed = p.router.route_listed
     broken = [True]
 
-    def route_once_broken(kind: str, record: Any) -> None:
+    def route_once_broken(kind: str, records: Any) -> None:
         if broken.pop() if broken else False:
             raise RuntimeError("a bug")
-        route(kind, record)
+        route_listed(kind, records)
 
-    p.router.route = route_once_broken  # type: ignore[method-assign]
+    p.router.route_listed = route_once_broken  # type: ignore[method-assign]
     with caplog.at_level(logging.INFO, logger="spreadwatch.watch"):
         _run_until_held(watch, api)
     assert _pods(p) == {"web-abc-0", "web-abc-1", "web-abc-2"}

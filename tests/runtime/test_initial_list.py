@@ -43,10 +43,15 @@ def _reference_reports(objects: Sequence[dict[str, Any]]) -> list[dict[str, Any]
     return [r.to_dict() for r in index.reports()]
 
 
-def _load(objects: Sequence[dict[str, Any]], expire: int = 0) -> tuple[Pipeline, FakeApiServer]:
+def _load(
+    objects: Sequence[dict[str, Any]], expire: int = 0, *, loading: bool = False, **config: Any
+) -> tuple[Pipeline, FakeApiServer]:
     """One informer per watched resource over a fake API server holding ``objects``, run until each has
-    listed and holds its watch open."""
-    p = pipeline()
+    listed and holds its watch open; ``loading``: into an index loading in bulk, as the runtime's is
+    (``SpreadIndex.start_loading`` before, ``finish_loading`` after)."""
+    p = pipeline(**config)
+    if loading:
+        p.index.start_loading()
     api = FakeApiServer(objects, expire)
     watches = [ResourceWatch(resource, None, p.router, ApiWatchSource(api)) for resource in WATCHED]
     p.informers += watches
@@ -63,6 +68,10 @@ def _load(objects: Sequence[dict[str, Any]], expire: int = 0) -> tuple[Pipeline,
 
     asyncio.run(main())
     assert all(w.listed.is_set() and w.stats.lists == 1 and w.stats.failures == 0 for w in watches)
+    if loading:
+        assert p.index.workload_keys() == []  # deferred until every informer has listed
+        while not p.index.finish_loading(1):
+            pass
     return p, api
 
 
@@ -77,6 +86,19 @@ def test_initial_list_from_raw_pages_equals_the_reference() -> None:
     assert api.list_requests("Pod") == [0, 500, 1000]
     assert p.router.stats.applied == len(objects) and p.malformed_count == 0
     assert api.watch_versions("Pod") == [api.version]  # each watch starts at its list's version
+
+
+def test_a_bulk_initial_list_equals_the_reference_and_skips_what_the_scope_does_not_watch() -> None:
+    objects = _cluster(1200)
+    p, _ = _load(objects, loading=True)
+    assert [r.to_dict() for r in p.index.reports()] == _reference_reports(objects)
+    assert (p.router.stats.events, p.router.stats.applied) == (len(objects), len(objects))
+    assert p.router.stats.by_kind["Pod"] == sum(1 for o in objects if o["kind"] == "Pod")
+    elsewhere = [e["object"] for e in web_cluster(pods_on=["node-a1"], namespace="elsewhere")]
+    namespaced = sum(1 for o in elsewhere if o["kind"] not in ("Node", "Namespace"))
+    only, _ = _load(objects + elsewhere, loading=True, namespaces=("shop",))
+    assert [r.to_dict() for r in only.index.reports()] == _reference_reports(objects)
+    assert only.router.stats.ignored == namespaced
 
 
 def test_an_expired_continue_token_starts_the_list_over() -> None:

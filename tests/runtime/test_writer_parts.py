@@ -29,6 +29,7 @@ def _workload(name: str) -> list[dict[str, Any]]:
 
 def _base(p: Pipeline) -> None:
     p.feed(*[ev("ADDED", o) for o in zone_nodes()], ev("ADDED", namespace_obj("shop")))
+    p.step()  # the leadership's first listing (no report yet): what changes from now on is written as it is due
 
 
 class GatedApi(FakeReportApi):

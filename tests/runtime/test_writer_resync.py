@@ -1,11 +1,13 @@
 """The writer's resync and budget: the first resync as the leader checks every workload (skipping reports
-whose listed digest matches), later ones, beside the writes, only what differs from what this replica wrote or
-is missing; when more workloads are due than the bucket allows, material changes (new report, health, best
-nodes) go first. On a manual clock with the in-memory report API."""
+whose listed digest matches), later ones only what differs from what this replica wrote or is missing — both
+beside the writes (a change is written on time while either lists; before the first listing has shown a
+report, the writer reads that one); when more workloads are due than the bucket allows, material changes (new
+report, health, best nodes) go first. On a manual clock with the in-memory report API."""
 
 from __future__ import annotations
 
 import asyncio
+import copy
 from typing import Any
 
 import pytest
@@ -182,9 +184,9 @@ class SlowListApi(FakeReportApi):
         self.gate = asyncio.Event()
         self.gate.set()
 
-    async def apply(self, *args: Any) -> dict[str, Any]:
+    async def save(self, *args: Any) -> dict[str, Any]:
         self.clock.advance(_WRITE)
-        return await super().apply(*args)
+        return await super().save(*args)
 
     async def list_reports(self, *args: Any, **kwargs: Any) -> list[Any]:
         listed = await super().list_reports(*args, **kwargs)  # the reports as they are when the list starts
@@ -203,6 +205,22 @@ async def _cycle(p: Pipeline) -> None:
     step.result()
 
 
+async def _each_written_beside_the_resync(p: Pipeline, changes: list[tuple[str, list[dict[str, Any]]]]) -> None:
+    """Feed each workload's events in turn, one writer cycle after the debounce: its report is written by the
+    writer's own record within the debounce plus one write of the change, while the resync is still listing."""
+    debounce, tick = p.writer.debounce, 0.01
+    for name, events in changes:
+        p.feed(*events)
+        seen = p.clock()
+        p.clock.advance(debounce + tick)
+        await _cycle(p)
+        record = p.writer.journal[-1]
+        assert record.workload == WorkloadKey("shop", "Deployment", name)
+        assert record.seen == seen and record.beside_resync and not record.queued_by_resync
+        assert record.written - record.seen <= debounce + tick + _WRITE  # the debounce plus one write
+        assert p.writer.resyncing
+
+
 def test_a_resync_in_the_middle_of_churn_does_not_delay_a_changes_report() -> None:
     """Churn goes on while a later resync lists (its answer held back): each change's report is written within
     the debounce plus one write of the change, by the writer's own record, while the resync is in flight; the
@@ -212,7 +230,6 @@ def test_a_resync_in_the_middle_of_churn_does_not_delay_a_changes_report() -> No
     api = SlowListApi(p.clock)
     p.api = p.writer.store.api = api  # type: ignore[assignment]
     _three(p)
-    debounce, tick = p.writer.debounce, 0.01
 
     async def main() -> None:
         api.gate.clear()
@@ -220,22 +237,12 @@ def test_a_resync_in_the_middle_of_churn_does_not_delay_a_changes_report() -> No
         p.clock.advance(61)
         await _cycle(p)  # the resync is due: it starts beside the writes and waits for its listing
         assert p.writer.resyncing
-        changes = [
-            ("web", ev("ADDED", pod_of("web", 7, "node-b2"))),
-            ("api", ev("MODIFIED", deployment("api", generation=2))),
-            ("web", ev("DELETED", pod_of("web", 7, "node-b2"))),
-            ("api", ev("ADDED", pod_of("api", 9, "node-c2"))),
-        ]
-        for name, event in changes:
-            p.feed(event)
-            seen = p.clock()
-            p.clock.advance(debounce + tick)
-            await _cycle(p)
-            record = p.writer.journal[-1]
-            assert record.workload == WorkloadKey("shop", "Deployment", name)
-            assert record.seen == seen and record.beside_resync and not record.queued_by_resync
-            assert record.written - record.seen <= debounce + tick + _WRITE  # the debounce plus one write
-            assert p.writer.resyncing
+        await _each_written_beside_the_resync(p, [
+            ("web", [ev("ADDED", pod_of("web", 7, "node-b2"))]),
+            ("api", [ev("MODIFIED", deployment("api", generation=2))]),
+            ("web", [ev("DELETED", pod_of("web", 7, "node-b2"))]),
+            ("api", [ev("ADDED", pod_of("api", 9, "node-c2"))]),
+        ])  # fmt: skip
         api.gate.set()
         while p.writer.resyncing:
             await asyncio.sleep(0)
@@ -248,3 +255,140 @@ def test_a_resync_in_the_middle_of_churn_does_not_delay_a_changes_report() -> No
     p.settle()
     assert [c.name for c in p.api.writes("apply")[writes:]] == ["deployment-db"]  # the correct ones untouched
     assert p.writer.stats.writes_during_resync == 4
+
+
+# --- the first resync of a leadership, beside the writes ------------------------------------------------------
+
+_OLD_TRANSITION = "2020-01-01T00:00:00Z"
+
+
+class PagedListApi(SlowListApi):
+    """SlowListApi whose whole listing shows its first ``shown`` reports (in name order), then waits for
+    ``gate`` before the rest: the first listing of a leadership with its first page arrived."""
+
+    shown = 2
+
+    async def list_reports(self, namespaces: Any, keep: Any, *, metadata_only: bool = False,
+                           on_page: Any = None) -> list[Any]:  # fmt: skip
+        self._maybe_fail("list", "", "")
+        listed = [copy.deepcopy(obj) for _, obj in sorted(self.objects.items())]  # as when the list starts
+        kept = [k for k in map(keep, listed[: self.shown]) if k is not None]
+        await self.gate.wait()
+        return kept + [k for k in map(keep, listed[self.shown :]) if k is not None]
+
+
+def _restart_over(first: Pipeline, names: list[str]) -> tuple[Pipeline, PagedListApi]:
+    """A new leader (a restart) over ``first``'s reports, its listing held after the first page."""
+    second = pipeline()
+    api = PagedListApi(second.clock)
+    api.objects = first.api.objects
+    second.api = second.writer.store.api = api  # type: ignore[assignment]
+    for name in names:
+        second.feed(*web_cluster(name=name))
+    api.gate.clear()
+    return second, api
+
+
+def test_the_first_resync_of_a_leadership_never_holds_the_writes_back() -> None:
+    """A restart over existing reports, its first listing held after one page: changes are written on time
+    meanwhile (by the writer's record), a report not listed yet read first, so it keeps its transition time
+    and last placement and its health change is an Event; the correct reports are never rewritten."""
+    names = [f"app{i}" for i in range(6)]  # their reports listed in this order
+    first = pipeline()
+    for name in names:
+        first.feed(*web_cluster(name=name))
+    first.settle()
+    placement = {"pod": "app4-abc-9", "node": "node-b1", "outcome": "best_node", "time": "2026-11-25T00:00:00Z",
+                 "consecutiveMisses": 0}  # fmt: skip
+    for name in ("app1", "app4", "app5"):  # as an older leader left them
+        stored = first.api.objects[("shop", f"deployment-{name}")]
+        stored["status"]["conditions"][0]["lastTransitionTime"] = _OLD_TRANSITION
+        stored["status"]["lastPlacement"] = placement
+        stored["metadata"]["annotations"][DIGEST_ANNOTATION] = content_digest(stored["status"]).hex()
+    second, api = _restart_over(first, names)
+    debounce, tick = second.writer.debounce, 0.01
+    applies = len(api.writes("apply"))
+
+    async def main() -> None:
+        second.clock.advance(debounce + tick)
+        await _cycle(second)  # the leadership's first listing starts beside the writes; its first page arrives
+        assert second.writer.resyncing and second.writer.store.settling
+        await _each_written_beside_the_resync(second, [
+            ("app1", [ev("ADDED", pod_of("app1", 7, "node-a2"))]),  # listed on the first page
+            ("app4", [ev("ADDED", pod_of("app4", 7, "node-a2"))]),  # not listed yet: read first
+            ("app5", [ev("DELETED", pod_of("app5", 1, "node-b1")),  # not listed yet; all on one node now
+                      ev("DELETED", pod_of("app5", 2, "node-c1")),
+                      ev("ADDED", pod_of("app5", 8, "node-a1")), ev("ADDED", pod_of("app5", 9, "node-a1"))]),
+        ])  # fmt: skip
+        api.gate.set()
+        while second.writer.resyncing:
+            await asyncio.sleep(0)
+
+    run(main())
+    assert [c.name for c in api.writes("apply")[applies:]] == ["deployment-app1", "deployment-app4",
+                                                                "deployment-app5"]  # fmt: skip
+    assert second.writer.stats.reads == 2  # app4 and app5: not listed when they were written
+    assert [c.name for c in api.calls if c.verb == "get"] == ["deployment-app4", "deployment-app5"]
+    app4 = api.status("shop", "deployment-app4")
+    assert app4["conditions"][0]["lastTransitionTime"] == _OLD_TRANSITION  # same health: kept, though not listed
+    assert app4["lastPlacement"] == placement and app4["pods"] == 4
+    assert api.status("shop", "deployment-app5")["health"] == "SinglePointOfFailure"
+    assert [(e["report"], e["reason"]) for e in api.events] == [("deployment-app5", "SinglePointOfFailure")]
+    resync = second.writer.resyncs.runs[-1]
+    assert (resync.mode, resync.listed, resync.writes_beside) == ("whole", 6, 3)
+    assert resync.stale == 3  # the others, checked against their listed digests
+    second.settle()
+    assert len(api.writes("apply")) == applies + 3  # the correct reports untouched
+    assert second.writer.stats.skipped_unchanged == 3
+
+
+def test_a_workload_deleted_before_its_report_is_listed_loses_its_report_when_the_listing_ends() -> None:
+    names = ["app0", "app1", "app2"]
+    first = pipeline()
+    for name in names:
+        first.feed(*web_cluster(name=name))
+    first.settle()
+    second, api = _restart_over(first, names)
+
+    async def main() -> None:
+        second.clock.advance(second.writer.debounce + 0.01)
+        await _cycle(second)
+        second.feed(ev("DELETED", deployment("app2")))
+        second.clock.advance(second.writer.debounce + 0.01)
+        await _cycle(second)
+        api.gate.set()
+        while second.writer.resyncing:
+            await asyncio.sleep(0)
+
+    run(main())
+    second.settle()
+    assert api.names() == {("shop", "deployment-app0"), ("shop", "deployment-app1")}  # an orphan, deleted
+    assert [(c.verb, c.name) for c in api.writes()] == [("delete", "deployment-app2")]  # nothing else written
+
+
+def test_a_leadership_lost_during_its_first_listing_knows_nothing_of_it_when_it_leads_again() -> None:
+    names = ["app0", "app1", "app2"]
+    first = pipeline()
+    for name in names:
+        first.feed(*web_cluster(name=name))
+    first.settle()
+    second, api = _restart_over(first, names)
+
+    async def main() -> None:
+        second.clock.advance(second.writer.debounce + 0.01)
+        await _cycle(second)  # the first listing begins; its first page arrives
+        for _ in range(20):
+            await asyncio.sleep(0)
+        assert sorted(second.writer.known_reports().values()) == ["deployment-app0", "deployment-app1"]
+        second.leader = False
+        await _cycle(second)  # a standby: the listing is cancelled
+        assert not second.writer.resyncing
+        second.leader, api.shown = True, 0
+        await _cycle(second)  # leading again: a new first listing, nothing known of the last one yet
+        assert second.writer.resyncing and second.writer.known_reports() == {}
+        api.gate.set()
+        while second.writer.resyncing:
+            await asyncio.sleep(0)
+
+    run(main())
+    assert sorted(second.writer.known_reports().values()) == [f"deployment-{name}" for name in names]

@@ -154,7 +154,7 @@ app.kubernetes.io/part-of: spreadwatch
 {{- define "spreadwatch.reportRules" }}
 - apiGroups: ["spreadwatch.io"]
   resources: ["spreadreports"]
-  verbs: ["list", "create", "patch", "delete"]
+  verbs: ["get", "list", "create", "patch", "delete"]
 - apiGroups: [""]
   resources: ["events"]
   verbs: ["create"]

@@ -3,7 +3,10 @@
 What repeats across the objects of one document or listing (label maps, controller references, pod
 templates) is cached by its raw bytes: O(1) per repeated sub-object, O(kept fields) per object otherwise; a
 workload's ``matchLabels`` are looked up by their bytes in the same label cache, and its validated
-requirements are shared (:func:`~spreadwatch.selectors.from_match_labels`).
+requirements are shared (:func:`~spreadwatch.selectors.from_match_labels`). What a cache misses is shared
+process-wide (label maps: :mod:`spreadwatch.model.interning`; controller references, templates, taints, needs:
+:class:`~spreadwatch.model.sharing.Shared` tables), so records from different converters — a listing's, and the
+watch's, one per thousand lines — share them too.
 Objects are converted in bulk (:meth:`Converter.convert`, one loop over a page or a chunk of a List): pods,
 nearly all of a cluster's objects, inline, remembering the previous pod's raw sub-objects (the pods of one
 ReplicaSet come one after the other in a listing: a repeat costs one byte comparison, no cache look-up).
@@ -26,7 +29,10 @@ from spreadwatch.model import (
     READ_WRITE_ONCE_POD,
     SHARED_IMAGES,
     SHARED_NEEDS,
+    SHARED_OWNERS,
     SHARED_RESOURCES,
+    SHARED_TAINTS,
+    SHARED_TEMPLATES,
     WORKLOAD_KINDS,
     Record,
     annotated_cost,
@@ -205,8 +211,8 @@ def _same_needs(a: shapes.PodSpec, b: shapes.PodSpec) -> bool:
 class Converter:
     """Turns decoded objects into records; caches what repeats by its raw bytes, for one document/listing.
 
-    Memory: the distinct label maps, controller references and templates of the document (shared with the
-    records anyway); dropped with the converter.
+    Memory: the raw bytes of the distinct label maps, controller references and templates of the document
+    (the values are shared process-wide, held by the records anyway); dropped with the converter.
     """
 
     __slots__ = (
@@ -245,7 +251,7 @@ class Converter:
         return labels
 
     def controller(self, raw: msgspec.Raw) -> rec.OwnerRef | None:
-        """``metav1.GetControllerOf`` of the ownerReferences; O(1) for bytes seen before."""
+        """``metav1.GetControllerOf`` of the ownerReferences, shared; O(1) for bytes seen before."""
         if not raw:
             return None
         key = bytes(raw)
@@ -255,7 +261,8 @@ class Converter:
         owner = None
         for ref in _owner_references(raw) or ():
             if ref.controller:
-                owner = rec.OwnerRef(ref.apiVersion or "", ref.kind or "", ref.name or "", ref.uid or "")
+                found = rec.OwnerRef(ref.apiVersion or "", ref.kind or "", ref.name or "", ref.uid or "")
+                owner = SHARED_OWNERS.get(found)
                 break
         self._owners[key] = (owner,)
         return owner
@@ -328,7 +335,7 @@ class Converter:
         return self._scalings.setdefault(scaling, scaling)
 
     def template(self, spec: shapes.PodSpec) -> rec.PodTemplate:
-        """The pod's scheduling fields; equal templates are one object. O(1) for bytes seen before."""
+        """The pod's scheduling fields; equal templates are one object (shared). O(1) for bytes seen before."""
         tolerations = spec.tolerations
         if not (spec.nodeSelector or spec.affinity or spec.topologySpreadConstraints):
             if not tolerations:
@@ -336,7 +343,7 @@ class Converter:
             key = bytes(tolerations)  # the usual pod: the default tolerations only
             template = self._tolerations.get(key)
             if template is None:
-                template = self._tolerations[key] = _new_template(spec)
+                template = self._tolerations[key] = SHARED_TEMPLATES.get(_new_template(spec))
             return template
         key4 = (
             bytes(tolerations),
@@ -346,7 +353,7 @@ class Converter:
         )
         template = self._templates.get(key4)
         if template is None:
-            template = self._templates[key4] = _new_template(spec)
+            template = self._templates[key4] = SHARED_TEMPLATES.get(_new_template(spec))
         return template
 
     def needs(self, spec: shapes.PodSpec) -> rec.PodNeeds:
@@ -532,7 +539,9 @@ class Converter:
         spec = obj.spec or _NODE_SPEC
         if not meta.name:
             raise Fallback
-        taints = tuple(rec.Taint(t.key or "", t.value or "", t.effect or "") for t in spec.taints or ())
+        taints = SHARED_TAINTS.get(
+            tuple([rec.Taint(t.key or "", t.value or "", t.effect or "") for t in spec.taints or ()])
+        )
         labels = self.labels(meta.labels)
         status = obj.status or _NODE_STATUS
         allocatable = rec.NO_RESOURCES

@@ -31,7 +31,8 @@ Only slim records are stored (see :mod:`spreadwatch.model`). The package's modul
 :mod:`~spreadwatch.index.candidates` (candidate sets), :mod:`~spreadwatch.index.counting` (label groups and
 counts), :mod:`~spreadwatch.index.workloads` (Services, controllers, selectors, anchors),
 :mod:`~spreadwatch.index.building` (reports), :mod:`~spreadwatch.index.comparing` (each report's comparison with
-a second profile) and :mod:`~spreadwatch.index.spread_index` (the public API:
+a second profile), :mod:`~spreadwatch.index.loading` (the first listing in bulk) and
+:mod:`~spreadwatch.index.spread_index` (the public API:
 ``load``, ``apply``, ``remove``, ``report_for``, ``reports``, ``take_dirty``, ``object_keys``, ...).
 """
 

@@ -152,6 +152,13 @@ class SafetyTracking(ReportComparing):
         super()._pod_removed(old)
         self._pod_changed(old.namespace, old, None)
 
+    def _pods_filed(self, pods: Sequence[Pod]) -> None:
+        """Pods a first listing filed in bulk (index/loading.py: without :meth:`_apply_pod`), the index holding
+        none of them before: each under its controller and in the counts of its namespace's budgets held so
+        far (a budget listed later scans the namespace). O(pods × (1 + B))."""
+        for pod in pods:
+            self._pod_changed(pod.namespace, None, pod)
+
     def _pod_changed(self, namespace: str, old: Pod | None, new: Pod | None) -> None:
         sns = self._safety_of(namespace)
         touched: set[WorkloadKey] = set()

@@ -3,11 +3,11 @@
 from __future__ import annotations
 
 import dataclasses
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Mapping, Sequence
 
 import msgspec
 
-from spreadwatch.index.safety import SafetyTracking
+from spreadwatch.index.loading import ListLoading
 from spreadwatch.index.state import IndexSizes, LabelGroup, Workload
 from spreadwatch.index.workloads import anchors
 from spreadwatch.model import (
@@ -38,7 +38,7 @@ from spreadwatch.snapshot import Snapshot, paused_gc
 __all__ = ["SpreadIndex"]
 
 
-class SpreadIndex(SafetyTracking):
+class SpreadIndex(ListLoading):
     """Incremental cluster state and per-workload spread (see :mod:`spreadwatch.index` for costs).
 
     Implements ``scoring.ClusterLookup``. Not thread-safe: the operator calls it from one event loop.
@@ -110,6 +110,10 @@ class SpreadIndex(SafetyTracking):
         """Add or update one object (an informer ADDED/MODIFIED event)."""
         if self.shadow is not None:
             self.shadow.apply(record)
+        self._apply_record(record)
+
+    def _apply_record(self, record: Record) -> None:
+        """One object to this index's own handlers (not the shadow's). O(1) + the handler's."""
         if isinstance(record, Pod):
             self._apply_pod(record)
         elif isinstance(record, Node):
@@ -125,6 +129,30 @@ class SpreadIndex(SafetyTracking):
             self._apply_storage(record)
         elif isinstance(record, PodDisruptionBudget):
             self._apply_budget(record)
+
+    def start_loading(self) -> None:
+        """The informers' first listing begins: until :meth:`finish_loading`, the workloads of namespaces that
+        have none yet are deferred and their listed pods filed in bulk (:mod:`spreadwatch.index.loading`).
+        O(1)."""
+        if self.shadow is not None:
+            self.shadow.start_loading()
+        self._start_loading()
+
+    def apply_listed(self, records: Sequence[Record]) -> None:
+        """Add or update the records of one list page: as :meth:`apply` each, pods of namespaces that are
+        loading filed in bulk. O(records) + the event path for the others."""
+        if self.shadow is not None:
+            self.shadow.apply_listed(records)
+        for record in self._file_listed(records):
+            self._apply_record(record)
+
+    def finish_loading(self, budget: int = 1000) -> bool:
+        """Add about ``budget`` deferred workloads in bulk (whole namespaces); True once loading has ended (call
+        again until then). O(workloads added × their label groups)."""
+        done = self._finish_loading(budget)
+        if self.shadow is not None:
+            return self.shadow.finish_loading(budget) and done
+        return done
 
     def check_placement(self, pod: Pod, now: Callable[[], str]) -> list[tuple[WorkloadKey, Placement]]:
         """Check a new binding against the reports held just before it; call it *before* :meth:`apply` (pod).

@@ -15,6 +15,8 @@ What it does, and nothing else — the operator is read-only to users' objects:
 * :mod:`~spreadwatch.kube.lease` — leader election on a coordination.k8s.io/v1 Lease;
 * :mod:`~spreadwatch.kube.reviews` — TokenReview and SubjectAccessReview for the secure ``/metrics``
   (:class:`AccessReviewClient`);
+* :mod:`~spreadwatch.kube.lazy` — the ``kubernetes`` package loaded name by name (set up first, here:
+  importing this package never imports the client's ~800 modules, nor does kopf after it).
 * :mod:`~spreadwatch.kube.version` — the API server's version (``GET /version``, for ``--profile auto``).
 
 The names the rest of spreadwatch uses are re-exported here: ``from spreadwatch.kube import ReportClient``.
@@ -22,14 +24,23 @@ The names the rest of spreadwatch uses are re-exported here: ``from spreadwatch.
 
 from __future__ import annotations
 
-from spreadwatch.kube.config import connection_params, context_namespace, load_api_client, load_configuration
-from spreadwatch.kube.lease import LeaseElector
-from spreadwatch.kube.listing import iter_cluster_records
-from spreadwatch.kube.reports import ReportClient
-from spreadwatch.kube.retry import RetryPolicy, run_sync
-from spreadwatch.kube.reviews import AccessReviewClient, ReviewedUser, review_access, review_token
-from spreadwatch.kube.version import server_version
-from spreadwatch.kube.watching import ApiWatchSource, WatchStream, list_pages
+from spreadwatch.kube.lazy import load_lazily
+
+load_lazily()  # before anything imports the kubernetes client package: its names load on first use
+
+from spreadwatch.kube.config import (  # noqa: E402
+    connection_params,
+    context_namespace,
+    load_api_client,
+    load_configuration,
+)
+from spreadwatch.kube.lease import LeaseElector  # noqa: E402
+from spreadwatch.kube.listing import iter_cluster_records  # noqa: E402
+from spreadwatch.kube.reports import ReportClient  # noqa: E402
+from spreadwatch.kube.retry import RetryPolicy, run_sync  # noqa: E402
+from spreadwatch.kube.reviews import AccessReviewClient, ReviewedUser, review_access, review_token  # noqa: E402
+from spreadwatch.kube.version import server_version  # noqa: E402
+from spreadwatch.kube.watching import ApiWatchSource, WatchStream, list_pages  # noqa: E402
 
 __all__ = [
     "AccessReviewClient",

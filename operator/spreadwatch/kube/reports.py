@@ -5,10 +5,10 @@ its own pool, sized for the writes in flight — the loop's default executor has
 with everything else; client errors become :class:`~spreadwatch.errors.KubeApiError`): list the managed
 reports (whole, slimmed per page to what the writer keeps, or metadata only: name, owner, uid and the
 status-digest annotation), save a whole report in one request (server-side apply: created or updated, with
-its ownerReference to the workload with ``controller: false, blockOwnerDeletion: false``), delete; post an
-Event about a report whose health changed. One request per call plus retries
-(:class:`~spreadwatch.kube.retry.RetryPolicy`); listing is one request per page (:data:`REPORT_PAGE_SIZE`
-whole reports, or 500 metadata-only items).
+its ownerReference to the workload with ``controller: false, blockOwnerDeletion: false``), read one report
+(while the first listing of a leadership runs), delete; post an Event about a report whose health changed.
+One request per call plus retries (:class:`~spreadwatch.kube.retry.RetryPolicy`); listing is one request
+per page (:data:`REPORT_PAGE_SIZE` whole reports, or 500 metadata-only items).
 """
 
 from __future__ import annotations
@@ -135,6 +135,10 @@ class ReportClient:
             self._save, namespace, name, labels, annotations, workload, status,
         )
 
+    async def get_report(self, namespace: str, name: str) -> dict[str, Any] | None:
+        """One report as stored, slimmed as a listed one (None: there is none), as :meth:`_get`."""
+        return await self._run(f"get SpreadReport {namespace}/{name}", self._get, namespace, name)
+
     async def delete(self, namespace: str, name: str) -> bool:
         """Delete a report; False when it was already gone."""
         return await self._run(f"delete SpreadReport {namespace}/{name}", self._delete, namespace, name)
@@ -173,6 +177,22 @@ class ReportClient:
                                   metadata_only=metadata_only, on_page=on_page)  # fmt: skip
             out.extend(kept for kept in map(keep, map(_slim, listed)) if kept is not None)
         return out
+
+    def _get(self, namespace: str, name: str) -> dict[str, Any] | None:
+        """One GET of a report (a 404 is the answer None, not a failed request). Slimmed (:func:`_slim`)."""
+
+        def get(_request_timeout: Any) -> dict[str, Any] | None:
+            try:
+                found: dict[str, Any] = self.custom.get_namespaced_custom_object(
+                    _GROUP, _VERSION, namespace, _PLURAL, name, _request_timeout=_request_timeout
+                )
+            except ApiException as err:
+                if err.status == 404:
+                    return None
+                raise
+            return _slim(found)
+
+        return self._call("get", get)
 
     # writing (blocking)
 

@@ -2,8 +2,9 @@
 
 Only the fields the scheduler reads are kept (labels, namespace, nodeName, phase, deletionTimestamp,
 controller ownerReference, node taints/unschedulable, the pod template's scheduling fields, selectors),
-never whole API objects: a 150,000-pod cluster fits in a few hundred MiB. Label maps are interned, so pods
-of one ReplicaSet share a single dict.
+never whole API objects: a 150,000-pod cluster fits in a few hundred MiB. Label maps are interned, and
+controller references, pod templates and taints shared (``parse.SHARED_*``: :mod:`~spreadwatch.model.sharing`),
+so pods of one ReplicaSet share a single dict, reference and template, however they were decoded.
 
 Modules: :mod:`~spreadwatch.model.keys` (:class:`WorkloadKey`, the workload kinds),
 :mod:`~spreadwatch.model.interning` (shared label maps), :mod:`~spreadwatch.model.records` (the records) and

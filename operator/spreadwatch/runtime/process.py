@@ -32,6 +32,10 @@ import shutil
 import time
 from typing import Any, Final, cast
 
+# First, before kopf imports the kubernetes client: it then loads name by name (kube/lazy.py).
+import spreadwatch.kube  # noqa: F401
+
+# isort: split
 import kopf
 from prometheus_client import ProcessCollector
 
@@ -69,6 +73,10 @@ from spreadwatch.runtime.writing import ApiErrors, ReportApi, Writer
 __all__ = ["Runtime", "build_registry", "operator_settings", "run_operator"]
 
 log = logging.getLogger("spreadwatch.operator")
+
+#: Workloads added to the index between two turns of the event loop when its first listing ends (about 20 ms
+#: of work: probes and scrapes stay answered).
+_WORKLOADS_PER_TURN: Final = 500
 
 
 
@@ -284,13 +292,18 @@ class Runtime:
         """Start the informers of cluster-scoped kinds (nodes, namespaces), then, once they have listed, the
         others; when every informer has applied its first list, let the writer start. Nodes first: a node
         that arrives after the workloads dirties every workload whose candidate set it enters, which would
-        make the initial listing O(nodes × workloads)."""
+        make the initial listing O(nodes × workloads). The index loads the first listing in bulk
+        (``SpreadIndex.start_loading``): its workloads are added once every informer has listed, a few
+        namespaces at a time between two turns of the event loop."""
         started = time.monotonic()
+        self.index.start_loading()
         for namespaced in (False, True):
             phase = [w for w in self.watches if w.resource.namespaced is namespaced]
             for watch in phase:
                 self._tasks.append(asyncio.create_task(watch.run(stop), name=f"spreadwatch watch {watch.name}"))
             await asyncio.gather(*(w.listed.wait() for w in phase))
+        while not self.index.finish_loading(_WORKLOADS_PER_TURN):
+            await asyncio.sleep(0)
         sizes = self.index.sizes()
         log.info(
             "listed the cluster in %.1fs: %d nodes, %d pods, %d workloads",

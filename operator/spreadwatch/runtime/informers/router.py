@@ -6,6 +6,10 @@ the router each object's new state or its deletion:
 
 * :meth:`EventRouter.route` — a record of an object of a watched kind (ADDED, MODIFIED, or listed) →
   ``index.apply(record)``;
+* :meth:`EventRouter.route_listed` — the records of one list page → ``index.apply_listed(records)``, in
+  bulk while the index loads its first listing (``SpreadIndex.start_loading``: the runtime starts it before
+  the informers and finishes it once they have listed); record by record as :meth:`EventRouter.route` once
+  placements are checked, and for namespaces (their opt-out is followed one by one);
 * :meth:`EventRouter.route_deletion` — a ``DELETED`` event, or an object a re-list no longer shows →
   ``index.remove(kind, namespace, name)``;
 * namespaced objects of namespaces the :class:`~spreadwatch.config.Scope` does not watch (``--skip-namespace``,
@@ -17,12 +21,12 @@ Once the informers have listed (:attr:`EventRouter.check_placements`, set by the
 binds a pod (bound now, unbound or unknown before) is first checked against the reports held just before it
 (``SpreadIndex.check_placement``), then applied: the initial list is never checked.
 
-Each call is O(1) plus the index's apply or remove.
+Each call is O(1) (O(records) for a page) plus the index's apply or remove.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Final
 
@@ -103,6 +107,28 @@ class EventRouter:
                 self.index.check_placement(record, self.clock)
             self.index.apply(record)
         self.stats.applied += 1
+        self.wake()
+
+    def route_listed(self, kind: str, records: Sequence[Record]) -> None:
+        """The records of one list page of the watched ``kind`` (module docstring); the writer is woken once.
+        O(records) + ``apply_listed``."""
+        watched = WATCHED_BY_KIND.get(kind)
+        if watched is None or watched.kind == "Namespace" or self.check_placements:
+            for record in records:
+                self.route(kind, record)
+            return
+        stats = self.stats
+        stats.events += len(records)
+        stats.by_kind[kind] = stats.by_kind.get(kind, 0) + len(records)
+        taken = records
+        if watched.namespaced:
+            watching = self.scope.namespace_watched
+            taken = [record for record in records if watching(getattr(record, "namespace", ""))]
+            stats.ignored += len(records) - len(taken)
+        if not taken:
+            return
+        self.index.apply_listed(taken)
+        stats.applied += len(taken)
         self.wake()
 
     def route_deletion(self, kind: str, namespace: str, name: str) -> None:

@@ -4,7 +4,8 @@ Each :class:`ResourceWatch` (one per resource, per watched namespace for namespa
 mode) loops:
 
 1. **list** (the first time, and after ``410 Gone``): the list's pages, decoded in a worker thread straight
-   into records (:func:`spreadwatch.kube.list_pages`), are applied page by page in the event loop; then
+   into records (:func:`spreadwatch.kube.list_pages`), are applied page by page in the event loop (a page at
+   once: :meth:`EventRouter.route_listed`, in bulk while the index loads its first listing); then
    every record of that resource (and namespace) the index holds but the listing lacks is removed — it was
    deleted while no watch ran (or during a listing abandoned for an expired continue token), and no
    ``DELETED`` event will ever say so;
@@ -40,6 +41,7 @@ from typing import Final, Protocol, TypeVar, cast
 from spreadwatch.decode import DecodeError, Informed, Malformed, WatchEvent
 from spreadwatch.errors import KubeApiError, SpreadwatchError
 from spreadwatch.jsonform import json_form
+from spreadwatch.model import Record
 from spreadwatch.resources import ApiResource
 from spreadwatch.runtime.informers.pump import Pump
 from spreadwatch.runtime.informers.router import EventRouter
@@ -192,11 +194,24 @@ class ResourceWatch:
         self.listed.set()
 
     async def _take_page(self, items: Sequence[Informed]) -> None:
-        take = self.take_listed
         for start in range(0, len(items), _CHUNK):
-            for item in items[start : start + _CHUNK]:
-                take(item)
+            self.take_listed_page(items[start : start + _CHUNK])
             await asyncio.sleep(0)
+
+    def take_listed_page(self, items: Sequence[Informed]) -> None:
+        """The objects of a list page, as :meth:`take_listed` takes each, their records to the router at once
+        (``route_listed``: in bulk while the index loads its first listing). O(items) + the router's."""
+        records: list[Record] = []
+        for item in items:
+            if item is None:
+                continue
+            if isinstance(item, Malformed):
+                self._malformed(item)
+                continue
+            if self.malformed:
+                self._valid_again(self._key(getattr(item, "namespace", ""), item.name))
+            records.append(item)
+        self.router.route_listed(self.resource.kind, records)
 
     def take_listed(self, item: Informed) -> None:
         """One object of a list page: its record to the router; a malformed one logged once and skipped

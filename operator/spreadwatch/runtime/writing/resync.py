@@ -6,8 +6,10 @@ and every ``--resync-period`` seconds, and makes a :class:`ResyncPlan` of the li
 * :func:`adopt_plan` — the first resync of a leadership lists **whole reports** (slimmed per page to the
   status parts the writer carries over: condition, health, best nodes, last placement). This replica
   knows nothing yet: a report is recognised as current only by recomputing its status, transition time
-  and last placement included, and comparing digests, so every live workload is checked. The writes wait
-  for it (there is nothing they could rely on before it);
+  and last placement included, and comparing digests, so every live workload is checked, except those this
+  replica wrote, deleted or read meanwhile (``touched``). It too runs **beside the writes**: the store
+  knows each listed report as its page arrives and reads the few a write needs before that
+  (``ReportStore.settle``);
 * :func:`compare_plan` — every later resync lists **metadata only** (``PartialObjectMetadataList``: name,
   owner, uid and the ``spreadwatch.io/status-digest`` annotation: ~1.9 KiB a report, most of it its
   managedFields, where a whole report is 4.6 KiB at scale 0.05 and tens of KiB at the envelope) and
@@ -54,17 +56,24 @@ class ResyncPlan:
 
 
 def adopt_plan(
-    listed: Iterable[StoredReport], live: Collection[WorkloadKey], covers: Callable[[WorkloadKey], bool]
+    listed: Iterable[StoredReport],
+    live: Collection[WorkloadKey],
+    covers: Callable[[WorkloadKey], bool],
+    touched: Collection[WorkloadKey] = (),
 ) -> ResyncPlan:
     """The first resync of a leadership: every listed report of a live, in-scope workload under its own name is
     kept (the store's records are replaced by them), the others are orphans, and every live workload is
-    checked. O(listed + live)."""
+    checked — but for ``touched`` ones (written, deleted or read since the listing began: the store's own
+    records of them are newer, neither kept from the listing nor checked again). O(listed + live)."""
     keep: list[StoredReport] = []
     orphans: list[StoredReport] = []
     for stored in listed:
         key = stored.workload
-        (keep if key in live and stored.canonical and covers(key) else orphans).append(stored)
-    return ResyncPlan(tuple(keep), (), tuple(orphans), tuple(live))
+        if not (key in live and stored.canonical and covers(key)):
+            orphans.append(stored)
+        elif key not in touched:
+            keep.append(stored)
+    return ResyncPlan(tuple(keep), (), tuple(orphans), tuple(key for key in live if key not in touched))
 
 
 def compare_plan(

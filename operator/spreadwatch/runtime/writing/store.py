@@ -15,7 +15,12 @@ the operator, a fake in tests). It remembers, per workload, what this replica kn
   :class:`StoredReport` records (the resync: :mod:`spreadwatch.runtime.writing.resync`); :meth:`ReportStore.adopt`
   makes such a list what the store knows, :meth:`ReportStore.update` and :meth:`ReportStore.forget` correct
   single records, :meth:`ReportStore.delete_stored` deletes one (an orphan); :meth:`ReportStore.track`
-  records the workloads written or deleted while a listing runs (their records are newer than it).
+  records the workloads written, deleted or read while a listing runs (their records are newer than it);
+* **settling** (:meth:`ReportStore.settle`, at the start of a leadership, until :meth:`ReportStore.adopt`):
+  the store knows nothing yet, and the first listing's whole reports become known as its pages arrive; a
+  write of a workload whose report no page has shown yet first reads that one report (a GET of its name:
+  its digest, condition and last placement, so an unchanged report is not rewritten and a changed one keeps
+  its transition time), so writes never wait for the listing.
 
 Each apply is timed, request to answer (``WriterStats.write_latency``, and ``on_answer`` for the writer's
 bound on writes in flight).
@@ -28,9 +33,11 @@ writer never writes one workload twice at once.
 
 from __future__ import annotations
 
+import functools
 import logging
 import time
-from collections.abc import Callable, Iterable, Mapping, Sequence
+from collections import deque
+from collections.abc import Callable, Collection, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from typing import Any, Final, Protocol, TypeVar
 
@@ -113,6 +120,10 @@ class ReportApi(Protocol):
         """Create or update the whole report in one request (server-side apply); the report as stored."""
         ...
 
+    async def get_report(self, namespace: str, name: str) -> dict[str, Any] | None:
+        """One SpreadReport as the API holds it (None: there is none)."""
+        ...
+
     async def delete(self, namespace: str, name: str) -> bool: ...
 
     async def post_event(self, report: Mapping[str, Any], event_type: str, reason: str, message: str) -> None: ...
@@ -135,6 +146,7 @@ class WriterStats:
     last_write: float = 0.0  # monotonic time of the last API write
     last_resync: float = 0.0  # unix time of the last successful resync (0: none yet)
     writes_during_resync: int = 0  # report applies answered while a resync was running beside them
+    reads: int = 0  # reports read one by one: written while the first listing of a leadership had not shown them
     compute: DurationHistogram = field(default_factory=DurationHistogram)  # report rebuilds before a write
     reconcile: DurationHistogram = field(default_factory=DurationHistogram)  # one due workload, start to end
     #: one report apply, request to answer (retries included)
@@ -166,7 +178,7 @@ _WRITER_STATS_FORM = json_form(
     WriterStats,
     (
         *("creates", "status_writes", "deletes", "events", "api_writes", "skipped_unchanged"),
-        *("skipped_excluded", "failures", "resyncs", "cycles", "writes_during_resync"),
+        *("skipped_excluded", "failures", "resyncs", "cycles", "writes_during_resync", "reads"),
     ),
 )
 
@@ -268,6 +280,15 @@ def _digest_of(obj: Mapping[str, Any]) -> bytes | None:
         return None
 
 
+def _arriving(arrived: deque[StoredReport], obj: Mapping[str, Any]) -> StoredReport | None:
+    """:func:`stored_report` of a whole listing's report, also appended to ``arrived`` when it bears its
+    workload's own name (called in the listing's thread: a deque's append is atomic). O(status size)."""
+    stored = stored_report(obj)
+    if stored is not None and stored.canonical:
+        arrived.append(stored)
+    return stored
+
+
 def material_key(health: str, best_nodes: Sequence[str], best_node_count: int) -> int:
     """What makes a report change *material* (written first when the budget is short): its health and its
     best nodes. Equal keys: only counts or scores changed. O(best nodes listed)."""
@@ -293,14 +314,25 @@ class ReportStore:
     on_answer: Callable[[float], None] | None = field(default=None, kw_only=True)
     _known: dict[WorkloadKey, StoredReport] = field(default_factory=dict, init=False, repr=False)
     _touched: set[WorkloadKey] | None = field(default=None, init=False, repr=False)
+    #: settling (:meth:`settle` to :meth:`adopt`): the first listing's records, appended as its pages are read
+    #: (in the listing's thread), taken into ``_known`` by :meth:`_take_arrived`; None: settled
+    _arrived: deque[StoredReport] | None = field(default=None, init=False, repr=False)
 
     def get(self, key: WorkloadKey) -> StoredReport | None:
+        self._take_arrived()
         return self._known.get(key)
 
     @property
     def records(self) -> Mapping[WorkloadKey, StoredReport]:
-        """What this replica knows of every report (read-only view). O(1)."""
+        """What this replica knows of every report (read-only view). O(1) (plus the listed records arrived
+        since the last look while settling)."""
+        self._take_arrived()
         return self._known
+
+    @property
+    def settling(self) -> bool:
+        """The first listing of a leadership has not ended yet (:meth:`settle`)."""
+        return self._arrived is not None
 
     def _touch(self, key: WorkloadKey) -> None:
         if self._touched is not None:
@@ -308,21 +340,24 @@ class ReportStore:
 
     def names(self) -> dict[WorkloadKey, str]:
         """Workload → report name, for every report this replica believes exists. O(reports)."""
-        return {k: v.name for k, v in self._known.items()}
+        return {k: v.name for k, v in self.records.items()}
 
     # --- writes ---------------------------------------------------------------------------------------------
 
     def is_material(self, key: WorkloadKey, report: SpreadReport) -> bool:
         """Writing ``report`` would change what users act on: a new report, another health or other best
         nodes (not only counts or scores). O(best nodes listed)."""
-        known = self._known.get(key)
+        known = self.get(key)
         return known is None or known.material != report_material(report)
 
     async def write(self, key: WorkloadKey, report: SpreadReport, generation: int) -> bool:
         """Bring ``key``'s report to ``report`` (computed from the workload's ``generation``): nothing when
         unchanged (False), else one server-side apply (and an Event when a known health changed; True).
-        Raises on API failure."""
-        known = self._known.get(key)
+        While settling, a report the listing has not shown yet is read first (:meth:`_read`). Raises on API
+        failure."""
+        known = self.get(key)
+        if known is None and self._arrived is not None:
+            known = await self._read(key)
         status = build_status(report, generation, known.condition if known else None, self.wall())
         if "lastPlacement" not in status and known is not None and known.placement is not None:
             # the last placement another replica saw (this one has seen none since): kept, not dropped
@@ -385,6 +420,20 @@ class ReportStore:
         except (SpreadwatchError, OSError) as err:  # an Event is best effort
             log.warning("cannot post an Event for %s: %s", known.workload, err)
 
+    async def _read(self, key: WorkloadKey) -> StoredReport | None:
+        """``key``'s report read from the API (one GET of its name; None: there is none), known from now on:
+        what a write needs of it (digest, condition, last placement, health) before the first listing of a
+        leadership has shown it. Raises on API failure."""
+        await self.bucket.acquire()
+        obj = await self.api.get_report(key.namespace, report_name(key.kind, key.name))
+        self.stats.reads += 1
+        self._touch(key)  # (newer than the listing under way: its record of this report is left aside)
+        stored = stored_report(obj) if obj is not None else None
+        if stored is None or stored.workload != key:
+            return None
+        self._known[key] = stored
+        return stored
+
     async def delete(self, key: WorkloadKey, why: str) -> None:
         """Delete ``key``'s report if this replica knows one (kept as known when the call fails)."""
         known = self._known.pop(key, None)
@@ -396,6 +445,7 @@ class ReportStore:
         except BaseException:
             self._known[key] = known
             raise
+        self._known.pop(key, None)  # (gone, whatever a listing that ended meanwhile made of it)
         self._touch(key)
         self.stats.deletes += 1
         if gone:
@@ -414,12 +464,42 @@ class ReportStore:
     ) -> list[StoredReport]:
         """Every SpreadReport in ``namespaces`` (all: empty) that names a workload, as records: whole reports
         (O(reports × status size)), or ``metadata_only`` (name, owner, uid, digest; no condition, health or
-        placement: O(reports)). One LIST, paged. Raises on API failure."""
-        return await self.api.list_reports(namespaces, stored_report, metadata_only=metadata_only, on_page=on_page)
+        placement: O(reports)). One LIST, paged. While settling, a whole listing's records are also known as
+        its pages arrive. Raises on API failure."""
+        arrived = self._arrived
+        keep = stored_report if metadata_only or arrived is None else functools.partial(_arriving, arrived)
+        return await self.api.list_reports(namespaces, keep, metadata_only=metadata_only, on_page=on_page)
 
-    def adopt(self, reports: Iterable[StoredReport]) -> None:
-        """Make ``reports`` all this replica knows (after the first resync of a leadership). O(reports)."""
-        self._known = {r.workload: r for r in reports}
+    def settle(self) -> None:
+        """A leadership begins: forget every record. Until :meth:`adopt`, the records of a whole listing are
+        known as its pages arrive, and a write of a workload whose report is not known yet reads that report
+        first (:meth:`write`), so writes need not wait for the listing. O(1)."""
+        self._known = {}
+        self._arrived = deque()
+
+    def _take_arrived(self) -> None:
+        """Know the listed records arrived since the last look, except those of workloads this store has
+        written, deleted or read since the listing began (its own records of them are newer). O(arrived)."""
+        arrived = self._arrived
+        if not arrived:
+            return
+        touched = self._touched or ()
+        while arrived:
+            stored = arrived.popleft()
+            if stored.workload not in touched:
+                self._known[stored.workload] = stored
+
+    def adopt(self, reports: Iterable[StoredReport], touched: Collection[WorkloadKey] = ()) -> None:
+        """Make ``reports`` (a whole listing's, of live workloads) what this replica knows, with its own records
+        of the workloads in ``touched`` (written, deleted or read since the listing began: newer); settled.
+        O(reports + touched)."""
+        known = {r.workload: r for r in reports if r.workload not in touched}
+        for key in touched:
+            mine = self._known.get(key)
+            if mine is not None:
+                known[key] = mine
+        self._known = known
+        self._arrived = None
 
     def update(self, reports: Iterable[StoredReport]) -> None:
         """What this replica knows of these reports from now on (a later resync's corrections). O(reports)."""

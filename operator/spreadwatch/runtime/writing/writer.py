@@ -8,12 +8,16 @@ One asyncio task (:meth:`Writer.run`) loops:
 
 1. ``index.take_dirty()`` → the debouncer (every event also does this at once, through :meth:`wake`, so a
    workload's debounce starts at its event);
-2. on becoming the leader: the first resync, awaited (the writes need what the API holds): list the whole
-   SpreadReports, delete those whose workload is gone, out of the :class:`~spreadwatch.config.Scope` or
-   misnamed, adopt the others, and check every workload (a report whose computed status has the listed
-   digest is skipped without a write); then every ``resync_period`` a resync **beside the writes** (a task
-   of its own): the reports' metadata only (``PartialObjectMetadataList``), compared with this replica's own
-   record of each, queueing only what differs or is missing (:mod:`spreadwatch.runtime.writing.resync`);
+2. on becoming the leader: the first resync, **beside the writes** (a task of its own, as every resync): list
+   the whole SpreadReports, delete those whose workload is gone, out of the :class:`~spreadwatch.config.Scope`
+   or misnamed, adopt the others, and check every workload (a report whose computed status has the listed
+   digest is skipped without a write). Meanwhile the store is *settling* (``ReportStore.settle``): it knows
+   each listed report as its page arrives, and a change of a workload whose report no page has shown yet is
+   written after a read of that one report (so it keeps its transition time and last placement, and an
+   unchanged one is not rewritten); what was pending when the leadership began (the initial list's
+   workloads) is left to the listing's check. Then every ``resync_period`` a resync of the reports'
+   metadata only (``PartialObjectMetadataList``), compared with this replica's own record of each,
+   queueing only what differs or is missing (:mod:`spreadwatch.runtime.writing.resync`);
 3. delete the reports of removed workloads;
 4. the due workloads, oldest change first, with at most ``concurrency.limit`` writes in flight: a workload
    out of scope has its report (if any) deleted; else its report is rebuilt if it changed and written
@@ -131,7 +135,8 @@ class Writer:
         self._next_resync = 0.0  # as soon as ready and leading
         self._was_leader = False
         self._resynced = False  # a resync completed while leading: later ones only check what differs
-        self._resync: asyncio.Task[None] | None = None  # a later resync, running beside the writes
+        self._settling = False  # the store settles for this leadership (its first listing began)
+        self._resync: asyncio.Task[None] | None = None  # the resync running beside the writes
         self._in_flight = 0
 
     def _concurrency(self, ceiling: int) -> WriteConcurrency:
@@ -242,17 +247,20 @@ class Writer:
         if not leader:
             # A standby keeps only the index warm; becoming the leader triggers a whole resync.
             self.debouncer.clear()
-            self._resynced = False
+            self._resynced = self._settling = False
             await self._stop_resync()
             return 0
         if not self.ready:
             return 0  # the index is still loading: a report now would be computed from part of the cluster
         before = self.stats.api_writes
         if self.clock() >= self._next_resync and not self.resyncing:
-            if self._resynced:  # a later resync runs beside the writes
-                self._resync = asyncio.create_task(self._resync_beside(), name="spreadwatch resync")
-            else:  # the first of a leadership: the writes need what the API holds
-                await self.resync()
+            if not self._resynced and not self._settling:
+                # The first of a leadership: nothing known yet; what is pending now (the initial list's
+                # workloads) is checked when the listing ends, changes from now on are written meanwhile.
+                self._settling = True
+                self.store.settle()
+                self.debouncer.clear()
+            self._resync = asyncio.create_task(self._resync_beside(), name="spreadwatch resync")
         for key in self.debouncer.take_deletions():
             if not self.is_leader():
                 break
@@ -375,9 +383,11 @@ class Writer:
         deadline = self.clock() + timeout
         try:
             self.collect()
-            while debouncer and self.clock() < deadline:
+            while (debouncer or self.resyncing) and self.clock() < deadline:
                 debouncer.clear_backoff()
                 await self.step()
+                if self._resync is not None and not self._resync.done():  # (what it queues is written next)
+                    await asyncio.wait([self._resync])
                 self.collect()
         finally:
             debouncer.debounce = saved
@@ -406,8 +416,9 @@ class Writer:
 
     async def resync(self) -> None:
         """One resync (see :mod:`spreadwatch.runtime.writing.resync`): the first of a leadership lists whole reports,
-        adopts them and checks every workload; a later one lists metadata only and queues what differs from
-        this replica's record or is missing. Both delete orphans. A failed listing is tried again in 5 s."""
+        adopts them and checks every workload but those written meanwhile; a later one lists metadata only and
+        queues what differs from this replica's record or is missing. Both delete orphans. A failed listing is
+        tried again in 5 s (the store settling meanwhile, when it was the first)."""
         whole = not self._resynced
         self._next_resync = self.clock() + (self.config.resync_period or float("inf"))
         started, began = time.perf_counter(), time.time()
@@ -437,8 +448,8 @@ class Writer:
         live = set(self.index.workload_keys())
         covers = functools.partial(self.scope.covers, self.index)
         if whole:
-            plan = adopt_plan(listed, live, covers)
-            store.adopt(plan.keep)
+            plan = adopt_plan(listed, live, covers, touched)
+            store.adopt(plan.keep, touched)
         else:
             plan = compare_plan(listed, store.records, live, covers, touched)
             store.update(plan.keep)
@@ -469,7 +480,7 @@ class Writer:
         )  # fmt: skip
 
     async def _resync_beside(self) -> None:
-        """A later resync as a task of its own (the writes go on meanwhile); its failures are logged."""
+        """A resync as a task of its own (the writes go on meanwhile); its failures are logged."""
         try:
             await self.resync()
         except Exception:  # the next period tries again
