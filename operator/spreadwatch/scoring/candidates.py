@@ -17,6 +17,7 @@ from spreadwatch.model import Node, NodeSelectorRequirement, NodeSelectorTerm, P
 from spreadwatch.selectors import Operator, Requirement, validate_label_key
 
 __all__ = [
+    "NODE_OPERATORS",
     "REASON_NODE_AFFINITY",
     "REASON_UNSCHEDULABLE",
     "REASON_UNTOLERATED_TAINT",
@@ -35,7 +36,8 @@ REASON_NODE_AFFINITY: Final = "NodeAffinity"
 
 _UNSCHEDULABLE_TAINT: Final = Taint("node.kubernetes.io/unschedulable", "", "NoSchedule")
 _FILTERED_EFFECTS: Final = frozenset({"NoSchedule", "NoExecute"})
-_NODE_OPS: Final = {
+#: A node selector requirement's operator by its name in the API (``nodeaffinity``'s parse of a term).
+NODE_OPERATORS: Final = {
     "In": Operator.IN,
     "NotIn": Operator.NOT_IN,
     "Exists": Operator.EXISTS,
@@ -51,7 +53,7 @@ def _tolerated(taint: Taint, template: PodTemplate) -> bool:
 
 def _expression_matches(req: NodeSelectorRequirement, labels: Mapping[str, str]) -> bool | None:
     """Match one matchExpressions entry; None when it is invalid (the term then matches nothing)."""
-    op = _NODE_OPS.get(req.operator)
+    op = NODE_OPERATORS.get(req.operator)
     if op is None or validate_label_key(req.key) is not None:
         return None
     if op in (Operator.IN, Operator.NOT_IN) and not req.values:

@@ -12,20 +12,12 @@ from typing import Final
 
 from spreadwatch.errors import SelectorError
 from spreadwatch.model import Node, NodeSelectorTerm, PreferredSchedulingTerm
-from spreadwatch.scoring.candidates import node_term_matches
-from spreadwatch.selectors import Operator, Requirement
+from spreadwatch.scoring.candidates import NODE_OPERATORS, node_term_matches
+from spreadwatch.selectors import Requirement
 
 __all__ = ["NODE_AFFINITY", "node_term_error", "preferred_error", "preferred_node_score"]
 
 NODE_AFFINITY: Final = "NodeAffinity"
-_OPERATORS: Final = {
-    "In": Operator.IN,
-    "NotIn": Operator.NOT_IN,
-    "Exists": Operator.EXISTS,
-    "DoesNotExist": Operator.DOES_NOT_EXIST,
-    "Gt": Operator.GREATER_THAN,
-    "Lt": Operator.LESS_THAN,
-}
 
 
 def node_term_error(term: NodeSelectorTerm) -> str:
@@ -33,7 +25,7 @@ def node_term_error(term: NodeSelectorTerm) -> str:
     invalid key or value, the wrong number of values, a field requirement other than In/NotIn with one
     value. O(requirements)."""
     for req in term.match_expressions:
-        op = _OPERATORS.get(req.operator)
+        op = NODE_OPERATORS.get(req.operator)
         if op is None:
             return f"matchExpressions: {req.operator!r} is not a valid node selector operator"
         try:
