@@ -83,6 +83,7 @@ from spreadwatch.scoring.resource_fit import (
     NODE_RESOURCES_FIT,
     REQUESTED_TO_CAPACITY_RATIO,
     balanced_skips,
+    pod_request,
 )
 from spreadwatch.scoring.scheduler_profile import SchedulerProfile
 from spreadwatch.scoring.taint_score import TAINT_TOLERATION, intolerable_taints, prefer_no_schedule_tolerations
@@ -1175,17 +1176,6 @@ class PredictionBuilding(ReportBuilding):
             return zero, zero
         return pair[0][:n], pair[1][:n]
 
-    def _request(self, pod: Pod, name: str, non_zero: bool) -> int:
-        needs = pod.needs
-        r = needs.requests
-        if name == "cpu":
-            return needs.score_cpu if non_zero else r.milli_cpu
-        if name == "memory":
-            return needs.score_memory if non_zero else r.memory
-        if name == "ephemeral-storage":
-            return r.ephemeral_storage
-        return r.scalar(name)
-
     def _resource_scores(self, pod: Pod, sched: SchedulerProfile) -> tuple[Int64s, Int64s | None]:
         """NodeResourcesFit's and NodeResourcesBalancedAllocation's scores per slot (None: its PreScore skips
         the pod), cached per request shape until a load or a node changes. O(n × resources) in numpy when
@@ -1209,7 +1199,7 @@ class PredictionBuilding(ReportBuilding):
         total = np.zeros(n, dtype=np.int64)
         weights = np.zeros(n, dtype=np.int64)
         for name, weight in strategy.resources:
-            request = self._request(pod, name, non_zero=True)
+            request = pod_request(pod.needs, name, non_zero=True)
             if request == 0 and is_scalar_resource(name):
                 continue
             capacity, used = self._amounts(name, use_requested=False)
@@ -1239,7 +1229,7 @@ class PredictionBuilding(ReportBuilding):
         with_pod: list[tuple[Bools, Floats]] = []
         without: list[tuple[Bools, Floats]] = []
         for name, _ in sched.balanced_resources:
-            request = self._request(pod, name, non_zero=False)
+            request = pod_request(pod.needs, name, non_zero=False)
             if request == 0 and is_scalar_resource(name):
                 continue
             capacity, used = self._amounts(name, use_requested=True)

@@ -37,6 +37,7 @@ __all__ = [
     "fit_failures",
     "fit_score",
     "node_load",
+    "pod_request",
 ]
 
 NODE_RESOURCES_FIT: Final = "NodeResourcesFit"
@@ -102,7 +103,7 @@ def fit_failures(needs: PodNeeds, node: NodeLoad, strategy: FitStrategy = FitStr
     return tuple(out)
 
 
-def _pod_request(needs: PodNeeds, name: str, non_zero: bool) -> int:
+def pod_request(needs: PodNeeds, name: str, non_zero: bool) -> int:
     """The incoming pod's request of one resource (``calculatePodResourceRequest``): CPU and memory with the
     non-zero defaults for the Fit scorer (``non_zero``), plain for BalancedAllocation. O(scalars)."""
     requests = needs.requests
@@ -138,7 +139,7 @@ def _amounts(
     a scalar resource the pod does not request, or that the node has none of, is left at 0 (skipped)."""
     requested, allocated, allocatable = [], [], []
     for name, _ in resources:
-        pod = _pod_request(needs, name, non_zero)
+        pod = pod_request(needs, name, non_zero)
         total = used = capacity = 0
         if pod != 0 or not is_scalar_resource(name):
             capacity, used = _node_amounts(node, name, use_requested=not non_zero)
@@ -225,7 +226,7 @@ def _balance(requested: list[int], allocatable: list[int]) -> int:
 def balanced_skips(needs: PodNeeds, resources: Iterable[tuple[str, int]] = DEFAULT_RESOURCE_WEIGHTS) -> bool:
     """BalancedAllocation's PreScore skips a pod requesting none of its resources (a best-effort pod): the
     framework then runs neither its Score nor its NormalizeScore. O(resources)."""
-    return all(_pod_request(needs, name, non_zero=False) == 0 for name, _ in resources)
+    return all(pod_request(needs, name, non_zero=False) == 0 for name, _ in resources)
 
 
 def balanced_allocation_score(
