@@ -23,7 +23,14 @@ from typing import Any, Final, NamedTuple
 
 import msgspec
 
-__all__ = ["NAMESPACED_PARTIAL", "PREDICTION_PLACEMENTS", "PredictedNode", "Prediction", "prediction_form"]
+__all__ = [
+    "NAMESPACED_PARTIAL",
+    "PREDICTION_PLACEMENTS",
+    "PredictedNode",
+    "Prediction",
+    "json_number",
+    "prediction_form",
+]
 
 #: the ``profile`` of spreadwatch_placements_total whose outcomes judge bindings against the prediction
 PREDICTION_PLACEMENTS: Final = "prediction"
@@ -64,7 +71,9 @@ class Prediction(msgspec.Struct, frozen=True, gc=False):
         return prediction_form(self)
 
 
-def _number(value: float) -> float | int:
+def json_number(value: float) -> float | int:
+    """A probability as the API server stores it: an integral one (0, 1) as an integer, so a status read back
+    has the same content digest as the one written (``1.0`` comes back as ``1``). O(1)."""
     return int(value) if value.is_integer() else value
 
 
@@ -79,7 +88,7 @@ def prediction_form(p: Prediction) -> dict[str, Any]:
         "excludedNodes": dict(p.excluded_nodes),
     }
     if p.best_node_probability is not None:
-        out["bestNodeProbability"] = _number(p.best_node_probability)
+        out["bestNodeProbability"] = json_number(p.best_node_probability)
     out["spreadingAgrees"] = p.spreading_agrees
     out["partial"] = p.partial
     if p.partial_reasons:

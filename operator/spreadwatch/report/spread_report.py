@@ -30,7 +30,7 @@ from typing import Any, NamedTuple
 import msgspec
 
 from spreadwatch.jsonform import each, json_form
-from spreadwatch.report.prediction import Prediction, prediction_form
+from spreadwatch.report.prediction import Prediction, json_number, prediction_form
 from spreadwatch.report.safety import Resilience, ScaleDown
 from spreadwatch.report.verdict import Health
 from spreadwatch.scoring import WorkloadRef
@@ -169,12 +169,6 @@ class SpreadReport(msgspec.Struct, frozen=True, gc=False):
         return _REPORT_FORM(self)
 
 
-def _json_number(value: float) -> float | int:
-    """A probability as the API server stores it: an integral one (0, 1) as an integer, so a status read back
-    has the same content digest as the one written (``1.0`` comes back as ``1``). O(1)."""
-    return int(value) if value.is_integer() else value
-
-
 _NODE_FORM = json_form(NodeEntry)
 _ZONE_FORM = json_form(ZoneEntry)
 _COMPARISON_FORM = json_form(Comparison, convert={"best_nodes": list})
@@ -212,8 +206,8 @@ _REPORT_FORM = json_form(
         "health": attrgetter("value"),
         "reasons": list,
         "comparison": _COMPARISON_FORM,
-        "best_node_probability": _json_number,
-        "best_zone_probability": _json_number,
+        "best_node_probability": json_number,
+        "best_zone_probability": json_number,
         "last_placement": _placement_form,
         "constraints": each(_COMPLIANCE_FORM),
         "filtered_nodes": each(_FILTERED_FORM),
