@@ -27,7 +27,7 @@ most the time to go round every workload in batches. ``analyze`` builds every re
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable, Mapping, Sequence, Set
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence, Set
 from types import MappingProxyType
 from typing import Final, TypeVar, cast
 
@@ -1176,6 +1176,20 @@ class PredictionBuilding(ReportBuilding):
             return zero, zero
         return pair[0][:n], pair[1][:n]
 
+    def _columns(
+        self, pod: Pod, resources: Iterable[tuple[str, int]], fit: bool
+    ) -> Iterator[tuple[int, int, Int64s, Int64s, Bools]]:
+        """Per resource a score reads (a scalar one the pod does not request skipped): its weight, the pod's
+        request, each slot's capacity and use, and whether the slot has it: NodeResourcesFit's (``fit``) with
+        the non-zero CPU and memory defaults in the request and the slots' use, BalancedAllocation's plain in
+        both. O(n) per resource."""
+        for name, weight in resources:
+            request = pod_request(pod.needs, name, non_zero=fit)
+            if request == 0 and is_scalar_resource(name):
+                continue
+            capacity, used = self._amounts(name, use_requested=not fit)
+            yield weight, request, capacity, used, capacity > 0
+
     def _resource_scores(self, pod: Pod, sched: SchedulerProfile) -> tuple[Int64s, Int64s | None]:
         """NodeResourcesFit's and NodeResourcesBalancedAllocation's scores per slot (None: its PreScore skips
         the pod), cached per request shape until a load or a node changes. O(n × resources) in numpy when
@@ -1198,12 +1212,7 @@ class PredictionBuilding(ReportBuilding):
         strategy = sched.fit
         total = np.zeros(n, dtype=np.int64)
         weights = np.zeros(n, dtype=np.int64)
-        for name, weight in strategy.resources:
-            request = pod_request(pod.needs, name, non_zero=True)
-            if request == 0 and is_scalar_resource(name):
-                continue
-            capacity, used = self._amounts(name, use_requested=False)
-            has = capacity > 0
+        for weight, request, capacity, used, has in self._columns(pod, strategy.resources, fit=True):
             requested = used + request
             safe = np.where(has, capacity, 1)
             if strategy.type == REQUESTED_TO_CAPACITY_RATIO:
@@ -1228,12 +1237,7 @@ class PredictionBuilding(ReportBuilding):
         n = len(self._loads)
         with_pod: list[tuple[Bools, Floats]] = []
         without: list[tuple[Bools, Floats]] = []
-        for name, _ in sched.balanced_resources:
-            request = pod_request(pod.needs, name, non_zero=False)
-            if request == 0 and is_scalar_resource(name):
-                continue
-            capacity, used = self._amounts(name, use_requested=True)
-            has = capacity > 0
+        for _, request, capacity, used, has in self._columns(pod, sched.balanced_resources, fit=False):
             cap = np.where(has, capacity, 1).astype(np.float64)
             with_pod.append((has, np.minimum((used + request).astype(np.float64) / cap, 1.0)))
             without.append((has, np.minimum(used.astype(np.float64) / cap, 1.0)))
