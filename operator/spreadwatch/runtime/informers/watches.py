@@ -36,7 +36,7 @@ import logging
 import time
 from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
-from typing import Final, Protocol, TypeVar, cast
+from typing import Final, Protocol, TypeGuard, TypeVar, cast
 
 from spreadwatch.decode import DecodeError, Informed, Malformed, WatchEvent
 from spreadwatch.errors import KubeApiError, SpreadwatchError
@@ -201,29 +201,26 @@ class ResourceWatch:
     def take_listed_page(self, items: Sequence[Informed]) -> None:
         """The objects of a list page, as :meth:`take_listed` takes each, their records to the router at once
         (``route_listed``: in bulk while the index loads its first listing). O(items) + the router's."""
-        records: list[Record] = []
-        for item in items:
-            if item is None:
-                continue
-            if isinstance(item, Malformed):
-                self._malformed(item)
-                continue
-            if self.malformed:
-                self._valid_again(self._key(getattr(item, "namespace", ""), item.name))
-            records.append(item)
-        self.router.route_listed(self.resource.kind, records)
+        accepted = self._accepted
+        self.router.route_listed(self.resource.kind, [item for item in items if accepted(item)])
 
     def take_listed(self, item: Informed) -> None:
         """One object of a list page: its record to the router; a malformed one logged once and skipped
         (see the module docstring); None (a kind not read) skipped. O(1) + the router's."""
+        if self._accepted(item):
+            self.router.route(self.resource.kind, item)
+
+    def _accepted(self, item: Informed) -> TypeGuard[Record]:
+        """Whether a listed object goes to the router: not None (a kind not read), nor malformed (logged once,
+        see the module docstring); a valid one clears its object's malformed mark. O(1)."""
         if item is None:
-            return
+            return False
         if isinstance(item, Malformed):
             self._malformed(item)
-            return
+            return False
         if self.malformed:
             self._valid_again(self._key(getattr(item, "namespace", ""), item.name))
-        self.router.route(self.resource.kind, item)
+        return True
 
     def take_deletion(self, namespace: str, name: str) -> None:
         """An object deleted (a ``DELETED`` event, or missing from a new list): to the router. O(1) + the
