@@ -281,3 +281,22 @@ def test_stale_predictions_are_handed_over_in_turn_and_rebuilt() -> None:
     assert len(handed) == len(set(handed)) and set(handed) <= set(index.workload_keys())
     assert all(index.report_for(k) is not None for k in index.workload_keys())
     assert index.stale_predictions() == set()
+
+
+def test_an_events_take_dirty_hands_no_stale_predictions_the_writers_cycle_does() -> None:
+    """The writer collects on every event without the stale batch (``take_dirty(stale=False)``: per event it
+    made a refresh storm at the envelope) and with it once per cycle."""
+    made = _case(7)
+    assert made is not None
+    objects, scheduler, spread = made
+    index = SpreadIndex(spread, ReportOptions(scheduler=scheduler))
+    index.load(Snapshot.from_objects(objects))
+    index.reports()
+    index.take_dirty()
+    node = next(o for o in objects if o["kind"] == "Node")["metadata"]["name"]
+    index.apply(parse_object(GEN._pod(random.Random(1), 99, [node], ["default"])))
+    own, _ = index.take_dirty(stale=False)
+    others = set(index.workload_keys()) - own
+    assert others  # (the event's own workloads only: the others' predictions stay stale until the cycle)
+    stale, _ = index.take_dirty()  # (the cycle's batch: the others, fewer than a batch here)
+    assert others <= stale

@@ -170,7 +170,7 @@ class Writer:
     def wake(self) -> None:
         """Called after every index change: stamps the changed workloads now (their debounce starts at the
         event, not at the next cycle) and wakes the loop. O(workloads changed by the event)."""
-        self.collect()
+        self.collect(stale=False)
         self._wake.set()
 
     def request_resync(self) -> None:
@@ -185,9 +185,10 @@ class Writer:
                 self.debouncer.mark(key, now)
         self._wake.set()
 
-    def collect(self) -> None:
-        """Move the index's dirty/removed sets into the debouncer. O(keys)."""
-        dirty, removed = self.index.take_dirty()
+    def collect(self, stale: bool = True) -> None:
+        """Move the index's dirty/removed sets into the debouncer; ``stale``: with a batch of stale predictions
+        (once per cycle, not per event: :meth:`~spreadwatch.index.SpreadIndex.take_dirty`). O(keys)."""
+        dirty, removed = self.index.take_dirty(stale)
         if dirty or removed:
             self.debouncer.collect(dirty, removed, self.clock())
 
