@@ -19,8 +19,8 @@ from spreadwatch.model import WorkloadKey
 from spreadwatch.runtime.writing.concurrency import PRIOR_LATENCY
 from spreadwatch.runtime.writing.debounce import Debouncer
 from spreadwatch.runtime.writing.status import content_digest
-from spreadwatch.runtime.writing.writer import STALE_EVERY
 from spreadwatch.runtime.writing.store import DIGEST_ANNOTATION, StoredReport, material_key, stored_report
+from spreadwatch.runtime.writing.writer import STALE_EVERY
 
 
 def _workload(name: str) -> list[dict[str, Any]]:

@@ -84,7 +84,10 @@ _CYCLE_BUDGET: Final = 1.0
 #: envelope (10,000 workloads, 95 pod events/s) ~500 rebuilds/s and a rollout's p99 of 9.4 s. One batch a
 #: second refreshes every prediction within about workloads ÷ 200 seconds (50 s at the envelope).
 STALE_EVERY: Final = 1.0
-_YIELD_EVERY: Final = 200  # unchanged reports never await: let the watches run during a long cycle
+#: Seconds of work after which a cycle yields to the event loop: an unchanged report never awaits, and 200
+#: rebuilt in a row (a yield every 200, as before) held the loop for up to a second at the envelope with the
+#: prediction on, past the kubelet's 1 s probe timeout (67 /healthz failures in one run).
+_YIELD_AFTER: Final = 0.02
 _JOURNAL: Final = 64  # writes kept in the writer's record
 _RETRY_LISTING: Final = 5.0  # seconds before a failed resync listing is tried again
 
@@ -294,11 +297,13 @@ class Writer:
     async def _work(self, queue: Iterator[WorkloadKey], deadline: float) -> None:
         """One of the cycle's writers: takes the next due workload until none is left or the budget is spent
         (the rest stay pending for the next cycle). The queue is shared, so each workload is written once."""
-        for n, key in enumerate(queue):
+        yielded = time.perf_counter()
+        for key in queue:
             if not self.is_leader():
                 return
-            if n % _YIELD_EVERY == _YIELD_EVERY - 1:
+            if time.perf_counter() - yielded >= _YIELD_AFTER:
                 await asyncio.sleep(0)
+                yielded = time.perf_counter()
             p = self.debouncer.take(key)
             if p is None:
                 continue  # removed meanwhile (a deletion is queued)
@@ -329,14 +334,16 @@ class Writer:
     async def _material_first(self, due: list[WorkloadKey]) -> list[WorkloadKey]:
         """``due`` with the material changes, and those pending ``MATERIAL_AFTER`` seconds or more, first
         (both parts keep their order). Builds the reports that are not current (they are written next
-        anyway), yielding every ``_YIELD_EVERY``. O(due)."""
+        anyway), yielding every ``_YIELD_AFTER`` seconds. O(due)."""
         material: list[WorkloadKey] = []
         other: list[WorkloadKey] = []
         index, store, debouncer = self.index, self.store, self.debouncer
         overdue = self.clock() - MATERIAL_AFTER
-        for n, key in enumerate(due):
-            if n % _YIELD_EVERY == _YIELD_EVERY - 1:
+        yielded = time.perf_counter()
+        for key in due:
+            if time.perf_counter() - yielded >= _YIELD_AFTER:
                 await asyncio.sleep(0)
+                yielded = time.perf_counter()
             first = debouncer.first_change(key)
             if first is not None and first <= overdue:
                 material.append(key)
