@@ -22,6 +22,7 @@ import numpy.typing as npt
 
 from spreadwatch.model import NO_RESOURCES, TERMINAL_PHASES, Node, Pod, PodNeeds, Resources
 from spreadwatch.scoring.node_ports import UsedPorts, add_ports
+from spreadwatch.scoring.resource_fit import NodeLoad
 
 __all__ = ["Int64s", "NodeLoads"]
 
@@ -191,6 +192,17 @@ class NodeLoads:
         scalars = tuple(sorted((k, int(a[i])) for k, (a, _) in self.scalars.items() if a[i]))
         return Resources(int(self.alloc_cpu[i]), int(self.alloc_memory[i]), int(self.alloc_ephemeral[i]),
                          int(self.alloc_pods[i]), scalars)  # fmt: skip
+
+    def node_load(self, name: str) -> NodeLoad | None:
+        """A node's load as the resource plugins read it (None: no Node record held under that name).
+        O(scalar resources)."""
+        i = self.slot.get(name)
+        if i is None or not self.present[i]:
+            return None
+        scalars = tuple(sorted((k, int(r[i])) for k, (_, r) in self.scalars.items() if r[i]))
+        requested = Resources(int(self.req_cpu[i]), int(self.req_memory[i]), int(self.req_ephemeral[i]), 0, scalars)
+        return NodeLoad(self.allocatable(i), requested, int(self.nz_cpu[i]), int(self.nz_memory[i]),
+                        int(self.pods[i]))  # fmt: skip
 
 
 def needs_key(needs: PodNeeds) -> tuple[object, ...]:

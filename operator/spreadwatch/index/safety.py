@@ -15,7 +15,9 @@ index):
   of the namespace changed).
 
 The report of a workload is built from these (:meth:`SafetyTracking._build`, report/forecast.py): its
-resilience (zone and node loss under its budget) and its next scale-down (:mod:`spreadwatch.controllers`).
+resilience (zone and node loss under its budget; the room for the replacements from the node loads the
+prediction keeps, so a stale prediction's refresh refreshes it too) and its next scale-down
+(:mod:`spreadwatch.controllers`).
 A pod change dirties its controller's workload and, when a budget's counts change, the workloads that budget
 selects; a budget change dirties the workloads it selected and selects; a controller's replica change the
 workloads of the budgets counting its pods; a workload added, dropped or whose next pod's labels change, the
@@ -28,7 +30,7 @@ a report O(its pods log + nodes with them), plus O(W) per budget after a workloa
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Final
 
@@ -59,6 +61,7 @@ from spreadwatch.report import Health, ReportOptions, SpreadReport
 from spreadwatch.report.forecast import Budget, resilience_of, scale_down_of, with_safety, zone_outage
 from spreadwatch.report.safety import ScaleDown
 from spreadwatch.scoring import Profile, ZoneKey, newest_replicaset
+from spreadwatch.scoring.resource_fit import NODE_RESOURCES_FIT, fit_copies
 from spreadwatch.selectors import POSITIVE_OPERATORS, Selector
 from spreadwatch.snapshot import Snapshot
 
@@ -478,7 +481,9 @@ class SafetyTracking(ReportComparing):
         budget = self._budget_of(sns, w, notes) if sns.budgets else None
         candidates = self._candidate_set(w)
         layout = candidates.layout
-        resilience = resilience_of(ready_on, ctrl.replicas, self._zones, layout, candidates.names, budget)
+        resilience = resilience_of(
+            ready_on, ctrl.replicas, self._zones, layout, candidates.names, budget, self._copies_on(w)
+        )
         unsafe = zone_outage(resilience, sum(ready_on.values()), ctrl.replicas, layout, self.options.thresholds)
         if invalid and ctrl.kind in _RANKED_KINDS:
             invalid.sort()
@@ -489,6 +494,21 @@ class SafetyTracking(ReportComparing):
             )
         scale_down = self._scale_down(w, ns, sns, pods, report, candidates)
         return with_safety(report, resilience, scale_down, unsafe, notes)
+
+    def _copies_on(self, w: Workload) -> Callable[[str], int] | None:
+        """How many copies of the workload's next pod NodeResourcesFit lets onto a node, from the loads the
+        prediction keeps (None without them — the prediction off, or a scheduler profile without
+        NodeResourcesFit's Filter — or without a next pod). O(1); a call O(scalar resources)."""
+        sched = self.scheduler
+        if sched is None or w.pod is None or NODE_RESOURCES_FIT not in sched.filters:
+            return None
+        needs, node_load, strategy = w.pod.needs, self._loads.node_load, sched.fit
+
+        def copies_on(name: str) -> int:
+            load = node_load(name)
+            return 0 if load is None else fit_copies(needs, load, strategy)
+
+        return copies_on
 
     def _pods_of(self, sns: SafetyNamespace, ns: NamespaceState, ctrl: Controller) -> Sequence[Pod]:
         """A workload's own pods (a Deployment's: its ReplicaSets'; the index's own list otherwise: read only).

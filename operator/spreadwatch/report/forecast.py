@@ -7,8 +7,11 @@ loss leaves the fewest healthy pods under the budget (then the fewest Ready repl
 ``tolerated`` counts how many zones (nodes) can be lost at once within the budget: losses add up, so the worst
 set of k is the k worst one by one, and the count is the longest run of them the budget survives (all the
 zones, or nodes, holding its pods when even all of those do; 0 when the budget does not hold now).
-``roomForReplacements``: a candidate node is left outside the lost zone (node) for the replacements
-(:func:`replacement_room`, the hook where resource fit will come in). A workload is **ZoneOutageUnsafe** when
+``roomForReplacements``: the candidate nodes left outside the lost zone (node) can take the replacements (its
+lost Ready replicas, each a copy of its next pod): with the resource model (the prediction on), the copies
+NodeResourcesFit lets onto each of them — given its free allocatable and its pod number left
+(:func:`~spreadwatch.scoring.resource_fit.fit_copies`) — add up to the replacements; without it, any candidate
+node left does (:func:`replacement_room`). A workload is **ZoneOutageUnsafe** when
 the worst zone's loss breaks the budget (without a budget: leaves no Ready replica of a workload of at least
 ``min_replicas``) while it has candidate nodes in another zone.
 
@@ -17,13 +20,15 @@ the worst zone's loss breaks the budget (without a budget: leaves no Ready repli
 of them reported; a candidate that counts for the workload's spread (bound to a candidate node, matching its
 spreading selector) leaves one pod fewer on its node (:func:`spread_facts` mirrors ``build_report``'s).
 
-Costs: O(nodes with the workload's or its budget's pods × log) for the resilience, O(distinct candidate nodes
+Costs: O(nodes with the workload's or its budget's pods × log) for the resilience, plus, with the resource
+model, O(candidate nodes visited) for each room: they are visited zone by zone until their copies reach the
+replacements (usually a few nodes; every node outside only when the room is short); O(distinct candidate nodes
 × busy nodes) for the scale-down.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from collections.abc import Set as AbstractSet
 from typing import Final, NamedTuple
 
@@ -71,11 +76,35 @@ class Budget(NamedTuple):
     selecting: int
 
 
-def replacement_room(outside_candidates: int, replacements: int) -> bool:
-    """Whether the replacements of ``replacements`` lost pods can be placed on the ``outside_candidates``
-    candidate nodes left: any candidate node does, with the filters spreadwatch models (taints, affinity,
-    cordons). Resource fit plugs in here once the index models node resources. O(1)."""
-    return replacements == 0 or outside_candidates > 0
+def replacement_room(outside_candidates: int, replacements: int, copies: Iterable[int] | None = None) -> bool:
+    """Whether the replacements of ``replacements`` lost Ready replicas can be placed on the
+    ``outside_candidates`` candidate nodes left outside the lost zone (node). Without ``copies`` (no resource
+    model: the prediction is off) any candidate node does. With it — per candidate node outside, in turn, how
+    many copies of the workload's next pod NodeResourcesFit lets onto it
+    (:func:`~spreadwatch.scoring.resource_fit.fit_copies`) — the copies must add up to the replacements;
+    the sum stops as soon as they do. O(1) without; with, O(nodes taken from ``copies``): a few when there is
+    room, every node outside only when it is short."""
+    if replacements == 0:
+        return True
+    if copies is None:
+        return outside_candidates > 0
+    total = 0
+    for fit in copies:
+        total += fit
+        if total >= replacements:
+            return True
+    return False
+
+
+def _outside(layout: CandidateLayout, zone: str | None, node: str | None) -> Iterator[str]:
+    """The candidate nodes outside the zone named ``zone`` (all its nodes) or outside ``node``, zone by zone in
+    the layout's order, each zone's by name (zoneless ones included). O(1) per node yielded (+ O(zones))."""
+    for z, names in layout.by_zone.items():
+        if zone is not None and z is not None and z[1] == zone:
+            continue
+        for name in names:
+            if name != node:
+                yield name
 
 
 def _by_zone(counts: Mapping[str, int], node_zone: Mapping[str, ZoneKey | None]) -> dict[str, int]:
@@ -95,7 +124,7 @@ def _loss(
     ready_total: int,
     desired: int,
     status: BudgetStatus | None,
-    room_outside: Callable[[str], int],
+    room: Callable[[str, int], bool],
 ) -> Loss:
     """The worst unit's loss and the units tolerated (see the module docstring), from the Ready pods and the
     budget's healthy pods per zone (node). O(units log units)."""
@@ -108,7 +137,7 @@ def _loss(
                 worst, lost = unit, count
         # (all of them when Ready pods outside every unit, on zoneless nodes, are left)
         tolerated = 0 if ready_total < 1 else len(ready) - (ready_total - sum(ready.values()) < 1)
-        return Loss(worst, ready_total - lost, desired, None, replacement_room(room_outside(worst), lost), tolerated)
+        return Loss(worst, ready_total - lost, desired, None, room(worst, lost), tolerated)
     have, need, losses = status.current_healthy, status.desired_healthy, healthy
     names = ready.keys() | healthy.keys()
     tolerated = 0
@@ -126,7 +155,7 @@ def _loss(
     worst = min(names, key=lambda u: (-healthy.get(u, 0), -ready.get(u, 0), u))
     lost = ready.get(worst, 0)
     satisfied = status.current_healthy - healthy.get(worst, 0) >= need
-    return Loss(worst, ready_total - lost, desired, satisfied, replacement_room(room_outside(worst), lost), tolerated)
+    return Loss(worst, ready_total - lost, desired, satisfied, room(worst, lost), tolerated)
 
 
 def resilience_of(
@@ -136,10 +165,14 @@ def resilience_of(
     layout: CandidateLayout,
     candidates: AbstractSet[str],
     budget: Budget | None,
+    copies_on: Callable[[str], int] | None = None,
 ) -> Resilience:
     """The workload's resilience: ``ready_on`` its Ready replicas per node, ``desired`` its replicas;
-    ``node_zone`` the nodes' zones; ``layout`` and ``candidates`` its candidate nodes. No zone loss where
-    neither its pods nor its candidate nodes have a zone. O(nodes with pods × log)."""
+    ``node_zone`` the nodes' zones; ``layout`` and ``candidates`` its candidate nodes; ``copies_on`` how many
+    copies of its next pod a candidate node takes (None: no resource model, any candidate node has room). No
+    zone loss where neither its pods nor its candidate nodes have a zone. O(nodes with pods × log), plus the
+    room: O(1) without ``copies_on``, else O(candidate nodes visited × scalar resources) per loss
+    (:func:`replacement_room`)."""
     healthy_on = budget.healthy_on if budget is not None else {}
     status = budget.status if budget is not None else None
     ready_total = sum(ready_on.values())
@@ -147,15 +180,19 @@ def resilience_of(
     zone_healthy = _by_zone(healthy_on, node_zone) if healthy_on else {}
     zone_loss = None
 
-    def outside_zone(name: str) -> int:
+    def zone_room(name: str, lost: int) -> bool:
         zone = next((z for z in layout.zones if z[1] == name), None)
-        return layout.total - (layout.sizes.get(zone, 0) if zone is not None else 0)
+        outside = layout.total - (layout.sizes.get(zone, 0) if zone is not None else 0)
+        copies = None if copies_on is None else map(copies_on, _outside(layout, name, None))
+        return replacement_room(outside, lost, copies)
+
+    def node_room(name: str, lost: int) -> bool:
+        copies = None if copies_on is None else map(copies_on, _outside(layout, None, name))
+        return replacement_room(layout.total - (1 if name in candidates else 0), lost, copies)
 
     if layout.zones or zone_ready or zone_healthy:
-        zone_loss = _loss(zone_ready, zone_healthy, ready_total, desired, status, outside_zone)
-    node_loss = _loss(
-        ready_on, healthy_on, ready_total, desired, status, lambda n: layout.total - (1 if n in candidates else 0)
-    )
+        zone_loss = _loss(zone_ready, zone_healthy, ready_total, desired, status, zone_room)
+    node_loss = _loss(ready_on, healthy_on, ready_total, desired, status, node_room)
     if budget is None:
         return Resilience(zone_loss, node_loss)
     s = budget.status

@@ -34,6 +34,7 @@ __all__ = [
     "NodeLoad",
     "balanced_allocation_score",
     "balanced_skips",
+    "fit_copies",
     "fit_failures",
     "fit_score",
     "node_load",
@@ -76,6 +77,13 @@ class FitStrategy:
     ignored_groups: frozenset[str] = field(default_factory=frozenset)
 
 
+def _ignored(name: str, strategy: FitStrategy) -> bool:
+    """Whether the filter skips a scalar resource: an extended one the args ignore, by name or by group."""
+    return is_extended_resource(name) and (
+        name in strategy.ignored_resources or name.partition("/")[0] in strategy.ignored_groups
+    )
+
+
 def fit_failures(needs: PodNeeds, node: NodeLoad, strategy: FitStrategy = FitStrategy()) -> tuple[str, ...]:
     """``fitsRequest``: why the pod does not fit the node ("Too many pods", "Insufficient cpu", ...), empty
     when it does. O(scalar resources)."""
@@ -92,15 +100,35 @@ def fit_failures(needs: PodNeeds, node: NodeLoad, strategy: FitStrategy = FitStr
     if want.ephemeral_storage > 0 and want.ephemeral_storage > alloc.ephemeral_storage - used.ephemeral_storage:
         out.append("Insufficient ephemeral-storage")
     for name, amount in want.scalars:
-        if amount == 0:
-            continue
-        if is_extended_resource(name) and (
-            name in strategy.ignored_resources or name.split("/")[0] in strategy.ignored_groups
-        ):
+        if amount == 0 or _ignored(name, strategy):
             continue
         if amount > alloc.scalar(name) - used.scalar(name):
             out.append(f"Insufficient {name}")
     return tuple(out)
+
+
+def fit_copies(needs: PodNeeds, node: NodeLoad, strategy: FitStrategy = FitStrategy()) -> int:
+    """How many copies of the pod ``fitsRequest`` lets onto the node one after another (each counted in the
+    node's pods and requested before the next is filtered): the pods left under the allowed pod number, and
+    for each resource the pod requests (as ``fitsRequest`` checks them: cpu, memory, ephemeral storage above
+    0, scalar resources but the ignored extended ones) ``(allocatable - requested) // request``, the least
+    of them; never below 0. At least 1 exactly when :func:`fit_failures` is empty. A pod requesting nothing
+    is bounded by the pod number alone. O(scalar resources)."""
+    alloc, used, want = node.allocatable, node.requested, needs.requests
+    copies = max(0, alloc.pods - node.pods)
+    if not (want.milli_cpu or want.memory or want.ephemeral_storage or want.scalars):
+        return copies
+    bounds = [
+        (want.milli_cpu, alloc.milli_cpu - used.milli_cpu),
+        (want.memory, alloc.memory - used.memory),
+        (want.ephemeral_storage, alloc.ephemeral_storage - used.ephemeral_storage),
+    ]
+    bounds.extend((amount, alloc.scalar(name) - used.scalar(name)) for name, amount in want.scalars
+                  if not _ignored(name, strategy))  # fmt: skip
+    for amount, free in bounds:
+        if amount > 0:
+            copies = min(copies, max(0, free) // amount)
+    return copies
 
 
 def pod_request(needs: PodNeeds, name: str, non_zero: bool) -> int:
