@@ -14,11 +14,12 @@ from hypothesis import strategies as st
 
 from k8s_objects import GA_ZONE, controller, node, owner, pod
 from spreadwatch.index import SpreadIndex
-from spreadwatch.model import parse_object
+from spreadwatch.index.loads import NodeLoads
+from spreadwatch.model import Node, Pod, PodNeeds, Resources, parse_object
 from spreadwatch.report import ReportOptions, SpreadReport
 from spreadwatch.report.safety import Loss
 from spreadwatch.scoring import get_profile, representative_pod
-from spreadwatch.scoring.resource_fit import fit_failures, node_load
+from spreadwatch.scoring.resource_fit import FitStrategy, fit_copies, fit_failures, node_load
 from spreadwatch.scoring.scheduler_profile import default_scheduler_profile
 from spreadwatch.snapshot import Snapshot
 from test_index import feed
@@ -204,3 +205,44 @@ def test_incremental_room_equals_a_fresh_load_and_the_records_count(events: list
             if loss is not None:
                 event(f"{'zone' if zone else 'node'} room {loss.room_for_replacements}")
                 assert loss.room_for_replacements == _expected_room(snapshot, report, loss, zone), (loss, zone)
+
+
+# --- the copies per node in numpy ------------------------------------------------------------------------------
+
+_AMOUNT = st.sampled_from([0, 0, 1, 3, 100, 250, 1000])
+_SCALARS = st.lists(st.tuples(st.sampled_from(["nvidia.com/gpu", "hugepages-2Mi", "example.com/foo"]), _AMOUNT),
+                    max_size=2, unique_by=lambda p: p[0]).map(lambda s: tuple(sorted(s)))  # fmt: skip
+_RESOURCES = st.builds(Resources, _AMOUNT, _AMOUNT, _AMOUNT, st.just(0), _SCALARS)
+_FREE = st.integers(0, 3000)
+_ALLOCATABLE = st.builds(Resources, _FREE, _FREE, _FREE, st.integers(0, 6), _SCALARS)
+
+
+@settings(max_examples=200, deadline=None)
+@given(
+    allocatable=st.lists(_ALLOCATABLE, min_size=1, max_size=4),
+    pods=st.lists(st.tuples(st.integers(0, 4), _RESOURCES), max_size=12),
+    requests=_RESOURCES,
+    ignored=st.sampled_from([frozenset(), frozenset({"nvidia.com/gpu"}), frozenset({"example.com"})]),
+)
+def test_the_loads_copies_are_fit_copies_on_every_node(
+    allocatable: list[Resources], pods: list[tuple[int, Resources]], requests: Resources, ignored: frozenset[str]
+) -> None:
+    """NodeLoads.copies (numpy, every slot at once) equals fit_copies node by node; slot 4 never gets a Node
+    (its pods wait node-less): 0 copies there."""
+    loads = NodeLoads()
+    for i, alloc in enumerate(allocatable):
+        loads.set_node(f"n{i}", Node(f"n{i}", {}, allocatable=alloc))
+    needs_on: dict[int, list[PodNeeds]] = {}
+    for k, (i, r) in enumerate(pods):
+        p = Pod("default", f"p{k}", {}, node_name=f"n{i}", phase="Running", needs=PodNeeds(r))
+        loads.add(p, 1)
+        needs_on.setdefault(i, []).append(p.needs)
+    strategy = FitStrategy(ignored_resources=ignored & {"nvidia.com/gpu"}, ignored_groups=ignored - {"nvidia.com/gpu"})
+    got = loads.copies(requests, strategy)
+    for i in range(5):
+        slot = loads.slot.get(f"n{i}")
+        if i >= len(allocatable):
+            assert slot is None or got[slot] == 0
+            continue
+        want = fit_copies(PodNeeds(requests), node_load(allocatable[i], needs_on.get(i, [])), strategy)
+        assert slot is not None and got[slot] == want, i

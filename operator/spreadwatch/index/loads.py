@@ -9,7 +9,8 @@ of arrays each when first seen. Host ports in use are kept per node (only nodes 
 reads the arrays whole (vector arithmetic over every node, :mod:`~spreadwatch.index.predicting`).
 
 Costs: a pod event O(1) (+ O(scalars + ports) of its needs); a node event O(scalars); ``load`` O(pods) in
-one pass; memory ~80 bytes a slot plus 16 per scalar resource and slot.
+one pass; the copies of a pod each node takes (the room for a lost zone's replacements) O(slots) in numpy;
+memory ~80 bytes a slot plus 16 per scalar resource and slot.
 """
 
 from __future__ import annotations
@@ -22,7 +23,7 @@ import numpy.typing as npt
 
 from spreadwatch.model import NO_RESOURCES, TERMINAL_PHASES, Node, Pod, PodNeeds, Resources
 from spreadwatch.scoring.node_ports import UsedPorts, add_ports
-from spreadwatch.scoring.resource_fit import NodeLoad
+from spreadwatch.scoring.resource_fit import FitStrategy, ignored_resource
 
 __all__ = ["Int64s", "NodeLoads"]
 
@@ -193,16 +194,27 @@ class NodeLoads:
         return Resources(int(self.alloc_cpu[i]), int(self.alloc_memory[i]), int(self.alloc_ephemeral[i]),
                          int(self.alloc_pods[i]), scalars)  # fmt: skip
 
-    def node_load(self, name: str) -> NodeLoad | None:
-        """A node's load as the resource plugins read it (None: no Node record held under that name).
-        O(scalar resources)."""
-        i = self.slot.get(name)
-        if i is None or not self.present[i]:
-            return None
-        scalars = tuple(sorted((k, int(r[i])) for k, (_, r) in self.scalars.items() if r[i]))
-        requested = Resources(int(self.req_cpu[i]), int(self.req_memory[i]), int(self.req_ephemeral[i]), 0, scalars)
-        return NodeLoad(self.allocatable(i), requested, int(self.nz_cpu[i]), int(self.nz_memory[i]),
-                        int(self.pods[i]))  # fmt: skip
+    def copies(self, requests: Resources, strategy: FitStrategy) -> Int64s:
+        """Per slot, how many copies of a pod of ``requests`` NodeResourcesFit lets onto the node one after
+        another (:func:`~spreadwatch.scoring.resource_fit.fit_copies` over every slot at once; 0 on a slot
+        without a Node record). O(slots × requested resources) in numpy."""
+        n = len(self.names)
+        out = np.maximum(self.alloc_pods[:n] - self.pods[:n], 0)
+        columns = [
+            (requests.milli_cpu, self.alloc_cpu, self.req_cpu),
+            (requests.memory, self.alloc_memory, self.req_memory),
+            (requests.ephemeral_storage, self.alloc_ephemeral, self.req_ephemeral),
+        ]
+        for name, amount in requests.scalars:
+            if amount > 0 and not ignored_resource(name, strategy):
+                pair = self.scalars.get(name)
+                if pair is None:  # (no node has it)
+                    return np.zeros(n, dtype=np.int64)
+                columns.append((amount, *pair))
+        for amount, alloc, req in columns:
+            if amount > 0:
+                out = np.minimum(out, np.maximum(alloc[:n] - req[:n], 0) // amount)
+        return np.where(self.present[:n], out, 0)
 
 
 def needs_key(needs: PodNeeds) -> tuple[object, ...]:

@@ -30,11 +30,12 @@ a report O(its pods log + nodes with them), plus O(W) per budget after a workloa
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable, Mapping, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Final
+from typing import Final, cast
 
 import msgspec
+import numpy as np
 
 from spreadwatch.controllers import (
     BudgetError,
@@ -46,6 +47,7 @@ from spreadwatch.controllers import (
     scale_shares,
 )
 from spreadwatch.index.comparing import ReportComparing
+from spreadwatch.index.loads import Int64s
 from spreadwatch.index.state import CandidateSet, NamespaceState, Workload
 from spreadwatch.model import (
     INVALID_DELETION_COST,
@@ -58,10 +60,10 @@ from spreadwatch.model import (
     WorkloadKey,
 )
 from spreadwatch.report import Health, ReportOptions, SpreadReport
-from spreadwatch.report.forecast import Budget, resilience_of, scale_down_of, with_safety, zone_outage
+from spreadwatch.report.forecast import Budget, RoomCounts, resilience_of, scale_down_of, with_safety, zone_outage
 from spreadwatch.report.safety import ScaleDown
 from spreadwatch.scoring import Profile, ZoneKey, newest_replicaset
-from spreadwatch.scoring.resource_fit import NODE_RESOURCES_FIT, fit_copies
+from spreadwatch.scoring.resource_fit import NODE_RESOURCES_FIT
 from spreadwatch.selectors import POSITIVE_OPERATORS, Selector
 from spreadwatch.snapshot import Snapshot
 
@@ -69,6 +71,7 @@ __all__ = ["BudgetCounts", "SafetyNamespace", "SafetyTracking"]
 
 _Owner = tuple[str, str]  # (kind, name) of a pod's controller
 _RANKED_KINDS: Final = frozenset({"Deployment", "ReplicaSet", "ReplicationController"})
+_ROOM_CACHE: Final = 256  # entries of each room cache (cleared when full; a copies vector ~8 bytes a node)
 
 
 @dataclass(slots=True)
@@ -134,6 +137,10 @@ class SafetyTracking(ReportComparing):
     def __init__(self, profile: Profile, options: ReportOptions | None = None, compare: Profile | None = None) -> None:
         super().__init__(profile, options, compare)
         self._safety: dict[str, SafetyNamespace] = {}
+        #: the copies of a pod each node takes, per (requests, fit args), at (node epoch, loads version, slots)
+        self._copies: dict[tuple[object, ...], tuple[tuple[int, int, int], Int64s]] = {}
+        #: the room per (candidate set, requests, fit args): its epoch, the set (ids are reused), the counts
+        self._rooms: dict[tuple[object, ...], tuple[tuple[int, int, int], CandidateSet, RoomCounts]] = {}
 
     def _safety_of(self, namespace: str) -> SafetyNamespace:
         found = self._safety.get(namespace)
@@ -482,7 +489,7 @@ class SafetyTracking(ReportComparing):
         candidates = self._candidate_set(w)
         layout = candidates.layout
         resilience = resilience_of(
-            ready_on, ctrl.replicas, self._zones, layout, candidates.names, budget, self._copies_on(w)
+            ready_on, ctrl.replicas, self._zones, layout, candidates.names, budget, self._room_counts(w, candidates)
         )
         unsafe = zone_outage(resilience, sum(ready_on.values()), ctrl.replicas, layout, self.options.thresholds)
         if invalid and ctrl.kind in _RANKED_KINDS:
@@ -495,20 +502,56 @@ class SafetyTracking(ReportComparing):
         scale_down = self._scale_down(w, ns, sns, pods, report, candidates)
         return with_safety(report, resilience, scale_down, unsafe, notes)
 
-    def _copies_on(self, w: Workload) -> Callable[[str], int] | None:
-        """How many copies of the workload's next pod NodeResourcesFit lets onto a node, from the loads the
-        prediction keeps (None without them — the prediction off, or a scheduler profile without
-        NodeResourcesFit's Filter — or without a next pod). O(1); a call O(scalar resources)."""
+    def _room_counts(self, w: Workload, candidates: CandidateSet) -> RoomCounts | None:
+        """The copies of the workload's next pod its candidate nodes take, per zone and per node, from the loads
+        the prediction keeps (None without them — the prediction off, or a scheduler profile without
+        NodeResourcesFit's Filter — or without a next pod). Cached per (candidate set, requests) until a load
+        or a node changes: the workloads of a stale batch share them. O(1) cached, else O(slots) in numpy
+        (:meth:`NodeLoads.copies`, cached per requests) + O(candidate nodes) in numpy (their slots cached per
+        candidate set)."""
         sched = self.scheduler
         if sched is None or w.pod is None or NODE_RESOURCES_FIT not in sched.filters:
             return None
-        needs, node_load, strategy = w.pod.needs, self._loads.node_load, sched.fit
+        loads = self._loads
+        epoch = (self._node_epoch, loads.version, len(loads))
+        requests = w.pod.needs.requests
+        key = (id(candidates), requests, sched.fit)
+        found = self._rooms.get(key)
+        if found is not None and found[0] == epoch and found[1] is candidates:
+            return found[2]
+        shape = (requests, sched.fit)
+        held = self._copies.get(shape)
+        if held is None or held[0] != epoch:
+            if len(self._copies) >= _ROOM_CACHE:
+                self._copies.clear()
+            held = self._copies[shape] = (epoch, loads.copies(requests, sched.fit))
+        copies = held[1]
+        by_zone = {z: int(copies[slots].sum()) for z, slots in self._zone_slots(candidates).items()}
+        slot, names = loads.slot, candidates.names
 
-        def copies_on(name: str) -> int:
-            load = node_load(name)
-            return 0 if load is None else fit_copies(needs, load, strategy)
+        def on_node(name: str) -> int:
+            return int(copies[slot[name]]) if name in names else 0
 
-        return copies_on
+        if len(self._rooms) >= _ROOM_CACHE:
+            self._rooms.clear()
+        room = RoomCounts(by_zone, on_node)
+        self._rooms[key] = (epoch, candidates, room)
+        return room
+
+    def _zone_slots(self, candidates: CandidateSet) -> Mapping[ZoneKey | None, Int64s]:
+        """The load slots of a candidate set's nodes per zone. Cached per candidate set until a node changes.
+        O(candidate nodes) when new."""
+        slot = self._loads.slot
+
+        def make() -> tuple[CandidateSet, dict[ZoneKey | None, Int64s]]:
+            by_zone = candidates.layout.by_zone
+            return candidates, {z: np.array([slot[n] for n in names], dtype=np.int64) for z, names in by_zone.items()}
+
+        found = cast("tuple[CandidateSet, dict[ZoneKey | None, Int64s]]",
+                     self._cached(("room-slots", id(candidates)), make))  # fmt: skip
+        if found[0] is not candidates:  # (another set at a reused id)
+            found = make()
+        return found[1]
 
     def _pods_of(self, sns: SafetyNamespace, ns: NamespaceState, ctrl: Controller) -> Sequence[Pod]:
         """A workload's own pods (a Deployment's: its ReplicaSets'; the index's own list otherwise: read only).

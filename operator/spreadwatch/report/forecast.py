@@ -10,25 +10,23 @@ zones, or nodes, holding its pods when even all of those do; 0 when the budget d
 ``roomForReplacements``: the candidate nodes left outside the lost zone (node) can take the replacements (its
 lost Ready replicas, each a copy of its next pod): with the resource model (the prediction on), the copies
 NodeResourcesFit lets onto each of them — given its free allocatable and its pod number left
-(:func:`~spreadwatch.scoring.resource_fit.fit_copies`) — add up to the replacements; without it, any candidate
-node left does (:func:`replacement_room`). A workload is **ZoneOutageUnsafe** when
-the worst zone's loss breaks the budget (without a budget: leaves no Ready replica of a workload of at least
-``min_replicas``) while it has candidate nodes in another zone.
+(:func:`~spreadwatch.scoring.resource_fit.fit_copies`; :class:`RoomCounts`, summed per zone by the index) —
+add up to the replacements; without it, any candidate node left does (:func:`replacement_room`). A workload
+is **ZoneOutageUnsafe** when the worst zone's loss breaks the budget (without a budget: leaves no Ready replica
+of a workload of at least ``min_replicas``) while it has candidate nodes in another zone.
 
 **Scale-down** (:func:`scale_down_of`): the candidates the controller may delete next
 (:mod:`spreadwatch.controllers`), and the node and zone skew and the spread verdict after each, the worst
 of them reported; a candidate that counts for the workload's spread (bound to a candidate node, matching its
 spreading selector) leaves one pod fewer on its node (:func:`spread_facts` mirrors ``build_report``'s).
 
-Costs: O(nodes with the workload's or its budget's pods × log) for the resilience, plus, with the resource
-model, O(candidate nodes visited) for each room: they are visited zone by zone until their copies reach the
-replacements (usually a few nodes; every node outside only when the room is short); O(distinct candidate nodes
-× busy nodes) for the scale-down.
+Costs: O(nodes with the workload's or its budget's pods × log + zones) for the resilience (the room from the
+copies per zone: O(zones)), O(distinct candidate nodes × busy nodes) for the scale-down.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from collections.abc import Set as AbstractSet
 from typing import Final, NamedTuple
 
@@ -45,6 +43,7 @@ from spreadwatch.scoring import ZoneKey
 __all__ = [
     "MAX_CANDIDATES",
     "Budget",
+    "RoomCounts",
     "SpreadState",
     "replacement_room",
     "resilience_of",
@@ -76,35 +75,23 @@ class Budget(NamedTuple):
     selecting: int
 
 
-def replacement_room(outside_candidates: int, replacements: int, copies: Iterable[int] | None = None) -> bool:
+class RoomCounts(NamedTuple):
+    """How many copies of the workload's next pod its candidate nodes take (NodeResourcesFit, one after
+    another: :func:`~spreadwatch.scoring.resource_fit.fit_copies`): in total per zone of its candidate layout
+    (None: the zoneless ones), and on one node (``on_node``: 0 for a node that is not a candidate)."""
+
+    by_zone: Mapping[ZoneKey | None, int]
+    on_node: Callable[[str], int]
+
+
+def replacement_room(outside_candidates: int, replacements: int, copies: int | None = None) -> bool:
     """Whether the replacements of ``replacements`` lost Ready replicas can be placed on the
-    ``outside_candidates`` candidate nodes left outside the lost zone (node). Without ``copies`` (no resource
-    model: the prediction is off) any candidate node does. With it — per candidate node outside, in turn, how
-    many copies of the workload's next pod NodeResourcesFit lets onto it
-    (:func:`~spreadwatch.scoring.resource_fit.fit_copies`) — the copies must add up to the replacements;
-    the sum stops as soon as they do. O(1) without; with, O(nodes taken from ``copies``): a few when there is
-    room, every node outside only when it is short."""
+    ``outside_candidates`` candidate nodes left outside the lost zone (node): with the resource model, the
+    ``copies`` of the workload's next pod those nodes take add up to them; without it (None: the prediction is
+    off) any candidate node left does. O(1)."""
     if replacements == 0:
         return True
-    if copies is None:
-        return outside_candidates > 0
-    total = 0
-    for fit in copies:
-        total += fit
-        if total >= replacements:
-            return True
-    return False
-
-
-def _outside(layout: CandidateLayout, zone: str | None, node: str | None) -> Iterator[str]:
-    """The candidate nodes outside the zone named ``zone`` (all its nodes) or outside ``node``, zone by zone in
-    the layout's order, each zone's by name (zoneless ones included). O(1) per node yielded (+ O(zones))."""
-    for z, names in layout.by_zone.items():
-        if zone is not None and z is not None and z[1] == zone:
-            continue
-        for name in names:
-            if name != node:
-                yield name
+    return outside_candidates > 0 if copies is None else copies >= replacements
 
 
 def _by_zone(counts: Mapping[str, int], node_zone: Mapping[str, ZoneKey | None]) -> dict[str, int]:
@@ -165,14 +152,12 @@ def resilience_of(
     layout: CandidateLayout,
     candidates: AbstractSet[str],
     budget: Budget | None,
-    copies_on: Callable[[str], int] | None = None,
+    room: RoomCounts | None = None,
 ) -> Resilience:
     """The workload's resilience: ``ready_on`` its Ready replicas per node, ``desired`` its replicas;
-    ``node_zone`` the nodes' zones; ``layout`` and ``candidates`` its candidate nodes; ``copies_on`` how many
-    copies of its next pod a candidate node takes (None: no resource model, any candidate node has room). No
-    zone loss where neither its pods nor its candidate nodes have a zone. O(nodes with pods × log), plus the
-    room: O(1) without ``copies_on``, else O(candidate nodes visited × scalar resources) per loss
-    (:func:`replacement_room`)."""
+    ``node_zone`` the nodes' zones; ``layout`` and ``candidates`` its candidate nodes; ``room`` the copies of
+    its next pod they take (None: no resource model, any candidate node left is room). No zone loss where
+    neither its pods nor its candidate nodes have a zone. O(nodes with pods × log + zones)."""
     healthy_on = budget.healthy_on if budget is not None else {}
     status = budget.status if budget is not None else None
     ready_total = sum(ready_on.values())
@@ -183,12 +168,17 @@ def resilience_of(
     def zone_room(name: str, lost: int) -> bool:
         zone = next((z for z in layout.zones if z[1] == name), None)
         outside = layout.total - (layout.sizes.get(zone, 0) if zone is not None else 0)
-        copies = None if copies_on is None else map(copies_on, _outside(layout, name, None))
+        copies = None
+        if room is not None:
+            copies = sum(c for z, c in room.by_zone.items() if z is None or z[1] != name)
         return replacement_room(outside, lost, copies)
 
     def node_room(name: str, lost: int) -> bool:
-        copies = None if copies_on is None else map(copies_on, _outside(layout, None, name))
-        return replacement_room(layout.total - (1 if name in candidates else 0), lost, copies)
+        inside = name in candidates
+        copies = None
+        if room is not None:
+            copies = sum(room.by_zone.values()) - (room.on_node(name) if inside else 0)
+        return replacement_room(layout.total - (1 if inside else 0), lost, copies)
 
     if layout.zones or zone_ready or zone_healthy:
         zone_loss = _loss(zone_ready, zone_healthy, ready_total, desired, status, zone_room)

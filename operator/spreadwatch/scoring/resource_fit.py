@@ -37,6 +37,7 @@ __all__ = [
     "fit_copies",
     "fit_failures",
     "fit_score",
+    "ignored_resource",
     "node_load",
     "pod_request",
 ]
@@ -77,7 +78,7 @@ class FitStrategy:
     ignored_groups: frozenset[str] = field(default_factory=frozenset)
 
 
-def _ignored(name: str, strategy: FitStrategy) -> bool:
+def ignored_resource(name: str, strategy: FitStrategy) -> bool:
     """Whether the filter skips a scalar resource: an extended one the args ignore, by name or by group."""
     return is_extended_resource(name) and (
         name in strategy.ignored_resources or name.partition("/")[0] in strategy.ignored_groups
@@ -100,7 +101,7 @@ def fit_failures(needs: PodNeeds, node: NodeLoad, strategy: FitStrategy = FitStr
     if want.ephemeral_storage > 0 and want.ephemeral_storage > alloc.ephemeral_storage - used.ephemeral_storage:
         out.append("Insufficient ephemeral-storage")
     for name, amount in want.scalars:
-        if amount == 0 or _ignored(name, strategy):
+        if amount == 0 or ignored_resource(name, strategy):
             continue
         if amount > alloc.scalar(name) - used.scalar(name):
             out.append(f"Insufficient {name}")
@@ -124,7 +125,7 @@ def fit_copies(needs: PodNeeds, node: NodeLoad, strategy: FitStrategy = FitStrat
         (want.ephemeral_storage, alloc.ephemeral_storage - used.ephemeral_storage),
     ]
     bounds.extend((amount, alloc.scalar(name) - used.scalar(name)) for name, amount in want.scalars
-                  if not _ignored(name, strategy))  # fmt: skip
+                  if not ignored_resource(name, strategy))  # fmt: skip
     for amount, free in bounds:
         if amount > 0:
             copies = min(copies, max(0, free) // amount)
