@@ -49,7 +49,7 @@ from spreadwatch.model import (
     PodTemplate,
     WorkloadKey,
 )
-from spreadwatch.model.spec_fields import is_extended_resource, is_scalar_resource
+from spreadwatch.model.spec_fields import is_scalar_resource
 from spreadwatch.report import (
     PLACEMENT_OUTCOMES,
     Outcome,
@@ -83,6 +83,7 @@ from spreadwatch.scoring.resource_fit import (
     NODE_RESOURCES_FIT,
     REQUESTED_TO_CAPACITY_RATIO,
     balanced_skips,
+    fit_terms,
     pod_request,
 )
 from spreadwatch.scoring.scheduler_profile import SchedulerProfile
@@ -869,30 +870,12 @@ class PredictionBuilding(ReportBuilding):
     # --- filters ------------------------------------------------------------------------------------------
 
     def _fit_mask(self, pod: Pod, sched: SchedulerProfile) -> Bools:
-        """NodeResourcesFit's Filter over every slot. O(n) in numpy."""
+        """NodeResourcesFit's Filter over every slot (the resources ``fit_terms`` says it checks). O(n) in numpy."""
         loads, n = self._loads, len(self._loads)
         ok = loads.pods[:n] + 1 <= loads.alloc_pods[:n]
-        r = pod.needs.requests
-        if not (r.milli_cpu or r.memory or r.ephemeral_storage or r.scalars):
-            return ok
-        if r.milli_cpu > 0:
-            ok &= r.milli_cpu <= loads.alloc_cpu[:n] - loads.req_cpu[:n]
-        if r.memory > 0:
-            ok &= r.memory <= loads.alloc_memory[:n] - loads.req_memory[:n]
-        if r.ephemeral_storage > 0:
-            ok &= r.ephemeral_storage <= loads.alloc_ephemeral[:n] - loads.req_ephemeral[:n]
-        fit = sched.fit
-        for name, amount in r.scalars:
-            if amount == 0:
-                continue
-            if is_extended_resource(name) and (name in fit.ignored_resources
-                                               or name.split("/")[0] in fit.ignored_groups):  # fmt: skip
-                continue
-            pair = loads.scalars.get(name)
-            if pair is None:
-                ok &= False
-            else:
-                ok &= amount <= pair[0][:n] - pair[1][:n]
+        for name, amount in fit_terms(pod.needs.requests, sched.fit):
+            capacity, used = loads.amounts(name)
+            ok &= amount <= capacity - used
         return ok
 
     def _filters(
@@ -1161,21 +1144,6 @@ class PredictionBuilding(ReportBuilding):
 
         return self._cached(("preferred", terms), make)  # type: ignore[return-value]
 
-    def _amounts(self, name: str, use_requested: bool) -> tuple[Int64s, Int64s]:
-        """(allocatable, allocated) of one resource per slot (``calculateResourceAllocatableRequest``)."""
-        loads, n = self._loads, len(self._loads)
-        if name == "cpu":
-            return loads.alloc_cpu[:n], (loads.req_cpu if use_requested else loads.nz_cpu)[:n]
-        if name == "memory":
-            return loads.alloc_memory[:n], (loads.req_memory if use_requested else loads.nz_memory)[:n]
-        if name == "ephemeral-storage":
-            return loads.alloc_ephemeral[:n], loads.req_ephemeral[:n]
-        pair = loads.scalars.get(name)
-        if pair is None:
-            zero = np.zeros(n, dtype=np.int64)
-            return zero, zero
-        return pair[0][:n], pair[1][:n]
-
     def _columns(
         self, pod: Pod, resources: Iterable[tuple[str, int]], fit: bool
     ) -> Iterator[tuple[int, int, Int64s, Int64s, Bools]]:
@@ -1187,7 +1155,7 @@ class PredictionBuilding(ReportBuilding):
             request = pod_request(pod.needs, name, non_zero=fit)
             if request == 0 and is_scalar_resource(name):
                 continue
-            capacity, used = self._amounts(name, use_requested=not fit)
+            capacity, used = self._loads.amounts(name, use_requested=not fit)
             yield weight, request, capacity, used, capacity > 0
 
     def _resource_scores(self, pod: Pod, sched: SchedulerProfile) -> tuple[Int64s, Int64s | None]:

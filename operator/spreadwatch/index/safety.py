@@ -15,7 +15,9 @@ index):
   of the namespace changed).
 
 The report of a workload is built from these (:meth:`SafetyTracking._build`, report/forecast.py): its
-resilience (zone and node loss under its budget) and its next scale-down (:mod:`spreadwatch.controllers`).
+resilience (zone and node loss under its budget; the room for the replacements from the node loads the
+prediction keeps, so a stale prediction's refresh refreshes it too) and its next scale-down
+(:mod:`spreadwatch.controllers`).
 A pod change dirties its controller's workload and, when a budget's counts change, the workloads that budget
 selects; a budget change dirties the workloads it selected and selects; a controller's replica change the
 workloads of the budgets counting its pods; a workload added, dropped or whose next pod's labels change, the
@@ -30,9 +32,10 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Final
+from typing import Final, cast
 
 import msgspec
+import numpy as np
 
 from spreadwatch.controllers import (
     BudgetError,
@@ -44,6 +47,7 @@ from spreadwatch.controllers import (
     scale_shares,
 )
 from spreadwatch.index.comparing import ReportComparing
+from spreadwatch.index.loads import Int64s
 from spreadwatch.index.state import CandidateSet, NamespaceState, Workload
 from spreadwatch.model import (
     INVALID_DELETION_COST,
@@ -56,9 +60,10 @@ from spreadwatch.model import (
     WorkloadKey,
 )
 from spreadwatch.report import Health, ReportOptions, SpreadReport
-from spreadwatch.report.forecast import Budget, resilience_of, scale_down_of, with_safety, zone_outage
+from spreadwatch.report.forecast import Budget, RoomCounts, resilience_of, scale_down_of, with_safety, zone_outage
 from spreadwatch.report.safety import ScaleDown
 from spreadwatch.scoring import Profile, ZoneKey, newest_replicaset
+from spreadwatch.scoring.resource_fit import NODE_RESOURCES_FIT
 from spreadwatch.selectors import POSITIVE_OPERATORS, Selector
 from spreadwatch.snapshot import Snapshot
 
@@ -66,6 +71,7 @@ __all__ = ["BudgetCounts", "SafetyNamespace", "SafetyTracking"]
 
 _Owner = tuple[str, str]  # (kind, name) of a pod's controller
 _RANKED_KINDS: Final = frozenset({"Deployment", "ReplicaSet", "ReplicationController"})
+_ROOM_CACHE: Final = 256  # entries of each room cache (cleared when full; a copies vector ~8 bytes a node)
 
 
 @dataclass(slots=True)
@@ -131,6 +137,10 @@ class SafetyTracking(ReportComparing):
     def __init__(self, profile: Profile, options: ReportOptions | None = None, compare: Profile | None = None) -> None:
         super().__init__(profile, options, compare)
         self._safety: dict[str, SafetyNamespace] = {}
+        #: the copies of a pod each node takes, per (requests, fit args), at (node epoch, loads version, slots)
+        self._copies: dict[tuple[object, ...], tuple[tuple[int, int, int], Int64s]] = {}
+        #: the room per (candidate set, requests, fit args): its epoch, the set (ids are reused), the counts
+        self._rooms: dict[tuple[object, ...], tuple[tuple[int, int, int], CandidateSet, RoomCounts]] = {}
 
     def _safety_of(self, namespace: str) -> SafetyNamespace:
         found = self._safety.get(namespace)
@@ -478,7 +488,9 @@ class SafetyTracking(ReportComparing):
         budget = self._budget_of(sns, w, notes) if sns.budgets else None
         candidates = self._candidate_set(w)
         layout = candidates.layout
-        resilience = resilience_of(ready_on, ctrl.replicas, self._zones, layout, candidates.names, budget)
+        resilience = resilience_of(
+            ready_on, ctrl.replicas, self._zones, layout, candidates.names, budget, self._room_counts(w, candidates)
+        )
         unsafe = zone_outage(resilience, sum(ready_on.values()), ctrl.replicas, layout, self.options.thresholds)
         if invalid and ctrl.kind in _RANKED_KINDS:
             invalid.sort()
@@ -489,6 +501,57 @@ class SafetyTracking(ReportComparing):
             )
         scale_down = self._scale_down(w, ns, sns, pods, report, candidates)
         return with_safety(report, resilience, scale_down, unsafe, notes)
+
+    def _room_counts(self, w: Workload, candidates: CandidateSet) -> RoomCounts | None:
+        """The copies of the workload's next pod its candidate nodes take, per zone and per node, from the loads
+        the prediction keeps (None without them — the prediction off, or a scheduler profile without
+        NodeResourcesFit's Filter — or without a next pod). Cached per (candidate set, requests) until a load
+        or a node changes: the workloads of a stale batch share them. O(1) cached, else O(slots) in numpy
+        (:meth:`NodeLoads.copies`, cached per requests) + O(candidate nodes) in numpy (their slots cached per
+        candidate set)."""
+        sched = self.scheduler
+        if sched is None or w.pod is None or NODE_RESOURCES_FIT not in sched.filters:
+            return None
+        loads = self._loads
+        epoch = (self._node_epoch, loads.version, len(loads))
+        requests = w.pod.needs.requests
+        key = (id(candidates), requests, sched.fit)
+        found = self._rooms.get(key)
+        if found is not None and found[0] == epoch and found[1] is candidates:
+            return found[2]
+        shape = (requests, sched.fit)
+        held = self._copies.get(shape)
+        if held is None or held[0] != epoch:
+            if len(self._copies) >= _ROOM_CACHE:
+                self._copies.clear()
+            held = self._copies[shape] = (epoch, loads.copies(requests, sched.fit))
+        copies = held[1]
+        by_zone = {z: int(copies[slots].sum()) for z, slots in self._zone_slots(candidates).items()}
+        slot, names = loads.slot, candidates.names
+
+        def on_node(name: str) -> int:
+            return int(copies[slot[name]]) if name in names else 0
+
+        if len(self._rooms) >= _ROOM_CACHE:
+            self._rooms.clear()
+        room = RoomCounts(by_zone, on_node)
+        self._rooms[key] = (epoch, candidates, room)
+        return room
+
+    def _zone_slots(self, candidates: CandidateSet) -> Mapping[ZoneKey | None, Int64s]:
+        """The load slots of a candidate set's nodes per zone. Cached per candidate set until a node changes.
+        O(candidate nodes) when new."""
+        slot = self._loads.slot
+
+        def make() -> tuple[CandidateSet, dict[ZoneKey | None, Int64s]]:
+            by_zone = candidates.layout.by_zone
+            return candidates, {z: np.array([slot[n] for n in names], dtype=np.int64) for z, names in by_zone.items()}
+
+        found = cast("tuple[CandidateSet, dict[ZoneKey | None, Int64s]]",
+                     self._cached(("room-slots", id(candidates)), make))  # fmt: skip
+        if found[0] is not candidates:  # (another set at a reused id)
+            found = make()
+        return found[1]
 
     def _pods_of(self, sns: SafetyNamespace, ns: NamespaceState, ctrl: Controller) -> Sequence[Pod]:
         """A workload's own pods (a Deployment's: its ReplicaSets'; the index's own list otherwise: read only).
