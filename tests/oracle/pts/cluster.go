@@ -26,7 +26,9 @@ type request struct {
 // sharedLister is a fwk.SharedLister over a fixed set of NodeInfos
 // (shared.NodeIndex, built the way pkg/scheduler/backend/cache.NewSnapshot
 // builds them); what it adds is what v1.36's framework API spells its own
-// way (fwk.NodeInfo, its GetPodsWith* methods, pod group states).
+// way (fwk.NodeInfo, its GetPodsWith* methods, pod group states).  Not the
+// real cache, as profile/ runs it: its snapshot lists nodes zone by zone,
+// and this oracle filters and scores in input order.
 type sharedLister struct {
 	*shared.NodeIndex[fwk.NodeInfo]
 }

@@ -64,6 +64,9 @@ func main() {
 // --config=<text> would give the plugin in profile schedulerName: decoded
 // and defaulted by the scheduler's own scheme (as options.LoadConfigFromFile
 // does), validated like options.Validate does, then looked up by name.
+// profile/cluster.go's schedulerProfile decodes the same way: v1.36-only code
+// that shared/ (built into the v1.28 oracle too) cannot hold (README.md,
+// "Shared code").
 func pluginArgs(text *string, schedulerName string) (*config.PodTopologySpreadArgs, error) {
 	if text == nil {
 		return &config.PodTopologySpreadArgs{DefaultingType: config.SystemDefaulting}, nil

@@ -302,11 +302,12 @@ func SnapshotPods(pods []v1.Pod, hasNode func(string) bool, add func(*v1.Pod) er
 }
 
 // NodeIndex is a snapshot's NodeInfos of one release (T: v1.28's
-// *framework.NodeInfo, v1.36's fwk.NodeInfo) in input order and by name, as
-// the scheduler cache's NewSnapshot builds them (that package is internal to
-// k8s.io/kubernetes). Its methods are the part of the framework's
-// NodeInfoLister and StorageInfoLister that no release changes; an oracle's
-// lister embeds it and adds the rest. Lookups are O(1).
+// *framework.NodeInfo, v1.36's fwk.NodeInfo) in input order and by name,
+// each built as the scheduler cache's NewSnapshot builds it (v1.28's cache is
+// internal to k8s.io/kubernetes; v1.36's lists nodes zone by zone, and the
+// spreading oracles' contract is input order). Its methods are the part of
+// the framework's NodeInfoLister and StorageInfoLister that no release
+// changes; an oracle's lister embeds it and adds the rest. Lookups are O(1).
 type NodeIndex[T any] struct {
 	list   []T
 	byName map[string]T
