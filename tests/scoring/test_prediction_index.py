@@ -254,9 +254,8 @@ def test_events_keep_the_prediction_equal_to_the_reference(seed: int) -> None:
             _compare(index, Snapshot.from_objects(objects), scheduler, spread)
 
 
-def test_stale_predictions_are_handed_over_in_turn_and_rebuilt() -> None:
-    """A pod of one workload changes every other workload's loads: the writer gets the others as stale, in
-    batches (each workload once), until every prediction is rebuilt; then nothing more."""
+def _settled_case() -> tuple[SpreadIndex, str]:
+    """Case 7 loaded with the prediction on, every report built and taken; and one of its nodes."""
     made = _case(7)
     assert made is not None
     objects, scheduler, spread = made
@@ -264,8 +263,14 @@ def test_stale_predictions_are_handed_over_in_turn_and_rebuilt() -> None:
     index.load(Snapshot.from_objects(objects))
     index.reports()
     index.take_dirty()
+    return index, next(o for o in objects if o["kind"] == "Node")["metadata"]["name"]
+
+
+def test_stale_predictions_are_handed_over_in_turn_and_rebuilt() -> None:
+    """A pod of one workload changes every other workload's loads: the writer gets the others as stale, in
+    batches (each workload once), until every prediction is rebuilt; then nothing more."""
+    index, node = _settled_case()
     assert index.stale_predictions() == set()
-    node = next(o for o in objects if o["kind"] == "Node")["metadata"]["name"]
     index.apply(parse_object(GEN._pod(random.Random(1), 99, [node], ["default"])))
     own, _ = index.take_dirty()  # (its own workloads, and the stale ones: fewer than a batch here)
     assert own == set(index.workload_keys())
@@ -286,14 +291,7 @@ def test_stale_predictions_are_handed_over_in_turn_and_rebuilt() -> None:
 def test_an_events_take_dirty_hands_no_stale_predictions_the_writers_cycle_does() -> None:
     """The writer collects on every event without the stale batch (``take_dirty(stale=False)``: per event it
     made a refresh storm at the envelope) and with it once per cycle."""
-    made = _case(7)
-    assert made is not None
-    objects, scheduler, spread = made
-    index = SpreadIndex(spread, ReportOptions(scheduler=scheduler))
-    index.load(Snapshot.from_objects(objects))
-    index.reports()
-    index.take_dirty()
-    node = next(o for o in objects if o["kind"] == "Node")["metadata"]["name"]
+    index, node = _settled_case()
     index.apply(parse_object(GEN._pod(random.Random(1), 99, [node], ["default"])))
     own, _ = index.take_dirty(stale=False)
     others = set(index.workload_keys()) - own
