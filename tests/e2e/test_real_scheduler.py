@@ -375,7 +375,7 @@ def _check_prediction(placements: list[Placement]) -> None:
     """Every placement on a predicted best node; the nodes the scheduler scored exactly the predicted feasible
     ones; every node's plugin scores and total as logged; the report's prediction (the index) as the
     reference's."""
-    for p in placements:
+    for i, p in enumerate(placements):
         predicted, block = p.predicted, p.report.get("prediction")
         assert predicted is not None and block is not None, p.pod
         assert not predicted.error and not predicted.partial and not block["partial"], (p.pod, predicted, block)
@@ -385,7 +385,8 @@ def _check_prediction(placements: list[Placement]) -> None:
             continue
         assert set(logged) == set(predicted.feasible), (
             f"{p.pod}: the scheduler scored {sorted(logged)}, spreadwatch predicted feasible "
-            f"{sorted(predicted.feasible)} (filtered: {predicted.excluded})")  # fmt: skip
+            f"{sorted(predicted.feasible)} (filtered: {predicted.excluded}; the placements before: "
+            f"{[(q.pod, q.node) for q in placements[:i]]})")  # fmt: skip
         wrong = {n: (scores, dict(predicted.scores[n])) for n, scores in logged.items()
                  if scores != dict(predicted.scores[n]) or sum(scores.values()) != predicted.totals[n]}  # fmt: skip
         assert not wrong, f"{p.pod}: node → (logged, predicted) plugin scores: {wrong}"
