@@ -144,9 +144,22 @@ def create_namespace(api: client.ApiClient, name: str | None = None, labels: Map
     return name
 
 
-def delete_namespace(api: client.ApiClient, name: str, wait: bool = False, timeout: float = 60.0) -> None:
-    """Force-delete the namespace's pods (no kubelet finishes them), then the namespace."""
+def delete_namespace(api: client.ApiClient, name: str, wait: bool = False, timeout: float = 120.0) -> None:
+    """Force-delete the namespace's pods (no kubelet finishes them), then the namespace. ``wait``: until the
+    namespace is gone, force-deleting again the pods its controllers made in between (a ReplicaSet replaces
+    the deleted pods until the namespace controller deletes it; a scheduler started later would bind them)."""
     core = client.CoreV1Api(api)
+
+    def purge() -> bool:
+        try:
+            core.delete_collection_namespaced_pod(name, grace_period_seconds=0)
+            core.read_namespace(name)
+        except ApiException as err:
+            if err.status != 404:
+                raise
+            return True
+        return False
+
     try:
         core.delete_collection_namespaced_pod(name, grace_period_seconds=0)
         core.delete_namespace(name)
@@ -154,7 +167,7 @@ def delete_namespace(api: client.ApiClient, name: str, wait: bool = False, timeo
         if err.status != 404:
             raise
     if wait:
-        wait_deleted(lambda: core.read_namespace(name), timeout, f"namespace {name} to be deleted")
+        wait_for(purge, timeout=timeout, interval=1.0, message=f"namespace {name} to be deleted")
 
 
 # --------------------------------------------------------------------------- nodes

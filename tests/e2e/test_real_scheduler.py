@@ -298,7 +298,7 @@ def _run_placements(cluster: Cluster, version: str, config: str, profile: Profil
                       for _ in range(ROUNDS) for kind, name, selector in steps]  # fmt: skip
     finally:
         devcluster.stop_scheduler(cluster.cp.dir)
-        delete_namespace(cluster.api, namespace)
+        delete_namespace(cluster.api, namespace, wait=True)
         if rich:
             _delete_volumes(cluster.api, namespace)
     return namespace, placements
@@ -367,7 +367,7 @@ def _fillers(api: client.ApiClient, cluster: Cluster) -> str:
 
 
 def _drop_fillers(cluster: Cluster, filler: str) -> None:
-    delete_namespace(cluster.api, filler)
+    delete_namespace(cluster.api, filler, wait=True)
     cluster.cp.kubectl("delete", "runtimeclass", filler, "--ignore-not-found")
 
 
@@ -560,7 +560,7 @@ def test_v129_hard_constraints_and_the_pending_replica(cluster: Cluster) -> None
         minimum = [step("Deployment", "md", "app=md,!pinned") for _ in range(3)]  # zones b and c, then Pending
     finally:
         devcluster.stop_scheduler(cluster.cp.dir)
-        delete_namespace(cluster.api, namespace)
+        delete_namespace(cluster.api, namespace, wait=True)
     for p in [*placements, *minimum]:
         _check_filtered(p)
     assert not any(p.failed for p in placements), [p.failed for p in placements]
@@ -683,6 +683,6 @@ def test_room_for_replacements_is_where_the_scheduler_places_them(cluster: Clust
     finally:
         devcluster.stop_scheduler(cluster.cp.dir)
         for namespace, nodes in made:
-            delete_namespace(cluster.api, namespace)
+            delete_namespace(cluster.api, namespace, wait=True)
             for node in nodes.values():
                 delete_node(cluster.api, node)
