@@ -7,8 +7,9 @@ from collections.abc import Callable, Mapping, Sequence
 
 import msgspec
 
-from spreadwatch.index.loading import ListLoading
-from spreadwatch.index.state import IndexSizes, LabelGroup, Workload
+from spreadwatch.index.loading import ListLoader
+from spreadwatch.index.safety import SafetyTracking
+from spreadwatch.index.state import IndexSizes, LabelGroup, NamespaceState, Workload
 from spreadwatch.index.workloads import anchors
 from spreadwatch.model import (
     Controller,
@@ -38,7 +39,7 @@ from spreadwatch.snapshot import Snapshot, paused_gc
 __all__ = ["SpreadIndex"]
 
 
-class SpreadIndex(ListLoading):
+class SpreadIndex(SafetyTracking):
     """Incremental cluster state and per-workload spread (see :mod:`spreadwatch.index` for costs).
 
     Implements ``scoring.ClusterLookup``. Not thread-safe: the operator calls it from one event loop.
@@ -46,6 +47,8 @@ class SpreadIndex(ListLoading):
 
     def __init__(self, profile: Profile, options: ReportOptions | None = None, compare: Profile | None = None) -> None:
         super().__init__(profile, options, compare)
+        #: the first listing in bulk (:mod:`~.loading`): the workloads deferred while it loads
+        self._loader = ListLoader(self._ns_of)
         #: ``--compare-profile`` that this index cannot score from its own counts (:mod:`~.comparing`): a
         #: second index fed the same events (without window samples and prediction: a comparison shows neither);
         #: reports carry its ``comparison``
@@ -130,26 +133,44 @@ class SpreadIndex(ListLoading):
         elif isinstance(record, PodDisruptionBudget):
             self._apply_budget(record)
 
+    def _apply_controller(self, ctrl: Controller) -> None:
+        """A controller: deferred while its namespace is loading (:meth:`start_loading`), else the event path's.
+        O(1) then."""
+        if not self._loader.defer(ctrl):
+            super()._apply_controller(ctrl)
+
+    def _controller_changed(self, ns: NamespaceState, old: Controller | None, new: Controller | None) -> None:
+        if new is None and old is not None:  # removed: nor deferred any more
+            self._loader.forget(old)
+        super()._controller_changed(ns, old, new)
+
     def start_loading(self) -> None:
         """The informers' first listing begins: until :meth:`finish_loading`, the workloads of namespaces that
         have none yet are deferred and their listed pods filed in bulk (:mod:`spreadwatch.index.loading`).
         O(1)."""
         if self.shadow is not None:
             self.shadow.start_loading()
-        self._start_loading()
+        self._loader.start()
 
     def apply_listed(self, records: Sequence[Record]) -> None:
         """Add or update the records of one list page: as :meth:`apply` each, pods of namespaces that are
         loading filed in bulk. O(records) + the event path for the others."""
         if self.shadow is not None:
             self.shadow.apply_listed(records)
-        for record in self._file_listed(records):
+        bulk, rest = self._loader.split(records)
+        if bulk:  # (pods of namespaces that are loading: label groups, the prediction's loads, the safety's)
+            self._count_bulk(bulk)
+            self._pods_loaded(bulk)
+            self._pods_filed(bulk)
+        for record in rest:
             self._apply_record(record)
 
     def finish_loading(self, budget: int = 1000) -> bool:
         """Add about ``budget`` deferred workloads in bulk (whole namespaces); True once loading has ended (call
         again until then). O(workloads added × their label groups)."""
-        done = self._finish_loading(budget)
+        ctrls, done = self._loader.take(budget)
+        if ctrls:
+            self._add_workloads(ctrls)
         if self.shadow is not None:
             return self.shadow.finish_loading(budget) and done
         return done
