@@ -1,7 +1,8 @@
 """The safety forecasts' incremental state: each controller's pods and each PodDisruptionBudget's counts.
 
-Kept per namespace, event by event, beside the spread state (:class:`SafetyTracking`, one more part of the
-index):
+Kept per namespace, event by event, beside the spread state (:class:`Safety`, one part of
+:class:`~spreadwatch.index.SpreadIndex`: it owns these and reads the index's namespaces, zones and candidate
+sets through what it is given):
 
 * **owned pods** — each controller's pods (``(kind, name)`` of the pod's controller ownerReference → the pods,
   bound or not, any phase): a workload's own pods, which its controller scales down and its budget counts;
@@ -14,7 +15,7 @@ index):
   report is built (their workloads, for the shared-budget note, recounted only after a workload or budget
   of the namespace changed).
 
-The report of a workload is built from these (:meth:`SafetyTracking._build`, report/forecast.py): its
+The report of a workload is built from these (:meth:`Safety.with_forecasts`, report/forecast.py): its
 resilience (zone and node loss under its budget) and its next scale-down (:mod:`spreadwatch.controllers`).
 A pod change dirties its controller's workload and, when a budget's counts change, the workloads that budget
 selects; a budget change dirties the workloads it selected and selects; a controller's replica change the
@@ -28,7 +29,7 @@ a report O(its pods log + nodes with them), plus O(W) per budget after a workloa
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Final
 
@@ -43,7 +44,6 @@ from spreadwatch.controllers import (
     next_condemned,
     scale_shares,
 )
-from spreadwatch.index.comparing import ReportComparing
 from spreadwatch.index.state import CandidateSet, NamespaceState, Workload
 from spreadwatch.model import (
     INVALID_DELETION_COST,
@@ -58,11 +58,10 @@ from spreadwatch.model import (
 from spreadwatch.report import Health, ReportOptions, SpreadReport
 from spreadwatch.report.forecast import Budget, resilience_of, scale_down_of, with_safety, zone_outage
 from spreadwatch.report.safety import ScaleDown
-from spreadwatch.scoring import Profile, ZoneKey, newest_replicaset
+from spreadwatch.scoring import ZoneKey, newest_replicaset
 from spreadwatch.selectors import POSITIVE_OPERATORS, Selector
-from spreadwatch.snapshot import Snapshot
 
-__all__ = ["BudgetCounts", "SafetyNamespace", "SafetyTracking"]
+__all__ = ["BudgetCounts", "Safety", "SafetyNamespace"]
 
 _Owner = tuple[str, str]  # (kind, name) of a pod's controller
 _RANKED_KINDS: Final = frozenset({"Deployment", "ReplicaSet", "ReplicationController"})
@@ -125,11 +124,32 @@ def _owner_of(pod: Pod) -> _Owner | None:
     return None if c is None else (c.kind, c.name)
 
 
-class SafetyTracking(ReportComparing):
-    """Owned pods, budgets, and the forecasts they give each report (see the module docstring)."""
+class Safety:
+    """Owned pods, budgets, and the forecasts they give each report (see the module docstring). O(1) to create.
 
-    def __init__(self, profile: Profile, options: ReportOptions | None = None, compare: Profile | None = None) -> None:
-        super().__init__(profile, options, compare)
+    Given the index's namespaces and node zones (read, never written), its report options, ``touch`` (dirty a
+    workload's report), ``candidate_set`` (a workload's candidate set) and ``replicasets_of`` (a namespace's
+    ReplicaSets by their controller's name). The index tells it each change after its own state has taken it
+    (``pod_changed``, ``members_changed``, ``controller_changed``, ``node_changed``, ...).
+    """
+
+    __slots__ = ("_candidate_set", "_ns", "_replicasets_of", "_safety", "_touch", "_zones", "options")
+
+    def __init__(
+        self,
+        namespaces: Mapping[str, NamespaceState],
+        zones: Mapping[str, ZoneKey | None],
+        options: ReportOptions,
+        touch: Callable[[Workload, WorkloadKey], None],
+        candidate_set: Callable[[Workload], CandidateSet],
+        replicasets_of: Callable[[NamespaceState, str], list[Controller]],
+    ) -> None:
+        self._ns = namespaces
+        self._zones = zones
+        self.options = options
+        self._touch = touch
+        self._candidate_set = candidate_set
+        self._replicasets_of = replicasets_of
         self._safety: dict[str, SafetyNamespace] = {}
 
     def _safety_of(self, namespace: str) -> SafetyNamespace:
@@ -140,26 +160,16 @@ class SafetyTracking(ReportComparing):
 
     # --- pods ------------------------------------------------------------------------------------------------
 
-    def _apply_pod(self, pod: Pod) -> None:
-        ns = self._ns.get(pod.namespace)
-        old = ns.pods.get(pod.name) if ns is not None else None
-        super()._apply_pod(pod)
-        if old is not pod and old != pod:
-            self._pod_changed(pod.namespace, old, pod)
-
-    def _pod_removed(self, old: Pod) -> None:
-        """A pod removed (a DELETED event): out of its controller's pods and its budgets' counts. O(labels + B)."""
-        super()._pod_removed(old)
-        self._pod_changed(old.namespace, old, None)
-
-    def _pods_filed(self, pods: Sequence[Pod]) -> None:
-        """Pods a first listing filed in bulk (index/loading.py: without :meth:`_apply_pod`), the index holding
+    def pods_filed(self, pods: Sequence[Pod]) -> None:
+        """Pods a first listing filed in bulk (index/loading.py: without the event path), the index holding
         none of them before: each under its controller and in the counts of its namespace's budgets held so
         far (a budget listed later scans the namespace). O(pods × (1 + B))."""
         for pod in pods:
-            self._pod_changed(pod.namespace, None, pod)
+            self.pod_changed(pod.namespace, None, pod)
 
-    def _pod_changed(self, namespace: str, old: Pod | None, new: Pod | None) -> None:
+    def pod_changed(self, namespace: str, old: Pod | None, new: Pod | None) -> None:
+        """A pod added or changed (``old`` its previous record, if any), or removed (``new`` None): under its
+        controller and in its budgets' counts; their workloads dirtied. O(labels + B)."""
         sns = self._safety_of(namespace)
         touched: set[WorkloadKey] = set()
         for pod, gone in ((old, True), (new, False)):
@@ -214,7 +224,7 @@ class SafetyTracking(ReportComparing):
 
     # --- budgets ---------------------------------------------------------------------------------------------
 
-    def _apply_budget(self, pdb: PodDisruptionBudget, scan: bool = True) -> None:
+    def apply_budget(self, pdb: PodDisruptionBudget, scan: bool = True) -> None:
         """Add or update a budget: its counts from the namespace's pods, and the workloads it selected or
         selects are dirtied (without ``scan``, a bulk load: it counts every budget in one pass, and every
         workload is dirty anyway). O(P + W)."""
@@ -241,7 +251,7 @@ class SafetyTracking(ReportComparing):
         if scan:
             self._touch_keys(pdb.namespace, set(before) | set(self._budget_workloads(pdb.namespace, counts)))
 
-    def _remove_budget(self, namespace: str, name: str) -> None:
+    def remove_budget(self, namespace: str, name: str) -> None:
         """Forget a budget (a DELETED event) and dirty the workloads it selected. O(W)."""
         sns = self._safety.get(namespace)
         if sns is not None:
@@ -326,37 +336,22 @@ class SafetyTracking(ReportComparing):
             if w is not None:
                 self._touch(w, key)
 
-    def _refresh(self, ns: NamespaceState, w: Workload, force: bool = False) -> None:
-        """A workload whose next pod's labels change (or which is added) leaves and joins budgets: the
-        workloads sharing them before and after are dirtied (their shared-budget note). O(1), or with budgets
-        in the namespace O(W) on a label change."""
-        before = w.pod.labels if w.pod is not None else None
-        super()._refresh(ns, w, force)
-        after = w.pod.labels if w.pod is not None else None
-        if after is not before and after != before:
-            self._members_changed(w.ctrl.namespace, (before, after))
-
-    def _add_workloads(self, ctrls: Iterable[Controller]) -> None:
-        ctrls = list(ctrls)
-        super()._add_workloads(ctrls)
+    def workloads_added(self, ctrls: Iterable[Controller]) -> None:
+        """Workloads added in bulk (their controllers): as :meth:`members_changed`, namespace by namespace.
+        O(workloads), plus :meth:`members_changed`'s cost per namespace with budgets."""
         by_ns: dict[str, list[Mapping[str, str] | None]] = {}
         for ctrl in ctrls:
             ns = self._ns.get(ctrl.namespace)
             w = ns.workloads.get(ctrl.key) if ns is not None else None
             by_ns.setdefault(ctrl.namespace, []).append(w.pod.labels if w is not None and w.pod is not None else None)
         for namespace, labels in by_ns.items():
-            self._members_changed(namespace, labels)
+            self.members_changed(namespace, labels)
 
-    def _drop_workload(self, ns: NamespaceState, key: WorkloadKey) -> None:
-        w = ns.workloads.get(key)
-        super()._drop_workload(ns, key)
-        if w is not None:
-            self._members_changed(key.namespace, (w.pod.labels if w.pod is not None else None,))
-
-    def _members_changed(self, namespace: str, labels: Iterable[Mapping[str, str] | None]) -> None:
-        """Workloads of the namespace with next pods of ``labels`` were added, dropped or relabelled: the
-        budgets' members are recounted (lazily) and the workloads sharing a budget selecting any of those
-        labels are dirtied. O(1) without budgets, else O(W + labels × B)."""
+    def members_changed(self, namespace: str, labels: Iterable[Mapping[str, str] | None]) -> None:
+        """Workloads of the namespace with next pods of ``labels`` were added, dropped or relabelled (leaving
+        and joining budgets): the budgets' members are recounted (lazily) and the workloads sharing a budget
+        selecting any of those labels are dirtied (their shared-budget note). O(1) without budgets, else
+        O(W + labels × B)."""
         sns = self._safety_of(namespace)
         sns.epoch += 1
         if not sns.budgets:
@@ -367,10 +362,9 @@ class SafetyTracking(ReportComparing):
             touched.update(self._budget_workloads(namespace, sns.budgets[name]))
         self._touch_keys(namespace, touched)
 
-    def _controller_changed(self, ns: NamespaceState, old: Controller | None, new: Controller | None) -> None:
+    def controller_changed(self, ns: NamespaceState, old: Controller | None, new: Controller | None) -> None:
         """A controller's scale (or identity) counts in the expected pods of the budgets selecting its pods:
         their workloads are dirtied when it changes. O(budgets of the namespace × their controllers)."""
-        super()._controller_changed(ns, old, new)
         ctrl = new or old
         if ctrl is None:
             return
@@ -397,11 +391,10 @@ class SafetyTracking(ReportComparing):
                 touched.update(self._budget_workloads(ctrl.namespace, counts))
         self._touch_keys(ctrl.namespace, touched)
 
-    def _node_changed(self, old: Node | None, old_zone: ZoneKey | None, new: Node | None) -> None:
+    def node_changed(self, old: Node | None, old_zone: ZoneKey | None, new: Node | None) -> None:
         """A node changing zone moves the Ready pods on it between zones: dirty the workloads owning pods
         there (a candidate node's change already dirties the workloads whose candidate set it changes).
         O(1) unless its zone changed, then O(pods)."""
-        super()._node_changed(old, old_zone, new)
         if old is None or new is None or old_zone == self._zones.get(new.name):
             return
         for name, sns in self._safety.items():
@@ -414,13 +407,13 @@ class SafetyTracking(ReportComparing):
 
     # --- bulk load -------------------------------------------------------------------------------------------
 
-    def _load_safety(self, snapshot: Snapshot, fresh: bool) -> None:
-        """A snapshot's budgets. Into an empty index (``fresh``: its pods were filed without :meth:`_apply_pod`)
+    def load(self, pdbs: Sequence[PodDisruptionBudget], fresh: bool) -> None:
+        """A snapshot's budgets (``pdbs``). Into an empty index (``fresh``: its pods were filed without the event path)
         every held pod is filed under its controller and the budgets are counted in one pass over the pods
         of the namespaces that have any; else each budget scans its namespace. O(pods × (1 + B))."""
         if not fresh:
-            for pdb in snapshot.budgets:
-                self._apply_budget(pdb)
+            for pdb in pdbs:
+                self.apply_budget(pdb)
             return
         for name, ns in self._ns.items():
             owned: dict[_Owner, list[Pod]] = {}
@@ -434,8 +427,8 @@ class SafetyTracking(ReportComparing):
                         found.append(pod)
             if owned:
                 self._safety_of(name).owned = owned
-        for pdb in snapshot.budgets:
-            self._apply_budget(pdb, scan=False)
+        for pdb in pdbs:
+            self.apply_budget(pdb, scan=False)
         for namespace, sns in self._safety.items():
             held = self._ns.get(namespace)
             if not sns.budgets or held is None:
@@ -453,9 +446,9 @@ class SafetyTracking(ReportComparing):
 
     # --- the forecasts in a report ---------------------------------------------------------------------------
 
-    def _build(self, w: Workload) -> SpreadReport:
-        """The report with its resilience, scale-down forecast and safety verdict. O(its pods log + nodes)."""
-        report = super()._build(w)
+    def with_forecasts(self, w: Workload, report: SpreadReport) -> SpreadReport:
+        """The workload's report with its resilience, scale-down forecast and safety verdict. O(its pods log +
+        nodes)."""
         if report.health is Health.ERROR:
             return report
         ctrl = w.ctrl

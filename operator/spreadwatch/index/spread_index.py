@@ -3,12 +3,13 @@
 from __future__ import annotations
 
 import dataclasses
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 
 import msgspec
 
+from spreadwatch.index.comparing import ReportComparing
 from spreadwatch.index.loading import ListLoader
-from spreadwatch.index.safety import SafetyTracking
+from spreadwatch.index.safety import Safety
 from spreadwatch.index.state import IndexSizes, LabelGroup, NamespaceState, Workload
 from spreadwatch.index.workloads import anchors
 from spreadwatch.model import (
@@ -33,13 +34,13 @@ from spreadwatch.report import (
     SpreadReport,
     classify_placement,
 )
-from spreadwatch.scoring import Profile, WorkloadRef, is_workload
+from spreadwatch.scoring import Profile, WorkloadRef, ZoneKey, is_workload
 from spreadwatch.snapshot import Snapshot, paused_gc
 
 __all__ = ["SpreadIndex"]
 
 
-class SpreadIndex(SafetyTracking):
+class SpreadIndex(ReportComparing):
     """Incremental cluster state and per-workload spread (see :mod:`spreadwatch.index` for costs).
 
     Implements ``scoring.ClusterLookup``. Not thread-safe: the operator calls it from one event loop.
@@ -49,6 +50,10 @@ class SpreadIndex(SafetyTracking):
         super().__init__(profile, options, compare)
         #: the first listing in bulk (:mod:`~.loading`): the workloads deferred while it loads
         self._loader = ListLoader(self._ns_of)
+        #: each controller's pods and each PodDisruptionBudget's counts, the forecasts in a report (:mod:`~.safety`)
+        self._safety = Safety(
+            self._ns, self._zones, self.options, self._touch, self._candidate_set, self._replicasets_of
+        )
         #: ``--compare-profile`` that this index cannot score from its own counts (:mod:`~.comparing`): a
         #: second index fed the same events (without window samples and prediction: a comparison shows neither);
         #: reports carry its ``comparison``
@@ -105,7 +110,7 @@ class SpreadIndex(SafetyTracking):
                 if is_workload(ctrl):
                     workloads.append(ctrl)
             self._add_workloads(workloads)
-            self._load_safety(snapshot, fresh)
+            self._safety.load(snapshot.budgets, fresh)
         if self.shadow is not None:
             self.shadow.load(snapshot)
 
@@ -131,7 +136,21 @@ class SpreadIndex(SafetyTracking):
         elif isinstance(record, (PersistentVolumeClaim, PersistentVolume)):
             self._apply_storage(record)
         elif isinstance(record, PodDisruptionBudget):
-            self._apply_budget(record)
+            self._safety.apply_budget(record)
+
+    # --- the parts told of each change, where the tower's floors took it ----------------------------------
+
+    def _apply_pod(self, pod: Pod) -> None:
+        ns = self._ns.get(pod.namespace)
+        old = ns.pods.get(pod.name) if ns is not None else None
+        super()._apply_pod(pod)
+        if old is not pod and old != pod:
+            self._safety.pod_changed(pod.namespace, old, pod)
+
+    def _pod_removed(self, old: Pod) -> None:
+        """A pod removed (a DELETED event): out of the prediction's state and the safety's. O(labels + B)."""
+        super()._pod_removed(old)
+        self._safety.pod_changed(old.namespace, old, None)
 
     def _apply_controller(self, ctrl: Controller) -> None:
         """A controller: deferred while its namespace is loading (:meth:`start_loading`), else the event path's.
@@ -143,6 +162,33 @@ class SpreadIndex(SafetyTracking):
         if new is None and old is not None:  # removed: nor deferred any more
             self._loader.forget(old)
         super()._controller_changed(ns, old, new)
+        self._safety.controller_changed(ns, old, new)
+
+    def _refresh(self, ns: NamespaceState, w: Workload, force: bool = False) -> None:
+        """A workload whose next pod's labels change (or which is added) leaves and joins budgets. O(1) more,
+        or with budgets in the namespace O(W) on a label change."""
+        before = w.pod.labels if w.pod is not None else None
+        super()._refresh(ns, w, force)
+        after = w.pod.labels if w.pod is not None else None
+        if after is not before and after != before:
+            self._safety.members_changed(w.ctrl.namespace, (before, after))
+
+    def _add_workloads(self, ctrls: Iterable[Controller]) -> None:
+        ctrls = list(ctrls)
+        super()._add_workloads(ctrls)
+        self._safety.workloads_added(ctrls)
+
+    def _drop_workload(self, ns: NamespaceState, key: WorkloadKey) -> None:
+        w = ns.workloads.get(key)
+        super()._drop_workload(ns, key)
+        if w is not None:
+            self._safety.members_changed(key.namespace, (w.pod.labels if w.pod is not None else None,))
+
+    def _node_changed(self, old: Node | None, old_zone: ZoneKey | None, new: Node | None) -> None:
+        super()._node_changed(old, old_zone, new)
+        self._safety.node_changed(old, old_zone, new)
+
+    # --- the public API -------------------------------------------------------------------------------------
 
     def start_loading(self) -> None:
         """The informers' first listing begins: until :meth:`finish_loading`, the workloads of namespaces that
@@ -161,7 +207,7 @@ class SpreadIndex(SafetyTracking):
         if bulk:  # (pods of namespaces that are loading: label groups, the prediction's loads, the safety's)
             self._count_bulk(bulk)
             self._pods_loaded(bulk)
-            self._pods_filed(bulk)
+            self._safety.pods_filed(bulk)
         for record in rest:
             self._apply_record(record)
 
@@ -218,8 +264,9 @@ class SpreadIndex(SafetyTracking):
         return out
 
     def _build(self, w: Workload) -> SpreadReport:
-        """A report with the workload's last checked placement, if any. O(1) more than building it."""
-        report = super()._build(w)
+        """A report with its safety forecasts and the workload's last checked placement, if any. O(1) more than
+        building them."""
+        report = self._safety.with_forecasts(w, super()._build(w))
         if w.placement is None:
             return report
         return msgspec.structs.replace(report, last_placement=w.placement)
@@ -248,7 +295,7 @@ class SpreadIndex(SafetyTracking):
                 ns.labels = {}
             self._namespace_seen(name, None)
         elif kind == "PodDisruptionBudget":
-            self._remove_budget(namespace, name)
+            self._safety.remove_budget(namespace, name)
         elif self._remove_storage(kind, namespace, name):
             pass
         else:
@@ -386,7 +433,7 @@ class SpreadIndex(SafetyTracking):
         if kind == "Service":
             return {(name, svc) for name, ns in self._ns.items() for svc in ns.services}
         if kind == "PodDisruptionBudget":
-            return self.budget_keys()
+            return self._safety.budget_keys()
         storage = self.storage_keys(kind)
         if storage is not None:
             return storage
@@ -399,6 +446,19 @@ class SpreadIndex(SafetyTracking):
         w = ns.workloads.get(key) if ns else None
         current = w is not None and w.report is not None
         return current and (self.shadow is None or self.shadow.report_is_current(key))
+
+    def owned_pods(self, namespace: str, kind: str, name: str) -> list[Pod]:
+        """The pods whose controller is ``kind/name`` (any phase; a Deployment's: its ReplicaSets'), for
+        ``simulate`` and the tests. O(its pods)."""
+        return self._safety.owned_pods(namespace, kind, name)
+
+    def replicasets_of(self, deployment: Controller) -> list[Controller]:
+        """The ReplicaSets a Deployment controls, by name. O(its ReplicaSets)."""
+        return self._safety.replicasets_of(deployment)
+
+    def budget_count(self) -> int:
+        """PodDisruptionBudgets held. O(namespaces)."""
+        return self._safety.budget_count()
 
     def namespace_count(self) -> int:
         """Namespaces the index holds any state for (labels, pods, Services or controllers). O(1)."""
