@@ -7,8 +7,9 @@ from collections.abc import Callable, Iterable, Mapping, Sequence
 
 import msgspec
 
-from spreadwatch.index.comparing import ReportComparing
+from spreadwatch.index.comparing import ProfileComparison, kept
 from spreadwatch.index.loading import ListLoader
+from spreadwatch.index.predicting import PredictionBuilding
 from spreadwatch.index.safety import Safety
 from spreadwatch.index.state import IndexSizes, LabelGroup, NamespaceState, Workload
 from spreadwatch.index.workloads import anchors
@@ -26,6 +27,7 @@ from spreadwatch.model import (
     label_key,
 )
 from spreadwatch.report import (
+    PLACEMENT_OUTCOMES,
     Comparison,
     Health,
     Outcome,
@@ -40,14 +42,18 @@ from spreadwatch.snapshot import Snapshot, paused_gc
 __all__ = ["SpreadIndex"]
 
 
-class SpreadIndex(ReportComparing):
+class SpreadIndex(PredictionBuilding):
     """Incremental cluster state and per-workload spread (see :mod:`spreadwatch.index` for costs).
 
     Implements ``scoring.ClusterLookup``. Not thread-safe: the operator calls it from one event loop.
     """
 
     def __init__(self, profile: Profile, options: ReportOptions | None = None, compare: Profile | None = None) -> None:
-        super().__init__(profile, options, compare)
+        super().__init__(profile, options)
+        #: each report's comparison with a profile scored from this index's counts (:mod:`~.comparing`)
+        self._comparing = ProfileComparison(profile, self.options, compare, self._zones, self._candidate_set)
+        #: placements checked against this profile's reports (:meth:`check_placement`), by outcome
+        self.placements: dict[str, int] = dict.fromkeys(PLACEMENT_OUTCOMES, 0)
         #: the first listing in bulk (:mod:`~.loading`): the workloads deferred while it loads
         self._loader = ListLoader(self._ns_of)
         #: each controller's pods and each PodDisruptionBudget's counts, the forecasts in a report (:mod:`~.safety`)
@@ -64,13 +70,22 @@ class SpreadIndex(ReportComparing):
         )
 
     @property
+    def sibling(self) -> Profile | None:
+        """The profile reports are compared with when this index scores it from its own counts (else None).
+        O(1)."""
+        return self._comparing.sibling
+
+    @property
     def compared(self) -> Profile | None:
         """The profile every report is compared with (None: none). O(1)."""
         return self.sibling if self.shadow is None else self.shadow.profile
 
     def placement_counts(self) -> dict[str, dict[str, int]]:
         """Checked placements by profile (this one's, and the compared one's) and outcome. O(1)."""
-        out = super().placement_counts()
+        out = {self.profile.name: dict(self.placements)}
+        sibling = self._comparing.sibling
+        if sibling is not None:
+            out[sibling.name] = dict(self._comparing.sibling_placements)
         if self.shadow is not None:
             out[self.shadow.profile.name] = dict(self.shadow.placements)
         return out
@@ -184,7 +199,12 @@ class SpreadIndex(ReportComparing):
         if w is not None:
             self._safety.members_changed(key.namespace, (w.pod.labels if w.pod is not None else None,))
 
+    def _apply_node(self, node: Node) -> None:
+        self._comparing.node_applied(node)
+        super()._apply_node(node)
+
     def _node_changed(self, old: Node | None, old_zone: ZoneKey | None, new: Node | None) -> None:
+        self._comparing.node_changed(old, new)
         super()._node_changed(old, old_zone, new)
         self._safety.node_changed(old, old_zone, new)
 
@@ -249,7 +269,7 @@ class SpreadIndex(ReportComparing):
             report = self.report_for(key)
             if report is None:
                 continue
-            self._check_sibling(w, node, node in self._candidate_set(w).names)  # (v1.28: no PodTopologySpread Filter)
+            self._comparing.check(w, node, node in self._candidate_set(w).names)  # (v1.28: no PodTopologySpread Filter)
             if report.skipped or report.health is Health.ERROR:
                 continue
             candidate = self.is_candidate(key, node)
@@ -266,7 +286,7 @@ class SpreadIndex(ReportComparing):
     def _build(self, w: Workload) -> SpreadReport:
         """A report with its safety forecasts and the workload's last checked placement, if any. O(1) more than
         building them."""
-        report = self._safety.with_forecasts(w, super()._build(w))
+        report = self._safety.with_forecasts(w, self._comparing.with_sibling(w, super()._build(w)))
         if w.placement is None:
             return report
         return msgspec.structs.replace(report, last_placement=w.placement)
@@ -327,7 +347,7 @@ class SpreadIndex(ReportComparing):
     def _with_comparison(self, report: SpreadReport, other: SpreadReport, key: WorkloadKey) -> SpreadReport:
         """``report`` plus the shadow profile's best score/nodes and whether the best sets overlap (both reports
         current: their workloads' candidate sets and Filter views are). O(listed nodes + zone pairs)
-        (:meth:`~spreadwatch.index.comparing.ReportComparing._overlap`)."""
+        (:meth:`~spreadwatch.index.comparing.ProfileComparison.overlap`)."""
         shadow = self.shadow
         assert shadow is not None
         mine, theirs = self._workload(key), shadow._workload(key)
@@ -336,15 +356,15 @@ class SpreadIndex(ReportComparing):
             and theirs is not None
             and not mine.error
             and not theirs.error
-            and self._overlap(
+            and self._comparing.overlap(
                 report,
                 self._candidate_set(mine).layout,
                 self._zones,
                 other,
                 shadow._candidate_set(theirs).layout,
                 shadow._zones,
-                self._kept(mine),
-                self._kept(theirs),
+                kept(mine),
+                kept(theirs),
             )
         )
         comparison = Comparison(shadow.profile.name, other.best_score, other.best_nodes, other.best_node_count, overlap)
