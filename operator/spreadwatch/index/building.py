@@ -140,6 +140,13 @@ class ReportBuilding(HardFiltering):
         self._window_layouts.clear()
         super()._node_changed(old, old_zone, new)
 
+    def _node_order(self) -> tuple[str, ...]:
+        """The scheduler's node order (scoring/window.py), kept until a node changes. O(1), O(n log n) after a
+        node change."""
+        if self._order is None:
+            self._order = scheduler_order((name, tree_zone(node.labels)) for name, node in self._nodes.items())
+        return self._order
+
     def _window_size(self) -> int:
         """Nodes the scheduler scores per pod in this cluster (``numFeasibleNodesToFind``). O(1)."""
         percentage = self.options.score_percentage
@@ -154,9 +161,7 @@ class ReportBuilding(HardFiltering):
         cached = self._window_layouts.get(id(owner))
         if cached is not None and cached[0] is owner:
             return cached[1]
-        if self._order is None:
-            self._order = scheduler_order((name, tree_zone(node.labels)) for name, node in self._nodes.items())
-        layout = WindowLayout.build(self._order, group_of(), n_groups)
+        layout = WindowLayout.build(self._node_order(), group_of(), n_groups)
         if cache:
             self._window_layouts[id(owner)] = (owner, layout)
         return layout

@@ -1,7 +1,8 @@
 """The whole scheduler profile's prediction of each workload's next pod, from the index's incremental state.
 
-:class:`PredictionBuilding` extends the report building with kube-scheduler's other plugins (the reference path
-is ``scoring/prediction.py``; a property test keeps the two equal). It keeps, event by event:
+:class:`Predictor` adds kube-scheduler's other plugins to each report (the reference path is
+``scoring/prediction.py``; a property test keeps the two equal). It is one part of
+:class:`~spreadwatch.index.SpreadIndex`, told of each change by it, and keeps, event by event:
 
 * :class:`~spreadwatch.index.loads.NodeLoads`: per node allocatable and the summed requests of the pods the
   scheduler's cache holds there, as numpy arrays by node slot;
@@ -19,7 +20,7 @@ plus O(busy nodes + matching affinity groups) in Python; per-pod vectors (taint 
 affinity, label codes) are cached until a node changes.
 
 **Freshness.** A workload's own changes dirty its report (and so its prediction) as ever. Other workloads'
-pods change the loads every prediction reads: each change bumps :attr:`PredictionBuilding.prediction_epoch`,
+pods change the loads every prediction reads: each change bumps :attr:`Predictor.prediction_epoch`,
 and :meth:`stale_predictions` hands the writer a bounded batch of workloads whose prediction is older, in
 turn, each call (the writer collects once a cycle, about every second): a prediction lags the cluster by at
 most the time to go round every workload in batches. ``analyze`` builds every report from one state.
@@ -27,7 +28,7 @@ most the time to go round every workload in batches. ``analyze`` builds every re
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence, Set
+from collections.abc import Callable, Iterable, Iterator, Mapping, MutableMapping, Sequence, Set
 from types import MappingProxyType
 from typing import Final, TypeVar, cast
 
@@ -36,11 +37,10 @@ import numpy as np
 import numpy.typing as npt
 
 from spreadwatch.index.affinity_pods import AffinityPods
-from spreadwatch.index.building import ReportBuilding
 from spreadwatch.index.images import NodeImages
 from spreadwatch.index.loads import Int64s, NodeLoads, needs_key
 from spreadwatch.index.prediction_tables import HEAD, ShapeTable, split_classes
-from spreadwatch.index.state import CandidateSet, FilteredCandidates, Workload
+from spreadwatch.index.state import CandidateSet, FilteredCandidates, NamespaceState, Workload, template_of
 from spreadwatch.model import (
     Node,
     PersistentVolume,
@@ -89,9 +89,8 @@ from spreadwatch.scoring.scheduler_profile import SchedulerProfile
 from spreadwatch.scoring.taint_score import TAINT_TOLERATION, intolerable_taints, prefer_no_schedule_tolerations
 from spreadwatch.scoring.topology_groups import CandidateGroups, GroupScores, group_candidates, score_groups
 from spreadwatch.scoring.volumes import VOLUME_BINDING, VOLUME_RESTRICTIONS, VOLUME_ZONE, VolumePlan, plan_volumes
-from spreadwatch.scoring.window import scheduler_order, tree_zone
 
-__all__ = ["PredictionBuilding"]
+__all__ = ["Predictor"]
 
 Bools = npt.NDArray[np.bool_]
 Floats = npt.NDArray[np.float64]
@@ -105,7 +104,7 @@ _CACHE_LIMIT: Final = 2048  # entries of each per-pod vector cache (cleared when
 _TABLE_LIMIT: Final = 64  # shape tables kept (cleared when full; ~0.5 MiB each at 5,000 nodes)
 _PROBABILITY_DIGITS: Final = 4  # as the spreading report's probabilities
 _FEW_BEST: Final = 16  # best nodes up to which the window's probability is computed in Python
-#: workloads whose stale prediction one call of :meth:`PredictionBuilding.stale_predictions` hands over
+#: workloads whose stale prediction one call of :meth:`Predictor.stale_predictions` hands over
 REFRESH_BATCH: Final = 200
 
 
@@ -156,11 +155,38 @@ def _go_half(values: Int64s) -> Int64s:
     return np.where(values >= 0, values // 2, -((-values) // 2))
 
 
-class PredictionBuilding(ReportBuilding):
-    """Reports with the whole profile's prediction (see the module docstring)."""
+class Predictor:
+    """Reports with the whole profile's prediction (see the module docstring). O(1) to create.
 
-    def __init__(self, profile: Profile, options: ReportOptions | None = None) -> None:
-        super().__init__(profile, options)
+    Given the index's profile and options; its nodes, node zones, namespaces and candidate groups (read, and
+    the groups filled as the report would); ``candidate_set`` (a workload's candidate set), ``window_size``
+    (nodes the scheduler scores per pod), ``term_counts`` (v1.29, per constraint, node -> matching pods) and
+    ``node_order`` (the scheduler's node order). The index tells it each change after its own state took it.
+    """
+
+    def __init__(
+        self,
+        profile: Profile,
+        options: ReportOptions,
+        nodes: Mapping[str, Node],
+        zones: Mapping[str, ZoneKey | None],
+        namespaces: Mapping[str, NamespaceState],
+        topo_groups: MutableMapping[tuple[int, tuple[str, ...], tuple[str, ...]], CandidateGroups],
+        candidate_set: Callable[[Workload], CandidateSet],
+        window_size: Callable[[], int],
+        term_counts: Callable[[Workload], list[dict[str, int]]],
+        node_order: Callable[[], tuple[str, ...]],
+    ) -> None:
+        self.profile = profile
+        self.options = options
+        self._nodes = nodes
+        self._zones = zones
+        self._ns = namespaces
+        self._topo_groups = topo_groups
+        self._candidate_set = candidate_set
+        self._window_size = window_size
+        self._term_counts = term_counts
+        self._node_order = node_order
         self._loads = NodeLoads()
         self._images = NodeImages()
         self._affinity = AffinityPods()
@@ -191,9 +217,9 @@ class PredictionBuilding(ReportBuilding):
     def _bump(self) -> None:
         self.prediction_epoch += 1
 
-    def _apply_node(self, node: Node) -> None:
-        old = self._nodes.get(node.name)
-        super()._apply_node(node)
+    def node_applied(self, old: Node | None, node: Node) -> None:
+        """A node added or changed (``old``: its previous record). O(1) unless what a prediction reads of it
+        changed."""
         if self.scheduler is None:  # (no prediction: none of its state is kept)
             return
         if old is None or (old.labels, old.taints, old.unschedulable, old.allocatable, old.images) != (
@@ -206,9 +232,8 @@ class PredictionBuilding(ReportBuilding):
             self._node_epoch += 1
             self._bump()
 
-    def _node_changed(self, old: Node | None, old_zone: ZoneKey | None, new: Node | None) -> None:
-        super()._node_changed(old, old_zone, new)
-        # a node removed (additions and changes: _apply_node)
+    def node_changed(self, old: Node | None, new: Node | None) -> None:
+        """A node's change (``new`` None: ``old`` removed; additions and changes: :meth:`node_applied`)."""
         if new is None and old is not None and self.scheduler is not None:
             self._loads.set_node(old.name, None)
             self._images.node_changed(old, None)
@@ -216,17 +241,9 @@ class PredictionBuilding(ReportBuilding):
             self._node_epoch += 1
             self._bump()
 
-    def _apply_pod(self, pod: Pod) -> None:
-        ns = self._ns.get(pod.namespace)
-        old = ns.pods.get(pod.name) if ns is not None else None
-        super()._apply_pod(pod)
-        self._pod_event(old, pod)
-
-    def _pod_removed(self, old: Pod) -> None:
-        """A pod deleted (``remove``): out of the loads and affinity groups. O(1)."""
-        self._pod_event(old, None)
-
-    def _pod_event(self, old: Pod | None, new: Pod | None) -> None:
+    def pod_changed(self, old: Pod | None, new: Pod | None) -> None:
+        """A pod added or changed (``old``: its previous record), or deleted (``new`` None): the loads, the
+        affinity groups, the nominations. O(1)."""
         if self.scheduler is None:
             return
         if old is not None and new is not None and (
@@ -244,8 +261,8 @@ class PredictionBuilding(ReportBuilding):
                     self._nominated.discard(key)
         self._bump()
 
-    def _pods_loaded(self, pods: Sequence[Pod]) -> None:
-        """Every pod of a fresh load, in bulk (the label groups took them without :meth:`_apply_pod`)."""
+    def pods_loaded(self, pods: Sequence[Pod]) -> None:
+        """Every pod of a fresh load, in bulk (the label groups took them without the event path)."""
         if self.scheduler is None:
             return
         self._loads.add_all(pods)
@@ -253,7 +270,7 @@ class PredictionBuilding(ReportBuilding):
         self._nominated.update((p.namespace, p.name) for p in pods if p.nominated and not p.node_name)
         self._bump()
 
-    def _apply_storage(self, record: PersistentVolumeClaim | PersistentVolume) -> None:
+    def apply_storage(self, record: PersistentVolumeClaim | PersistentVolume) -> None:
         """A claim or volume added or changed. O(1)."""
         if isinstance(record, PersistentVolumeClaim):
             self._claims[(record.namespace, record.name)] = record
@@ -261,7 +278,7 @@ class PredictionBuilding(ReportBuilding):
             self._volumes[record.name] = record
         self._bump()
 
-    def _remove_storage(self, kind: str, namespace: str, name: str) -> bool:
+    def remove_storage(self, kind: str, namespace: str, name: str) -> bool:
         """A claim or volume deleted; False for another kind. O(1)."""
         if kind == "PersistentVolumeClaim":
             self._claims.pop((namespace, name), None)
@@ -272,7 +289,7 @@ class PredictionBuilding(ReportBuilding):
         self._bump()
         return True
 
-    def _namespace_seen(self, name: str, labels: Mapping[str, str] | None) -> None:
+    def namespace_seen(self, name: str, labels: Mapping[str, str] | None) -> None:
         """A Namespace added or changed (``labels``), or deleted (None). O(1)."""
         if labels is None:
             self._namespace_records.pop(name, None)
@@ -325,13 +342,21 @@ class PredictionBuilding(ReportBuilding):
 
     # --- building ---------------------------------------------------------------------------------------
 
-    def _topology_scored(self, w: Workload, groups: CandidateGroups, scores: GroupScores) -> None:
+    def topology_scored(self, w: Workload, groups: CandidateGroups, scores: GroupScores) -> None:
+        """What the report's building scored the workload's pod with (PodTopologySpread: its candidate groups
+        and scores), read by :meth:`with_prediction` right after. O(1)."""
         if self.scheduler is not None:
             self._report_scores = (w, groups, scores)
 
-    def _build(self, w: Workload) -> SpreadReport:
-        self._report_scores = None
-        report = super()._build(w)
+    def with_prediction(self, w: Workload, report: SpreadReport) -> SpreadReport:
+        """The workload's report with its prediction (the report's building's scores, if any, reused). O(n) in
+        numpy (module docstring)."""
+        try:
+            return self._with_prediction(w, report)
+        finally:
+            self._report_scores = None
+
+    def _with_prediction(self, w: Workload, report: SpreadReport) -> SpreadReport:
         if self.scheduler is None or w.pod is None:
             return report
         self._built_epoch[w.ctrl.key] = self.prediction_epoch
@@ -341,7 +366,6 @@ class PredictionBuilding(ReportBuilding):
         if error:  # a template the API server would refuse: the workload's report is Error, with that reason
             return error_report(w.ref, self.profile.name, w.ctrl.replicas, error)
         prediction = self._predict(w, self.scheduler)
-        self._report_scores = None
         if not report.skipped and prediction.best_nodes:
             candidates = self._candidate_set(w).names
             zones = self._zones
@@ -521,11 +545,10 @@ class PredictionBuilding(ReportBuilding):
         """Each slot's position in the scheduler's node order (-1: a node-less slot). Cached. O(n)."""
 
         def make() -> Int64s:
-            if self._order is None:
-                self._order = scheduler_order((name, tree_zone(node.labels)) for name, node in self._nodes.items())
+            order = self._node_order()
             pos = np.full(len(self._loads), -1, dtype=np.int64)
             slot = self._loads.slot
-            pos[[slot[name] for name in self._order]] = np.arange(len(self._order), dtype=np.int64)
+            pos[[slot[name] for name in order]] = np.arange(len(order), dtype=np.int64)
             return pos
 
         return self._cached(("positions",), make)  # type: ignore[return-value]
@@ -1285,7 +1308,7 @@ class PredictionBuilding(ReportBuilding):
         """PodTopologySpread's scores of the workload's pod over these (feasible) node groups. O(busy nodes)."""
         plan = w.plan
         assert plan is not None
-        template = self._template(w)
+        template = template_of(w)
         # (no memo: these groups are the feasible nodes of one request shape; their levels rarely repeat, since
         # pods on nodes that do not fit count as outside ones: keeping them cost 16 MiB at scale 1.0 for ~6,000
         # levels and saved little)

@@ -7,9 +7,10 @@ from collections.abc import Callable, Iterable, Mapping, Sequence
 
 import msgspec
 
+from spreadwatch.index.building import ReportBuilding
 from spreadwatch.index.comparing import ProfileComparison, kept
 from spreadwatch.index.loading import ListLoader
-from spreadwatch.index.predicting import PredictionBuilding
+from spreadwatch.index.predicting import REFRESH_BATCH, Predictor
 from spreadwatch.index.safety import Safety
 from spreadwatch.index.state import IndexSizes, LabelGroup, NamespaceState, Workload
 from spreadwatch.index.workloads import anchors
@@ -37,12 +38,14 @@ from spreadwatch.report import (
     classify_placement,
 )
 from spreadwatch.scoring import Profile, WorkloadRef, ZoneKey, is_workload
+from spreadwatch.scoring.scheduler_profile import SchedulerProfile
+from spreadwatch.scoring.topology_groups import CandidateGroups, GroupScores
 from spreadwatch.snapshot import Snapshot, paused_gc
 
 __all__ = ["SpreadIndex"]
 
 
-class SpreadIndex(PredictionBuilding):
+class SpreadIndex(ReportBuilding):
     """Incremental cluster state and per-workload spread (see :mod:`spreadwatch.index` for costs).
 
     Implements ``scoring.ClusterLookup``. Not thread-safe: the operator calls it from one event loop.
@@ -50,6 +53,19 @@ class SpreadIndex(PredictionBuilding):
 
     def __init__(self, profile: Profile, options: ReportOptions | None = None, compare: Profile | None = None) -> None:
         super().__init__(profile, options)
+        #: the whole scheduler profile's prediction of each workload's next pod (:mod:`~.predicting`)
+        self._prediction = Predictor(
+            profile,
+            self.options,
+            self._nodes,
+            self._zones,
+            self._ns,
+            self._topo_groups,
+            self._candidate_set,
+            self._window_size,
+            self._term_counts,
+            self._node_order,
+        )
         #: each report's comparison with a profile scored from this index's counts (:mod:`~.comparing`)
         self._comparing = ProfileComparison(profile, self.options, compare, self._zones, self._candidate_set)
         #: placements checked against this profile's reports (:meth:`check_placement`), by outcome
@@ -68,6 +84,26 @@ class SpreadIndex(PredictionBuilding):
             if compare is not None and self.sibling is None
             else None
         )
+
+    @property
+    def scheduler(self) -> SchedulerProfile | None:
+        """The scheduler profile predicted with (None: no prediction; only the PodTopologySpread profile v1.29
+        has one). O(1)."""
+        return self._prediction.scheduler
+
+    @property
+    def predicted_placements(self) -> dict[str, int]:
+        """Placements checked against the prediction, by outcome. O(1)."""
+        return self._prediction.predicted_placements
+
+    def stale_predictions(self, limit: int = REFRESH_BATCH) -> set[WorkloadKey]:
+        """Up to ``limit`` workloads whose report's prediction is stale, in turn (:mod:`~.predicting`). O(limit)
+        amortised."""
+        return self._prediction.stale_predictions(limit)
+
+    def refresh_predictions(self) -> None:
+        """Rebuild every report whose prediction is stale (tests, what-if). O(stale reports)."""
+        self._prediction.refresh_predictions()
 
     @property
     def sibling(self) -> Profile | None:
@@ -100,16 +136,16 @@ class SpreadIndex(PredictionBuilding):
                 self._apply_node(node)
             for namespace in snapshot.namespaces:
                 self._ns_of(namespace.name).labels = namespace.labels
-                self._namespace_seen(namespace.name, namespace.labels)
+                self._prediction.namespace_seen(namespace.name, namespace.labels)
             for volume in snapshot.volumes:
-                self._apply_storage(volume)
+                self._prediction.apply_storage(volume)
             for claim in snapshot.claims:
-                self._apply_storage(claim)
+                self._prediction.apply_storage(claim)
             for svc in snapshot.services:
                 self._apply_service(svc)
             if fresh:
                 self._count_bulk(snapshot.pods)
-                self._pods_loaded(snapshot.pods)
+                self._prediction.pods_loaded(snapshot.pods)
             else:
                 for pod in snapshot.pods:
                     self._apply_pod(pod)
@@ -147,9 +183,9 @@ class SpreadIndex(PredictionBuilding):
             self._apply_controller(record)
         elif isinstance(record, Namespace):
             self._ns_of(record.name).labels = record.labels
-            self._namespace_seen(record.name, record.labels)
+            self._prediction.namespace_seen(record.name, record.labels)
         elif isinstance(record, (PersistentVolumeClaim, PersistentVolume)):
-            self._apply_storage(record)
+            self._prediction.apply_storage(record)
         elif isinstance(record, PodDisruptionBudget):
             self._safety.apply_budget(record)
 
@@ -159,12 +195,13 @@ class SpreadIndex(PredictionBuilding):
         ns = self._ns.get(pod.namespace)
         old = ns.pods.get(pod.name) if ns is not None else None
         super()._apply_pod(pod)
+        self._prediction.pod_changed(old, pod)
         if old is not pod and old != pod:
             self._safety.pod_changed(pod.namespace, old, pod)
 
     def _pod_removed(self, old: Pod) -> None:
         """A pod removed (a DELETED event): out of the prediction's state and the safety's. O(labels + B)."""
-        super()._pod_removed(old)
+        self._prediction.pod_changed(old, None)
         self._safety.pod_changed(old.namespace, old, None)
 
     def _apply_controller(self, ctrl: Controller) -> None:
@@ -201,12 +238,18 @@ class SpreadIndex(PredictionBuilding):
 
     def _apply_node(self, node: Node) -> None:
         self._comparing.node_applied(node)
+        old = self._nodes.get(node.name)
         super()._apply_node(node)
+        self._prediction.node_applied(old, node)
 
     def _node_changed(self, old: Node | None, old_zone: ZoneKey | None, new: Node | None) -> None:
         self._comparing.node_changed(old, new)
         super()._node_changed(old, old_zone, new)
+        self._prediction.node_changed(old, new)
         self._safety.node_changed(old, old_zone, new)
+
+    def _topology_scored(self, w: Workload, groups: CandidateGroups, scores: GroupScores) -> None:
+        self._prediction.topology_scored(w, groups, scores)
 
     # --- the public API -------------------------------------------------------------------------------------
 
@@ -226,7 +269,7 @@ class SpreadIndex(PredictionBuilding):
         bulk, rest = self._loader.split(records)
         if bulk:  # (pods of namespaces that are loading: label groups, the prediction's loads, the safety's)
             self._count_bulk(bulk)
-            self._pods_loaded(bulk)
+            self._prediction.pods_loaded(bulk)
             self._safety.pods_filed(bulk)
         for record in rest:
             self._apply_record(record)
@@ -276,7 +319,7 @@ class SpreadIndex(PredictionBuilding):
             outcome = classify_placement(report, node, zone, candidate)
             previous = w.placement.consecutive_misses if w.placement is not None else 0
             misses = 0 if outcome is Outcome.BEST_NODE else previous + 1
-            predicted = self.predicted_outcome(w, report, node)
+            predicted = self._prediction.predicted_outcome(w, report, node)
             w.placement = Placement(pod.name, node, outcome.value, seen, misses, predicted)
             self.placements[outcome.value] += 1
             self._touch(w, key)
@@ -286,7 +329,8 @@ class SpreadIndex(PredictionBuilding):
     def _build(self, w: Workload) -> SpreadReport:
         """A report with its safety forecasts and the workload's last checked placement, if any. O(1) more than
         building them."""
-        report = self._safety.with_forecasts(w, self._comparing.with_sibling(w, super()._build(w)))
+        report = self._prediction.with_prediction(w, super()._build(w))
+        report = self._safety.with_forecasts(w, self._comparing.with_sibling(w, report))
         if w.placement is None:
             return report
         return msgspec.structs.replace(report, last_placement=w.placement)
@@ -313,10 +357,10 @@ class SpreadIndex(PredictionBuilding):
             ns = self._ns.get(name)
             if ns is not None:
                 ns.labels = {}
-            self._namespace_seen(name, None)
+            self._prediction.namespace_seen(name, None)
         elif kind == "PodDisruptionBudget":
             self._safety.remove_budget(namespace, name)
-        elif self._remove_storage(kind, namespace, name):
+        elif self._prediction.remove_storage(kind, namespace, name):
             pass
         else:
             ns = self._ns.get(namespace)
@@ -412,7 +456,7 @@ class SpreadIndex(PredictionBuilding):
         dirty, removed = self._dirty, self._removed
         self._dirty, self._removed = set(), set()
         if stale:
-            dirty |= self.stale_predictions()
+            dirty |= self._prediction.stale_predictions()
         if self.shadow is not None:  # a report also changes when its comparison does
             dirty |= self.shadow.take_dirty(stale)[0]
         return dirty - removed, removed
@@ -454,7 +498,7 @@ class SpreadIndex(PredictionBuilding):
             return {(name, svc) for name, ns in self._ns.items() for svc in ns.services}
         if kind == "PodDisruptionBudget":
             return self._safety.budget_keys()
-        storage = self.storage_keys(kind)
+        storage = self._prediction.storage_keys(kind)
         if storage is not None:
             return storage
         return {(name, ctrl) for name, ns in self._ns.items() for ctrl in ns.controllers.get(kind, ())}

@@ -31,6 +31,7 @@ __all__ = [
     "LabelKey",
     "NamespaceState",
     "Workload",
+    "template_of",
 ]
 
 LabelKey = LabelMap  # (an interned label map is its own key: hashed by content)
@@ -133,6 +134,11 @@ class IndexSizes:
     candidate_sets: int
 
 
+def template_of(w: Workload) -> PodTemplate:
+    """The pod template a workload is scheduled with: its next pod's, else its controller's. O(1)."""
+    return w.pod.template if w.pod is not None else w.ctrl.template
+
+
 class IndexState:
     """The index's state (see the module docstring) and the helpers all its parts use. O(1) to create."""
 
@@ -166,6 +172,4 @@ class IndexState:
         w.report = None
         self._dirty.add(key)
 
-    @staticmethod
-    def _template(w: Workload) -> PodTemplate:
-        return w.pod.template if w.pod is not None else w.ctrl.template
+    _template = staticmethod(template_of)
