@@ -177,16 +177,10 @@ class Predictor:
         term_counts: Callable[[Workload], list[dict[str, int]]],
         node_order: Callable[[], tuple[str, ...]],
     ) -> None:
-        self.profile = profile
-        self.options = options
-        self._nodes = nodes
-        self._zones = zones
-        self._ns = namespaces
-        self._topo_groups = topo_groups
-        self._candidate_set = candidate_set
-        self._window_size = window_size
-        self._term_counts = term_counts
-        self._node_order = node_order
+        self.profile, self.options = profile, options
+        self._nodes, self._zones, self._ns, self._topo_groups = nodes, zones, namespaces, topo_groups
+        self._candidate_set, self._window_size = candidate_set, window_size
+        self._term_counts, self._node_order = term_counts, node_order
         self._loads = NodeLoads()
         self._images = NodeImages()
         self._affinity = AffinityPods()

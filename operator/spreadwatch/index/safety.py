@@ -144,12 +144,8 @@ class Safety:
         candidate_set: Callable[[Workload], CandidateSet],
         replicasets_of: Callable[[NamespaceState, str], list[Controller]],
     ) -> None:
-        self._ns = namespaces
-        self._zones = zones
-        self.options = options
-        self._touch = touch
-        self._candidate_set = candidate_set
-        self._replicasets_of = replicasets_of
+        self._ns, self._zones, self.options = namespaces, zones, options
+        self._touch, self._candidate_set, self._replicasets_of = touch, candidate_set, replicasets_of
         self._safety: dict[str, SafetyNamespace] = {}
 
     def _safety_of(self, namespace: str) -> SafetyNamespace:
