@@ -26,14 +26,25 @@ Costs (W: workloads in the namespace, G: label groups in the namespace, A: workl
 ``load(snapshot)``                  O(objects + workloads × G)
 ==================================  ==========================================================================
 
-Only slim records are stored (see :mod:`spreadwatch.model`). The package's modules, one concern each, build
-:class:`SpreadIndex` by extension: :mod:`~spreadwatch.index.state` (records and state),
-:mod:`~spreadwatch.index.candidates` (candidate sets), :mod:`~spreadwatch.index.counting` (label groups and
-counts), :mod:`~spreadwatch.index.workloads` (Services, controllers, selectors, anchors),
-:mod:`~spreadwatch.index.building` (reports), :mod:`~spreadwatch.index.comparing` (each report's comparison with
-a second profile), :mod:`~spreadwatch.index.loading` (the first listing in bulk) and
-:mod:`~spreadwatch.index.spread_index` (the public API:
-``load``, ``apply``, ``remove``, ``report_for``, ``reports``, ``take_dirty``, ``object_keys``, ...).
+Only slim records are stored (see :mod:`spreadwatch.model`). :class:`SpreadIndex`
+(:mod:`~spreadwatch.index.spread_index`: the public API, ``load``, ``apply``, ``remove``, ``report_for``,
+``reports``, ``take_dirty``, ``object_keys``, ...) is built from two kinds of pieces:
+
+* **the spread core**, one object's state by extension, each module one concern:
+  :mod:`~spreadwatch.index.state` (records and state) → :mod:`~spreadwatch.index.candidates` (candidate sets)
+  → :mod:`~spreadwatch.index.counting` (label groups and counts) → :mod:`~spreadwatch.index.workloads`
+  (Services, controllers, selectors, anchors) → :mod:`~spreadwatch.index.hard_filter` (PodTopologySpread's
+  Filter) → :mod:`~spreadwatch.index.building` (reports and the scheduler's window);
+* **parts** the façade owns, each a class with its own state and a narrow interface — given the records it
+  reads (namespaces, nodes, zones) and the few callables it needs (a workload's candidate set, ``touch``),
+  never the index — told each change by :class:`SpreadIndex` where it happens, and testable alone
+  (``tests/index/``): :class:`~spreadwatch.index.predicting.Predictor` (the whole scheduler profile's
+  prediction, over :mod:`~spreadwatch.index.loads`, :mod:`~spreadwatch.index.images`,
+  :mod:`~spreadwatch.index.affinity_pods` and :mod:`~spreadwatch.index.prediction_tables`),
+  :class:`~spreadwatch.index.comparing.ProfileComparison` (each report's comparison with a second profile),
+  :class:`~spreadwatch.index.safety.Safety` (owned pods, budgets, the safety forecasts) and
+  :class:`~spreadwatch.index.loading.ListLoader` (the first listing in bulk). A report is the core's, then
+  the prediction's, the comparison's, the safety's and the last placement's, in that order.
 """
 
 from __future__ import annotations

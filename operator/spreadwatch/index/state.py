@@ -2,10 +2,12 @@
 
 :class:`IndexState` holds the cluster as the index keeps it (per namespace: pods, label groups, Services,
 controllers, workloads and their anchor index; nodes, zones and the cached candidate sets) and the few
-helpers every concern shares. The concerns extend it in turn: candidate sets
+helpers every concern shares. The spread core's concerns extend it in turn: candidate sets
 (:mod:`~spreadwatch.index.candidates`), pod counting (:mod:`~spreadwatch.index.counting`), workloads
-(:mod:`~spreadwatch.index.workloads`), report building (:mod:`~spreadwatch.index.building`), and the public
-API (:mod:`~spreadwatch.index.spread_index`).
+(:mod:`~spreadwatch.index.workloads`), PodTopologySpread's Filter (:mod:`~spreadwatch.index.hard_filter`),
+report building (:mod:`~spreadwatch.index.building`), and the public API
+(:mod:`~spreadwatch.index.spread_index`), whose parts (prediction, comparison, safety, loading) are given
+the records of it they read (:mod:`spreadwatch.index`).
 """
 
 from __future__ import annotations
