@@ -11,7 +11,7 @@ import pytest
 
 from k8s_objects import GA_ZONE, controller, node
 from spreadwatch.index.comparing import ProfileComparison, kept
-from spreadwatch.index.state import CandidateSet, Workload
+from spreadwatch.index.state import CandidateSet, IndexRecords, Workload
 from spreadwatch.model import Controller, Node, parse_object
 from spreadwatch.report import CandidateLayout, ReportInput, ReportOptions, SpreadReport, build_report
 from spreadwatch.scoring import WorkloadRef, ZoneKey, get_profile, representative_pod, zone_key
@@ -41,7 +41,8 @@ class _Index:
         self.candidates = CandidateSet(frozenset(self.zones), CandidateLayout(by_zone, {}), ctrl.template)
         self.web = Workload(ctrl, WorkloadRef.of(ctrl), pod=representative_pod(ctrl, ())[0], selector_text="app=web")
         self.web.counts, self.web.counting = {"a1": 1}, True  # one pod, on a1
-        self.part = ProfileComparison(V129, ReportOptions(), V128, self.zones, lambda w: self.candidates)
+        records = IndexRecords(V129, ReportOptions(), {n.name: n for n in NODES}, self.zones, {}, {})
+        self.part = ProfileComparison(records, V128, lambda w: self.candidates)
         for n in NODES:
             self.part.node_applied(n)
 
@@ -68,7 +69,8 @@ def _unasked(w: Workload) -> CandidateSet:
     ],
 )
 def test_the_sibling_is_a_profile_scored_from_the_same_counts(profile: str, compare: str, sibling: bool) -> None:
-    part = ProfileComparison(get_profile(profile), ReportOptions(), get_profile(compare), {}, _unasked)
+    records = IndexRecords(get_profile(profile), ReportOptions(), {}, {}, {}, {})
+    part = ProfileComparison(records, get_profile(compare), _unasked)
     assert (part.sibling is not None) == sibling
 
 

@@ -9,7 +9,7 @@ from typing import Any
 
 from k8s_objects import GA_ZONE, controller, node, owner, pod
 from spreadwatch.index.predicting import Predictor
-from spreadwatch.index.state import CandidateSet, NamespaceState, Workload
+from spreadwatch.index.state import CandidateSet, IndexRecords, NamespaceState, Workload
 from spreadwatch.model import Controller, Node, Pod, parse_object
 from spreadwatch.report import CandidateLayout, ReportInput, ReportOptions, SpreadReport, build_report
 from spreadwatch.scoring import WorkloadRef, ZoneKey, get_profile, representative_pod, zone_key
@@ -54,12 +54,7 @@ class _Index:
         self.candidates = CandidateSet(frozenset(self.nodes), CandidateLayout(by_zone, {}), ctrl.template)
         self.web = Workload(ctrl, WorkloadRef.of(ctrl), pod=representative_pod(ctrl, ())[0], selector_text="app=web")
         self.part = Predictor(
-            V129,
-            OPTIONS,
-            self.nodes,
-            self.zones,
-            self.namespaces,
-            {},
+            IndexRecords(V129, OPTIONS, self.nodes, self.zones, self.namespaces, {}),
             lambda w: self.candidates,
             lambda: len(self.nodes),
             lambda w: [],
@@ -121,12 +116,7 @@ def test_the_prediction_excludes_a_node_without_room() -> None:
 def test_no_scheduler_profile_no_prediction() -> None:
     index = _Index()
     part = Predictor(
-        V129,
-        ReportOptions(),
-        index.nodes,
-        index.zones,
-        index.namespaces,
-        {},
+        IndexRecords(V129, ReportOptions(), index.nodes, index.zones, index.namespaces, {}),
         lambda w: index.candidates,
         lambda: 2,
         lambda w: [],

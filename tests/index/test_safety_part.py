@@ -8,7 +8,7 @@ from typing import Any
 
 from k8s_objects import budget, controller, owner, pod
 from spreadwatch.index.safety import Safety
-from spreadwatch.index.state import CandidateSet, NamespaceState, Workload
+from spreadwatch.index.state import CandidateSet, IndexRecords, NamespaceState, Workload
 from spreadwatch.model import Controller, Pod, PodDisruptionBudget, WorkloadKey, parse_object
 from spreadwatch.report import CandidateLayout, ReportInput, ReportOptions, build_report
 from spreadwatch.scoring import WorkloadRef, ZoneKey, get_profile, representative_pod
@@ -44,9 +44,7 @@ class _Index:
         by_zone: dict[ZoneKey | None, list[str]] = {("", "a"): ["a1", "a2"], ("", "b"): ["b1"]}
         self.candidates = CandidateSet(frozenset(ZONES), CandidateLayout(by_zone, {}), ctrl.template)
         self.safety = Safety(
-            {"default": self.ns},
-            ZONES,
-            ReportOptions(),
+            IndexRecords(get_profile("v1.28"), ReportOptions(), {}, ZONES, {"default": self.ns}, {}),
             lambda w, key: self.touched.append(key),
             lambda w: self.candidates,
             lambda ns, name: [],

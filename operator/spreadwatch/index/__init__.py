@@ -33,11 +33,13 @@ Only slim records are stored (see :mod:`spreadwatch.model`). :class:`SpreadIndex
 * **the spread core**, one object's state by extension, each module one concern:
   :mod:`~spreadwatch.index.state` (records and state) → :mod:`~spreadwatch.index.candidates` (candidate sets)
   → :mod:`~spreadwatch.index.counting` (label groups and counts) → :mod:`~spreadwatch.index.workloads`
-  (Services, controllers, selectors, anchors) → :mod:`~spreadwatch.index.hard_filter` (PodTopologySpread's
-  Filter) → :mod:`~spreadwatch.index.building` (reports and the scheduler's window);
-* **parts** the façade owns, each a class with its own state and a narrow interface — given the records it
-  reads (namespaces, nodes, zones) and the few callables it needs (a workload's candidate set, ``touch``),
-  never the index — told each change by :class:`SpreadIndex` where it happens, and testable alone
+  (Services, controllers, selectors, anchors) → :mod:`~spreadwatch.index.building` (reports and the
+  scheduler's window, with PodTopologySpread's Filter as its part:
+  :class:`~spreadwatch.index.hard_filter.HardFilter`);
+* **parts** the façade owns, each a class with its own state and a narrow interface — given what it reads of
+  the index's state (:class:`~spreadwatch.index.state.IndexRecords`: profile, options, nodes, zones,
+  namespaces, candidate groups) and the few callables it needs (a workload's candidate set, ``touch``), never
+  the index — told each change by :class:`SpreadIndex` where it happens, and testable alone
   (``tests/index/``): :class:`~spreadwatch.index.predicting.Predictor` (the whole scheduler profile's
   prediction, over :mod:`~spreadwatch.index.loads`, :mod:`~spreadwatch.index.images`,
   :mod:`~spreadwatch.index.affinity_pods` and :mod:`~spreadwatch.index.prediction_tables`),

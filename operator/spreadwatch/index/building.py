@@ -10,13 +10,22 @@ from collections.abc import Callable, Mapping
 
 import msgspec
 
-from spreadwatch.index.hard_filter import HardFiltering
+from spreadwatch.index.hard_filter import HardFilter
 from spreadwatch.index.state import CandidateSet, Workload
+from spreadwatch.index.workloads import WorkloadTracking
 from spreadwatch.model import Node, WorkloadKey
-from spreadwatch.report import CandidateLayout, Health, ReportInput, SpreadReport, build_report, error_report
+from spreadwatch.report import (
+    CandidateLayout,
+    Health,
+    ReportInput,
+    ReportOptions,
+    SpreadReport,
+    build_report,
+    error_report,
+)
 from spreadwatch.report.filtering import unschedulable, with_filter
 from spreadwatch.report.topology import build_topology_report
-from spreadwatch.scoring import ZoneKey
+from spreadwatch.scoring import Profile, ZoneKey
 from spreadwatch.scoring.topology_groups import CandidateGroups, GroupScores, group_candidates, score_groups
 from spreadwatch.scoring.window import (
     SelectorClasses,
@@ -35,8 +44,13 @@ _PROBABILITY_DIGITS = 4  # reports round the probabilities (the sampled ones are
 _new_tuple = tuple.__new__  # a NamedTuple from a tuple in C (its own __new__ is Python code); once per report
 
 
-class ReportBuilding(HardFiltering):
+class ReportBuilding(WorkloadTracking):
     """Reports from the counts, candidate sets and (v1.29) candidate groups."""
+
+    def __init__(self, profile: Profile, options: ReportOptions | None = None) -> None:
+        super().__init__(profile, options)
+        #: PodTopologySpread's Filter of the workloads with DoNotSchedule constraints (:mod:`~.hard_filter`)
+        self._hard_filter = HardFilter(self._records, self._touch)
 
     def _build_topology(self, w: Workload, candidates: CandidateSet) -> SpreadReport:
         """v1.29: the candidate groups (once per candidate set and keys), the scores, the report. The shared
@@ -85,14 +99,14 @@ class ReportBuilding(HardFiltering):
         plan, hard = w.plan, w.hard
         assert plan is not None
         assert hard is not None
-        hard_counts = self._hard_counts(w, hard)
+        hard_counts = self._hard_filter.hard_counts(w, hard)
         scored = not w.skip
         terms = plan.terms if scored else ()
         keys = tuple([t.topology_key for t in terms])
         per_term: list[Mapping[str, int]] = []
         if scored:
             per_term = list(self._term_counts(w)) if w.multi else [w.counts if w.counting else {}] * len(terms)
-        f = self._filtered(w, candidates, keys, hard_counts, per_term[0] if scored else hard_counts[0])
+        f = self._hard_filter.filtered(w, candidates, keys, hard_counts, per_term[0] if scored else hard_counts[0])
         w.filtered = f
         fields = (w.ref, self.profile, w.selector_text, w.ctrl.replicas, f.layout, f.counts, self._zones, self.options)
         model: WindowModel | None = None
@@ -104,7 +118,7 @@ class ReportBuilding(HardFiltering):
             report = build_topology_report(inp, f.groups, scores, keep)
         else:
             report = build_report(_new_tuple(ReportInput, fields), w.skip, f.groups.group_of.keys())
-        report = with_filter(report, self._filter_facts(f, candidates), self.options.thresholds)
+        report = with_filter(report, self._hard_filter.filter_facts(f, candidates), self.options.thresholds)
         if scored and self._sampled(report):
             model = self._topology_model(f.groups, scores, cache=not f.rejected)
         return self._with_window(report, model)
@@ -139,6 +153,7 @@ class ReportBuilding(HardFiltering):
         self._order = None
         self._window_layouts.clear()
         super()._node_changed(old, old_zone, new)
+        self._hard_filter.node_changed(old, new)
 
     def _node_order(self) -> tuple[str, ...]:
         """The scheduler's node order (scoring/window.py), kept until a node changes. O(1), O(n log n) after a

@@ -27,7 +27,7 @@ from collections.abc import Callable, Mapping
 
 import msgspec
 
-from spreadwatch.index.state import CandidateSet, Workload
+from spreadwatch.index.state import CandidateSet, IndexRecords, Workload
 from spreadwatch.model import Node
 from spreadwatch.report import (
     PLACEMENT_OUTCOMES,
@@ -35,7 +35,6 @@ from spreadwatch.report import (
     Comparison,
     Health,
     ReportInput,
-    ReportOptions,
     SpreadReport,
     build_report,
     classify_placement,
@@ -83,9 +82,9 @@ class ProfileComparison:
     """The comparison of every report with the sibling profile, and the overlap of two reports' best sets
     (see the module docstring). O(1) to create.
 
-    Given the index's profile and options, the compared profile (``compare``; None: none), the index's node
-    zones (read, never written) and ``candidate_set`` (a workload's candidate set). The index tells it of
-    each node (``node_applied``, ``node_changed``) before its own state takes the change.
+    Given the index's records (:class:`~spreadwatch.index.state.IndexRecords`: its profile, options and node zones),
+    the compared profile (``compare``; None: none) and ``candidate_set`` (a workload's candidate set). The index
+    tells it of each node (``node_applied``, ``node_changed``) before its own state takes the change.
     """
 
     __slots__ = (
@@ -100,18 +99,11 @@ class ProfileComparison:
     )
 
     def __init__(
-        self,
-        profile: Profile,
-        options: ReportOptions,
-        compare: Profile | None,
-        zones: Mapping[str, ZoneKey | None],
-        candidate_set: Callable[[Workload], CandidateSet],
+        self, records: IndexRecords, compare: Profile | None, candidate_set: Callable[[Workload], CandidateSet]
     ) -> None:
-        self.options = options
-        self._zones = zones
-        self._candidate_set = candidate_set
+        self.options, self._zones, self._candidate_set = records.options, records.zones, candidate_set
         #: the profile reports are compared with when this index scores it from its own counts (else None)
-        self.sibling = compare if compare is not None and shares_counts(profile, compare) else None
+        self.sibling = compare if compare is not None and shares_counts(records.profile, compare) else None
         #: placements checked against the sibling's reports (``SpreadIndex.check_placement``), by outcome
         self.sibling_placements: dict[str, int] = dict.fromkeys(PLACEMENT_OUTCOMES, 0)
         self._sibling_zones: dict[str, ZoneKey | None] = {}  # node -> its zone under the sibling profile

@@ -28,7 +28,7 @@ most the time to go round every workload in batches. ``analyze`` builds every re
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable, Iterator, Mapping, MutableMapping, Sequence, Set
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence, Set
 from types import MappingProxyType
 from typing import Final, TypeVar, cast
 
@@ -40,7 +40,7 @@ from spreadwatch.index.affinity_pods import AffinityPods
 from spreadwatch.index.images import NodeImages
 from spreadwatch.index.loads import Int64s, NodeLoads, needs_key
 from spreadwatch.index.prediction_tables import HEAD, ShapeTable, split_classes
-from spreadwatch.index.state import CandidateSet, FilteredCandidates, NamespaceState, Workload, template_of
+from spreadwatch.index.state import CandidateSet, FilteredCandidates, IndexRecords, Workload, template_of
 from spreadwatch.model import (
     Node,
     PersistentVolume,
@@ -53,13 +53,11 @@ from spreadwatch.model.spec_fields import is_extended_resource, is_scalar_resour
 from spreadwatch.report import (
     PLACEMENT_OUTCOMES,
     Outcome,
-    ReportOptions,
     SpreadReport,
     classify_placement,
     error_report,
 )
 from spreadwatch.report.prediction import PredictedNode, Prediction
-from spreadwatch.scoring import Profile, ZoneKey
 from spreadwatch.scoring.candidates import exclusion_reason, node_term_matches
 from spreadwatch.scoring.filtered_groups import GroupOfView
 from spreadwatch.scoring.image_locality import IMAGE_LOCALITY
@@ -158,27 +156,23 @@ def _go_half(values: Int64s) -> Int64s:
 class Predictor:
     """Reports with the whole profile's prediction (see the module docstring). O(1) to create.
 
-    Given the index's profile and options; its nodes, node zones, namespaces and candidate groups (read, and
-    the groups filled as the report would); ``candidate_set`` (a workload's candidate set), ``window_size``
-    (nodes the scheduler scores per pod), ``term_counts`` (v1.29, per constraint, node -> matching pods) and
-    ``node_order`` (the scheduler's node order). The index tells it each change after its own state took it.
+    Given the index's records (:class:`~spreadwatch.index.state.IndexRecords`); ``candidate_set`` (a workload's
+    candidate set), ``window_size`` (nodes the scheduler scores per pod), ``term_counts`` (v1.29, per constraint,
+    node -> matching pods) and ``node_order`` (the scheduler's node order). The index tells it each change after its
+    own state took it.
     """
 
     def __init__(
         self,
-        profile: Profile,
-        options: ReportOptions,
-        nodes: Mapping[str, Node],
-        zones: Mapping[str, ZoneKey | None],
-        namespaces: Mapping[str, NamespaceState],
-        topo_groups: MutableMapping[tuple[int, tuple[str, ...], tuple[str, ...]], CandidateGroups],
+        records: IndexRecords,
         candidate_set: Callable[[Workload], CandidateSet],
         window_size: Callable[[], int],
         term_counts: Callable[[Workload], list[dict[str, int]]],
         node_order: Callable[[], tuple[str, ...]],
     ) -> None:
-        self.profile, self.options = profile, options
-        self._nodes, self._zones, self._ns, self._topo_groups = nodes, zones, namespaces, topo_groups
+        self.profile, self.options = records.profile, records.options
+        self._nodes, self._zones, self._ns = records.nodes, records.zones, records.namespaces
+        self._topo_groups = records.topo_groups
         self._candidate_set, self._window_size = candidate_set, window_size
         self._term_counts, self._node_order = term_counts, node_order
         self._loads = NodeLoads()
@@ -190,7 +184,7 @@ class Predictor:
         self._nominated: set[tuple[str, str]] = set()
         scheduler = self.options.scheduler
         #: the profile predicted with (None: no prediction; only the PodTopologySpread profile v1.29 has one)
-        self.scheduler: SchedulerProfile | None = scheduler if profile.pod_topology_spread else None
+        self.scheduler: SchedulerProfile | None = scheduler if self.profile.pod_topology_spread else None
         #: placements checked against the prediction, by outcome (``predicted_outcome``)
         self.predicted_placements: dict[str, int] = dict.fromkeys(PLACEMENT_OUTCOMES, 0)
         #: bumped whenever something every prediction reads changes (loads, nodes, volumes, nominations)

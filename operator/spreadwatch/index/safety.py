@@ -44,7 +44,7 @@ from spreadwatch.controllers import (
     next_condemned,
     scale_shares,
 )
-from spreadwatch.index.state import CandidateSet, NamespaceState, Workload
+from spreadwatch.index.state import CandidateSet, IndexRecords, NamespaceState, Workload
 from spreadwatch.model import (
     INVALID_DELETION_COST,
     TERMINAL_PHASES,
@@ -55,7 +55,7 @@ from spreadwatch.model import (
     PodDisruptionBudget,
     WorkloadKey,
 )
-from spreadwatch.report import Health, ReportOptions, SpreadReport
+from spreadwatch.report import Health, SpreadReport
 from spreadwatch.report.forecast import Budget, resilience_of, scale_down_of, with_safety, zone_outage
 from spreadwatch.report.safety import ScaleDown
 from spreadwatch.scoring import ZoneKey, newest_replicaset
@@ -127,24 +127,23 @@ def _owner_of(pod: Pod) -> _Owner | None:
 class Safety:
     """Owned pods, budgets, and the forecasts they give each report (see the module docstring). O(1) to create.
 
-    Given the index's namespaces and node zones (read, never written), its report options, ``touch`` (dirty a
-    workload's report), ``candidate_set`` (a workload's candidate set) and ``replicasets_of`` (a namespace's
-    ReplicaSets by their controller's name). The index tells it each change after its own state has taken it
-    (``pod_changed``, ``members_changed``, ``controller_changed``, ``node_changed``, ...).
+    Given the index's records (:class:`~spreadwatch.index.state.IndexRecords`: its namespaces, node zones and report
+    options), ``touch`` (dirty a workload's report), ``candidate_set`` (a workload's candidate set) and
+    ``replicasets_of`` (a namespace's ReplicaSets by their controller's name). The index tells it each change after
+    its own state has taken it (``pod_changed``, ``members_changed``, ``controller_changed``, ``node_changed``,
+    ...).
     """
 
     __slots__ = ("_candidate_set", "_ns", "_replicasets_of", "_safety", "_touch", "_zones", "options")
 
     def __init__(
         self,
-        namespaces: Mapping[str, NamespaceState],
-        zones: Mapping[str, ZoneKey | None],
-        options: ReportOptions,
+        records: IndexRecords,
         touch: Callable[[Workload, WorkloadKey], None],
         candidate_set: Callable[[Workload], CandidateSet],
         replicasets_of: Callable[[NamespaceState, str], list[Controller]],
     ) -> None:
-        self._ns, self._zones, self.options = namespaces, zones, options
+        self._ns, self._zones, self.options = records.namespaces, records.zones, records.options
         self._touch, self._candidate_set, self._replicasets_of = touch, candidate_set, replicasets_of
         self._safety: dict[str, SafetyNamespace] = {}
 

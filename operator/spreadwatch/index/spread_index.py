@@ -55,27 +55,16 @@ class SpreadIndex(ReportBuilding):
         super().__init__(profile, options)
         #: the whole scheduler profile's prediction of each workload's next pod (:mod:`~.predicting`)
         self._prediction = Predictor(
-            profile,
-            self.options,
-            self._nodes,
-            self._zones,
-            self._ns,
-            self._topo_groups,
-            self._candidate_set,
-            self._window_size,
-            self._term_counts,
-            self._node_order,
+            self._records, self._candidate_set, self._window_size, self._term_counts, self._node_order
         )
         #: each report's comparison with a profile scored from this index's counts (:mod:`~.comparing`)
-        self._comparing = ProfileComparison(profile, self.options, compare, self._zones, self._candidate_set)
+        self._comparing = ProfileComparison(self._records, compare, self._candidate_set)
         #: placements checked against this profile's reports (:meth:`check_placement`), by outcome
         self.placements: dict[str, int] = dict.fromkeys(PLACEMENT_OUTCOMES, 0)
         #: the first listing in bulk (:mod:`~.loading`): the workloads deferred while it loads
         self._loader = ListLoader(self._ns_of)
         #: each controller's pods and each PodDisruptionBudget's counts, the forecasts in a report (:mod:`~.safety`)
-        self._safety = Safety(
-            self._ns, self._zones, self.options, self._touch, self._candidate_set, self._replicasets_of
-        )
+        self._safety = Safety(self._records, self._touch, self._candidate_set, self._replicasets_of)
         #: ``--compare-profile`` that this index cannot score from its own counts (:mod:`~.comparing`): a
         #: second index fed the same events (without window samples and prediction: a comparison shows neither);
         #: reports carry its ``comparison``

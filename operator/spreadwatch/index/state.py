@@ -4,8 +4,8 @@
 controllers, workloads and their anchor index; nodes, zones and the cached candidate sets) and the few
 helpers every concern shares. The spread core's concerns extend it in turn: candidate sets
 (:mod:`~spreadwatch.index.candidates`), pod counting (:mod:`~spreadwatch.index.counting`), workloads
-(:mod:`~spreadwatch.index.workloads`), PodTopologySpread's Filter (:mod:`~spreadwatch.index.hard_filter`),
-report building (:mod:`~spreadwatch.index.building`), and the public API
+(:mod:`~spreadwatch.index.workloads`), report building (:mod:`~spreadwatch.index.building`, with
+PodTopologySpread's Filter as its part, :mod:`~spreadwatch.index.hard_filter`), and the public API
 (:mod:`~spreadwatch.index.spread_index`), whose parts (prediction, comparison, safety, loading) are given
 the records of it they read (:mod:`spreadwatch.index`).
 """
@@ -20,13 +20,15 @@ from spreadwatch.model import Controller, LabelMap, Node, Pod, PodTemplate, Serv
 from spreadwatch.report import CandidateLayout, Placement, ReportOptions, SpreadReport
 from spreadwatch.scoring import Profile, SpreadSelector, WorkloadRef, ZoneKey
 from spreadwatch.scoring.topology import SpreadPlan
-from spreadwatch.scoring.topology_filter import DomainTable, FilterPlan, FilterState
+from spreadwatch.scoring.topology_filter import FilterPlan, FilterState
 from spreadwatch.scoring.topology_groups import CandidateGroups
 from spreadwatch.scoring.window import WindowLayout
 
 __all__ = [
     "CandidateSet",
     "FilteredCandidates",
+    "GroupsKey",
+    "IndexRecords",
     "IndexSizes",
     "IndexState",
     "LabelGroup",
@@ -123,6 +125,25 @@ class FilteredCandidates(NamedTuple):
         return self.groups.group_of.get(node) is not None
 
 
+#: v1.29: the key of a candidate set's candidate groups: (signature id, scoring keys, hard keys it is split by)
+GroupsKey = tuple[int, tuple[str, ...], tuple[str, ...]]
+
+
+@dataclass(frozen=True, slots=True)
+class IndexRecords:
+    """What the index's parts read of its state (:mod:`spreadwatch.index`): the profile and options, the nodes,
+    their zones and the namespaces — read, never written — and the candidate groups per candidate set, which
+    a part fills as a report would (``group_candidates``). Views of the index's own dictionaries: current as
+    they are. O(1)."""
+
+    profile: Profile
+    options: ReportOptions
+    nodes: Mapping[str, Node]
+    zones: Mapping[str, ZoneKey | None]
+    namespaces: Mapping[str, NamespaceState]
+    topo_groups: dict[GroupsKey, CandidateGroups]
+
+
 @dataclass(frozen=True, slots=True)
 class IndexSizes:
     """Object counts, for self-metrics."""
@@ -152,10 +173,7 @@ class IndexState:
         self._zones: dict[str, ZoneKey | None] = {}
         self._candidates: dict[int, CandidateSet] = {}  # signature id -> candidate set
         #: v1.29, per candidate set (signature id), scoring keys (and the hard constraints' keys it is split by)
-        self._topo_groups: dict[tuple[int, tuple[str, ...], tuple[str, ...]], CandidateGroups] = {}
-        #: v1.29: PodTopologySpread's Filter domains per (signature id, hard keys, key, inclusion policies);
-        #: dropped on any node change
-        self._domain_tables: dict[tuple[object, ...], DomainTable] = {}
+        self._topo_groups: dict[GroupsKey, CandidateGroups] = {}
         self._sig_ids: dict[tuple[object, ...], int] = {}  # constraint signature -> small int (cheap to hash)
         self._dirty: set[WorkloadKey] = set()
         self._removed: set[WorkloadKey] = set()
@@ -163,6 +181,8 @@ class IndexState:
         #: layouts on it, per candidate set or candidate groups (by id, the object kept to check it)
         self._order: tuple[str, ...] | None = None
         self._window_layouts: dict[int, tuple[object, WindowLayout]] = {}
+        #: what the parts read of all this (the dictionaries above are never reassigned)
+        self._records = IndexRecords(self.profile, self.options, self._nodes, self._zones, self._ns, self._topo_groups)
 
     def _ns_of(self, name: str) -> NamespaceState:
         ns = self._ns.get(name)
