@@ -10,6 +10,7 @@ from collections.abc import Callable, Mapping
 
 import msgspec
 
+from spreadwatch.index.candidates import CandidateSets
 from spreadwatch.index.hard_filter import HardFilter
 from spreadwatch.index.state import CandidateSet, Workload
 from spreadwatch.index.workloads import WorkloadTracking
@@ -25,7 +26,7 @@ from spreadwatch.report import (
 )
 from spreadwatch.report.filtering import unschedulable, with_filter
 from spreadwatch.report.topology import build_topology_report
-from spreadwatch.scoring import Profile, ZoneKey
+from spreadwatch.scoring import Profile, ZoneKey, zone_key
 from spreadwatch.scoring.topology_groups import CandidateGroups, GroupScores, group_candidates, score_groups
 from spreadwatch.scoring.window import (
     SelectorClasses,
@@ -49,6 +50,10 @@ class ReportBuilding(WorkloadTracking):
 
     def __init__(self, profile: Profile, options: ReportOptions | None = None) -> None:
         super().__init__(profile, options)
+        #: the nodes passing each scheduling-constraint signature's filters (:mod:`~.candidates`)
+        self._candidate_sets = CandidateSets(self._records, self._touch)
+        #: a workload's candidate set (cached per signature; O(nodes) to build after a node change)
+        self._candidate_set: Callable[[Workload], CandidateSet] = self._candidate_sets.of
         #: PodTopologySpread's Filter of the workloads with DoNotSchedule constraints (:mod:`~.hard_filter`)
         self._hard_filter = HardFilter(self._records, self._touch)
 
@@ -148,11 +153,28 @@ class ReportBuilding(WorkloadTracking):
             return self._with_window(report, None)
         return self._with_window(report, self._selector_model(candidates, w.counts))
 
+    def _apply_node(self, node: Node) -> None:
+        """A node added or changed: its record and zone kept; a change of what the filters read (labels, taints,
+        unschedulable) goes to :meth:`_node_changed`. O(1), else the change's cost."""
+        old = self._nodes.get(node.name)
+        self._nodes[node.name] = node
+        if old is not None and (old.labels, old.taints, old.unschedulable) == (
+            node.labels,
+            node.taints,
+            node.unschedulable,
+        ):
+            return
+        old_zone = self._zones.get(node.name)
+        self._zones[node.name] = zone_key(node.labels, self.profile)
+        self._node_changed(old, old_zone, node)
+
     def _node_changed(self, old: Node | None, old_zone: ZoneKey | None, new: Node | None) -> None:
-        """A node change also changes the scheduler's node order: the window layouts go with it."""
+        """A node added, changed (``old_zone``: its zone before) or removed (``new`` None): the scheduler's node
+        order and the window layouts on it go; the candidate sets and the Filter's domains it alters, with the
+        workloads using them dirtied. O(candidate sets + W)."""
         self._order = None
         self._window_layouts.clear()
-        super()._node_changed(old, old_zone, new)
+        self._candidate_sets.node_changed(old, old_zone, new)
         self._hard_filter.node_changed(old, new)
 
     def _node_order(self) -> tuple[str, ...]:
@@ -245,7 +267,7 @@ class ReportBuilding(WorkloadTracking):
         w = built[0]
         if w.filtered is not None:
             return w.filtered.layout
-        return super().candidate_layout(key)
+        return self._candidate_set(w).layout
 
     def is_candidate(self, key: WorkloadKey, node: str) -> bool:
         """Whether ``node`` is a candidate of the workload's next pod (after PodTopologySpread's Filter for

@@ -13,8 +13,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Iterable, Mapping
 
-from spreadwatch.index.candidates import CandidateSets
-from spreadwatch.index.state import LabelGroup, LabelKey, NamespaceState, Workload
+from spreadwatch.index.state import IndexState, LabelGroup, LabelKey, NamespaceState, Workload
 from spreadwatch.model import TERMINAL_PHASES, Pod, WorkloadKey
 from spreadwatch.model import label_key as label_key_of
 
@@ -53,7 +52,7 @@ def _add_nodes(counts: dict[str, int], nodes: dict[str, int]) -> None:
         counts[node] = counts.get(node, 0) + c
 
 
-class PodCounting(CandidateSets):
+class PodCounting(IndexState):
     """Pods, label groups and the per-workload sparse node → matching-pod counts."""
 
     def _apply_pod(self, pod: Pod) -> None:

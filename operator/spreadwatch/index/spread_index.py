@@ -458,7 +458,7 @@ class SpreadIndex(ReportBuilding):
             controllers=sum(len(c) for ns in self._ns.values() for c in ns.controllers.values()),
             workloads=sum(len(ns.workloads) for ns in self._ns.values()),
             label_groups=sum(len(ns.groups) for ns in self._ns.values()),
-            candidate_sets=len(self._candidates),
+            candidate_sets=len(self._candidate_sets),
         )
 
     def namespace_labels(self, namespace: str) -> Mapping[str, str]:

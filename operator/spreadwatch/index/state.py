@@ -2,10 +2,10 @@
 
 :class:`IndexState` holds the cluster as the index keeps it (per namespace: pods, label groups, Services,
 controllers, workloads and their anchor index; nodes, zones and the cached candidate sets) and the few
-helpers every concern shares. The spread core's concerns extend it in turn: candidate sets
-(:mod:`~spreadwatch.index.candidates`), pod counting (:mod:`~spreadwatch.index.counting`), workloads
-(:mod:`~spreadwatch.index.workloads`), report building (:mod:`~spreadwatch.index.building`, with
-PodTopologySpread's Filter as its part, :mod:`~spreadwatch.index.hard_filter`), and the public API
+helpers every concern shares. The spread core's concerns extend it in turn: pod counting
+(:mod:`~spreadwatch.index.counting`), workloads (:mod:`~spreadwatch.index.workloads`), report building
+(:mod:`~spreadwatch.index.building`, with the candidate sets, :mod:`~spreadwatch.index.candidates`, and
+PodTopologySpread's Filter, :mod:`~spreadwatch.index.hard_filter`, as its parts), and the public API
 (:mod:`~spreadwatch.index.spread_index`), whose parts (prediction, comparison, safety, loading) are given
 the records of it they read (:mod:`spreadwatch.index`).
 """
@@ -171,7 +171,6 @@ class IndexState:
         self._ns: dict[str, NamespaceState] = {}
         self._nodes: dict[str, Node] = {}
         self._zones: dict[str, ZoneKey | None] = {}
-        self._candidates: dict[int, CandidateSet] = {}  # signature id -> candidate set
         #: v1.29, per candidate set (signature id), scoring keys (and the hard constraints' keys it is split by)
         self._topo_groups: dict[GroupsKey, CandidateGroups] = {}
         self._sig_ids: dict[tuple[object, ...], int] = {}  # constraint signature -> small int (cheap to hash)
