@@ -31,11 +31,11 @@ Only slim records are stored (see :mod:`spreadwatch.model`). :class:`SpreadIndex
 ``reports``, ``take_dirty``, ``object_keys``, ...) is built from two kinds of pieces:
 
 * **the spread core**, one object's state by extension, each module one concern:
-  :mod:`~spreadwatch.index.state` (records and state) → :mod:`~spreadwatch.index.counting` (label groups and
-  counts) → :mod:`~spreadwatch.index.workloads` (Services, controllers, selectors, anchors) →
-  :mod:`~spreadwatch.index.building` (nodes, reports and the scheduler's window, with two parts of its own:
-  the candidate sets, :class:`~spreadwatch.index.candidates.CandidateSets`, and PodTopologySpread's Filter,
-  :class:`~spreadwatch.index.hard_filter.HardFilter`);
+  :mod:`~spreadwatch.index.state` (records and state) → :mod:`~spreadwatch.index.workloads` (Services,
+  controllers, selectors, anchors; its part :class:`~spreadwatch.index.counting.PodCounts`: pods, label
+  groups and counts) → :mod:`~spreadwatch.index.building` (nodes, reports and the scheduler's window; its
+  parts: the candidate sets, :class:`~spreadwatch.index.candidates.CandidateSets`, and PodTopologySpread's
+  Filter, :class:`~spreadwatch.index.hard_filter.HardFilter`);
 * **parts** the façade owns, each a class with its own state and a narrow interface — given what it reads of
   the index's state (:class:`~spreadwatch.index.state.IndexRecords`: profile, options, nodes, zones,
   namespaces, candidate groups) and the few callables it needs (a workload's candidate set, ``touch``), never

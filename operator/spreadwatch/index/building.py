@@ -73,7 +73,7 @@ class ReportBuilding(WorkloadTracking):
             groups = self._topo_groups[(w.sig, keys, ())] = group_candidates(nodes, keys, self._zones)
         template = self._template(w)
         if w.multi:
-            scores = score_groups(plan, template, groups, self._term_counts(w), self._nodes, keep=keep)
+            scores = score_groups(plan, template, groups, self._counts.term_counts(w), self._nodes, keep=keep)
         else:  # every term counts the workload's pods
             per_term = [w.counts if w.counting else {}] * len(terms)
             scores = score_groups(plan, template, groups, per_term, self._nodes, shared=True, keep=keep)
@@ -110,7 +110,7 @@ class ReportBuilding(WorkloadTracking):
         keys = tuple([t.topology_key for t in terms])
         per_term: list[Mapping[str, int]] = []
         if scored:
-            per_term = list(self._term_counts(w)) if w.multi else [w.counts if w.counting else {}] * len(terms)
+            per_term = list(self._counts.term_counts(w)) if w.multi else [w.counts if w.counting else {}] * len(terms)
         f = self._hard_filter.filtered(w, candidates, keys, hard_counts, per_term[0] if scored else hard_counts[0])
         w.filtered = f
         fields = (w.ref, self.profile, w.selector_text, w.ctrl.replicas, f.layout, f.counts, self._zones, self.options)
@@ -296,12 +296,12 @@ class ReportBuilding(WorkloadTracking):
         terms = w.plan.terms
         if w.filtered is not None:  # DoNotSchedule constraints: the candidates the Filter passed
             f = w.filtered
-            per_term = list(self._term_counts(w)) if w.multi else [w.counts if w.counting else {}] * len(terms)
+            per_term = list(self._counts.term_counts(w)) if w.multi else [w.counts if w.counting else {}] * len(terms)
             scores = score_groups(w.plan, template, f.groups, per_term, self._nodes, shared=not w.multi, keep=False)
             return self._topology_model(f.groups, scores, cache=not f.rejected)
         groups = self._topo_groups[(w.sig, tuple([t.topology_key for t in terms]), ())]
         if w.multi:
-            scores = score_groups(w.plan, template, groups, self._term_counts(w), self._nodes, keep=False)
+            scores = score_groups(w.plan, template, groups, self._counts.term_counts(w), self._nodes, keep=False)
         else:
             per_term = [w.counts if w.counting else {}] * len(w.plan.terms)
             scores = score_groups(w.plan, template, groups, per_term, self._nodes, shared=True, keep=False)

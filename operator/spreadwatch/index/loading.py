@@ -2,7 +2,7 @@
 
 While the index is *loading* (:meth:`ListLoader.start` to the end of :meth:`ListLoader.take`), a workload's
 controller is stored and its workload **deferred**: no workload exists yet in a namespace that is loading, so
-its listed pods are filed in bulk (the index's ``_count_bulk``: each pod joins its label group, without the
+its listed pods are filed in bulk (``PodCounts.count_bulk``: each pod joins its label group, without the
 per-event look-up of the workloads it matches), and the deferred workloads are added at the end in bulk (the
 index's ``_add_workloads``: every namespace's first workloads counted in one pass over its label groups),
 exactly as ``load`` adds a snapshot's. A namespace whose workloads have been added (or the index not loading)

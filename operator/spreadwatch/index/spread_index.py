@@ -55,7 +55,7 @@ class SpreadIndex(ReportBuilding):
         super().__init__(profile, options)
         #: the whole scheduler profile's prediction of each workload's next pod (:mod:`~.predicting`)
         self._prediction = Predictor(
-            self._records, self._candidate_set, self._window_size, self._term_counts, self._node_order
+            self._records, self._candidate_set, self._window_size, self._counts.term_counts, self._node_order
         )
         #: each report's comparison with a profile scored from this index's counts (:mod:`~.comparing`)
         self._comparing = ProfileComparison(self._records, compare, self._candidate_set)
@@ -133,7 +133,7 @@ class SpreadIndex(ReportBuilding):
             for svc in snapshot.services:
                 self._apply_service(svc)
             if fresh:
-                self._count_bulk(snapshot.pods)
+                self._counts.count_bulk(snapshot.pods, self._apply_pod)
                 self._prediction.pods_loaded(snapshot.pods)
             else:
                 for pod in snapshot.pods:
@@ -183,7 +183,7 @@ class SpreadIndex(ReportBuilding):
     def _apply_pod(self, pod: Pod) -> None:
         ns = self._ns.get(pod.namespace)
         old = ns.pods.get(pod.name) if ns is not None else None
-        super()._apply_pod(pod)
+        self._counts.apply_pod(pod)
         self._prediction.pod_changed(old, pod)
         if old is not pod and old != pod:
             self._safety.pod_changed(pod.namespace, old, pod)
@@ -257,7 +257,7 @@ class SpreadIndex(ReportBuilding):
             self.shadow.apply_listed(records)
         bulk, rest = self._loader.split(records)
         if bulk:  # (pods of namespaces that are loading: label groups, the prediction's loads, the safety's)
-            self._count_bulk(bulk)
+            self._counts.count_bulk(bulk, self._apply_pod)
             self._prediction.pods_loaded(bulk)
             self._safety.pods_filed(bulk)
         for record in rest:
@@ -296,7 +296,7 @@ class SpreadIndex(ReportBuilding):
         node, seen = pod.node_name, now()
         zone = self._zones.get(node)
         out: list[tuple[WorkloadKey, Placement]] = []
-        for key in sorted(self._group_matches(ns, group)):
+        for key in sorted(self._counts.group_matches(ns, group)):
             w = ns.workloads[key]
             report = self.report_for(key)
             if report is None:
@@ -332,7 +332,7 @@ class SpreadIndex(ReportBuilding):
             ns = self._ns.get(namespace)
             old = ns.pods.pop(name, None) if ns else None
             if ns is not None and old is not None:
-                self._shift(ns, old, -1)
+                self._counts.shift(ns, old, -1)
                 self._pod_removed(old)
         elif kind == "Node":
             old_node = self._nodes.pop(name, None)
@@ -434,7 +434,7 @@ class SpreadIndex(ReportBuilding):
         w = Workload(ctrl, WorkloadRef.of(ctrl))
         self._prepare(w)
         w.anchors = anchors(w.selector) if w.counting else ()
-        self._recount(self._ns_of(ctrl.namespace), w)
+        self._counts.recount(self._ns_of(ctrl.namespace), w)
         return self._build(w)
 
     def take_dirty(self, stale: bool = True) -> tuple[set[WorkloadKey], set[WorkloadKey]]:

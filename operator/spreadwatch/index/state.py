@@ -2,10 +2,11 @@
 
 :class:`IndexState` holds the cluster as the index keeps it (per namespace: pods, label groups, Services,
 controllers, workloads and their anchor index; nodes, zones and the cached candidate sets) and the few
-helpers every concern shares. The spread core's concerns extend it in turn: pod counting
-(:mod:`~spreadwatch.index.counting`), workloads (:mod:`~spreadwatch.index.workloads`), report building
-(:mod:`~spreadwatch.index.building`, with the candidate sets, :mod:`~spreadwatch.index.candidates`, and
-PodTopologySpread's Filter, :mod:`~spreadwatch.index.hard_filter`, as its parts), and the public API
+helpers every concern shares. The spread core's concerns extend it in turn: workloads
+(:mod:`~spreadwatch.index.workloads`, with pod counting, :mod:`~spreadwatch.index.counting`, as its part),
+report building (:mod:`~spreadwatch.index.building`, with the candidate sets,
+:mod:`~spreadwatch.index.candidates`, and PodTopologySpread's Filter, :mod:`~spreadwatch.index.hard_filter`,
+as its parts), and the public API
 (:mod:`~spreadwatch.index.spread_index`), whose parts (prediction, comparison, safety, loading) are given
 the records of it they read (:mod:`spreadwatch.index`).
 """

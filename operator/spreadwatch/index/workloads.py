@@ -12,11 +12,13 @@ from collections.abc import Callable, Iterable, Mapping
 from functools import partial
 
 from spreadwatch.errors import ConstraintError, SelectorError
-from spreadwatch.index.counting import PodCounting
-from spreadwatch.index.state import NamespaceState, Workload
+from spreadwatch.index.counting import PodCounts
+from spreadwatch.index.state import IndexState, NamespaceState, Workload
 from spreadwatch.model import Controller, Pod, Service, WorkloadKey
+from spreadwatch.report import ReportOptions
 from spreadwatch.scoring import (
     ClusterLookup,
+    Profile,
     SelectorMode,
     SpreadSelector,
     WorkloadRef,
@@ -150,8 +152,13 @@ class _PodLookup:
         return self._index.controller(key)
 
 
-class WorkloadTracking(PodCounting):
+class WorkloadTracking(IndexState):
     """Services, controllers and workloads; implements ``scoring.ClusterLookup``."""
+
+    def __init__(self, profile: Profile, options: ReportOptions | None = None) -> None:
+        super().__init__(profile, options)
+        #: pods, label groups and each workload's counts (:mod:`~.counting`), told each workload's change here
+        self._counts = PodCounts(self._records, self._ns_of, self._touch)
 
     def services_in(self, namespace: str) -> Iterable[Service]:
         ns = self._ns.get(namespace)
@@ -324,13 +331,13 @@ class WorkloadTracking(PodCounting):
                 added.append(w)
                 keys.append(key)
             if first:
-                self._count_first(ns, added)
+                self._counts.count_first(ns, added)
             else:
                 if fresh:  # one pass over the namespace's groups for all the new anchors
-                    self._index_groups(ns, fresh)
+                    self._counts.index_groups(ns, fresh)
                 for w in added:
-                    self._recount(ns, w)
-            self._invalidate_groups(ns)
+                    self._counts.recount(ns, w)
+            self._counts.invalidate_groups(ns)
         if self._removed:
             self._removed.difference_update(keys)
         self._dirty.update(keys)
@@ -340,7 +347,7 @@ class WorkloadTracking(PodCounting):
         if w is None:
             return
         self._unindex(ns, key, w.anchors)
-        self._invalidate_groups(ns)
+        self._counts.invalidate_groups(ns)
         self._dirty.discard(key)
         self._removed.add(key)
 
@@ -437,7 +444,7 @@ class WorkloadTracking(PodCounting):
             old_anchors = w.anchors
             self._index_workload(ns, key, w)
             self._unindex(ns, key, old_anchors, keep=w.anchors)  # after: an anchor kept keeps its group index
-            self._invalidate_groups(ns)
+            self._counts.invalidate_groups(ns)
         self._touch(w, key)
 
     def _index_workload(self, ns: NamespaceState, key: WorkloadKey, w: Workload) -> None:
@@ -445,8 +452,8 @@ class WorkloadTracking(PodCounting):
         O(anchors + the groups they point at), plus O(groups in the namespace) for an anchor new to it."""
         fresh = self._file_anchors(ns, key, w)
         if fresh:
-            self._index_groups(ns, fresh)
-        self._recount(ns, w)
+            self._counts.index_groups(ns, fresh)
+        self._counts.recount(ns, w)
 
     @staticmethod
     def _file_anchors(ns: NamespaceState, key: WorkloadKey, w: Workload) -> list[tuple[str, str]]:
