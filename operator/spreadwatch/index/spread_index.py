@@ -178,7 +178,7 @@ class SpreadIndex(ReportBuilding):
         elif isinstance(record, PodDisruptionBudget):
             self._safety.apply_budget(record)
 
-    # --- the parts told of each change, where the tower's floors took it ----------------------------------
+    # --- each change, told to the parts that keep state of it after the spread core took it ------------------
 
     def _apply_pod(self, pod: Pod) -> None:
         ns = self._ns.get(pod.namespace)
