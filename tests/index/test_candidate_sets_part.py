@@ -6,10 +6,12 @@ from __future__ import annotations
 
 from typing import Any
 
+from part_records import parsed
+
 from k8s_objects import GA_ZONE, controller, node
 from spreadwatch.index.candidates import CandidateSets
 from spreadwatch.index.state import IndexRecords, NamespaceState, Workload
-from spreadwatch.model import Controller, Node, WorkloadKey, parse_object
+from spreadwatch.model import Controller, Node, WorkloadKey
 from spreadwatch.report import ReportOptions
 from spreadwatch.scoring import WorkloadRef, ZoneKey, get_profile, representative_pod, zone_key
 
@@ -17,17 +19,11 @@ V128 = get_profile("v1.28")
 _TAINT = [{"key": "dedicated", "value": "db", "effect": "NoSchedule"}]
 
 
-def _parsed(body: dict[str, Any]) -> Any:
-    record = parse_object(body)
-    assert record is not None
-    return record
-
-
 def _workload(name: str, sig: int, node_selector: dict[str, str] | None = None) -> Workload:
     spec: dict[str, Any] = {"containers": [{"name": "app", "image": "app:1"}]}
     if node_selector:
         spec["nodeSelector"] = node_selector
-    ctrl = _parsed(controller("StatefulSet", name, {"matchLabels": {"app": name}}, {"app": name}, template_spec=spec))
+    ctrl = parsed(controller("StatefulSet", name, {"matchLabels": {"app": name}}, {"app": name}, template_spec=spec))
     assert isinstance(ctrl, Controller)
     return Workload(ctrl, WorkloadRef.of(ctrl), pod=representative_pod(ctrl, ())[0], sig=sig)
 
@@ -49,7 +45,7 @@ class _Index:
             node("n2", "a", key=GA_ZONE),
             node("n3", "b", key=GA_ZONE, labels={"disk": "ssd"}, taints=_TAINT),
         ):
-            self.set(_parsed(body))
+            self.set(parsed(body))
 
     def set(self, n: Node) -> None:
         """A node added or changed, as the index takes it: its record and zone, then the part told."""
@@ -71,18 +67,18 @@ def test_a_node_change_drops_only_the_sets_it_alters() -> None:
     index = _Index()
     web, db = index.part.of(index.web), index.part.of(index.db)
     index.touched.clear()
-    index.set(_parsed(node("n2", "a", key=GA_ZONE, labels={"disk": "ssd"})))  # n2 joins db's set, stays in web's
+    index.set(parsed(node("n2", "a", key=GA_ZONE, labels={"disk": "ssd"})))  # n2 joins db's set, stays in web's
     assert index.touched == [index.db.ctrl.key]
     assert index.part.of(index.web) is web
     assert index.part.of(index.db) is not db
     assert sorted(index.part.of(index.db).names) == ["n1", "n2"]
     web, db = index.part.of(index.web), index.part.of(index.db)
     index.touched.clear()
-    index.set(_parsed(node("n1", "a", key=GA_ZONE, labels={"disk": "ssd", "team": "x"})))  # a label no filter reads
+    index.set(parsed(node("n1", "a", key=GA_ZONE, labels={"disk": "ssd", "team": "x"})))  # a label no filter reads
     assert index.touched == []
     assert index.part.of(index.web) is web
     assert index.part.of(index.db) is db
-    index.set(_parsed(node("n4", "b", key=GA_ZONE)))  # a new node: in web's set, and one more excluded from db's
+    index.set(parsed(node("n4", "b", key=GA_ZONE)))  # a new node: in web's set, and one more excluded from db's
     assert sorted(index.touched) == sorted([index.web.ctrl.key, index.db.ctrl.key])
     assert sorted(index.part.of(index.web).names) == ["n1", "n2", "n4"]
     assert dict(index.part.of(index.db).layout.excluded) == {"NodeAffinity": 1, "UntoleratedTaint": 1}

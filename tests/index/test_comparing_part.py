@@ -5,45 +5,27 @@ reports' best nodes."""
 
 from __future__ import annotations
 
-from typing import Any
-
 import pytest
+from part_records import web_workload, zoned_nodes
 
-from k8s_objects import GA_ZONE, controller, node
 from spreadwatch.index.comparing import ProfileComparison, kept
 from spreadwatch.index.state import CandidateSet, IndexRecords, Workload
-from spreadwatch.model import Controller, Node, parse_object
-from spreadwatch.report import CandidateLayout, ReportInput, ReportOptions, SpreadReport, build_report
-from spreadwatch.scoring import WorkloadRef, ZoneKey, get_profile, representative_pod, zone_key
+from spreadwatch.report import ReportInput, ReportOptions, SpreadReport, build_report
+from spreadwatch.scoring import get_profile
 
 V129, V128 = get_profile("v1.29"), get_profile("v1.28")
-
-
-def _parsed(body: dict[str, Any]) -> Any:
-    record = parse_object(body)
-    assert record is not None
-    return record
-
-
-NODES: list[Node] = [_parsed(node(name, zone, key=GA_ZONE)) for name, zone in (("a1", "a"), ("a2", "a"), ("b1", "b"))]
 
 
 class _Index:
     """What a :class:`ProfileComparison` is given: the index's zones and a workload's candidate set."""
 
     def __init__(self) -> None:
-        self.zones: dict[str, ZoneKey | None] = {n.name: zone_key(n.labels, V129) for n in NODES}
-        by_zone: dict[ZoneKey | None, list[str]] = {}
-        for n in NODES:
-            by_zone.setdefault(self.zones[n.name], []).append(n.name)
-        ctrl = _parsed(controller("StatefulSet", "web", {"matchLabels": {"app": "web"}}, {"app": "web"}, replicas=2))
-        assert isinstance(ctrl, Controller)
-        self.candidates = CandidateSet(frozenset(self.zones), CandidateLayout(by_zone, {}), ctrl.template)
-        self.web = Workload(ctrl, WorkloadRef.of(ctrl), pod=representative_pod(ctrl, ())[0], selector_text="app=web")
-        self.web.counts, self.web.counting = {"a1": 1}, True  # one pod, on a1
-        records = IndexRecords(V129, ReportOptions(), {n.name: n for n in NODES}, self.zones, {}, {})
+        self.nodes, self.zones, layout = zoned_nodes((("a1", "a"), ("a2", "a"), ("b1", "b")), V129)
+        # one pod, on a1
+        self.web, self.candidates = web_workload(layout, 2, selector_text="app=web", counts={"a1": 1}, counting=True)
+        records = IndexRecords(V129, ReportOptions(), self.nodes, self.zones, {}, {})
         self.part = ProfileComparison(records, V128, lambda w: self.candidates)
-        for n in NODES:
+        for n in self.nodes.values():
             self.part.node_applied(n)
 
     def report(self) -> SpreadReport:

@@ -4,14 +4,14 @@ zone constraint passes, and the workloads a node change dirties."""
 
 from __future__ import annotations
 
-from typing import Any
+from part_records import parsed, zoned_nodes
 
 from k8s_objects import GA_ZONE, controller, node
 from spreadwatch.index.hard_filter import HardFilter
 from spreadwatch.index.state import CandidateSet, IndexRecords, NamespaceState, Workload
-from spreadwatch.model import Controller, Node, WorkloadKey, parse_object
-from spreadwatch.report import CandidateLayout, ReportOptions
-from spreadwatch.scoring import WorkloadRef, ZoneKey, get_profile, representative_pod, zone_key
+from spreadwatch.model import Controller, WorkloadKey
+from spreadwatch.report import ReportOptions
+from spreadwatch.scoring import WorkloadRef, get_profile, representative_pod
 from spreadwatch.scoring.topology_filter import plan_filter
 from spreadwatch.selectors import Selector
 
@@ -30,12 +30,6 @@ _ZONE_SPREAD = {
 }
 
 
-def _parsed(body: dict[str, Any]) -> Any:
-    record = parse_object(body)
-    assert record is not None
-    return record
-
-
 def _no_default() -> Selector:
     raise AssertionError("the pod's own constraints need no default selector")
 
@@ -44,22 +38,17 @@ class _Index:
     """What a :class:`HardFilter` is given; web's pods: two in zone a (n1, n2), none in zone b (n3)."""
 
     def __init__(self) -> None:
-        nodes: list[Node] = [_parsed(node(n, z, key=GA_ZONE)) for n, z in (("n1", "a"), ("n2", "a"), ("n3", "b"))]
-        self.nodes = {n.name: n for n in nodes}
-        self.zones: dict[str, ZoneKey | None] = {n.name: zone_key(n.labels, V129) for n in nodes}
-        by_zone: dict[ZoneKey | None, list[str]] = {}
-        for n in nodes:
-            by_zone.setdefault(self.zones[n.name], []).append(n.name)
+        self.nodes, self.zones, layout = zoned_nodes((("n1", "a"), ("n2", "a"), ("n3", "b")), V129)
         body = controller(
             "StatefulSet", "web", {"matchLabels": {"app": "web"}}, {"app": "web"}, template_spec=_ZONE_SPREAD
         )
-        ctrl = _parsed(body)
+        ctrl = parsed(body)
         assert isinstance(ctrl, Controller)
         pod = representative_pod(ctrl, ())[0]
         self.web = Workload(ctrl, WorkloadRef.of(ctrl), pod=pod, counts={"n1": 1, "n2": 1}, counting=True)
         self.web.hard = plan_filter(pod, V129, _no_default)
         self.ns = NamespaceState(workloads={WEB: self.web})
-        self.candidates = CandidateSet(frozenset(self.nodes), CandidateLayout(by_zone, {}), ctrl.template)
+        self.candidates = CandidateSet(frozenset(self.nodes), layout, ctrl.template)
         self.touched: list[WorkloadKey] = []
         records = IndexRecords(V129, ReportOptions(), self.nodes, self.zones, {"default": self.ns}, {})
         self.part = HardFilter(records, lambda w, key: self.touched.append(key))
@@ -82,7 +71,7 @@ def test_a_zone_constraint_rejects_the_fuller_zone() -> None:
 def test_a_node_change_dirties_the_workloads_with_hard_constraints() -> None:
     index = _Index()
     old = index.nodes["n3"]
-    relabelled = _parsed(node("n3", "a", key=GA_ZONE))
+    relabelled = parsed(node("n3", "a", key=GA_ZONE))
     index.part.node_changed(old, relabelled)
     assert index.touched == [WEB]
     index.part.node_changed(relabelled, relabelled)  # (labels and taints unchanged: nothing to do)

@@ -6,31 +6,27 @@ from __future__ import annotations
 
 from typing import Any
 
+from part_records import parsed
+
 from k8s_objects import controller, pod
 from spreadwatch.index.counting import PodCounts
 from spreadwatch.index.state import IndexRecords, LabelGroup, NamespaceState, Workload
 from spreadwatch.index.workloads import anchors
-from spreadwatch.model import Controller, Pod, WorkloadKey, parse_object
+from spreadwatch.model import Controller, Pod, WorkloadKey
 from spreadwatch.report import ReportOptions
 from spreadwatch.scoring import SelectorMode, SpreadSelector, WorkloadRef, get_profile
 from spreadwatch.selectors import selector_from_set
 
 
-def _parsed(body: dict[str, Any]) -> Any:
-    record = parse_object(body)
-    assert record is not None
-    return record
-
-
 def _pod(name: str, app: str, node: str, **kw: Any) -> Pod:
-    record = _parsed(pod(name, {"app": app}, node, **kw))
+    record = parsed(pod(name, {"app": app}, node, **kw))
     assert isinstance(record, Pod)
     return record
 
 
 def _workload(ns: NamespaceState, app: str) -> Workload:
     """A workload counting the pods labelled ``app``, filed under its anchor as workloads.py files one."""
-    ctrl = _parsed(controller("StatefulSet", app, {"matchLabels": {"app": app}}, {"app": app}))
+    ctrl = parsed(controller("StatefulSet", app, {"matchLabels": {"app": app}}, {"app": app}))
     assert isinstance(ctrl, Controller)
     selector = SpreadSelector(SelectorMode.OWNER_MERGED, (selector_from_set({"app": app}),))
     w = Workload(ctrl, WorkloadRef.of(ctrl), selector=selector, counting=True)

@@ -7,10 +7,12 @@ from __future__ import annotations
 
 from typing import Any
 
+from part_records import parsed
+
 from k8s_objects import GA_ZONE, controller, node, owner, pod
 from spreadwatch.index.predicting import Predictor
 from spreadwatch.index.state import CandidateSet, IndexRecords, NamespaceState, Workload
-from spreadwatch.model import Controller, Node, Pod, parse_object
+from spreadwatch.model import Controller, Node, Pod
 from spreadwatch.report import CandidateLayout, ReportInput, ReportOptions, SpreadReport, build_report
 from spreadwatch.scoring import WorkloadRef, ZoneKey, get_profile, representative_pod, zone_key
 from spreadwatch.scoring.resource_fit import NODE_RESOURCES_FIT
@@ -21,16 +23,10 @@ OPTIONS = ReportOptions(scheduler=default_scheduler_profile())
 _CPU = {"requests": {"cpu": "3"}}  # of a node's 4
 
 
-def _parsed(body: dict[str, Any]) -> Any:
-    record = parse_object(body)
-    assert record is not None
-    return record
-
-
 def _node(name: str, zone: str) -> Node:
     body = node(name, zone, key=GA_ZONE)
     body["status"] = {"allocatable": {"cpu": "4", "memory": "8Gi", "pods": "110"}}
-    record = _parsed(body)
+    record = parsed(body)
     assert isinstance(record, Node)
     return record
 
@@ -47,7 +43,7 @@ class _Index:
         self.zones: dict[str, ZoneKey | None] = {name: zone_key(n.labels, V129) for name, n in self.nodes.items()}
         self.namespaces: dict[str, NamespaceState] = {}
         by_zone: dict[ZoneKey | None, list[str]] = {self.zones["n1"]: ["n1"], self.zones["n2"]: ["n2"]}
-        ctrl = _parsed(
+        ctrl = parsed(
             controller("StatefulSet", "web", {"matchLabels": {"app": "web"}}, {"app": "web"}, template_spec=_spec())
         )
         assert isinstance(ctrl, Controller)
@@ -74,7 +70,7 @@ class _Index:
 
 
 def _busy_pod() -> Pod:
-    record = _parsed(pod("db-0", {"app": "db"}, "n1", owners=[owner("StatefulSet", "db")], spec=_spec()))
+    record = parsed(pod("db-0", {"app": "db"}, "n1", owners=[owner("StatefulSet", "db")], spec=_spec()))
     assert isinstance(record, Pod)
     return record
 
@@ -85,7 +81,7 @@ def test_every_change_a_prediction_reads_bumps_the_epoch() -> None:
     index.add(_busy_pod())
     assert index.part.prediction_epoch == epoch + 1
     index.part.namespace_seen("default", {"team": "a"})
-    claim = _parsed(
+    claim = parsed(
         {
             "apiVersion": "v1",
             "kind": "PersistentVolumeClaim",

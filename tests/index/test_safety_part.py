@@ -4,12 +4,12 @@ workloads each change dirties, and the forecasts it adds to a report."""
 
 from __future__ import annotations
 
-from typing import Any
+from part_records import parsed
 
 from k8s_objects import budget, controller, owner, pod
 from spreadwatch.index.safety import Safety
 from spreadwatch.index.state import CandidateSet, IndexRecords, NamespaceState, Workload
-from spreadwatch.model import Controller, Pod, PodDisruptionBudget, WorkloadKey, parse_object
+from spreadwatch.model import Controller, Pod, PodDisruptionBudget, WorkloadKey
 from spreadwatch.report import CandidateLayout, ReportInput, ReportOptions, build_report
 from spreadwatch.scoring import WorkloadRef, ZoneKey, get_profile, representative_pod
 
@@ -17,15 +17,9 @@ ZONES: dict[str, ZoneKey | None] = {"a1": ("", "a"), "a2": ("", "a"), "b1": ("",
 WEB = WorkloadKey("default", "StatefulSet", "web")
 
 
-def _parsed(body: dict[str, Any]) -> Any:
-    record = parse_object(body)
-    assert record is not None
-    return record
-
-
 def _web_pod(name: str, node: str) -> Pod:
     body = pod(name, {"app": "web"}, node, owners=[owner("StatefulSet", "web")], ready_at="2024-01-01T00:00:00Z")
-    record = _parsed(body)
+    record = parsed(body)
     assert isinstance(record, Pod)
     return record
 
@@ -35,7 +29,7 @@ class _Index:
 
     def __init__(self) -> None:
         self.ns = NamespaceState()
-        ctrl = _parsed(controller("StatefulSet", "web", {"matchLabels": {"app": "web"}}, {"app": "web"}, replicas=3))
+        ctrl = parsed(controller("StatefulSet", "web", {"matchLabels": {"app": "web"}}, {"app": "web"}, replicas=3))
         assert isinstance(ctrl, Controller)
         self.ns.controllers["StatefulSet"] = {"web": ctrl}
         self.web = Workload(ctrl, WorkloadRef.of(ctrl), pod=representative_pod(ctrl, ())[0])
@@ -61,7 +55,7 @@ class _Index:
 
 
 def _pdb(min_available: int) -> PodDisruptionBudget:
-    record = _parsed(budget("web-pdb", {"matchLabels": {"app": "web"}}, min_available=min_available))
+    record = parsed(budget("web-pdb", {"matchLabels": {"app": "web"}}, min_available=min_available))
     assert isinstance(record, PodDisruptionBudget)
     return record
 

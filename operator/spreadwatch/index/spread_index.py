@@ -7,13 +7,15 @@ from collections.abc import Callable, Iterable, Mapping, Sequence
 
 import msgspec
 
-from spreadwatch.index.building import ReportBuilding
+from spreadwatch.index.building import ReportBuilder
+from spreadwatch.index.candidates import CandidateSets
 from spreadwatch.index.comparing import ProfileComparison, kept
+from spreadwatch.index.hard_filter import HardFilter
 from spreadwatch.index.loading import ListLoader
 from spreadwatch.index.predicting import REFRESH_BATCH, Predictor
 from spreadwatch.index.safety import Safety
-from spreadwatch.index.state import IndexSizes, LabelGroup, NamespaceState, Workload
-from spreadwatch.index.workloads import anchors
+from spreadwatch.index.state import CandidateSet, IndexSizes, LabelGroup, NamespaceState, Workload
+from spreadwatch.index.workloads import WorkloadTracking, anchors
 from spreadwatch.model import (
     Controller,
     Namespace,
@@ -29,6 +31,7 @@ from spreadwatch.model import (
 )
 from spreadwatch.report import (
     PLACEMENT_OUTCOMES,
+    CandidateLayout,
     Comparison,
     Health,
     Outcome,
@@ -37,15 +40,16 @@ from spreadwatch.report import (
     SpreadReport,
     classify_placement,
 )
-from spreadwatch.scoring import Profile, WorkloadRef, ZoneKey, is_workload
+from spreadwatch.scoring import Profile, WorkloadRef, ZoneKey, is_workload, zone_key
 from spreadwatch.scoring.scheduler_profile import SchedulerProfile
 from spreadwatch.scoring.topology_groups import CandidateGroups, GroupScores
+from spreadwatch.scoring.window import WindowModel
 from spreadwatch.snapshot import Snapshot, paused_gc
 
 __all__ = ["SpreadIndex"]
 
 
-class SpreadIndex(ReportBuilding):
+class SpreadIndex(WorkloadTracking):
     """Incremental cluster state and per-workload spread (see :mod:`spreadwatch.index` for costs).
 
     Implements ``scoring.ClusterLookup``. Not thread-safe: the operator calls it from one event loop.
@@ -53,9 +57,23 @@ class SpreadIndex(ReportBuilding):
 
     def __init__(self, profile: Profile, options: ReportOptions | None = None, compare: Profile | None = None) -> None:
         super().__init__(profile, options)
+        #: the nodes passing each scheduling-constraint signature's filters (:mod:`~.candidates`)
+        self._candidate_sets = CandidateSets(self._records, self._touch)
+        #: a workload's candidate set (cached per signature; O(nodes) to build after a node change)
+        self._candidate_set: Callable[[Workload], CandidateSet] = self._candidate_sets.of
+        #: PodTopologySpread's Filter of the workloads with DoNotSchedule constraints (:mod:`~.hard_filter`)
+        self._hard_filter = HardFilter(self._records, self._touch)
+        #: each workload's spreading report and the scheduler's window (:mod:`~.building`)
+        self._builder = ReportBuilder(
+            self._records, self._candidate_set, self._hard_filter, self._counts.term_counts, self._topology_scored
+        )
         #: the whole scheduler profile's prediction of each workload's next pod (:mod:`~.predicting`)
         self._prediction = Predictor(
-            self._records, self._candidate_set, self._window_size, self._counts.term_counts, self._node_order
+            self._records,
+            self._candidate_set,
+            self._builder.window_size,
+            self._counts.term_counts,
+            self._builder.node_order,
         )
         #: each report's comparison with a profile scored from this index's counts (:mod:`~.comparing`)
         self._comparing = ProfileComparison(self._records, compare, self._candidate_set)
@@ -226,14 +244,29 @@ class SpreadIndex(ReportBuilding):
             self._safety.members_changed(key.namespace, (w.pod.labels if w.pod is not None else None,))
 
     def _apply_node(self, node: Node) -> None:
+        """A node added or changed: its record and zone kept; a change of what the filters read (labels, taints,
+        unschedulable) goes to :meth:`_node_changed`. O(1), else the change's cost."""
         self._comparing.node_applied(node)
         old = self._nodes.get(node.name)
-        super()._apply_node(node)
+        self._nodes[node.name] = node
+        if old is None or (old.labels, old.taints, old.unschedulable) != (
+            node.labels,
+            node.taints,
+            node.unschedulable,
+        ):
+            old_zone = self._zones.get(node.name)
+            self._zones[node.name] = zone_key(node.labels, self.profile)
+            self._node_changed(old, old_zone, node)
         self._prediction.node_applied(old, node)
 
     def _node_changed(self, old: Node | None, old_zone: ZoneKey | None, new: Node | None) -> None:
+        """A node added, changed (``old_zone``: its zone before) or removed (``new`` None): the window layouts,
+        the candidate sets and the Filter's domains it alters go, the workloads using them dirtied; then the
+        parts. O(candidate sets + W)."""
         self._comparing.node_changed(old, new)
-        super()._node_changed(old, old_zone, new)
+        self._builder.node_changed()
+        self._candidate_sets.node_changed(old, old_zone, new)
+        self._hard_filter.node_changed(old, new)
         self._prediction.node_changed(old, new)
         self._safety.node_changed(old, old_zone, new)
 
@@ -318,7 +351,7 @@ class SpreadIndex(ReportBuilding):
     def _build(self, w: Workload) -> SpreadReport:
         """A report with its safety forecasts and the workload's last checked placement, if any. O(1) more than
         building them."""
-        report = self._prediction.with_prediction(w, super()._build(w))
+        report = self._prediction.with_prediction(w, self._builder.build(w))
         report = self._safety.with_forecasts(w, self._comparing.with_sibling(w, report))
         if w.placement is None:
             return report
@@ -512,6 +545,53 @@ class SpreadIndex(ReportBuilding):
     def budget_count(self) -> int:
         """PodDisruptionBudgets held. O(namespaces)."""
         return self._safety.budget_count()
+
+    def _built(self, key: WorkloadKey) -> tuple[Workload, SpreadReport] | None:
+        """A workload and its current report, built now if it is dirty (None: unknown workload). O(1) when
+        the report is current, else the building's cost."""
+        ns = self._ns.get(key.namespace)
+        w = ns.workloads.get(key) if ns else None
+        if w is None:
+            return None
+        if w.report is None:
+            w.report = self._build(w)
+        return w, w.report
+
+    def candidate_layout(self, key: WorkloadKey) -> CandidateLayout | None:
+        """A workload's candidate nodes by zone (each list sorted) and excluded-node counts — for one with
+        DoNotSchedule constraints, those PodTopologySpread's Filter passes as of its current report (built now
+        if dirty). None for an unknown workload or one in Error. Shared by workloads with the same scheduling
+        constraints; its nodes are never mutated (a node change replaces it; only report building's memo caches
+        grow), so another thread may read it. O(1) when current."""
+        built = self._built(key)
+        if built is None or built[0].error:
+            return None
+        w = built[0]
+        if w.filtered is not None:
+            return w.filtered.layout
+        return self._candidate_set(w).layout
+
+    def is_candidate(self, key: WorkloadKey, node: str) -> bool:
+        """Whether ``node`` is a candidate of the workload's next pod (after PodTopologySpread's Filter for
+        one with DoNotSchedule constraints), as of its current report. O(1) once it is built."""
+        built = self._built(key)
+        if built is None or built[0].error:
+            return False
+        w = built[0]
+        if w.filtered is not None:
+            return w.filtered.passes(node)
+        return node in self._candidate_set(w).names
+
+    def window_model(self, key: WorkloadKey) -> WindowModel | None:
+        """The window model of a workload's next pod (None: unknown, in Error or skipped), for ``simulate``
+        and the tests. O(busy nodes) after its report is built."""
+        built = self._built(key)
+        if built is None:
+            return None
+        w, report = built
+        if report.skipped or w.error:
+            return None
+        return self._builder.window_model(w)
 
     def namespace_count(self) -> int:
         """Namespaces the index holds any state for (labels, pods, Services or controllers). O(1)."""

@@ -1,14 +1,11 @@
 """The index's records and its state: what every part of :class:`~spreadwatch.index.SpreadIndex` reads.
 
 :class:`IndexState` holds the cluster as the index keeps it (per namespace: pods, label groups, Services,
-controllers, workloads and their anchor index; nodes, zones and the cached candidate sets) and the few
-helpers every concern shares. The spread core's concerns extend it in turn: workloads
-(:mod:`~spreadwatch.index.workloads`, with pod counting, :mod:`~spreadwatch.index.counting`, as its part),
-report building (:mod:`~spreadwatch.index.building`, with the candidate sets,
-:mod:`~spreadwatch.index.candidates`, and PodTopologySpread's Filter, :mod:`~spreadwatch.index.hard_filter`,
-as its parts), and the public API
-(:mod:`~spreadwatch.index.spread_index`), whose parts (prediction, comparison, safety, loading) are given
-the records of it they read (:mod:`spreadwatch.index`).
+controllers, workloads and their anchor index; nodes, zones and the candidate groups) and the few
+helpers every concern shares. The workload tracking (:mod:`~spreadwatch.index.workloads`) extends it, and the
+public API (:mod:`~spreadwatch.index.spread_index`) extends that; the index's parts (pod counts, candidate
+sets, the Filter, report building, prediction, comparison, safety, loading) are given what they read of it,
+:class:`IndexRecords` (:mod:`spreadwatch.index`).
 """
 
 from __future__ import annotations
@@ -23,7 +20,6 @@ from spreadwatch.scoring import Profile, SpreadSelector, WorkloadRef, ZoneKey
 from spreadwatch.scoring.topology import SpreadPlan
 from spreadwatch.scoring.topology_filter import FilterPlan, FilterState
 from spreadwatch.scoring.topology_groups import CandidateGroups
-from spreadwatch.scoring.window import WindowLayout
 
 __all__ = [
     "CandidateSet",
@@ -177,10 +173,6 @@ class IndexState:
         self._sig_ids: dict[tuple[object, ...], int] = {}  # constraint signature -> small int (cheap to hash)
         self._dirty: set[WorkloadKey] = set()
         self._removed: set[WorkloadKey] = set()
-        #: the scheduler's node order (scoring/window.py; None: to rebuild after a node change) and the window
-        #: layouts on it, per candidate set or candidate groups (by id, the object kept to check it)
-        self._order: tuple[str, ...] | None = None
-        self._window_layouts: dict[int, tuple[object, WindowLayout]] = {}
         #: what the parts read of all this (the dictionaries above are never reassigned)
         self._records = IndexRecords(self.profile, self.options, self._nodes, self._zones, self._ns, self._topo_groups)
 
