@@ -30,15 +30,16 @@ Only slim records are stored (see :mod:`spreadwatch.model`). :class:`SpreadIndex
 (:mod:`~spreadwatch.index.spread_index`: the public API, ``load``, ``apply``, ``remove``, ``report_for``,
 ``reports``, ``take_dirty``, ``object_keys``, ...) is a façade over one state and the parts it owns:
 
-* **the state**: :mod:`~spreadwatch.index.state` (the records and per-namespace state), extended by
-  :mod:`~spreadwatch.index.workloads` (Services, controllers, each workload's next pod, selector and anchors:
-  the hooks the façade takes a workload's change by);
+* **the state**: :class:`~spreadwatch.index.state.IndexState` (the records and per-namespace state, the
+  dirty and removed workloads), which the façade extends;
 * **parts**, each a class with its own state and a narrow interface — given what it reads of the index's
   state (:class:`~spreadwatch.index.state.IndexRecords`: profile, options, nodes, zones, namespaces,
   candidate groups) and the few callables it needs (a workload's candidate set, ``touch``), never the
   index — told each change by :class:`SpreadIndex` where it happens, and testable alone (``tests/index/``):
-  :class:`~spreadwatch.index.counting.PodCounts` (pods, label groups and counts; owned by the workload
-  tracking, which tells it each workload's change), :class:`~spreadwatch.index.candidates.CandidateSets`
+  :class:`~spreadwatch.index.workloads.WorkloadTracker` (Services, controllers, each workload's next pod,
+  selector and anchors; the index told each workload added, refreshed or dropped) with its own part
+  :class:`~spreadwatch.index.counting.PodCounts` (pods, label groups and counts, told each workload's change),
+  :class:`~spreadwatch.index.candidates.CandidateSets`
   (candidate sets per scheduling-constraint signature), :class:`~spreadwatch.index.hard_filter.HardFilter`
   (PodTopologySpread's Filter), :class:`~spreadwatch.index.building.ReportBuilder` (each spreading report
   and the scheduler's window), :class:`~spreadwatch.index.predicting.Predictor` (the whole scheduler

@@ -14,8 +14,8 @@ from spreadwatch.index.hard_filter import HardFilter
 from spreadwatch.index.loading import ListLoader
 from spreadwatch.index.predicting import REFRESH_BATCH, Predictor
 from spreadwatch.index.safety import Safety
-from spreadwatch.index.state import CandidateSet, IndexSizes, LabelGroup, NamespaceState, Workload
-from spreadwatch.index.workloads import WorkloadTracking, anchors
+from spreadwatch.index.state import CandidateSet, IndexSizes, IndexState, LabelGroup, NamespaceState, Workload
+from spreadwatch.index.workloads import WorkloadTracker, anchors
 from spreadwatch.model import (
     Controller,
     Namespace,
@@ -49,7 +49,7 @@ from spreadwatch.snapshot import Snapshot, paused_gc
 __all__ = ["SpreadIndex"]
 
 
-class SpreadIndex(WorkloadTracking):
+class SpreadIndex(IndexState):
     """Incremental cluster state and per-workload spread (see :mod:`spreadwatch.index` for costs).
 
     Implements ``scoring.ClusterLookup``. Not thread-safe: the operator calls it from one event loop.
@@ -57,6 +57,17 @@ class SpreadIndex(WorkloadTracking):
 
     def __init__(self, profile: Profile, options: ReportOptions | None = None, compare: Profile | None = None) -> None:
         super().__init__(profile, options)
+        #: Services, controllers, workloads and (its part) the pod counts (:mod:`~.workloads`)
+        self._workloads = WorkloadTracker(
+            self._records,
+            self._ns_of,
+            self._touch,
+            self._sig_ids,
+            self._workload_refreshed,
+            self._workloads_added,
+            self._workload_dropped,
+        )
+        self._counts = self._workloads.counts
         #: the nodes passing each scheduling-constraint signature's filters (:mod:`~.candidates`)
         self._candidate_sets = CandidateSets(self._records, self._touch)
         #: a workload's candidate set (cached per signature; O(nodes) to build after a node change)
@@ -82,7 +93,7 @@ class SpreadIndex(WorkloadTracking):
         #: the first listing in bulk (:mod:`~.loading`): the workloads deferred while it loads
         self._loader = ListLoader(self._ns_of)
         #: each controller's pods and each PodDisruptionBudget's counts, the forecasts in a report (:mod:`~.safety`)
-        self._safety = Safety(self._records, self._touch, self._candidate_set, self._replicasets_of)
+        self._safety = Safety(self._records, self._touch, self._candidate_set, self._workloads.replicasets_of)
         #: ``--compare-profile`` that this index cannot score from its own counts (:mod:`~.comparing`): a
         #: second index fed the same events (without window samples and prediction: a comparison shows neither);
         #: reports carry its ``comparison``
@@ -149,7 +160,7 @@ class SpreadIndex(WorkloadTracking):
             for claim in snapshot.claims:
                 self._prediction.apply_storage(claim)
             for svc in snapshot.services:
-                self._apply_service(svc)
+                self._workloads.apply_service(svc)
             if fresh:
                 self._counts.count_bulk(snapshot.pods, self._apply_pod)
                 self._prediction.pods_loaded(snapshot.pods)
@@ -185,7 +196,7 @@ class SpreadIndex(WorkloadTracking):
         elif isinstance(record, Node):
             self._apply_node(record)
         elif isinstance(record, Service):
-            self._apply_service(record)
+            self._workloads.apply_service(record)
         elif isinstance(record, Controller):
             self._apply_controller(record)
         elif isinstance(record, Namespace):
@@ -215,33 +226,41 @@ class SpreadIndex(WorkloadTracking):
         """A controller: deferred while its namespace is loading (:meth:`start_loading`), else the event path's.
         O(1) then."""
         if not self._loader.defer(ctrl):
-            super()._apply_controller(ctrl)
+            old = self._workloads.apply_controller(ctrl)
+            self._safety.controller_changed(self._ns[ctrl.namespace], old, ctrl)
 
-    def _controller_changed(self, ns: NamespaceState, old: Controller | None, new: Controller | None) -> None:
-        if new is None and old is not None:  # removed: nor deferred any more
-            self._loader.forget(old)
-        super()._controller_changed(ns, old, new)
-        self._safety.controller_changed(ns, old, new)
+    def _controller_removed(self, ns: NamespaceState, ctrl: Controller) -> None:
+        """A controller removed (a DELETED event): nor deferred any more, its workload dropped. O(W)."""
+        self._loader.forget(ctrl)
+        self._workloads.controller_changed(ns, ctrl, None)
+        self._safety.controller_changed(ns, ctrl, None)
 
-    def _refresh(self, ns: NamespaceState, w: Workload, force: bool = False) -> None:
-        """A workload whose next pod's labels change (or which is added) leaves and joins budgets. O(1) more,
-        or with budgets in the namespace O(W) on a label change."""
-        before = w.pod.labels if w.pod is not None else None
-        super()._refresh(ns, w, force)
+    def _workload_refreshed(self, w: Workload, before: Mapping[str, str] | None) -> None:
+        """A workload prepared again (``before``: its next pod's labels before): one whose labels change (or
+        which is added) leaves and joins budgets. O(1), or with budgets in the namespace O(W) on a label
+        change."""
         after = w.pod.labels if w.pod is not None else None
         if after is not before and after != before:
             self._safety.members_changed(w.ctrl.namespace, (before, after))
 
-    def _add_workloads(self, ctrls: Iterable[Controller]) -> None:
-        ctrls = list(ctrls)
-        super()._add_workloads(ctrls)
-        self._safety.workloads_added(ctrls)
+    def _workloads_added(self, keys: list[WorkloadKey]) -> None:
+        """Workloads added: dirty, and no longer removed. O(keys)."""
+        if self._removed:
+            self._removed.difference_update(keys)
+        self._dirty.update(keys)
 
-    def _drop_workload(self, ns: NamespaceState, key: WorkloadKey) -> None:
-        w = ns.workloads.get(key)
-        super()._drop_workload(ns, key)
-        if w is not None:
-            self._safety.members_changed(key.namespace, (w.pod.labels if w.pod is not None else None,))
+    def _workload_dropped(self, key: WorkloadKey, w: Workload) -> None:
+        """A workload dropped: removed (not dirty), and out of the budgets' members. O(1) without budgets."""
+        self._dirty.discard(key)
+        self._removed.add(key)
+        self._safety.members_changed(key.namespace, (w.pod.labels if w.pod is not None else None,))
+
+    def _add_workloads(self, ctrls: Iterable[Controller]) -> None:
+        """Workloads added in bulk (``load``, a first listing's end): tracked, then the safety's members.
+        O(workloads × their groups)."""
+        ctrls = list(ctrls)
+        self._workloads.add_workloads(ctrls)
+        self._safety.workloads_added(ctrls)
 
     def _apply_node(self, node: Node) -> None:
         """A node added or changed: its record and zone kept; a change of what the filters read (labels, taints,
@@ -374,7 +393,7 @@ class SpreadIndex(WorkloadTracking):
         elif kind == "Service":
             ns = self._ns.get(namespace)
             if ns is not None:
-                self._drop_service(ns, name)
+                self._workloads.drop_service(ns, name)
         elif kind == "Namespace":
             ns = self._ns.get(name)
             if ns is not None:
@@ -390,7 +409,7 @@ class SpreadIndex(WorkloadTracking):
             if ns is not None and ctrl is not None:
                 if kind == "ReplicaSet":
                     ns.replicasets_by_owner = None
-                self._controller_changed(ns, ctrl, None)
+                self._controller_removed(ns, ctrl)
 
     def workload_keys(self) -> list[WorkloadKey]:
         return sorted(k for ns in self._ns.values() for k in ns.workloads)
@@ -465,7 +484,7 @@ class SpreadIndex(WorkloadTracking):
     def report_of_controller(self, ctrl: Controller) -> SpreadReport:
         """A one-off report for a controller that is not a workload (a Deployment's ReplicaSet)."""
         w = Workload(ctrl, WorkloadRef.of(ctrl))
-        self._prepare(w)
+        self._workloads.prepare(w)
         w.anchors = anchors(w.selector) if w.counting else ()
         self._counts.recount(self._ns_of(ctrl.namespace), w)
         return self._build(w)
@@ -592,6 +611,22 @@ class SpreadIndex(WorkloadTracking):
         if report.skipped or w.error:
             return None
         return self._builder.window_model(w)
+
+    def services_in(self, namespace: str) -> Iterable[Service]:
+        """``ClusterLookup``: the namespace's Services. O(1)."""
+        return self._workloads.services_in(namespace)
+
+    def controllers_in(self, kind: str, namespace: str) -> Iterable[Controller]:
+        """``ClusterLookup``: the namespace's controllers of a kind. O(1)."""
+        return self._workloads.controllers_in(kind, namespace)
+
+    def controller(self, key: WorkloadKey) -> Controller | None:
+        """``ClusterLookup``: a controller by key (a Deployment's stand-in ReplicaSet too). O(1)."""
+        return self._workloads.controller(key)
+
+    def spread_plan(self, key: WorkloadKey) -> str:
+        """v1.29: how PodTopologySpread scores the workload, as text ("" for other profiles). O(constraints)."""
+        return self._workloads.spread_plan(key)
 
     def namespace_count(self) -> int:
         """Namespaces the index holds any state for (labels, pods, Services or controllers). O(1)."""

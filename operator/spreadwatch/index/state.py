@@ -2,10 +2,9 @@
 
 :class:`IndexState` holds the cluster as the index keeps it (per namespace: pods, label groups, Services,
 controllers, workloads and their anchor index; nodes, zones and the candidate groups) and the few
-helpers every concern shares. The workload tracking (:mod:`~spreadwatch.index.workloads`) extends it, and the
-public API (:mod:`~spreadwatch.index.spread_index`) extends that; the index's parts (pod counts, candidate
-sets, the Filter, report building, prediction, comparison, safety, loading) are given what they read of it,
-:class:`IndexRecords` (:mod:`spreadwatch.index`).
+helpers every concern shares. The public API (:mod:`~spreadwatch.index.spread_index`) extends it; the
+index's parts (workload tracking, pod counts, candidate sets, the Filter, report building, prediction,
+comparison, safety, loading) are given what they read of it, :class:`IndexRecords` (:mod:`spreadwatch.index`).
 """
 
 from __future__ import annotations
