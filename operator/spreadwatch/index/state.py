@@ -185,4 +185,3 @@ class IndexState:
         w.report = None
         self._dirty.add(key)
 
-    _template = staticmethod(template_of)

@@ -388,7 +388,7 @@ class WorkloadTracker:
         pod, rs = representative_pod(ctrl, replicasets)
         w.pod = pod
         sig_ids = self._sig_ids
-        w.sig = sig_ids.setdefault(pod.template.constraint_key, len(sig_ids))  # (the pod's is ``_template(w)``)
+        w.sig = sig_ids.setdefault(pod.template.constraint_key, len(sig_ids))  # (the pod's is ``template_of(w)``)
         w.standin = rs if rs is not None and rs.name not in ns.controllers.get("ReplicaSet", {}) else None
         w.error = ""
         if ctrl.selector_error:
