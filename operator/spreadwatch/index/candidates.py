@@ -4,8 +4,8 @@ Most workloads share one signature (tolerations, nodeSelector, required affinity
 computed once (O(nodes)) and shared. A node event drops only the sets the node's change alters and dirties
 only the workloads using them: O(candidate sets) filter checks + O(W) signature look-ups.
 
-:class:`CandidateSets` is one part of the report building (:mod:`~spreadwatch.index.building`): it owns the
-cached sets and reads the index's nodes, zones and namespaces through what it is given.
+:class:`CandidateSets` is one part of :class:`~spreadwatch.index.SpreadIndex` (whose other parts are given its
+``of``): it owns the cached sets and reads the index's nodes, zones and namespaces through what it is given.
 """
 
 from __future__ import annotations

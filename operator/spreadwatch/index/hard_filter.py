@@ -10,9 +10,9 @@ scheduling-constraint signature: O(nodes)) in O(nodes with matching pods), the r
 nodes with matching pods), the views in O(groups + removed nodes) — never O(nodes). Workloads without hard
 constraints never come here.
 
-:class:`HardFilter` is one part of the report building (:mod:`~spreadwatch.index.building`): it owns the
-Filter's domain tables and reads the index's nodes, zones, namespaces and candidate groups through what it
-is given.
+:class:`HardFilter` is one part of :class:`~spreadwatch.index.SpreadIndex`, given to the report building
+(:mod:`~spreadwatch.index.building`): it owns the Filter's domain tables and reads the index's nodes, zones,
+namespaces and candidate groups through what it is given.
 """
 
 from __future__ import annotations
