@@ -108,8 +108,19 @@ _PHASES = (
 
 def _content(status: dict[str, Any]) -> bytes:
     """A report's content: its status without conditions, observedGeneration, lastUpdateTime and
-    lastPlacement (what the operator saw happen, not what the cluster's state determines)."""
-    return orjson.dumps({k: v for k, v in status.items() if k not in _STATUS_EXTRA}, option=orjson.OPT_SORT_KEYS)
+    lastPlacement (what the operator saw happen, not what the cluster's state determines), and without its
+    prediction (:func:`_prediction`)."""
+    return orjson.dumps(
+        {k: v for k, v in status.items() if k not in _STATUS_EXTRA and k != "prediction"}, option=orjson.OPT_SORT_KEYS
+    )
+
+
+def _prediction(status: dict[str, Any]) -> bytes:
+    """A report's prediction. Every pod event changes the node loads every prediction reads, so under churn
+    the operator refreshes stale predictions in turn (a batch per writer cycle), not at once: a change's
+    latency is measured on :func:`_content`, and the predictions are compared where the cluster is still
+    (the start, and after the churn: ``predictions_current_s``)."""
+    return orjson.dumps(status.get("prediction"), option=orjson.OPT_SORT_KEYS)
 
 
 # --------------------------------------------------------------------------------------------- the chart
@@ -249,9 +260,11 @@ class Expectation:
 
     index: SpreadIndex
     expected: dict[WorkloadKey, bytes] = field(default_factory=dict)
+    predicted: dict[WorkloadKey, bytes] = field(default_factory=dict)  # each report's prediction (:func:`_prediction`)
     correct_at: dict[WorkloadKey, float] = field(default_factory=dict)  # first time the report was right
     pending: dict[WorkloadKey, list[tuple[float, bytes]]] = field(default_factory=dict)
     shown: dict[WorkloadKey, bytes] = field(default_factory=dict)  # what each report showed last
+    shown_prediction: dict[WorkloadKey, bytes] = field(default_factory=dict)
     latencies: list[tuple[float, float]] = field(default_factory=list)  # (change made at, seconds to its report)
     lock: threading.Lock = field(default_factory=threading.Lock)
 
@@ -259,18 +272,36 @@ class Expectation:
         """Expected contents of every workload (after the load)."""
         self.index.take_dirty()
         for report in self.index.reports():
-            w = report.workload
-            self.expected[WorkloadKey(w.namespace, w.kind, w.name)] = _content(_status_dict(report))
+            w, status = report.workload, _status_dict(report)
+            key = WorkloadKey(w.namespace, w.kind, w.name)
+            self.expected[key], self.predicted[key] = _content(status), _prediction(status)
+
+    def refresh_predictions(self) -> None:
+        """Every prediction rebuilt on the index's current loads (the cluster still: after the churn)."""
+        with self.lock:
+            self.index.refresh_predictions()
+            self.index.take_dirty(stale=False)
+            for report in self.index.reports():
+                w = report.workload
+                self.predicted[WorkloadKey(w.namespace, w.kind, w.name)] = _prediction(_status_dict(report))
+
+    def predictions_current(self) -> bool:
+        """Whether every report shows the prediction of the index's current loads."""
+        with self.lock:
+            return all(self.shown_prediction.get(k) == p for k, p in self.predicted.items())
 
     def changed(self, at: float) -> None:
-        """The harness changed the cluster at ``at`` (already applied to the index)."""
-        dirty, removed = self.index.take_dirty()
+        """The harness changed the cluster at ``at`` (already applied to the index): the reports of the
+        workloads it touched (their predictions made stale by the new loads are left to
+        :meth:`refresh_predictions`, as the operator leaves them to its writer's cycles)."""
+        dirty, removed = self.index.take_dirty(stale=False)
         with self.lock:
             for key in dirty:
                 report = self.index.report_for(key)
                 if report is None:
                     continue
-                content = _content(_status_dict(report))
+                status = _status_dict(report)
+                content, self.predicted[key] = _content(status), _prediction(status)
                 if content == self.expected.get(key):
                     continue
                 self.expected[key] = content
@@ -282,12 +313,13 @@ class Expectation:
                     waiting.append((at, content))
             for key in removed:
                 self.expected.pop(key, None)
+                self.predicted.pop(key, None)
 
     def observed(self, key: WorkloadKey, status: dict[str, Any], at: float) -> None:
-        content = _content(status)
+        content, prediction = _content(status), _prediction(status)
         with self.lock:
-            self.shown[key] = content
-            if content == self.expected.get(key):
+            self.shown[key], self.shown_prediction[key] = content, prediction
+            if content == self.expected.get(key) and prediction == self.predicted.get(key):
                 self.correct_at.setdefault(key, at)
             waiting = self.pending.get(key)
             if not waiting:
@@ -792,6 +824,10 @@ def measure(
                                "oldest_pending_max_s": _max_since(samples.oldest_pending_s, began)}  # fmt: skip
             log(f"burst: {phases['burst']}")
             result["churn"] = phases
+            expectation.refresh_predictions()  # (the cluster still: every prediction settles)
+            current = _wait(expectation.predictions_current, report_timeout, "every report's prediction current")
+            result["predictions_current_s"] = round(current, 1)
+            log(f"every report's prediction current {current:.0f}s after the churn")
             rss_now = _proc(proc.pid)[0]
             result["rss_after_churn_mib"] = round(rss_now, 1)
             stop.set()

@@ -68,6 +68,7 @@ def test_every_change_reaches_its_report(result: dict[str, Any]) -> None:
     churn = result["churn"]
     for phase in ("rollouts", "scattered", "burst"):
         assert churn[phase]["count"] > 0, phase
+    assert result["predictions_current_s"] >= 0  # every prediction, refreshed in turn, equal to the harness's
 
 
 def test_one_write_per_report_and_events_only_on_transitions(result: dict[str, Any]) -> None:

@@ -20,6 +20,7 @@ from spreadwatch.runtime.writing.concurrency import PRIOR_LATENCY
 from spreadwatch.runtime.writing.debounce import Debouncer
 from spreadwatch.runtime.writing.status import content_digest
 from spreadwatch.runtime.writing.store import DIGEST_ANNOTATION, StoredReport, material_key, stored_report
+from spreadwatch.runtime.writing.writer import STALE_EVERY
 
 
 def _workload(name: str) -> list[dict[str, Any]]:
@@ -352,3 +353,25 @@ def test_the_material_key_is_health_and_best_nodes_only() -> None:
     assert key != material_key("Balanced", ["node-a1"], 2)
     assert key != material_key("Balanced", ["node-a1", "node-b1"], 3)
     assert key != 0  # 0 means unknown
+
+
+def test_the_writer_takes_a_batch_of_stale_predictions_at_most_every_stale_every() -> None:
+    """Every pod event makes every prediction stale: the cycles take a batch of them (``take_dirty(stale=True)``)
+    at most once per ``STALE_EVERY`` seconds, however often they run; events never take one."""
+    p = pipeline()
+    taken: list[bool] = []
+    take = p.index.take_dirty
+
+    def recording(stale: bool = True) -> tuple[set[WorkloadKey], set[WorkloadKey]]:
+        taken.append(stale)
+        return take(stale)
+
+    p.index.take_dirty = recording  # type: ignore[method-assign]
+    p.step()  # t=0: a batch
+    p.step()  # t=0 again: none
+    p.clock.advance(STALE_EVERY / 2)
+    p.step()  # half way: none
+    p.feed(ev("ADDED", namespace_obj("shop")))  # an event: its own changes, never a batch
+    p.clock.advance(STALE_EVERY / 2)
+    p.step()  # STALE_EVERY after the first: a batch
+    assert taken == [True, False, False, False, True]
