@@ -45,6 +45,7 @@ import itertools
 import json
 import os
 import random
+import shlex
 import subprocess
 import sys
 import tempfile
@@ -678,6 +679,7 @@ def measure(
     report_timeout: float = 1800.0,
     cluster_dir: str = "",
     resync_period: float | None = None,
+    operator_args: str = "",
     log: Callable[[str], None] = print,
 ) -> dict[str, Any]:
     """Run the whole envelope benchmark (see the module docstring); returns the figures (with ``error`` and
@@ -685,6 +687,9 @@ def measure(
 
     ``resync_period``: the operator's ``--resync-period`` (None: the chart's, 300 s; the small e2e run gives a
     few seconds so that resyncs fall inside its short churn).
+
+    ``operator_args``: more ``spreadwatch run`` arguments after the chart's (e.g. ``--no-prediction``); the
+    expected reports follow them.
 
     ``cluster_dir``: keep the loaded control plane running in that directory, and reuse it when a run with the
     same scale and seed loaded it there: the ~15 min load is skipped, the SpreadReports (and the CRD) are
@@ -735,6 +740,7 @@ def measure(
             command, env = chart_command(bin_dir / "helm", kubeconfig, port, metrics_port)
             if resync_period is not None:
                 command.append(f"--resync-period={resync_period:g}")
+            command += shlex.split(operator_args)  # (after the chart's args: these win)
             limit_mib = _mib(env.pop("_MEMORY_LIMIT"))
             config = operator_config(build_parser().parse_args(command[1:]))
             profile, compared, _ = operator_profiles(config, lambda: server_version(api))  # (auto: as the operator)

@@ -226,7 +226,7 @@ def place_one(cp: ControlPlane, api: client.ApiClient, log: SchedulerLog, profil
                      predicted=predicted)
 
 
-def _failed_scheduling(api: client.ApiClient, namespace: str, pod: str) -> str:
+def failed_scheduling(api: client.ApiClient, namespace: str, pod: str) -> str:
     """The message of the newest FailedScheduling event of a pod ("" when none)."""
     events = client.CoreV1Api(api).list_namespaced_event(namespace, field_selector=f"involvedObject.name={pod}").items
     failed = [e for e in events if e.reason == "FailedScheduling"]
@@ -249,7 +249,7 @@ def place_or_pend(cp: ControlPlane, api: client.ApiClient, log: SchedulerLog, pr
         if not fresh:
             return None
         pod, node = next(iter(fresh.items()))
-        failed = _failed_scheduling(api, namespace, pod)
+        failed = failed_scheduling(api, namespace, pod)
         return (pod, node, failed) if node or failed else None
 
     pod, node, failed = wait_for(outcome, timeout=120,

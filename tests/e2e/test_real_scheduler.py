@@ -27,6 +27,10 @@ placements on a best node of the *spreading* report stays a measured figure, wri
 build/scheduler-default-profile.json (docs/scoring.md §10; ``make bench FIGURES=scheduler-default-profile`` runs
 this test to put it in docs/benchmarks.md). Clusters stay under 100 nodes: the scheduler scores every feasible
 node (tests/e2e/test_scheduler_window.py has the window).
+
+Last, a zone is lost under kube-scheduler's default profile (its nodes cordoned, its pods deleted; the
+ReplicaSet controller makes the replacements): the replacements are all bound exactly when the report's
+``resilience.zoneLoss.roomForReplacements`` (resource fit on the nodes outside the zone) said so.
 """
 
 from __future__ import annotations
@@ -34,6 +38,7 @@ from __future__ import annotations
 import hashlib
 import json
 import os
+import time
 from collections import Counter
 from collections.abc import Iterator
 from dataclasses import dataclass
@@ -42,9 +47,28 @@ from typing import Any
 
 import pytest
 from hack import devcluster
-from kube_helpers import ControlPlane, create_namespace, create_node, delete_namespace, unique_name, wait_for
+from kube_helpers import (
+    ControlPlane,
+    create_namespace,
+    create_node,
+    delete_namespace,
+    delete_node,
+    delete_pod,
+    list_pods,
+    unique_name,
+    wait_for,
+)
 from kubernetes import client
-from scheduler_helpers import Placement, SchedulerLog, apply_objects, place_one, place_or_pend, scheduler_plane
+from scheduler_helpers import (
+    Placement,
+    SchedulerLog,
+    apply_objects,
+    failed_scheduling,
+    place_one,
+    place_or_pend,
+    scheduler_plane,
+    workload_report,
+)
 
 from repo_tools import REPO_ROOT
 from spreadwatch.profile_args import load_profile, load_scheduler_profile
@@ -563,3 +587,101 @@ def test_v129_hard_constraints_and_the_pending_replica(cluster: Cluster) -> None
         "scoresCompared": sum(len(p.derived) for p in [*placements, *minimum]),
         "singleFeasibleNode": sum(1 for p in [*placements, *minimum] if p.node and len(p.scored) == 1),
     }, indent=2) + "\n")  # fmt: skip
+
+
+#: the room test's scenarios: node role → zone (each node 1 CPU, tainted and in a pool of the scenario's own)
+ROOM_NODES = {
+    "short": {"x1": "zone-x", "x2": "zone-x", "y1": "zone-y"},
+    "room": {"x1": "zone-x", "x2": "zone-x", "y1": "zone-y", "y2": "zone-y"},
+}
+ROOM_TAINT = ("spreadwatch.io/room", "only", "NoSchedule")
+
+
+def _room_spec(pool: str) -> dict[str, Any]:
+    return {"resources": {"requests": {"cpu": "400m"}}, "nodeSelector": {POOL: pool},
+            "tolerations": [{"key": ROOM_TAINT[0], "operator": "Exists", "effect": ROOM_TAINT[2]}]}  # fmt: skip
+
+
+def _ready(api: client.ApiClient, namespace: str, name: str) -> None:
+    """Write the status a kubelet would: Running and Ready (no kubelet behind these nodes)."""
+    now = time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())
+    conditions = [{"type": kind, "status": "True", "lastTransitionTime": now}
+                  for kind in ("PodScheduled", "Ready", "ContainersReady")]  # fmt: skip
+    client.CoreV1Api(api).patch_namespaced_pod_status(
+        name, namespace, {"status": {"phase": "Running", "startTime": now, "conditions": conditions}})
+
+
+def _room_scenario(cluster: Cluster, prefix: str, scenario: str) -> tuple[str, dict[str, str]]:
+    """The scenario's nodes, a ReplicaSet of 3 replicas requesting 400m CPU that adopts 3 Ready pods bound by
+    hand to x1, x2 and y1: its namespace and its nodes by role."""
+    namespace = create_namespace(cluster.api)
+    pool = f"{prefix}-{scenario}"
+    nodes = {role: create_node(cluster.api, f"{pool}-{role}", zone=zone, region="r1", labels={POOL: pool},
+                               taints=[ROOM_TAINT], cpu="1", memory="4Gi").metadata.name
+             for role, zone in ROOM_NODES[scenario].items()}  # fmt: skip
+    labels = {"app": "room"}
+    apply_objects(cluster.cp, [_pod(f"room-{i}", namespace, labels, nodes[role], **_room_spec(pool))
+                               for i, role in enumerate(("x1", "x2", "y1"))])  # fmt: skip
+    for i in range(3):
+        _ready(cluster.api, namespace, f"room-{i}")
+    apply_objects(cluster.cp, [{
+        "apiVersion": "apps/v1", "kind": "ReplicaSet", "metadata": {"name": "room", "namespace": namespace},
+        "spec": {"replicas": 3, "selector": {"matchLabels": labels}, "template": _template(labels, **_room_spec(pool))},
+    }])  # fmt: skip
+
+    def adopted() -> bool:
+        pods = list_pods(cluster.api, namespace, labels)
+        return len(pods) == 3 and all(any(r.controller for r in p.metadata.owner_references or ()) for p in pods)
+
+    wait_for(adopted, timeout=60, message=f"the ReplicaSet in {namespace} to adopt its 3 pods (and create none)")
+    return namespace, nodes
+
+
+def test_room_for_replacements_is_where_the_scheduler_places_them(cluster: Cluster) -> None:
+    """kube-scheduler v1.36.4 under its default profile and kube-controller-manager's ReplicaSet controller: 3
+    Ready replicas requesting 400m CPU on 1-CPU nodes, two in zone-x, one in zone-y. ``short``: zone-y has only
+    that node (600m free: room for one copy); ``room``: an empty node more there (two copies). The report (the
+    whole-profile prediction on) names zone-x the worst zone and says whether its 2 replacements have room
+    outside it; then zone-x is lost (its nodes cordoned, their pods deleted): every replacement the controller
+    makes is bound by the scheduler exactly when the report said so, else one stays Pending (FailedScheduling,
+    Insufficient cpu)."""
+    path = SCHEDULER_CONFIGS / "v1.36-default.yaml"
+    profile, scheduler = load_profile("v1.29", str(path)), load_scheduler_profile(str(path))
+    prefix = unique_name("room")
+    made: list[tuple[str, dict[str, str]]] = []
+    try:
+        made = [_room_scenario(cluster, prefix, scenario) for scenario in ROOM_NODES]
+        losses = []
+        for namespace, _ in made:
+            report, _, _ = workload_report(cluster.cp, profile, namespace, "ReplicaSet", "room", cluster.tmp, scheduler)
+            losses.append(report["resilience"]["zoneLoss"])
+        assert [(z["worst"], z["readyAfter"]) for z in losses] == [("zone-x", 1)] * 2, losses
+        assert [z["roomForReplacements"] for z in losses] == [False, True], losses  # (what the scenarios were made for)
+        devcluster.start_scheduler(cluster.cp.dir, "v1.36", path, die_with_parent=True)
+        core = client.CoreV1Api(cluster.api)
+        for namespace, nodes in made:
+            for role in ("x1", "x2"):
+                core.patch_node(nodes[role], {"spec": {"unschedulable": True}})
+            for name in ("room-0", "room-1"):
+                delete_pod(cluster.api, namespace, name)
+
+        def settled(namespace: str) -> tuple[int, list[str]] | None:
+            fresh = [p for p in list_pods(cluster.api, namespace, {"app": "room"})
+                     if p.metadata.name not in ("room-0", "room-1", "room-2")]  # fmt: skip
+            waiting = [p.metadata.name for p in fresh if not p.spec.node_name]
+            failed = [failed_scheduling(cluster.api, namespace, name) for name in waiting]
+            if len(fresh) != 2 or not all(failed):
+                return None
+            return sum(1 for p in fresh if p.spec.node_name), failed
+
+        for (namespace, _), zone_loss in zip(made, losses, strict=True):
+            bound, failed = wait_for(lambda ns=namespace: settled(ns), timeout=120,
+                                     message=f"the replacements in {namespace} bound or refused")  # fmt: skip
+            assert (bound == 2) is zone_loss["roomForReplacements"], (namespace, bound, failed, zone_loss)
+            assert all("Insufficient cpu" in f for f in failed), failed
+    finally:
+        devcluster.stop_scheduler(cluster.cp.dir)
+        for namespace, nodes in made:
+            delete_namespace(cluster.api, namespace)
+            for node in nodes.values():
+                delete_node(cluster.api, node)

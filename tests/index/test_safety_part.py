@@ -25,7 +25,8 @@ def _web_pod(name: str, node: str) -> Pod:
 
 
 class _Index:
-    """What a :class:`Safety` is given: namespaces, zones, ``touch``, candidate sets, ReplicaSets by owner."""
+    """What a :class:`Safety` is given: namespaces, zones, ``touch``, candidate sets, ReplicaSets by owner, and
+    the room for replacements (none: no prediction's loads, as with the prediction off)."""
 
     def __init__(self) -> None:
         self.ns = NamespaceState()
@@ -42,6 +43,7 @@ class _Index:
             lambda w, key: self.touched.append(key),
             lambda w: self.candidates,
             lambda ns, name: [],
+            lambda w, candidates: None,
         )
 
     def add(self, p: Pod) -> None:

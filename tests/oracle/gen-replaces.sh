@@ -11,7 +11,7 @@
 #
 # Usage: tests/oracle/gen-replaces.sh [KUBERNETES_VERSION [MODULE_DIR]]
 #        (default: the version currently required in go.mod; MODULE_DIR
-#        defaults to tests/oracle, `pts` is the PodTopologySpread oracle),
+#        defaults to tests/oracle; `pts` and `profile` are the v1.36 oracles),
 #        then `go mod tidy` in that directory.
 set -euo pipefail
 cd "$(dirname "$0")"

@@ -7,7 +7,6 @@ require (
 	k8s.io/apimachinery v0.28.15
 	k8s.io/client-go v0.28.15
 	k8s.io/kubernetes v1.28.15
-	sigs.k8s.io/json v0.0.0-20221116044647-bc3834ca7abd
 )
 
 require (
@@ -60,6 +59,7 @@ require (
 	k8s.io/kube-openapi v0.0.0-20230717233707-2695361300d9 // indirect
 	k8s.io/kube-scheduler v0.0.0 // indirect
 	k8s.io/utils v0.0.0-20230406110748-d93618cff8a2 // indirect
+	sigs.k8s.io/json v0.0.0-20221116044647-bc3834ca7abd // indirect
 	sigs.k8s.io/structured-merge-diff/v4 v4.2.3 // indirect
 	sigs.k8s.io/yaml v1.3.0 // indirect
 	spreadwatch/tests/oracle/shared v0.0.0

@@ -21,7 +21,6 @@ import (
 	"k8s.io/kubernetes/pkg/scheduler/framework/plugins/selectorspread"
 	"k8s.io/kubernetes/pkg/scheduler/framework/plugins/tainttoleration"
 	frameworkruntime "k8s.io/kubernetes/pkg/scheduler/framework/runtime"
-	sigsjson "sigs.k8s.io/json"
 
 	"spreadwatch/tests/oracle/shared"
 )
@@ -40,20 +39,11 @@ func main() {
 	// The fake clientset is only needed to construct informer factories; it is
 	// never started and never queried, so one instance serves every line.
 	client := clientsetfake.NewSimpleClientset()
-	shared.Serve("spreadwatch-oracle", func(line []byte) (any, error) { return process(client, line) })
+	shared.Serve("spreadwatch-oracle", func(req *shared.Request) (any, error) { return process(client, req) })
 }
 
-// process handles one input line.
-func process(client *clientsetfake.Clientset, line []byte) (res *response, err error) {
-	defer func() {
-		if p := recover(); p != nil {
-			res, err = nil, fmt.Errorf("panic: %v", p)
-		}
-	}()
-	var req shared.Request
-	if err := decodeJSON(line, &req); err != nil {
-		return nil, err
-	}
+// process answers one input line.
+func process(client *clientsetfake.Clientset, req *shared.Request) (*response, error) {
 	// NewFramework starts a metrics goroutine that lives until its context is
 	// done: one context per line, cancelled when the line is answered.
 	ctx, cancel := context.WithCancel(context.Background())
@@ -70,16 +60,11 @@ func process(client *clientsetfake.Clientset, line []byte) (res *response, err e
 	}
 	var explicit []*v1.Node
 	if req.Candidates != nil {
-		seen := map[string]bool{}
-		for _, name := range *req.Candidates {
-			if seen[name] {
-				return nil, fmt.Errorf("candidate node %q listed twice", name)
-			}
-			seen[name] = true
-			ni, ok := cl.lister.byName[name]
-			if !ok {
-				return nil, fmt.Errorf("candidate node %q is not a node of the cluster", name)
-			}
+		picked, err := cl.lister.Pick(*req.Candidates)
+		if err != nil {
+			return nil, err
+		}
+		for _, ni := range picked {
 			explicit = append(explicit, ni.Node())
 		}
 	}
@@ -111,15 +96,6 @@ func process(client *clientsetfake.Clientset, line []byte) (res *response, err e
 		resp.Results = append(resp.Results, r)
 	}
 	return resp, nil
-}
-
-// decodeJSON decodes like the API server does: case-sensitive field names,
-// unknown fields ignored, integers kept as integers.
-func decodeJSON(data []byte, v any) error {
-	if err := sigsjson.UnmarshalCaseSensitivePreserveInts(data, v); err != nil {
-		return fmt.Errorf("invalid input: %w", err)
-	}
-	return nil
 }
 
 // cluster is the per-line world: the snapshot plus the framework handle and
@@ -191,7 +167,7 @@ func (c *cluster) filter(ctx context.Context, state *framework.CycleState, pod *
 		}
 		// schedule_one.go findNodesThatFitPod: a rejecting PreFilter gives
 		// every node the same status and no node is feasible.
-		for _, ni := range c.lister.list {
+		for _, ni := range c.lister.All() {
 			rejected[ni.Node().Name] = st.Message()
 		}
 		return []*v1.Node{}, nil
@@ -201,7 +177,7 @@ func (c *cluster) filter(ctx context.Context, state *framework.CycleState, pod *
 	// so running all filters on every node yields the same feasible set.
 	plugins := []framework.FilterPlugin{c.unschedPl, c.taintPl, c.affinityPl}
 	feasible := []*v1.Node{}
-	for _, ni := range c.lister.list {
+	for _, ni := range c.lister.All() {
 		var failed *framework.Status
 		for _, pl := range plugins {
 			if state.SkipFilterPlugins.Has(pl.Name()) {

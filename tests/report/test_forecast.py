@@ -1,5 +1,6 @@
-"""Zone and node loss against a brute force over every set of zones and nodes of random clusters; the facts a
-scale-down is judged by against ``build_report``'s own."""
+"""Zone and node loss against a brute force over every set of zones and nodes of random clusters (the room for
+the replacements with and without the resource model); the facts a scale-down is judged by against
+``build_report``'s own."""
 
 from __future__ import annotations
 
@@ -11,7 +12,7 @@ import pytest
 
 from spreadwatch.controllers import BudgetStatus
 from spreadwatch.report import CandidateLayout, HealthThresholds, ReportInput, ReportOptions, build_report, judge
-from spreadwatch.report.forecast import Budget, SpreadState, resilience_of, spread_facts
+from spreadwatch.report.forecast import Budget, RoomCounts, SpreadState, resilience_of, spread_facts
 from spreadwatch.scoring import ZoneKey, get_profile
 from spreadwatch.scoring.next_pod import WorkloadRef
 
@@ -38,6 +39,15 @@ def random_cluster(seed: int) -> Cluster:
     for n in sorted(candidates):
         by_zone.setdefault(nodes[n], []).append(n)
     return nodes, ready_on, budget, CandidateLayout(by_zone, {}), candidates
+
+
+def _room(copies: dict[str, int] | None, layout: CandidateLayout) -> RoomCounts | None:
+    """The room counts of per-node copies: summed per zone of the layout, read per candidate node."""
+    if copies is None:
+        return None
+    candidates = {n for names in layout.by_zone.values() for n in names}
+    by_zone = {z: sum(copies[n] for n in names) for z, names in layout.by_zone.items()}
+    return RoomCounts(by_zone, lambda n: copies[n] if n in candidates else 0)
 
 
 def holds(ready_on: Mapping[str, int], budget: Budget | None, lost: set[str]) -> bool:
@@ -75,8 +85,11 @@ def brute(units: dict[str, set[str]], ready_on: dict[str, int], budget: Budget |
 
 @pytest.mark.parametrize("seed", range(300))
 def test_loss_equals_brute_force(seed: int) -> None:
+    """Odd seeds with the resource model: each node takes a random number of copies of the next pod."""
     nodes, ready_on, budget, layout, candidates = random_cluster(seed)
-    resilience = resilience_of(ready_on, 5, nodes, layout, candidates, budget)
+    rng = random.Random(-seed)
+    copies = {n: rng.choice([0, 0, 1, 2, 5]) for n in nodes} if seed % 2 else None
+    resilience = resilience_of(ready_on, 5, nodes, layout, candidates, budget, _room(copies, layout))
     zone_units: dict[str, set[str]] = {}
     for n, z in nodes.items():
         if z is not None:
@@ -92,7 +105,42 @@ def test_loss_equals_brute_force(seed: int) -> None:
         if budget is not None:
             assert loss.pdb_satisfied == holds(ready_on, budget, lost)
         outside = candidates - lost
-        assert loss.room_for_replacements == (bool(outside) or not any(ready_on.get(n) for n in lost))
+        replacements = sum(ready_on.get(n, 0) for n in lost)
+        if copies is None:
+            assert loss.room_for_replacements == (bool(outside) or not replacements)
+        else:
+            assert loss.room_for_replacements == (sum(copies[n] for n in outside) >= replacements)
+
+
+#: zone a: a1 (2 Ready), a2 (1 Ready); zone b: b1 (1 Ready), b2; every node a candidate
+_ROOM_NODES: dict[str, ZoneKey | None] = {"a1": ("r", "a"), "a2": ("r", "a"), "b1": ("r", "b"), "b2": ("r", "b")}
+_ROOM_READY = {"a1": 2, "a2": 1, "b1": 1}
+_ROOM_LAYOUT = CandidateLayout({("r", "a"): ["a1", "a2"], ("r", "b"): ["b1", "b2"]}, {})
+
+
+@pytest.mark.parametrize(
+    ("copies", "zone_room", "node_room"),
+    [
+        pytest.param(None, True, True, id="no resource model: candidate nodes b1, b2 outside zone a -> room"),
+        pytest.param({"a1": 0, "a2": 0, "b1": 1, "b2": 1}, False, True,
+                     id="zone a loses 3: b1 1 + b2 1 = 2 < 3 -> no room; node a1 loses 2: a2 0 + b1 1 + b2 1 = 2"),
+        pytest.param({"a1": 0, "a2": 0, "b1": 1, "b2": 2}, True, True, id="zone a loses 3: b1 1 + b2 2 = 3 -> room"),
+        pytest.param({"a1": 9, "a2": 9, "b1": 0, "b2": 0}, False, True,
+                     id="zone a loses 3: full b1, b2 = 0 (a1, a2 lost with it) -> no room; node a1: a2 9 -> room"),
+        pytest.param({"a1": 9, "a2": 0, "b1": 0, "b2": 1}, False, False,
+                     id="node a1 loses 2: a2 0 + b1 0 + b2 1 = 1 < 2 -> no room"),
+    ],
+)  # fmt: skip
+def test_room_for_replacements_counts_the_copies_the_nodes_outside_take(
+    copies: dict[str, int] | None, zone_room: bool, node_room: bool
+) -> None:
+    candidates = frozenset(_ROOM_NODES)
+    resilience = resilience_of(_ROOM_READY, 4, _ROOM_NODES, _ROOM_LAYOUT, candidates, None, _room(copies, _ROOM_LAYOUT))
+    assert resilience.zone_loss is not None
+    assert (resilience.zone_loss.worst, resilience.zone_loss.ready_after) == ("a", 1)
+    assert resilience.zone_loss.room_for_replacements is zone_room
+    assert (resilience.node_loss.worst, resilience.node_loss.ready_after) == ("a1", 2)
+    assert resilience.node_loss.room_for_replacements is node_room
 
 
 @pytest.mark.parametrize("seed", range(200))

@@ -9,7 +9,8 @@ of arrays each when first seen. Host ports in use are kept per node (only nodes 
 reads the arrays whole (vector arithmetic over every node, :mod:`~spreadwatch.index.predicting`).
 
 Costs: a pod event O(1) (+ O(scalars + ports) of its needs); a node event O(scalars); ``load`` O(pods) in
-one pass; memory ~80 bytes a slot plus 16 per scalar resource and slot.
+one pass; the copies of a pod each node takes (the room for a lost zone's replacements) O(slots) in numpy;
+memory ~80 bytes a slot plus 16 per scalar resource and slot.
 """
 
 from __future__ import annotations
@@ -22,6 +23,7 @@ import numpy.typing as npt
 
 from spreadwatch.model import NO_RESOURCES, TERMINAL_PHASES, Node, Pod, PodNeeds, Resources
 from spreadwatch.scoring.node_ports import UsedPorts, add_ports
+from spreadwatch.scoring.resource_fit import FitStrategy, fit_terms
 
 __all__ = ["Int64s", "NodeLoads"]
 
@@ -191,6 +193,34 @@ class NodeLoads:
         scalars = tuple(sorted((k, int(a[i])) for k, (a, _) in self.scalars.items() if a[i]))
         return Resources(int(self.alloc_cpu[i]), int(self.alloc_memory[i]), int(self.alloc_ephemeral[i]),
                          int(self.alloc_pods[i]), scalars)  # fmt: skip
+
+    def amounts(self, name: str, use_requested: bool = True) -> tuple[Int64s, Int64s]:
+        """(allocatable, allocated) of one resource per slot (``calculateResourceAllocatableRequest``): CPU and
+        memory allocated as requested, or with the non-zero defaults (``use_requested`` False); zeros for a
+        scalar resource no node has. O(1) (views), O(slots) for such a scalar resource."""
+        n = len(self.names)
+        if name == "cpu":
+            return self.alloc_cpu[:n], (self.req_cpu if use_requested else self.nz_cpu)[:n]
+        if name == "memory":
+            return self.alloc_memory[:n], (self.req_memory if use_requested else self.nz_memory)[:n]
+        if name == "ephemeral-storage":
+            return self.alloc_ephemeral[:n], self.req_ephemeral[:n]
+        pair = self.scalars.get(name)
+        if pair is None:
+            zero = np.zeros(n, dtype=np.int64)
+            return zero, zero
+        return pair[0][:n], pair[1][:n]
+
+    def copies(self, requests: Resources, strategy: FitStrategy) -> Int64s:
+        """Per slot, how many copies of a pod of ``requests`` NodeResourcesFit lets onto the node one after
+        another (:func:`~spreadwatch.scoring.resource_fit.fit_copies`, every slot at once; 0 on a slot without
+        a Node record). O(slots × requested resources) in numpy."""
+        n = len(self.names)
+        out = np.maximum(self.alloc_pods[:n] - self.pods[:n], 0)
+        for name, amount in fit_terms(requests, strategy):
+            capacity, used = self.amounts(name)
+            out = np.minimum(out, np.maximum(capacity - used, 0) // amount)
+        return np.where(self.present[:n], out, 0)
 
 
 def needs_key(needs: PodNeeds) -> tuple[object, ...]:

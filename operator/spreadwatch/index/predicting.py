@@ -49,7 +49,7 @@ from spreadwatch.model import (
     PodTemplate,
     WorkloadKey,
 )
-from spreadwatch.model.spec_fields import is_extended_resource, is_scalar_resource
+from spreadwatch.model.spec_fields import is_scalar_resource
 from spreadwatch.report import (
     PLACEMENT_OUTCOMES,
     Outcome,
@@ -57,7 +57,9 @@ from spreadwatch.report import (
     classify_placement,
     error_report,
 )
+from spreadwatch.report.forecast import RoomCounts
 from spreadwatch.report.prediction import PredictedNode, Prediction
+from spreadwatch.scoring import ZoneKey
 from spreadwatch.scoring.candidates import exclusion_reason, node_term_matches
 from spreadwatch.scoring.filtered_groups import GroupOfView
 from spreadwatch.scoring.image_locality import IMAGE_LOCALITY
@@ -81,6 +83,7 @@ from spreadwatch.scoring.resource_fit import (
     NODE_RESOURCES_FIT,
     REQUESTED_TO_CAPACITY_RATIO,
     balanced_skips,
+    fit_terms,
     pod_request,
 )
 from spreadwatch.scoring.scheduler_profile import SchedulerProfile
@@ -101,6 +104,7 @@ _PLUGIN_OF_REASON: Final = {
 _CACHE_LIMIT: Final = 2048  # entries of each per-pod vector cache (cleared when full)
 _TABLE_LIMIT: Final = 64  # shape tables kept (cleared when full; ~0.5 MiB each at 5,000 nodes)
 _PROBABILITY_DIGITS: Final = 4  # as the spreading report's probabilities
+_ROOM_CACHE: Final = 256  # entries of each room cache (cleared when full; a copies vector ~8 bytes a node)
 _FEW_BEST: Final = 16  # best nodes up to which the window's probability is computed in Python
 #: workloads whose stale prediction one call of :meth:`Predictor.stale_predictions` hands over
 REFRESH_BATCH: Final = 200
@@ -199,6 +203,10 @@ class Predictor:
         self._shape_keys: dict[int, tuple[Pod, object, str, tuple[str, ...] | None, object, tuple[object, ...]]] = {}
         #: the workload whose report is being built, its candidate groups and PodTopologySpread scores
         self._report_scores: tuple[Workload, CandidateGroups, GroupScores] | None = None
+        #: the copies of a pod each node takes, per (requests, fit args), at (node epoch, loads version, slots)
+        self._copies: dict[tuple[object, ...], tuple[tuple[int, int, int], Int64s]] = {}
+        #: the room per (candidate set, requests, fit args): its epoch, the set (ids are reused), the counts
+        self._rooms: dict[tuple[object, ...], tuple[tuple[int, int, int], CandidateSet, RoomCounts]] = {}
 
     # --- events -------------------------------------------------------------------------------------------
 
@@ -388,6 +396,58 @@ class Predictor:
             outcome = Outcome.OTHER
         self.predicted_placements[outcome.value] += 1
         return outcome.value
+
+    def room_counts(self, w: Workload, candidates: CandidateSet) -> RoomCounts | None:
+        """The copies of the workload's next pod its candidate nodes take, per zone and per node, from the loads
+        this prediction keeps: the room for the replacements in the resilience
+        :class:`~spreadwatch.index.safety.Safety` forecasts (None without them — the prediction off, or a
+        scheduler profile without NodeResourcesFit's Filter — or without a next pod). Cached per (candidate
+        set, requests) until a load or a node changes: the workloads of a stale batch share them. O(1) cached,
+        else O(slots) in numpy (:meth:`NodeLoads.copies`, cached per requests) + O(candidate nodes) in numpy
+        (their slots cached per candidate set)."""
+        sched = self.scheduler
+        if sched is None or w.pod is None or NODE_RESOURCES_FIT not in sched.filters:
+            return None
+        loads = self._loads
+        epoch = (self._node_epoch, loads.version, len(loads))
+        requests = w.pod.needs.requests
+        key = (id(candidates), requests, sched.fit)
+        found = self._rooms.get(key)
+        if found is not None and found[0] == epoch and found[1] is candidates:
+            return found[2]
+        shape = (requests, sched.fit)
+        held = self._copies.get(shape)
+        if held is None or held[0] != epoch:
+            if len(self._copies) >= _ROOM_CACHE:
+                self._copies.clear()
+            held = self._copies[shape] = (epoch, loads.copies(requests, sched.fit))
+        copies = held[1]
+        by_zone = {z: int(copies[slots].sum()) for z, slots in self._zone_slots(candidates).items()}
+        slot, names = loads.slot, candidates.names
+
+        def on_node(name: str) -> int:
+            return int(copies[slot[name]]) if name in names else 0
+
+        if len(self._rooms) >= _ROOM_CACHE:
+            self._rooms.clear()
+        room = RoomCounts(by_zone, on_node)
+        self._rooms[key] = (epoch, candidates, room)
+        return room
+
+    def _zone_slots(self, candidates: CandidateSet) -> Mapping[ZoneKey | None, Int64s]:
+        """The load slots of a candidate set's nodes per zone. Cached per candidate set until a node changes.
+        O(candidate nodes) when new."""
+        slot = self._loads.slot
+
+        def make() -> tuple[CandidateSet, dict[ZoneKey | None, Int64s]]:
+            by_zone = candidates.layout.by_zone
+            return candidates, {z: np.array([slot[n] for n in names], dtype=np.int64) for z, names in by_zone.items()}
+
+        found = cast("tuple[CandidateSet, dict[ZoneKey | None, Int64s]]",
+                     self._cached(("room-slots", id(candidates)), make))  # fmt: skip
+        if found[0] is not candidates:  # (another set at a reused id)
+            found = make()
+        return found[1]
 
     def _cached(self, key: tuple[object, ...], make: Callable[[], object]) -> object:
         """A per-node vector or table, made by ``make`` unless cached since the last node change (and with as
@@ -880,30 +940,12 @@ class Predictor:
     # --- filters ------------------------------------------------------------------------------------------
 
     def _fit_mask(self, pod: Pod, sched: SchedulerProfile) -> Bools:
-        """NodeResourcesFit's Filter over every slot. O(n) in numpy."""
+        """NodeResourcesFit's Filter over every slot (the resources ``fit_terms`` says it checks). O(n) in numpy."""
         loads, n = self._loads, len(self._loads)
         ok = loads.pods[:n] + 1 <= loads.alloc_pods[:n]
-        r = pod.needs.requests
-        if not (r.milli_cpu or r.memory or r.ephemeral_storage or r.scalars):
-            return ok
-        if r.milli_cpu > 0:
-            ok &= r.milli_cpu <= loads.alloc_cpu[:n] - loads.req_cpu[:n]
-        if r.memory > 0:
-            ok &= r.memory <= loads.alloc_memory[:n] - loads.req_memory[:n]
-        if r.ephemeral_storage > 0:
-            ok &= r.ephemeral_storage <= loads.alloc_ephemeral[:n] - loads.req_ephemeral[:n]
-        fit = sched.fit
-        for name, amount in r.scalars:
-            if amount == 0:
-                continue
-            if is_extended_resource(name) and (name in fit.ignored_resources
-                                               or name.split("/")[0] in fit.ignored_groups):  # fmt: skip
-                continue
-            pair = loads.scalars.get(name)
-            if pair is None:
-                ok &= False
-            else:
-                ok &= amount <= pair[0][:n] - pair[1][:n]
+        for name, amount in fit_terms(pod.needs.requests, sched.fit):
+            capacity, used = loads.amounts(name)
+            ok &= amount <= capacity - used
         return ok
 
     def _filters(
@@ -1172,21 +1214,6 @@ class Predictor:
 
         return self._cached(("preferred", terms), make)  # type: ignore[return-value]
 
-    def _amounts(self, name: str, use_requested: bool) -> tuple[Int64s, Int64s]:
-        """(allocatable, allocated) of one resource per slot (``calculateResourceAllocatableRequest``)."""
-        loads, n = self._loads, len(self._loads)
-        if name == "cpu":
-            return loads.alloc_cpu[:n], (loads.req_cpu if use_requested else loads.nz_cpu)[:n]
-        if name == "memory":
-            return loads.alloc_memory[:n], (loads.req_memory if use_requested else loads.nz_memory)[:n]
-        if name == "ephemeral-storage":
-            return loads.alloc_ephemeral[:n], loads.req_ephemeral[:n]
-        pair = loads.scalars.get(name)
-        if pair is None:
-            zero = np.zeros(n, dtype=np.int64)
-            return zero, zero
-        return pair[0][:n], pair[1][:n]
-
     def _columns(
         self, pod: Pod, resources: Iterable[tuple[str, int]], fit: bool
     ) -> Iterator[tuple[int, int, Int64s, Int64s, Bools]]:
@@ -1198,7 +1225,7 @@ class Predictor:
             request = pod_request(pod.needs, name, non_zero=fit)
             if request == 0 and is_scalar_resource(name):
                 continue
-            capacity, used = self._amounts(name, use_requested=not fit)
+            capacity, used = self._loads.amounts(name, use_requested=not fit)
             yield weight, request, capacity, used, capacity > 0
 
     def _resource_scores(self, pod: Pod, sched: SchedulerProfile) -> tuple[Int64s, Int64s | None]:

@@ -16,7 +16,9 @@ sets through what it is given):
   of the namespace changed).
 
 The report of a workload is built from these (:meth:`Safety.with_forecasts`, report/forecast.py): its
-resilience (zone and node loss under its budget) and its next scale-down (:mod:`spreadwatch.controllers`).
+resilience (zone and node loss under its budget; the room for the replacements from the node loads the
+prediction keeps, :meth:`~spreadwatch.index.predicting.Predictor.room_counts`, so a stale prediction's refresh
+refreshes it too) and its next scale-down (:mod:`spreadwatch.controllers`).
 A pod change dirties its controller's workload and, when a budget's counts change, the workloads that budget
 selects; a budget change dirties the workloads it selected and selects; a controller's replica change the
 workloads of the budgets counting its pods; a workload added, dropped or whose next pod's labels change, the
@@ -56,7 +58,7 @@ from spreadwatch.model import (
     WorkloadKey,
 )
 from spreadwatch.report import Health, SpreadReport
-from spreadwatch.report.forecast import Budget, resilience_of, scale_down_of, with_safety, zone_outage
+from spreadwatch.report.forecast import Budget, RoomCounts, resilience_of, scale_down_of, with_safety, zone_outage
 from spreadwatch.report.safety import ScaleDown
 from spreadwatch.scoring import ZoneKey, newest_replicaset
 from spreadwatch.selectors import POSITIVE_OPERATORS, Selector
@@ -128,13 +130,14 @@ class Safety:
     """Owned pods, budgets, and the forecasts they give each report (see the module docstring). O(1) to create.
 
     Given the index's records (:class:`~spreadwatch.index.state.IndexRecords`: its namespaces, node zones and report
-    options), ``touch`` (dirty a workload's report), ``candidate_set`` (a workload's candidate set) and
-    ``replicasets_of`` (a namespace's ReplicaSets by their controller's name). The index tells it each change after
-    its own state has taken it (``pod_changed``, ``members_changed``, ``controller_changed``, ``node_changed``,
-    ...).
+    options), ``touch`` (dirty a workload's report), ``candidate_set`` (a workload's candidate set),
+    ``replicasets_of`` (a namespace's ReplicaSets by their controller's name) and ``room_counts`` (the copies of a
+    workload's next pod its candidate nodes take, per zone and node; None without the prediction's loads). The
+    index tells it each change after its own state has taken it (``pod_changed``, ``members_changed``,
+    ``controller_changed``, ``node_changed``, ...).
     """
 
-    __slots__ = ("_candidate_set", "_ns", "_replicasets_of", "_safety", "_touch", "_zones", "options")
+    __slots__ = ("_candidate_set", "_ns", "_replicasets_of", "_room_counts", "_safety", "_touch", "_zones", "options")
 
     def __init__(
         self,
@@ -142,9 +145,11 @@ class Safety:
         touch: Callable[[Workload, WorkloadKey], None],
         candidate_set: Callable[[Workload], CandidateSet],
         replicasets_of: Callable[[NamespaceState, str], list[Controller]],
+        room_counts: Callable[[Workload, CandidateSet], RoomCounts | None],
     ) -> None:
         self._ns, self._zones, self.options = records.namespaces, records.zones, records.options
         self._touch, self._candidate_set, self._replicasets_of = touch, candidate_set, replicasets_of
+        self._room_counts = room_counts
         self._safety: dict[str, SafetyNamespace] = {}
 
     def _safety_of(self, namespace: str) -> SafetyNamespace:
@@ -466,7 +471,9 @@ class Safety:
         budget = self._budget_of(sns, w, notes) if sns.budgets else None
         candidates = self._candidate_set(w)
         layout = candidates.layout
-        resilience = resilience_of(ready_on, ctrl.replicas, self._zones, layout, candidates.names, budget)
+        resilience = resilience_of(
+            ready_on, ctrl.replicas, self._zones, layout, candidates.names, budget, self._room_counts(w, candidates)
+        )
         unsafe = zone_outage(resilience, sum(ready_on.values()), ctrl.replicas, layout, self.options.thresholds)
         if invalid and ctrl.kind in _RANKED_KINDS:
             invalid.sort()

@@ -93,7 +93,13 @@ class SpreadIndex(IndexState):
         #: the first listing in bulk (:mod:`~.loading`): the workloads deferred while it loads
         self._loader = ListLoader(self._ns_of)
         #: each controller's pods and each PodDisruptionBudget's counts, the forecasts in a report (:mod:`~.safety`)
-        self._safety = Safety(self._records, self._touch, self._candidate_set, self._workloads.replicasets_of)
+        self._safety = Safety(
+            self._records,
+            self._touch,
+            self._candidate_set,
+            self._workloads.replicasets_of,
+            self._prediction.room_counts,
+        )
         #: ``--compare-profile`` that this index cannot score from its own counts (:mod:`~.comparing`): a
         #: second index fed the same events (without window samples and prediction: a comparison shows neither);
         #: reports carry its ``comparison``

@@ -7,18 +7,21 @@ loss leaves the fewest healthy pods under the budget (then the fewest Ready repl
 ``tolerated`` counts how many zones (nodes) can be lost at once within the budget: losses add up, so the worst
 set of k is the k worst one by one, and the count is the longest run of them the budget survives (all the
 zones, or nodes, holding its pods when even all of those do; 0 when the budget does not hold now).
-``roomForReplacements``: a candidate node is left outside the lost zone (node) for the replacements
-(:func:`replacement_room`, the hook where resource fit will come in). A workload is **ZoneOutageUnsafe** when
-the worst zone's loss breaks the budget (without a budget: leaves no Ready replica of a workload of at least
-``min_replicas``) while it has candidate nodes in another zone.
+``roomForReplacements``: the candidate nodes left outside the lost zone (node) can take the replacements (its
+lost Ready replicas, each a copy of its next pod): with the resource model (the prediction on), the copies
+NodeResourcesFit lets onto each of them — given its free allocatable and its pod number left
+(:func:`~spreadwatch.scoring.resource_fit.fit_copies`; :class:`RoomCounts`, summed per zone by the index) —
+add up to the replacements; without it, any candidate node left does (:func:`replacement_room`). A workload
+is **ZoneOutageUnsafe** when the worst zone's loss breaks the budget (without a budget: leaves no Ready replica
+of a workload of at least ``min_replicas``) while it has candidate nodes in another zone.
 
 **Scale-down** (:func:`scale_down_of`): the candidates the controller may delete next
 (:mod:`spreadwatch.controllers`), and the node and zone skew and the spread verdict after each, the worst
 of them reported; a candidate that counts for the workload's spread (bound to a candidate node, matching its
 spreading selector) leaves one pod fewer on its node (:func:`spread_facts` mirrors ``build_report``'s).
 
-Costs: O(nodes with the workload's or its budget's pods × log) for the resilience, O(distinct candidate nodes
-× busy nodes) for the scale-down.
+Costs: O(nodes with the workload's or its budget's pods × log + zones) for the resilience (the room from the
+copies per zone: O(zones)), O(distinct candidate nodes × busy nodes) for the scale-down.
 """
 
 from __future__ import annotations
@@ -40,6 +43,7 @@ from spreadwatch.scoring import ZoneKey
 __all__ = [
     "MAX_CANDIDATES",
     "Budget",
+    "RoomCounts",
     "SpreadState",
     "replacement_room",
     "resilience_of",
@@ -71,11 +75,23 @@ class Budget(NamedTuple):
     selecting: int
 
 
-def replacement_room(outside_candidates: int, replacements: int) -> bool:
-    """Whether the replacements of ``replacements`` lost pods can be placed on the ``outside_candidates``
-    candidate nodes left: any candidate node does, with the filters spreadwatch models (taints, affinity,
-    cordons). Resource fit plugs in here once the index models node resources. O(1)."""
-    return replacements == 0 or outside_candidates > 0
+class RoomCounts(NamedTuple):
+    """How many copies of the workload's next pod its candidate nodes take (NodeResourcesFit, one after
+    another: :func:`~spreadwatch.scoring.resource_fit.fit_copies`): in total per zone of its candidate layout
+    (None: the zoneless ones), and on one node (``on_node``: 0 for a node that is not a candidate)."""
+
+    by_zone: Mapping[ZoneKey | None, int]
+    on_node: Callable[[str], int]
+
+
+def replacement_room(outside_candidates: int, replacements: int, copies: int | None = None) -> bool:
+    """Whether the replacements of ``replacements`` lost Ready replicas can be placed on the
+    ``outside_candidates`` candidate nodes left outside the lost zone (node): with the resource model, the
+    ``copies`` of the workload's next pod those nodes take add up to them; without it (None: the prediction is
+    off) any candidate node left does. O(1)."""
+    if replacements == 0:
+        return True
+    return outside_candidates > 0 if copies is None else copies >= replacements
 
 
 def _by_zone(counts: Mapping[str, int], node_zone: Mapping[str, ZoneKey | None]) -> dict[str, int]:
@@ -95,7 +111,7 @@ def _loss(
     ready_total: int,
     desired: int,
     status: BudgetStatus | None,
-    room_outside: Callable[[str], int],
+    room: Callable[[str, int], bool],
 ) -> Loss:
     """The worst unit's loss and the units tolerated (see the module docstring), from the Ready pods and the
     budget's healthy pods per zone (node). O(units log units)."""
@@ -108,7 +124,7 @@ def _loss(
                 worst, lost = unit, count
         # (all of them when Ready pods outside every unit, on zoneless nodes, are left)
         tolerated = 0 if ready_total < 1 else len(ready) - (ready_total - sum(ready.values()) < 1)
-        return Loss(worst, ready_total - lost, desired, None, replacement_room(room_outside(worst), lost), tolerated)
+        return Loss(worst, ready_total - lost, desired, None, room(worst, lost), tolerated)
     have, need, losses = status.current_healthy, status.desired_healthy, healthy
     names = ready.keys() | healthy.keys()
     tolerated = 0
@@ -126,7 +142,7 @@ def _loss(
     worst = min(names, key=lambda u: (-healthy.get(u, 0), -ready.get(u, 0), u))
     lost = ready.get(worst, 0)
     satisfied = status.current_healthy - healthy.get(worst, 0) >= need
-    return Loss(worst, ready_total - lost, desired, satisfied, replacement_room(room_outside(worst), lost), tolerated)
+    return Loss(worst, ready_total - lost, desired, satisfied, room(worst, lost), tolerated)
 
 
 def resilience_of(
@@ -136,10 +152,12 @@ def resilience_of(
     layout: CandidateLayout,
     candidates: AbstractSet[str],
     budget: Budget | None,
+    room: RoomCounts | None = None,
 ) -> Resilience:
     """The workload's resilience: ``ready_on`` its Ready replicas per node, ``desired`` its replicas;
-    ``node_zone`` the nodes' zones; ``layout`` and ``candidates`` its candidate nodes. No zone loss where
-    neither its pods nor its candidate nodes have a zone. O(nodes with pods × log)."""
+    ``node_zone`` the nodes' zones; ``layout`` and ``candidates`` its candidate nodes; ``room`` the copies of
+    its next pod they take (None: no resource model, any candidate node left is room). No zone loss where
+    neither its pods nor its candidate nodes have a zone. O(nodes with pods × log + zones)."""
     healthy_on = budget.healthy_on if budget is not None else {}
     status = budget.status if budget is not None else None
     ready_total = sum(ready_on.values())
@@ -147,15 +165,24 @@ def resilience_of(
     zone_healthy = _by_zone(healthy_on, node_zone) if healthy_on else {}
     zone_loss = None
 
-    def outside_zone(name: str) -> int:
+    def zone_room(name: str, lost: int) -> bool:
         zone = next((z for z in layout.zones if z[1] == name), None)
-        return layout.total - (layout.sizes.get(zone, 0) if zone is not None else 0)
+        outside = layout.total - (layout.sizes.get(zone, 0) if zone is not None else 0)
+        copies = None
+        if room is not None:
+            copies = sum(c for z, c in room.by_zone.items() if z is None or z[1] != name)
+        return replacement_room(outside, lost, copies)
+
+    def node_room(name: str, lost: int) -> bool:
+        inside = name in candidates
+        copies = None
+        if room is not None:
+            copies = sum(room.by_zone.values()) - (room.on_node(name) if inside else 0)
+        return replacement_room(layout.total - (1 if inside else 0), lost, copies)
 
     if layout.zones or zone_ready or zone_healthy:
-        zone_loss = _loss(zone_ready, zone_healthy, ready_total, desired, status, outside_zone)
-    node_loss = _loss(
-        ready_on, healthy_on, ready_total, desired, status, lambda n: layout.total - (1 if n in candidates else 0)
-    )
+        zone_loss = _loss(zone_ready, zone_healthy, ready_total, desired, status, zone_room)
+    node_loss = _loss(ready_on, healthy_on, ready_total, desired, status, node_room)
     if budget is None:
         return Resilience(zone_loss, node_loss)
     s = budget.status

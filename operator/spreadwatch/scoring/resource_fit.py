@@ -34,8 +34,11 @@ __all__ = [
     "NodeLoad",
     "balanced_allocation_score",
     "balanced_skips",
+    "fit_copies",
     "fit_failures",
     "fit_score",
+    "fit_terms",
+    "ignored_resource",
     "node_load",
     "pod_request",
 ]
@@ -76,31 +79,50 @@ class FitStrategy:
     ignored_groups: frozenset[str] = field(default_factory=frozenset)
 
 
+def ignored_resource(name: str, strategy: FitStrategy) -> bool:
+    """Whether the filter skips a scalar resource: an extended one the args ignore, by name or by group."""
+    return is_extended_resource(name) and (
+        name in strategy.ignored_resources or name.partition("/")[0] in strategy.ignored_groups
+    )
+
+
+def fit_terms(requests: Resources, strategy: FitStrategy = FitStrategy()) -> tuple[tuple[str, int], ...]:
+    """The resources ``fitsRequest`` checks for a pod of ``requests``, in its order, as (name, amount): cpu,
+    memory and ephemeral storage when requested (above 0), then the scalar resources requested but the
+    extended ones the args ignore. O(scalars)."""
+    r = requests
+    basic = (("cpu", r.milli_cpu), ("memory", r.memory), ("ephemeral-storage", r.ephemeral_storage))
+    terms = [(name, amount) for name, amount in basic if amount > 0]
+    terms.extend((name, amount) for name, amount in r.scalars
+                 if amount > 0 and not ignored_resource(name, strategy))  # fmt: skip
+    return tuple(terms)
+
+
 def fit_failures(needs: PodNeeds, node: NodeLoad, strategy: FitStrategy = FitStrategy()) -> tuple[str, ...]:
     """``fitsRequest``: why the pod does not fit the node ("Too many pods", "Insufficient cpu", ...), empty
     when it does. O(scalar resources)."""
     out: list[str] = []
-    alloc, used, want = node.allocatable, node.requested, needs.requests
-    if node.pods + 1 > alloc.pods:
+    if node.pods + 1 > node.allocatable.pods:
         out.append("Too many pods")
-    if not (want.milli_cpu or want.memory or want.ephemeral_storage or want.scalars):
-        return tuple(out)
-    if want.milli_cpu > 0 and want.milli_cpu > alloc.milli_cpu - used.milli_cpu:
-        out.append("Insufficient cpu")
-    if want.memory > 0 and want.memory > alloc.memory - used.memory:
-        out.append("Insufficient memory")
-    if want.ephemeral_storage > 0 and want.ephemeral_storage > alloc.ephemeral_storage - used.ephemeral_storage:
-        out.append("Insufficient ephemeral-storage")
-    for name, amount in want.scalars:
-        if amount == 0:
-            continue
-        if is_extended_resource(name) and (
-            name in strategy.ignored_resources or name.split("/")[0] in strategy.ignored_groups
-        ):
-            continue
-        if amount > alloc.scalar(name) - used.scalar(name):
+    for name, amount in fit_terms(needs.requests, strategy):
+        capacity, used = _node_amounts(node, name, use_requested=True)
+        if amount > capacity - used:
             out.append(f"Insufficient {name}")
     return tuple(out)
+
+
+def fit_copies(needs: PodNeeds, node: NodeLoad, strategy: FitStrategy = FitStrategy()) -> int:
+    """How many copies of the pod ``fitsRequest`` lets onto the node one after another (each counted in the
+    node's pods and requested before the next is filtered): the pods left under the allowed pod number, and
+    per resource it checks (:func:`fit_terms`) ``(allocatable - requested) // request``, the least of them;
+    never below 0. At least 1 exactly when :func:`fit_failures` is empty; a pod requesting nothing is bounded
+    by the pod number alone. The reference of :meth:`spreadwatch.index.loads.NodeLoads.copies`, which computes
+    every node's at once. O(scalar resources)."""
+    copies = max(0, node.allocatable.pods - node.pods)
+    for name, amount in fit_terms(needs.requests, strategy):
+        capacity, used = _node_amounts(node, name, use_requested=True)
+        copies = min(copies, max(0, capacity - used) // amount)
+    return copies
 
 
 def pod_request(needs: PodNeeds, name: str, non_zero: bool) -> int:

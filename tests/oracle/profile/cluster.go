@@ -3,10 +3,8 @@ package main
 import (
 	"context"
 	"fmt"
-	"runtime/debug"
 	"time"
 
-	appsv1 "k8s.io/api/apps/v1"
 	v1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
@@ -29,20 +27,23 @@ import (
 	"k8s.io/kubernetes/pkg/scheduler/framework/plugins/nodevolumelimits"
 	frameworkruntime "k8s.io/kubernetes/pkg/scheduler/framework/runtime"
 	"k8s.io/kubernetes/pkg/scheduler/util/assumecache"
+
+	"spreadwatch/tests/oracle/shared"
 )
 
+// clusterInput is the shared cluster plus the kinds only the whole profile
+// reads (NodeVolumeLimits, VolumeBinding, VolumeRestrictions, VolumeZone and
+// the namespaces of inter-pod affinity's namespace selectors).
 type clusterInput struct {
-	Nodes                  []v1.Node                  `json:"nodes"`
-	Pods                   []v1.Pod                   `json:"pods"`
+	shared.ClusterInput
 	Namespaces             []v1.Namespace             `json:"namespaces"`
-	Services               []v1.Service               `json:"services"`
-	ReplicationControllers []v1.ReplicationController `json:"replicationControllers"`
-	ReplicaSets            []appsv1.ReplicaSet        `json:"replicaSets"`
-	StatefulSets           []appsv1.StatefulSet       `json:"statefulSets"`
 	PersistentVolumes      []v1.PersistentVolume      `json:"persistentVolumes"`
 	PersistentVolumeClaims []v1.PersistentVolumeClaim `json:"persistentVolumeClaims"`
 }
 
+// request is an input line.  Not shared.Request: the candidates are always
+// every node (the whole profile's filters pick them), and the cluster has
+// more kinds.
 type request struct {
 	Cluster  clusterInput `json:"cluster"`
 	Incoming []v1.Pod     `json:"incoming"`
@@ -100,79 +101,38 @@ type world struct {
 	filters      []string
 }
 
-// defaultObject gives an object the namespace "default" (as kubectl create
-// does) and a UID when it has none (the scheduler cache keys pods by UID).
-func defaultObject(m *metav1.ObjectMeta, what string, i int) {
-	if m.Namespace == "" {
-		m.Namespace = metav1.NamespaceDefault
-	}
-	if m.UID == "" {
-		m.UID = types.UID(fmt.Sprintf("uid-%s-%d-%s-%s", what, i, m.Namespace, m.Name))
+// setUID gives object i of kind a UID when it has none (the scheduler cache
+// keys pods by UID); call it after the namespace is defaulted.
+func setUID(o metav1.Object, kind string, i int) {
+	if o.GetUID() == "" {
+		o.SetUID(types.UID(fmt.Sprintf("uid-%s-%d-%s-%s", kind, i, o.GetNamespace(), o.GetName())))
 	}
 }
 
 func newWorld(ctx context.Context, client *clientsetfake.Clientset, prof *config.KubeSchedulerProfile,
 	c *clusterInput) (*world, error) {
 	logger := klog.FromContext(ctx)
+	// The API objects, admitted (shared.Admit) kind by kind: namespaces,
+	// workloads, volumes, claims; the namespaced ones get a UID too.
 	var objects []runtime.Object
-	seen := map[string]bool{}
-	add := func(kind string, m *metav1.ObjectMeta, namespaced bool, i int, obj runtime.Object) error {
-		if m.Name == "" {
-			return fmt.Errorf("%s[%d] has no metadata.name", kind, i)
-		}
-		if namespaced {
-			defaultObject(m, kind, i)
-		}
-		key := kind + "/" + m.Namespace + "/" + m.Name
-		if seen[key] {
-			return fmt.Errorf("%s %s/%s listed twice", kind, m.Namespace, m.Name)
-		}
-		seen[key] = true
-		objects = append(objects, obj)
+	keep := func(_ string, _ int, o shared.Object) error {
+		objects = append(objects, o)
 		return nil
 	}
-	for i := range c.Namespaces {
-		if err := add("namespaces", &c.Namespaces[i].ObjectMeta, false, i, &c.Namespaces[i]); err != nil {
-			return nil, err
-		}
+	keepNamespaced := func(kind string, i int, o shared.Object) error {
+		setUID(o, kind, i)
+		return keep(kind, i, o)
 	}
-	for i := range c.Services {
-		o := &c.Services[i]
-		// A selector of {} does not survive the API server's protobuf: nil.
-		if o.Spec.Selector != nil && len(o.Spec.Selector) == 0 {
-			o.Spec.Selector = nil
-		}
-		if err := add("services", &o.ObjectMeta, true, i, o); err != nil {
-			return nil, err
-		}
-	}
-	for i := range c.ReplicationControllers {
-		o := &c.ReplicationControllers[i]
-		if o.Spec.Selector != nil && len(o.Spec.Selector) == 0 {
-			o.Spec.Selector = nil
-		}
-		if err := add("replicationControllers", &o.ObjectMeta, true, i, o); err != nil {
-			return nil, err
-		}
-	}
-	for i := range c.ReplicaSets {
-		if err := add("replicaSets", &c.ReplicaSets[i].ObjectMeta, true, i, &c.ReplicaSets[i]); err != nil {
-			return nil, err
-		}
-	}
-	for i := range c.StatefulSets {
-		if err := add("statefulSets", &c.StatefulSets[i].ObjectMeta, true, i, &c.StatefulSets[i]); err != nil {
-			return nil, err
-		}
-	}
-	for i := range c.PersistentVolumes {
-		if err := add("persistentVolumes", &c.PersistentVolumes[i].ObjectMeta, false, i, &c.PersistentVolumes[i]); err != nil {
-			return nil, err
-		}
-	}
-	for i := range c.PersistentVolumeClaims {
-		o := &c.PersistentVolumeClaims[i]
-		if err := add("persistentVolumeClaims", &o.ObjectMeta, true, i, o); err != nil {
+	seen := map[string]bool{}
+	for _, admit := range []func() error{
+		func() error { return shared.Admit(seen, "namespaces", c.Namespaces, false, keep) },
+		func() error { return shared.Workloads(&c.ClusterInput, keepNamespaced) },
+		func() error { return shared.Admit(seen, "persistentVolumes", c.PersistentVolumes, false, keep) },
+		func() error {
+			return shared.Admit(seen, "persistentVolumeClaims", c.PersistentVolumeClaims, true, keepNamespaced)
+		},
+	} {
+		if err := admit(); err != nil {
 			return nil, err
 		}
 	}
@@ -181,45 +141,38 @@ func newWorld(ctx context.Context, client *clientsetfake.Clientset, prof *config
 			return nil, fmt.Errorf("adding %T: %w", o, err)
 		}
 	}
+	// Not shared.PopulateInformers: the DRA and CSI managers below want
+	// started informers, whose first list would empty hand-filled indexers;
+	// the objects go through the fake clientset instead.
 	factory := informers.NewSharedInformerFactory(client, 0)
 
 	// The scheduler cache and its snapshot, filled as the scheduler's
 	// event handlers fill them: nodes in input order, then every bound pod
-	// the pod informer would deliver (not Succeeded or Failed).
+	// the pod informer would deliver (shared.SnapshotPods).  Not
+	// shared.NodeIndex: this oracle runs the real cache, whose snapshot lists
+	// nodes zone by zone (its node tree), as kube-scheduler does.
 	cache := internalcache.New(ctx, nil, utilfeature.DefaultFeatureGate.Enabled(features.GenericWorkload))
 	nodeNames := map[string]bool{}
-	for i := range c.Nodes {
-		n := &c.Nodes[i]
-		if n.Name == "" {
-			return nil, fmt.Errorf("nodes[%d] has no metadata.name", i)
-		}
-		if nodeNames[n.Name] {
-			return nil, fmt.Errorf("node %q listed twice", n.Name)
-		}
+	err := shared.SnapshotNodes(c.Nodes, func(n *v1.Node) {
 		nodeNames[n.Name] = true
 		cache.AddNode(logger, n)
+	})
+	if err != nil {
+		return nil, err
 	}
-	podKeys := map[string]bool{}
 	for i := range c.Pods {
-		p := &c.Pods[i]
-		if p.Name == "" {
-			return nil, fmt.Errorf("pods[%d] has no metadata.name", i)
-		}
-		defaultObject(&p.ObjectMeta, "pods", i)
-		key := p.Namespace + "/" + p.Name
-		if podKeys[key] {
-			return nil, fmt.Errorf("pod %q listed twice", key)
-		}
-		podKeys[key] = true
-		if p.Status.Phase == v1.PodSucceeded || p.Status.Phase == v1.PodFailed || p.Spec.NodeName == "" {
-			continue
-		}
-		if !nodeNames[p.Spec.NodeName] {
-			continue // (a NodeInfo without a Node: never listed)
-		}
+		shared.DefaultNamespace(&c.Pods[i].ObjectMeta)
+		setUID(&c.Pods[i], "pods", i)
+	}
+	hasNode := func(name string) bool { return nodeNames[name] }
+	err = shared.SnapshotPods(c.Pods, hasNode, func(p *v1.Pod) error {
 		if err := cache.AddPod(logger, p); err != nil {
-			return nil, fmt.Errorf("adding pod %s: %w", key, err)
+			return fmt.Errorf("adding pod %s/%s: %w", p.Namespace, p.Name, err)
 		}
+		return nil
+	})
+	if err != nil {
+		return nil, err
 	}
 	snapshot := internalcache.NewEmptySnapshot()
 	if err := cache.UpdateSnapshot(logger, snapshot); err != nil {
@@ -281,18 +234,6 @@ func newWorld(ctx context.Context, client *clientsetfake.Clientset, prof *config
 		w.filters = append(w.filters, p.Name)
 	}
 	return w, nil
-}
-
-// kubernetesVersion reports the k8s.io/kubernetes module version linked in.
-func kubernetesVersion() string {
-	if bi, ok := debug.ReadBuildInfo(); ok {
-		for _, d := range bi.Deps {
-			if d.Path == "k8s.io/kubernetes" {
-				return "k8s.io/kubernetes " + d.Version
-			}
-		}
-	}
-	return "k8s.io/kubernetes (unknown version)"
 }
 
 // noNominations is the scheduler queue's nominator with no nominated pods:

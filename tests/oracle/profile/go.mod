@@ -13,7 +13,6 @@ require (
 	k8s.io/klog/v2 v2.140.0
 	k8s.io/kube-scheduler v0.0.0
 	k8s.io/kubernetes v1.36.4
-	sigs.k8s.io/json v0.0.0-20250730193827-2d320260d730
 )
 
 require (
@@ -75,9 +74,11 @@ require (
 	k8s.io/csi-translation-lib v0.0.0 // indirect
 	k8s.io/kube-openapi v0.0.0-20260317180543-43fb72c5454a // indirect
 	k8s.io/utils v0.0.0-20260210185600-b8788abfbbc2 // indirect
+	sigs.k8s.io/json v0.0.0-20250730193827-2d320260d730 // indirect
 	sigs.k8s.io/randfill v1.0.0 // indirect
 	sigs.k8s.io/structured-merge-diff/v6 v6.3.3 // indirect
 	sigs.k8s.io/yaml v1.6.0 // indirect
+	spreadwatch/tests/oracle/shared v0.0.0
 )
 
 replace k8s.io/api => k8s.io/api v0.36.4
@@ -145,3 +146,5 @@ replace k8s.io/sample-cli-plugin => k8s.io/sample-cli-plugin v0.36.4
 replace k8s.io/sample-controller => k8s.io/sample-controller v0.36.4
 
 replace k8s.io/streaming => k8s.io/streaming v0.36.4
+
+replace spreadwatch/tests/oracle/shared => ../shared

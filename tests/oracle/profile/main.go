@@ -9,13 +9,8 @@
 package main
 
 import (
-	"bufio"
 	"context"
-	"encoding/json"
 	"fmt"
-	"io"
-	"os"
-	"runtime/debug"
 	"strings"
 
 	v1 "k8s.io/api/core/v1"
@@ -24,11 +19,9 @@ import (
 	fwk "k8s.io/kube-scheduler/framework"
 	"k8s.io/kubernetes/pkg/scheduler/framework"
 	schedmetrics "k8s.io/kubernetes/pkg/scheduler/metrics"
-	sigsjson "sigs.k8s.io/json"
-)
 
-// maxLine bounds one input line (a whole cluster); generous on purpose.
-const maxLine = 256 << 20
+	"spreadwatch/tests/oracle/shared"
+)
 
 type result struct {
 	// PreFilter: the plugin whose PreFilter rejected the pod ("" none); every
@@ -53,86 +46,21 @@ type result struct {
 	Error string `json:"error,omitempty"`
 }
 
+// response is an output line.  Not shared.Response: this oracle times no
+// plugin call (a whole cycle of every plugin is not what anyone benchmarks),
+// so its contract has no elapsedNs.
 type response struct {
 	Results []result `json:"results"`
 }
 
-type errorResponse struct {
-	Error string `json:"error"`
-}
-
 func main() {
-	if len(os.Args) > 1 && (os.Args[1] == "-h" || os.Args[1] == "--help") {
-		fmt.Fprintln(os.Stderr, "usage: spreadwatch-oracle-profile < cases.jsonl > results.jsonl (see tests/oracle/README.md)")
-		os.Exit(2)
-	}
-	if len(os.Args) > 1 && os.Args[1] == "--version" {
-		fmt.Println(kubernetesVersion())
-		return
-	}
+	shared.Flags("spreadwatch-oracle-profile")
 	schedmetrics.Register()
-	in := bufio.NewReaderSize(os.Stdin, 1<<20)
-	out := bufio.NewWriterSize(os.Stdout, 1<<20)
-	defer out.Flush()
-	enc := json.NewEncoder(out)
-	enc.SetEscapeHTML(false)
-	for {
-		line, err := readLine(in)
-		if len(line) > 0 {
-			var resp any
-			r, perr := process(line)
-			if perr != nil {
-				resp = errorResponse{Error: perr.Error()}
-			} else {
-				resp = r
-			}
-			if eerr := enc.Encode(resp); eerr != nil {
-				fmt.Fprintln(os.Stderr, "spreadwatch-oracle-profile: writing output:", eerr)
-				os.Exit(1)
-			}
-			if ferr := out.Flush(); ferr != nil {
-				fmt.Fprintln(os.Stderr, "spreadwatch-oracle-profile: writing output:", ferr)
-				os.Exit(1)
-			}
-		}
-		if err == io.EOF {
-			return
-		}
-		if err != nil {
-			fmt.Fprintln(os.Stderr, "spreadwatch-oracle-profile: reading input:", err)
-			os.Exit(1)
-		}
-	}
+	shared.Serve("spreadwatch-oracle-profile", func(req *request) (any, error) { return process(req) })
 }
 
-// readLine returns the next line without its terminator and surrounding
-// blanks; blank lines come back empty and get no answer.
-func readLine(r *bufio.Reader) ([]byte, error) {
-	var buf []byte
-	for {
-		chunk, isPrefix, err := r.ReadLine()
-		buf = append(buf, chunk...)
-		if len(buf) > maxLine {
-			return nil, fmt.Errorf("input line longer than %d bytes", maxLine)
-		}
-		if err != nil || !isPrefix {
-			return []byte(strings.TrimSpace(string(buf))), err
-		}
-	}
-}
-
-// process handles one input line.
-func process(line []byte) (res *response, err error) {
-	defer func() {
-		if p := recover(); p != nil {
-			fmt.Fprintf(os.Stderr, "spreadwatch-oracle-profile: panic: %v\n%s", p, debug.Stack())
-			res, err = nil, fmt.Errorf("panic: %v", p)
-		}
-	}()
-	var req request
-	if err := sigsjson.UnmarshalCaseSensitivePreserveInts(line, &req); err != nil {
-		return nil, fmt.Errorf("invalid input: %w", err)
-	}
+// process answers one input line.
+func process(req *request) (*response, error) {
 	prof, err := schedulerProfile(req.SchedulerConfig, req.SchedulerName)
 	if err != nil {
 		return nil, err
@@ -149,7 +77,8 @@ func process(line []byte) (res *response, err error) {
 	resp := &response{Results: make([]result, 0, len(req.Incoming))}
 	for i := range req.Incoming {
 		pod := &req.Incoming[i]
-		defaultObject(&pod.ObjectMeta, "incoming", i)
+		shared.DefaultNamespace(&pod.ObjectMeta)
+		setUID(pod, "incoming", i)
 		resp.Results = append(resp.Results, w.cycle(ctx, pod))
 	}
 	return resp, nil

@@ -2,7 +2,6 @@ package main
 
 import (
 	"errors"
-	"fmt"
 
 	v1 "k8s.io/api/core/v1"
 	fwk "k8s.io/kube-scheduler/framework"
@@ -24,12 +23,14 @@ type request struct {
 	SchedulerName   string  `json:"schedulerName"`
 }
 
-// sharedLister is a fwk.SharedLister over a fixed set of NodeInfos, built the
-// way pkg/scheduler/backend/cache.NewSnapshot builds them (that package is
-// internal to k8s.io/kubernetes and cannot be imported here).
+// sharedLister is a fwk.SharedLister over a fixed set of NodeInfos
+// (shared.NodeIndex, built the way pkg/scheduler/backend/cache.NewSnapshot
+// builds them); what it adds is what v1.36's framework API spells its own
+// way (fwk.NodeInfo, its GetPodsWith* methods, pod group states).  Not the
+// real cache, as profile/ runs it: its snapshot lists nodes zone by zone,
+// and this oracle filters and scores in input order.
 type sharedLister struct {
-	list   []fwk.NodeInfo // input node order
-	byName map[string]fwk.NodeInfo
+	*shared.NodeIndex[fwk.NodeInfo]
 }
 
 var (
@@ -42,58 +43,30 @@ var (
 var errNoPodGroups = errors.New("spreadwatch-oracle-pts: no pod groups")
 
 func newSharedLister(nodes []v1.Node, pods []v1.Pod) (*sharedLister, error) {
-	s := &sharedLister{byName: make(map[string]fwk.NodeInfo, len(nodes))}
-	err := shared.SnapshotNodes(nodes, func(n *v1.Node) {
+	newInfo := func(n *v1.Node) fwk.NodeInfo {
 		ni := framework.NewNodeInfo()
 		ni.SetNode(n)
-		s.byName[n.Name] = ni
-		s.list = append(s.list, ni)
-	})
+		return ni
+	}
+	addPod := func(ni fwk.NodeInfo, p *v1.Pod) { ni.(*framework.NodeInfo).AddPod(p) }
+	idx, err := shared.NewNodeIndex(nodes, pods, newInfo, addPod)
 	if err != nil {
 		return nil, err
 	}
-	hasNode := func(name string) bool { _, ok := s.byName[name]; return ok }
-	addPod := func(p *v1.Pod) { s.byName[p.Spec.NodeName].(*framework.NodeInfo).AddPod(p) }
-	if err := shared.SnapshotPods(pods, hasNode, addPod); err != nil {
-		return nil, err
-	}
-	return s, nil
+	return &sharedLister{idx}, nil
 }
 
 func (s *sharedLister) NodeInfos() fwk.NodeInfoLister           { return s }
 func (s *sharedLister) StorageInfos() fwk.StorageInfoLister     { return s }
 func (s *sharedLister) PodGroupStates() fwk.PodGroupStateLister { return noPodGroups{} }
 
-func (s *sharedLister) List() ([]fwk.NodeInfo, error) { return s.list, nil }
-
 func (s *sharedLister) HavePodsWithAffinityList() ([]fwk.NodeInfo, error) {
-	var out []fwk.NodeInfo
-	for _, ni := range s.list {
-		if len(ni.GetPodsWithAffinity()) > 0 {
-			out = append(out, ni)
-		}
-	}
-	return out, nil
+	return s.Where(func(ni fwk.NodeInfo) bool { return len(ni.GetPodsWithAffinity()) > 0 })
 }
 
 func (s *sharedLister) HavePodsWithRequiredAntiAffinityList() ([]fwk.NodeInfo, error) {
-	var out []fwk.NodeInfo
-	for _, ni := range s.list {
-		if len(ni.GetPodsWithRequiredAntiAffinity()) > 0 {
-			out = append(out, ni)
-		}
-	}
-	return out, nil
+	return s.Where(func(ni fwk.NodeInfo) bool { return len(ni.GetPodsWithRequiredAntiAffinity()) > 0 })
 }
-
-func (s *sharedLister) Get(nodeName string) (fwk.NodeInfo, error) {
-	if ni, ok := s.byName[nodeName]; ok {
-		return ni, nil
-	}
-	return nil, fmt.Errorf("nodeinfo not found for node name %q", nodeName)
-}
-
-func (s *sharedLister) IsPVCUsedByPods(string) bool { return false }
 
 // noPodGroups: the oracle's clusters have no pod groups (gang scheduling).
 type noPodGroups struct{}

@@ -9,8 +9,6 @@ package main
 import (
 	"context"
 	"fmt"
-	"os"
-	"runtime/debug"
 	"time"
 
 	v1 "k8s.io/api/core/v1"
@@ -31,7 +29,6 @@ import (
 	"k8s.io/kubernetes/pkg/scheduler/framework/plugins/tainttoleration"
 	frameworkruntime "k8s.io/kubernetes/pkg/scheduler/framework/runtime"
 	schedmetrics "k8s.io/kubernetes/pkg/scheduler/metrics"
-	sigsjson "sigs.k8s.io/json"
 
 	"spreadwatch/tests/oracle/shared"
 )
@@ -60,13 +57,16 @@ func main() {
 	// The feature gates' defaults of the linked release, as a kube-scheduler
 	// started without --feature-gates has them.
 	fts := feature.NewSchedulerFeaturesFromGates(utilfeature.DefaultFeatureGate)
-	shared.Serve("spreadwatch-oracle-pts", func(line []byte) (any, error) { return process(client, fts, line) })
+	shared.Serve("spreadwatch-oracle-pts", func(req *request) (any, error) { return process(client, fts, req) })
 }
 
 // pluginArgs returns the PodTopologySpreadArgs a kube-scheduler started with
 // --config=<text> would give the plugin in profile schedulerName: decoded
 // and defaulted by the scheduler's own scheme (as options.LoadConfigFromFile
 // does), validated like options.Validate does, then looked up by name.
+// profile/cluster.go's schedulerProfile decodes the same way: v1.36-only code
+// that shared/ (built into the v1.28 oracle too) cannot hold (README.md,
+// "Shared code").
 func pluginArgs(text *string, schedulerName string) (*config.PodTopologySpreadArgs, error) {
 	if text == nil {
 		return &config.PodTopologySpreadArgs{DefaultingType: config.SystemDefaulting}, nil
@@ -104,18 +104,8 @@ func pluginArgs(text *string, schedulerName string) (*config.PodTopologySpreadAr
 	return nil, fmt.Errorf("scheduler config: no profile %q", schedulerName)
 }
 
-// process handles one input line.
-func process(client *clientsetfake.Clientset, fts feature.Features, line []byte) (res *response, err error) {
-	defer func() {
-		if p := recover(); p != nil {
-			fmt.Fprintf(os.Stderr, "spreadwatch-oracle-pts: panic: %v\n%s", p, debug.Stack())
-			res, err = nil, fmt.Errorf("panic: %v", p)
-		}
-	}()
-	var req request
-	if err := sigsjson.UnmarshalCaseSensitivePreserveInts(line, &req); err != nil {
-		return nil, fmt.Errorf("invalid input: %w", err)
-	}
+// process answers one input line.
+func process(client *clientsetfake.Clientset, fts feature.Features, req *request) (*response, error) {
 	args, err := pluginArgs(req.SchedulerConfig, req.SchedulerName)
 	if err != nil {
 		return nil, err
@@ -133,22 +123,13 @@ func process(client *clientsetfake.Clientset, fts feature.Features, line []byte)
 		if len(req.Unfit) > 0 {
 			return nil, fmt.Errorf("unfit is only allowed without explicit candidates")
 		}
-		seen := map[string]bool{}
-		for _, name := range *req.Candidates {
-			if seen[name] {
-				return nil, fmt.Errorf("candidate node %q listed twice", name)
-			}
-			seen[name] = true
-			ni, ok := cl.lister.byName[name]
-			if !ok {
-				return nil, fmt.Errorf("candidate node %q is not a node of the cluster", name)
-			}
-			explicit = append(explicit, ni)
+		if explicit, err = cl.lister.Pick(*req.Candidates); err != nil {
+			return nil, err
 		}
 	}
 	unfit := sets.New(req.Unfit...)
 	for name := range unfit {
-		if _, ok := cl.lister.byName[name]; !ok {
+		if !cl.lister.Has(name) {
 			return nil, fmt.Errorf("unfit node %q is not a node of the cluster", name)
 		}
 	}
@@ -248,7 +229,7 @@ func (c *cluster) filter(ctx context.Context, state *framework.CycleState, pod *
 	unfit sets.Set[string], rejected map[string]string) ([]fwk.NodeInfo, error) {
 	skip := sets.New[string]()
 	for _, pl := range c.prefilts {
-		_, st := pl.PreFilter(ctx, state, pod, c.lister.list)
+		_, st := pl.PreFilter(ctx, state, pod, c.lister.All())
 		if st.IsSkip() {
 			skip.Insert(pl.Name())
 			continue
@@ -257,7 +238,7 @@ func (c *cluster) filter(ctx context.Context, state *framework.CycleState, pod *
 			if !st.IsRejected() {
 				return nil, fmt.Errorf("%s PreFilter: %v", pl.Name(), st.AsError())
 			}
-			for _, ni := range c.lister.list {
+			for _, ni := range c.lister.All() {
 				rejected[ni.Node().Name] = st.Message()
 			}
 			return []fwk.NodeInfo{}, nil
@@ -265,7 +246,7 @@ func (c *cluster) filter(ctx context.Context, state *framework.CycleState, pod *
 	}
 	state.SetSkipFilterPlugins(skip)
 	feasible := []fwk.NodeInfo{}
-	for _, ni := range c.lister.list {
+	for _, ni := range c.lister.All() {
 		var failed *fwk.Status
 		for _, pl := range c.filters {
 			if skip.Has(pl.Name()) {
