@@ -26,14 +26,29 @@ Costs (W: workloads in the namespace, G: label groups in the namespace, A: workl
 ``load(snapshot)``                  O(objects + workloads × G)
 ==================================  ==========================================================================
 
-Only slim records are stored (see :mod:`spreadwatch.model`). The package's modules, one concern each, build
-:class:`SpreadIndex` by extension: :mod:`~spreadwatch.index.state` (records and state),
-:mod:`~spreadwatch.index.candidates` (candidate sets), :mod:`~spreadwatch.index.counting` (label groups and
-counts), :mod:`~spreadwatch.index.workloads` (Services, controllers, selectors, anchors),
-:mod:`~spreadwatch.index.building` (reports), :mod:`~spreadwatch.index.comparing` (each report's comparison with
-a second profile), :mod:`~spreadwatch.index.loading` (the first listing in bulk) and
-:mod:`~spreadwatch.index.spread_index` (the public API:
-``load``, ``apply``, ``remove``, ``report_for``, ``reports``, ``take_dirty``, ``object_keys``, ...).
+Only slim records are stored (see :mod:`spreadwatch.model`). :class:`SpreadIndex`
+(:mod:`~spreadwatch.index.spread_index`: the public API, ``load``, ``apply``, ``remove``, ``report_for``,
+``reports``, ``take_dirty``, ``object_keys``, ...) is a façade over one state and the parts it owns:
+
+* **the state**: :class:`~spreadwatch.index.state.IndexState` (the records and per-namespace state, the
+  dirty and removed workloads), which the façade extends;
+* **parts**, each a class with its own state and a narrow interface — given what it reads of the index's
+  state (:class:`~spreadwatch.index.state.IndexRecords`: profile, options, nodes, zones, namespaces,
+  candidate groups) and the few callables it needs (a workload's candidate set, ``touch``), never the
+  index — told each change by :class:`SpreadIndex` where it happens, and testable alone (``tests/index/``):
+  :class:`~spreadwatch.index.workloads.WorkloadTracker` (Services, controllers, each workload's next pod,
+  selector and anchors; the index told each workload added, refreshed or dropped) with its own part
+  :class:`~spreadwatch.index.counting.PodCounts` (pods, label groups and counts, told each workload's change),
+  :class:`~spreadwatch.index.candidates.CandidateSets`
+  (candidate sets per scheduling-constraint signature), :class:`~spreadwatch.index.hard_filter.HardFilter`
+  (PodTopologySpread's Filter), :class:`~spreadwatch.index.building.ReportBuilder` (each spreading report
+  and the scheduler's window), :class:`~spreadwatch.index.predicting.Predictor` (the whole scheduler
+  profile's prediction, over :mod:`~spreadwatch.index.loads`, :mod:`~spreadwatch.index.images`,
+  :mod:`~spreadwatch.index.affinity_pods` and :mod:`~spreadwatch.index.prediction_tables`),
+  :class:`~spreadwatch.index.comparing.ProfileComparison` (each report's comparison with a second profile),
+  :class:`~spreadwatch.index.safety.Safety` (owned pods, budgets, the safety forecasts) and
+  :class:`~spreadwatch.index.loading.ListLoader` (the first listing in bulk). A report is the builder's,
+  then the prediction's, the comparison's, the safety's and the last placement's, in that order.
 """
 
 from __future__ import annotations

@@ -3,14 +3,19 @@
 Most workloads share one signature (tolerations, nodeSelector, required affinity), so a candidate set is
 computed once (O(nodes)) and shared. A node event drops only the sets the node's change alters and dirties
 only the workloads using them: O(candidate sets) filter checks + O(W) signature look-ups.
+
+:class:`CandidateSets` is one part of :class:`~spreadwatch.index.SpreadIndex` (whose other parts are given its
+``of``): it owns the cached sets and reads the index's nodes, zones and namespaces through what it is given.
 """
 
 from __future__ import annotations
 
-from spreadwatch.index.state import CandidateSet, IndexState, Workload
+from collections.abc import Callable
+
+from spreadwatch.index.state import CandidateSet, IndexRecords, Workload, template_of
 from spreadwatch.model import Node, PodTemplate, Taint, WorkloadKey
 from spreadwatch.report import CandidateLayout
-from spreadwatch.scoring import ZoneKey, exclusion_reason, zone_key
+from spreadwatch.scoring import ZoneKey, exclusion_reason
 from spreadwatch.scoring.candidates import (
     REASON_NODE_AFFINITY,
     affinity_label_keys,
@@ -21,23 +26,27 @@ from spreadwatch.scoring.candidates import (
 __all__ = ["CandidateSets"]
 
 
-class CandidateSets(IndexState):
-    """Nodes, their zones and the cached candidate sets."""
+class CandidateSets:
+    """The cached candidate sets (see the module docstring). O(1) to create.
 
-    def _apply_node(self, node: Node) -> None:
-        old = self._nodes.get(node.name)
-        self._nodes[node.name] = node
-        if old is not None and (old.labels, old.taints, old.unschedulable) == (
-            node.labels,
-            node.taints,
-            node.unschedulable,
-        ):
-            return
-        old_zone = self._zones.get(node.name)
-        self._zones[node.name] = zone_key(node.labels, self.profile)
-        self._node_changed(old, old_zone, node)
+    Given the index's records (:class:`~spreadwatch.index.state.IndexRecords`: its profile, nodes, zones,
+    namespaces and candidate groups, dropped with the sets they split) and ``touch`` (dirty a workload's
+    report); told each node change by the index after its nodes and zones took it.
+    """
 
-    def _node_changed(self, old: Node | None, old_zone: ZoneKey | None, new: Node | None) -> None:
+    __slots__ = ("_candidates", "_nodes", "_ns", "_topo_groups", "_touch", "_zones", "profile")
+
+    def __init__(self, records: IndexRecords, touch: Callable[[Workload, WorkloadKey], None]) -> None:
+        self.profile, self._touch = records.profile, touch
+        self._nodes, self._zones, self._ns = records.nodes, records.zones, records.namespaces
+        self._topo_groups = records.topo_groups
+        self._candidates: dict[int, CandidateSet] = {}  # signature id -> candidate set
+
+    def __len__(self) -> int:
+        """Candidate sets cached. O(1)."""
+        return len(self._candidates)
+
+    def node_changed(self, old: Node | None, old_zone: ZoneKey | None, new: Node | None) -> None:
         """Drop the candidate sets this node's change alters and dirty only the workloads using them.
 
         A set changes when the node enters or leaves it, changes zone inside it, or moves between exclusion
@@ -86,14 +95,14 @@ class CandidateSets(IndexState):
                 if not w.error and (w.multi or name in w.counts):
                     self._touch(w, key)
 
-    def _candidate_set(self, w: Workload) -> CandidateSet:
+    def of(self, w: Workload) -> CandidateSet:
         """The workload's candidate set (cached per signature). Building one is O(nodes) dict look-ups: the
         taint filters run once per distinct (unschedulable, taints) of the nodes (most nodes have none), the
         affinity filter only for a template with a nodeSelector or required node affinity, once per distinct
         values of the labels it reads (per node with ``matchFields``)."""
         cached = self._candidates.get(w.sig)
         if cached is None:
-            template = self._template(w)
+            template = template_of(w)
             by_zone: dict[ZoneKey | None, list[str]] = {}
             excluded: dict[str, int] = {}
             by_taints: dict[tuple[bool, tuple[Taint, ...]], str | None] = {}
@@ -127,15 +136,3 @@ class CandidateSets(IndexState):
             names = frozenset(n for names in by_zone.values() for n in names)
             cached = self._candidates[w.sig] = CandidateSet(names, CandidateLayout(by_zone, excluded), template)
         return cached
-
-    def candidate_layout(self, key: WorkloadKey) -> CandidateLayout | None:
-        """A workload's candidate nodes by zone (each list sorted) and excluded-node counts; None for an
-        unknown workload or one in Error. Shared by workloads with the same scheduling constraints; its nodes
-        are never mutated (a node change replaces it; only report building's memo caches grow), so another
-        thread may read it. O(1) cached, O(nodes) after a
-        node change."""
-        ns = self._ns.get(key.namespace)
-        w = ns.workloads.get(key) if ns else None
-        if w is None or w.error:
-            return None
-        return self._candidate_set(w).layout

@@ -12,9 +12,13 @@ own copy of the pods, label groups and workloads: at bench/synth.py scale 1.0 (5
 workloads) the sibling adds ~10 MiB (~1 MiB of zones and layouts, the rest each report's ``Comparison`` and
 the layouts' report memos), a shadow ~85 MiB.
 
-Whether the two best sets overlap is decided without listing them (:meth:`ReportComparing._overlap`):
+Whether the two best sets overlap is decided without listing them (:meth:`ProfileComparison.overlap`):
 the listed nodes one by one, the unlisted ones per (zone, sibling zone) pair of the candidate set, memoised
 per pair of layouts: O(listed nodes + zone pairs) per report.
+
+:class:`ProfileComparison` is one part of :class:`~spreadwatch.index.SpreadIndex`: it owns the sibling's zones,
+layouts and placement counts and the zone-pair memo, and reads the index's node zones and candidate sets
+through what it is given.
 """
 
 from __future__ import annotations
@@ -23,8 +27,7 @@ from collections.abc import Callable, Mapping
 
 import msgspec
 
-from spreadwatch.index.predicting import PredictionBuilding
-from spreadwatch.index.state import CandidateSet, Workload
+from spreadwatch.index.state import CandidateSet, IndexRecords, Workload
 from spreadwatch.model import Node
 from spreadwatch.report import (
     PLACEMENT_OUTCOMES,
@@ -32,7 +35,6 @@ from spreadwatch.report import (
     Comparison,
     Health,
     ReportInput,
-    ReportOptions,
     SpreadReport,
     build_report,
     classify_placement,
@@ -40,7 +42,7 @@ from spreadwatch.report import (
 )
 from spreadwatch.scoring import Profile, SelectorMode, ZoneKey, skip_reason, zone_key
 
-__all__ = ["ReportComparing", "shares_counts"]
+__all__ = ["ProfileComparison", "kept", "shares_counts"]
 
 _new_tuple = tuple.__new__  # a NamedTuple from a tuple in C (its own __new__ is Python code); once per report
 
@@ -69,16 +71,40 @@ def _empty_scores(report: SpreadReport) -> dict[ZoneKey | None, int]:
     return out
 
 
-class ReportComparing(PredictionBuilding):
-    """The comparison of every report with the sibling profile (see the module docstring)."""
+def kept(w: Workload) -> Callable[[str], bool] | None:
+    """Which candidates of its shared set a workload's report keeps: PodTopologySpread's Filter's (v1.29,
+    DoNotSchedule constraints), None for all. O(1)."""
+    filtered = w.filtered if w.hard is not None else None
+    return filtered.passes if filtered is not None else None
 
-    def __init__(self, profile: Profile, options: ReportOptions | None = None, compare: Profile | None = None) -> None:
-        super().__init__(profile, options)
+
+class ProfileComparison:
+    """The comparison of every report with the sibling profile, and the overlap of two reports' best sets
+    (see the module docstring). O(1) to create.
+
+    Given the index's records (:class:`~spreadwatch.index.state.IndexRecords`: its profile, options and node zones),
+    the compared profile (``compare``; None: none) and ``candidate_set`` (a workload's candidate set). The index
+    tells it of each node (``node_applied``, ``node_changed``) before its own state takes the change.
+    """
+
+    __slots__ = (
+        "_candidate_set",
+        "_pairs",
+        "_sibling_layouts",
+        "_sibling_zones",
+        "_zones",
+        "options",
+        "sibling",
+        "sibling_placements",
+    )
+
+    def __init__(
+        self, records: IndexRecords, compare: Profile | None, candidate_set: Callable[[Workload], CandidateSet]
+    ) -> None:
+        self.options, self._zones, self._candidate_set = records.options, records.zones, candidate_set
         #: the profile reports are compared with when this index scores it from its own counts (else None)
-        self.sibling = compare if compare is not None and shares_counts(profile, compare) else None
-        #: placements checked against this profile's reports (``SpreadIndex.check_placement``), and against the
-        #: sibling's, by outcome
-        self.placements: dict[str, int] = dict.fromkeys(PLACEMENT_OUTCOMES, 0)
+        self.sibling = compare if compare is not None and shares_counts(records.profile, compare) else None
+        #: placements checked against the sibling's reports (``SpreadIndex.check_placement``), by outcome
         self.sibling_placements: dict[str, int] = dict.fromkeys(PLACEMENT_OUTCOMES, 0)
         self._sibling_zones: dict[str, ZoneKey | None] = {}  # node -> its zone under the sibling profile
         #: a candidate set (by id, the object kept to check it) -> its layout under the sibling's zones
@@ -88,18 +114,18 @@ class ReportComparing(PredictionBuilding):
 
     # --- nodes ------------------------------------------------------------------------------------------------
 
-    def _apply_node(self, node: Node) -> None:
+    def node_applied(self, node: Node) -> None:
+        """A node added or changed: its zone under the sibling profile. O(1)."""
         if self.sibling is not None:
             self._sibling_zones[node.name] = zone_key(node.labels, self.sibling)
-        super()._apply_node(node)
 
-    def _node_changed(self, old: Node | None, old_zone: ZoneKey | None, new: Node | None) -> None:
-        """A changed candidate set is a new object: the layouts and zone pairs of the old ones go. O(1)."""
+    def node_changed(self, old: Node | None, new: Node | None) -> None:
+        """A changed candidate set is a new object: the layouts and zone pairs of the old ones go (``new`` None:
+        ``old`` removed). O(1)."""
         if new is None and old is not None:
             self._sibling_zones.pop(old.name, None)
         self._sibling_layouts.clear()
         self._pairs.clear()
-        super()._node_changed(old, old_zone, new)
 
     # --- the sibling's reports --------------------------------------------------------------------------------
 
@@ -143,9 +169,8 @@ class ReportComparing(PredictionBuilding):
         )
         return build_report(_new_tuple(ReportInput, fields), skip, candidates.names)
 
-    def _build(self, w: Workload) -> SpreadReport:
-        """The report, with its comparison when a sibling profile is scored. O(busy nodes + zones) more."""
-        report = super()._build(w)
+    def with_sibling(self, w: Workload, report: SpreadReport) -> SpreadReport:
+        """The workload's report with its comparison when a sibling profile is scored. O(busy nodes + zones)."""
         sibling = self.sibling
         if sibling is None:
             return report
@@ -155,11 +180,11 @@ class ReportComparing(PredictionBuilding):
             candidates = self._candidate_set(w)
             theirs = self._sibling_layout(candidates)  # (the sibling, SelectorSpread, has no PodTopologySpread Filter)
             mine = candidates.layout
-            overlap = self._overlap(report, mine, self._zones, other, theirs, self._sibling_zones, self._kept(w))
+            overlap = self.overlap(report, mine, self._zones, other, theirs, self._sibling_zones, kept(w))
         comparison = Comparison(sibling.name, other.best_score, other.best_nodes, other.best_node_count, overlap)
         return msgspec.structs.replace(report, comparison=comparison)
 
-    def _check_sibling(self, w: Workload, node: str, candidate: bool) -> None:
+    def check(self, w: Workload, node: str, candidate: bool) -> None:
         """Count a new binding on ``node`` against the sibling's report of ``w`` (built now: the state just
         before the binding), unless that report is skipped or in error. O(busy nodes + zones)."""
         if self.sibling is None:
@@ -187,14 +212,7 @@ class ReportComparing(PredictionBuilding):
         self._pairs[key] = (mine, theirs, pairs)
         return pairs
 
-    @staticmethod
-    def _kept(w: Workload) -> Callable[[str], bool] | None:
-        """Which candidates of its shared set a workload's report keeps: PodTopologySpread's Filter's (v1.29,
-        DoNotSchedule constraints), None for all. O(1)."""
-        filtered = w.filtered if w.hard is not None else None
-        return filtered.passes if filtered is not None else None
-
-    def _overlap(
+    def overlap(
         self,
         report: SpreadReport,
         mine: CandidateLayout,
@@ -234,10 +252,3 @@ class ReportComparing(PredictionBuilding):
                     if (mine_has is None or mine_has(name)) and (theirs_has is None or theirs_has(name)):
                         return True
         return False
-
-    def placement_counts(self) -> dict[str, dict[str, int]]:
-        """Checked placements by profile (this one's, and the sibling's) and outcome. O(1)."""
-        out = {self.profile.name: dict(self.placements)}
-        if self.sibling is not None:
-            out[self.sibling.name] = dict(self.sibling_placements)
-        return out

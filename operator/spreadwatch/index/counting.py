@@ -7,21 +7,24 @@ workloads the pod matches); a workload's counts are rebuilt from the groups its 
 through the group index, which has an entry only for labels some workload is anchored on (a bulk load
 files pods before any workload exists, so it builds none; a new anchor's entry is built in one pass, or when
 first needed: the first workloads of a namespace are counted in one pass over its groups, without it).
+
+:class:`PodCounts` is one part of the index (owned by :mod:`~spreadwatch.index.workloads`, which tells it
+each workload's change): it keeps the label groups in the index's namespace states, given what it reads
+and ``touch``.
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable, Iterable, Mapping
 
-from spreadwatch.index.candidates import CandidateSets
-from spreadwatch.index.state import LabelGroup, LabelKey, NamespaceState, Workload
+from spreadwatch.index.state import IndexRecords, LabelGroup, LabelKey, NamespaceState, Workload
 from spreadwatch.model import TERMINAL_PHASES, Pod, WorkloadKey
 from spreadwatch.model import label_key as label_key_of
 
-__all__ = ["PodCounting"]
+__all__ = ["PodCounts"]
 
 
-#: a workload counted by :meth:`PodCounting._count_first`: its counts, and its selector's test (None: none needed)
+#: a workload counted by :meth:`PodCounts.count_first`: its counts, and its selector's test (None: none needed)
 _Entry = tuple[dict[str, int], Callable[[Mapping[str, str]], bool] | None]
 
 
@@ -53,24 +56,42 @@ def _add_nodes(counts: dict[str, int], nodes: dict[str, int]) -> None:
         counts[node] = counts.get(node, 0) + c
 
 
-class PodCounting(CandidateSets):
-    """Pods, label groups and the per-workload sparse node → matching-pod counts."""
+class PodCounts:
+    """Pods, label groups and the per-workload sparse node → matching-pod counts (see the module docstring).
+    O(1) to create.
 
-    def _apply_pod(self, pod: Pod) -> None:
+    Given the index's records (:class:`~spreadwatch.index.state.IndexRecords`: its namespaces, whose pods,
+    label groups and group index it keeps), ``ns_of`` (a namespace's state, made if new) and ``touch`` (dirty
+    a workload's report).
+    """
+
+    __slots__ = ("_ns", "_ns_of", "_touch")
+
+    def __init__(
+        self,
+        records: IndexRecords,
+        ns_of: Callable[[str], NamespaceState],
+        touch: Callable[[Workload, WorkloadKey], None],
+    ) -> None:
+        self._ns, self._ns_of, self._touch = records.namespaces, ns_of, touch
+
+    def apply_pod(self, pod: Pod) -> None:
+        """A pod added or changed: filed, and counted (or uncounted) where its node or labels changed.
+        O(labels + A)."""
         ns = self._ns_of(pod.namespace)
         old = ns.pods.get(pod.name)
         ns.pods[pod.name] = pod
         if old is not None:
             if old.counts and pod.counts and old.node_name == pod.node_name and old.labels == pod.labels:
                 return
-            self._shift(ns, old, -1)
-        self._shift(ns, pod, 1)
+            self.shift(ns, old, -1)
+        self.shift(ns, pod, 1)
 
-    def _count_bulk(self, pods: Iterable[Pod]) -> None:
+    def count_bulk(self, pods: Iterable[Pod], held_pod: Callable[[Pod], None]) -> None:
         """File and count pods while no workload exists yet (bulk load): a pod only joins its label group,
         without the per-event look-up of matching workloads (they are counted from the groups when added).
-        A pod already held takes the event path. O(pods), a few dictionary operations each (``Pod.counts``
-        is inlined: this loop runs once per pod of the cluster)."""
+        A pod already held takes the event path (``held_pod``: the index's). O(pods), a few dictionary
+        operations each (``Pod.counts`` is inlined: this loop runs once per pod of the cluster)."""
         ns_name: str | None = None
         held: dict[str, Pod] = {}
         groups: dict[LabelKey, LabelGroup] = {}
@@ -86,7 +107,7 @@ class PodCounting(CandidateSets):
                 last_labels = None
             name = pod.name
             if name in held:
-                self._apply_pod(pod)
+                held_pod(pod)
                 last_labels = None
                 continue
             held[name] = pod
@@ -104,7 +125,9 @@ class PodCounting(CandidateSets):
                 nodes, last_labels = found.nodes, labels
             nodes[node] = nodes.get(node, 0) + 1
 
-    def _group_matches(self, ns: NamespaceState, group: LabelGroup) -> list[WorkloadKey]:
+    def group_matches(self, ns: NamespaceState, group: LabelGroup) -> list[WorkloadKey]:
+        """The workloads whose selector matches the group's labels, cached until the namespace's epoch
+        changes. O(1) cached, else O(labels + anchored candidates)."""
         cached = group.matches
         if cached is not None and group.epoch == ns.epoch:
             return cached
@@ -121,7 +144,7 @@ class PodCounting(CandidateSets):
         group.matches, group.epoch = matches, ns.epoch
         return matches
 
-    def _shift(self, ns: NamespaceState, pod: Pod, delta: int) -> None:
+    def shift(self, ns: NamespaceState, pod: Pod, delta: int) -> None:
         """Count (``delta`` 1) or uncount (-1) one pod: its label group's node count and every matching
         workload's; a group left with no pods is dropped. O(workloads matching the group) once the group's
         match list is cached."""
@@ -140,7 +163,7 @@ class PodCounting(CandidateSets):
             group.nodes[node] = left
         else:
             group.nodes.pop(node, None)
-        for key in self._group_matches(ns, group):
+        for key in self.group_matches(ns, group):
             w = ns.workloads[key]
             c = w.counts.get(node, 0) + delta
             if c > 0:
@@ -157,7 +180,7 @@ class PodCounting(CandidateSets):
                     keys.discard(label_key)  # (an empty entry stays while its anchor has workloads)
 
     @staticmethod
-    def _index_groups(ns: NamespaceState, items: Iterable[tuple[str, str]]) -> None:
+    def index_groups(ns: NamespaceState, items: Iterable[tuple[str, str]]) -> None:
         """Add the label-group index entries of anchors that have none, in one pass over the namespace's
         groups (the index has an entry for exactly the labels some workload is anchored on: a label group
         is looked up only by anchors). O(groups × min(labels, items))."""
@@ -169,11 +192,11 @@ class PodCounting(CandidateSets):
             for item in wanted.intersection(label_key.items()):
                 group_index[item].add(label_key)
 
-    def _count_first(self, ns: NamespaceState, added: Iterable[Workload]) -> None:
+    def count_first(self, ns: NamespaceState, added: Iterable[Workload]) -> None:
         """Count the first workloads of a namespace (it had none: bulk load) in one pass over its label
         groups, each group's labels looking up the workloads anchored on them, instead of building the
         group index for their anchors and recounting each workload from it (those entries are made when
-        first needed). A workload with several anchors, or none, is recounted as :meth:`_recount` does.
+        first needed). A workload with several anchors, or none, is recounted as :meth:`recount` does.
         A group of a workload whose selector is exactly its anchor matches without a test.
         O(groups × labels + matching groups × their nodes)."""
         by_label: dict[str, dict[str, list[_Entry]]] = {}  # anchor key -> value -> entries (the key: usually app)
@@ -181,7 +204,7 @@ class PodCounting(CandidateSets):
             anchored = w.anchors
             selector = w.selector
             if anchored is None or len(anchored) != 1 or selector is None or len(selector.selectors) != 1:
-                self._recount(ns, w)
+                self.recount(ns, w)
                 continue
             counts: dict[str, int] = {}
             w.counts = counts
@@ -212,12 +235,12 @@ class PodCounting(CandidateSets):
                         _add_nodes(counts, group.nodes)
 
     @staticmethod
-    def _invalidate_groups(ns: NamespaceState) -> None:
+    def invalidate_groups(ns: NamespaceState) -> None:
         """O(1): every group's cached workload list is stale from now on."""
         ns.epoch += 1
 
     @staticmethod
-    def _recount(ns: NamespaceState, w: Workload) -> None:
+    def recount(ns: NamespaceState, w: Workload) -> None:
         """Counts from the label groups the workload's anchors point at (all groups if unanchored); a selector
         that is exactly its one anchor matches them without a test.
         O(those groups × (selector requirements + their nodes)), plus O(groups) for an anchor's new entry."""
@@ -246,7 +269,7 @@ class PodCounting(CandidateSets):
                         _add_nodes(counts, group.nodes)
         w.counts = counts
 
-    def _term_counts(self, w: Workload) -> list[dict[str, int]]:
+    def term_counts(self, w: Workload) -> list[dict[str, int]]:
         """v1.29 with different selectors: per constraint, node -> matching pods, from the label groups.
         O(groups in the namespace × constraints)."""
         assert w.plan is not None

@@ -9,15 +9,18 @@ constraint's :class:`~spreadwatch.scoring.topology_filter.DomainTable` (built on
 scheduling-constraint signature: O(nodes)) in O(nodes with matching pods), the rejections in O(groups +
 nodes with matching pods), the views in O(groups + removed nodes) — never O(nodes). Workloads without hard
 constraints never come here.
+
+:class:`HardFilter` is one part of :class:`~spreadwatch.index.SpreadIndex`, given to the report building
+(:mod:`~spreadwatch.index.building`): it owns the Filter's domain tables and reads the index's nodes, zones,
+namespaces and candidate groups through what it is given.
 """
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 
-from spreadwatch.index.state import CandidateSet, FilteredCandidates, Workload
-from spreadwatch.index.workloads import WorkloadTracking
-from spreadwatch.model import Node
+from spreadwatch.index.state import CandidateSet, FilteredCandidates, IndexRecords, Workload, template_of
+from spreadwatch.model import Node, WorkloadKey
 from spreadwatch.report import CandidateLayout
 from spreadwatch.report.filtering import FilterFacts
 from spreadwatch.report.spread_report import FilteredNode
@@ -34,7 +37,7 @@ from spreadwatch.scoring.topology_filter import (
 )
 from spreadwatch.scoring.topology_groups import CandidateGroups, group_candidates
 
-__all__ = ["HardFiltering"]
+__all__ = ["HardFilter"]
 
 
 def _restrict_layout(base: CandidateLayout, view: CandidateGroups, rejected: int) -> CandidateLayout:
@@ -52,13 +55,31 @@ def _restrict_layout(base: CandidateLayout, view: CandidateGroups, rejected: int
     return CandidateLayout(by_zone, {**base.excluded, REASON_POD_TOPOLOGY_SPREAD: rejected})
 
 
-class HardFiltering(WorkloadTracking):
-    """PodTopologySpread's Filter of the workloads with DoNotSchedule constraints (see the module docstring)."""
+class HardFilter:
+    """PodTopologySpread's Filter of the workloads with DoNotSchedule constraints (see the module docstring).
+    O(1) to create.
 
-    def _node_changed(self, old: Node | None, old_zone: ZoneKey | None, new: Node | None) -> None:
+    Given the index's records (:class:`~spreadwatch.index.state.IndexRecords`) and ``touch`` (dirty a
+    workload's report).
+    """
+
+    __slots__ = ("_domain_tables", "_nodes", "_ns", "_topo_groups", "_touch", "_zones", "options", "profile")
+
+    def __init__(self, records: IndexRecords, touch: Callable[[Workload, WorkloadKey], None]) -> None:
+        self.profile, self.options, self._touch = records.profile, records.options, touch
+        self._nodes, self._zones, self._ns, self._topo_groups = (
+            records.nodes,
+            records.zones,
+            records.namespaces,
+            records.topo_groups,
+        )
+        #: PodTopologySpread's Filter domains per (signature id, hard keys, key, inclusion policies); dropped on
+        #: any node change
+        self._domain_tables: dict[tuple[object, ...], DomainTable] = {}
+
+    def node_changed(self, old: Node | None, new: Node | None) -> None:
         """A node's labels or taints (or the node itself) come or go: the Filter's domains may change, for every
         workload with hard constraints, candidate or not. O(W) (only under v1.29 with such workloads)."""
-        super()._node_changed(old, old_zone, new)
         if not self.profile.pod_topology_spread:
             return
         if old is not None and new is not None and (old.labels, old.taints) == (new.labels, new.taints):
@@ -69,7 +90,7 @@ class HardFiltering(WorkloadTracking):
                 if w.hard is not None and not w.error:
                     self._touch(w, key)
 
-    def _hard_counts(self, w: Workload, hard: FilterPlan) -> list[Mapping[str, int]]:
+    def hard_counts(self, w: Workload, hard: FilterPlan) -> list[Mapping[str, int]]:
         """Per hard constraint, node -> matching pods: the workload's counts when every constraint counts them,
         else from the namespace's label groups. O(1), or O(groups × constraints)."""
         if not w.multi:
@@ -91,7 +112,7 @@ class HardFiltering(WorkloadTracking):
         changes. O(terms), or O(nodes) per table to build."""
         tables = []
         keys = hard.keys
-        template = self._template(w)
+        template = template_of(w)
         for i, term in enumerate(hard.terms):
             cache_key = (w.sig, keys, term.topology_key, term.honor_affinity, term.honor_taints)
             found = self._domain_tables.get(cache_key)
@@ -112,7 +133,7 @@ class HardFiltering(WorkloadTracking):
             groups = self._topo_groups[cache_key] = group_candidates(nodes, keys, self._zones, split)
         return groups
 
-    def _filtered(
+    def filtered(
         self,
         w: Workload,
         candidates: CandidateSet,
@@ -121,7 +142,7 @@ class HardFiltering(WorkloadTracking):
         counts: Mapping[str, int],
     ) -> FilteredCandidates:
         """The workload's candidates after the Filter (``keys``: the scoring constraints' keys; ``per_term``: the
-        hard constraints' counts, :meth:`_hard_counts`; ``counts``: the report's pod counts).
+        hard constraints' counts, :meth:`hard_counts`; ``counts``: the report's pod counts).
         O(groups × constraints + nodes with matching pods)."""
         hard = w.hard
         assert hard is not None
@@ -140,7 +161,7 @@ class HardFiltering(WorkloadTracking):
             state, view, _restrict_layout(candidates.layout, view, rejected), rejected, missing, counts
         )
 
-    def _filter_facts(self, f: FilteredCandidates, candidates: CandidateSet) -> FilterFacts:
+    def filter_facts(self, f: FilteredCandidates, candidates: CandidateSet) -> FilterFacts:
         """What the report adds for the Filter: compliance, the rejected nodes with pods (up to the report's
         node cap, most pods first). O(nodes with pods)."""
         zones = self._zones

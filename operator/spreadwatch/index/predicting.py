@@ -1,7 +1,8 @@
 """The whole scheduler profile's prediction of each workload's next pod, from the index's incremental state.
 
-:class:`PredictionBuilding` extends the report building with kube-scheduler's other plugins (the reference path
-is ``scoring/prediction.py``; a property test keeps the two equal). It keeps, event by event:
+:class:`Predictor` adds kube-scheduler's other plugins to each report (the reference path is
+``scoring/prediction.py``; a property test keeps the two equal). It is one part of
+:class:`~spreadwatch.index.SpreadIndex`, told of each change by it, and keeps, event by event:
 
 * :class:`~spreadwatch.index.loads.NodeLoads`: per node allocatable and the summed requests of the pods the
   scheduler's cache holds there, as numpy arrays by node slot;
@@ -19,7 +20,7 @@ plus O(busy nodes + matching affinity groups) in Python; per-pod vectors (taint 
 affinity, label codes) are cached until a node changes.
 
 **Freshness.** A workload's own changes dirty its report (and so its prediction) as ever. Other workloads'
-pods change the loads every prediction reads: each change bumps :attr:`PredictionBuilding.prediction_epoch`,
+pods change the loads every prediction reads: each change bumps :attr:`Predictor.prediction_epoch`,
 and :meth:`stale_predictions` hands the writer a bounded batch of workloads whose prediction is older, in
 turn, each call (the writer collects once a cycle, about every second): a prediction lags the cluster by at
 most the time to go round every workload in batches. ``analyze`` builds every report from one state.
@@ -36,11 +37,10 @@ import numpy as np
 import numpy.typing as npt
 
 from spreadwatch.index.affinity_pods import AffinityPods
-from spreadwatch.index.building import ReportBuilding
 from spreadwatch.index.images import NodeImages
 from spreadwatch.index.loads import Int64s, NodeLoads, needs_key
 from spreadwatch.index.prediction_tables import HEAD, ShapeTable, split_classes
-from spreadwatch.index.state import CandidateSet, FilteredCandidates, Workload
+from spreadwatch.index.state import CandidateSet, FilteredCandidates, IndexRecords, Workload, template_of
 from spreadwatch.model import (
     Node,
     PersistentVolume,
@@ -53,13 +53,13 @@ from spreadwatch.model.spec_fields import is_scalar_resource
 from spreadwatch.report import (
     PLACEMENT_OUTCOMES,
     Outcome,
-    ReportOptions,
     SpreadReport,
     classify_placement,
     error_report,
 )
+from spreadwatch.report.forecast import RoomCounts
 from spreadwatch.report.prediction import PredictedNode, Prediction
-from spreadwatch.scoring import Profile, ZoneKey
+from spreadwatch.scoring import ZoneKey
 from spreadwatch.scoring.candidates import exclusion_reason, node_term_matches
 from spreadwatch.scoring.filtered_groups import GroupOfView
 from spreadwatch.scoring.image_locality import IMAGE_LOCALITY
@@ -90,9 +90,8 @@ from spreadwatch.scoring.scheduler_profile import SchedulerProfile
 from spreadwatch.scoring.taint_score import TAINT_TOLERATION, intolerable_taints, prefer_no_schedule_tolerations
 from spreadwatch.scoring.topology_groups import CandidateGroups, GroupScores, group_candidates, score_groups
 from spreadwatch.scoring.volumes import VOLUME_BINDING, VOLUME_RESTRICTIONS, VOLUME_ZONE, VolumePlan, plan_volumes
-from spreadwatch.scoring.window import scheduler_order, tree_zone
 
-__all__ = ["PredictionBuilding"]
+__all__ = ["Predictor"]
 
 Bools = npt.NDArray[np.bool_]
 Floats = npt.NDArray[np.float64]
@@ -105,8 +104,9 @@ _PLUGIN_OF_REASON: Final = {
 _CACHE_LIMIT: Final = 2048  # entries of each per-pod vector cache (cleared when full)
 _TABLE_LIMIT: Final = 64  # shape tables kept (cleared when full; ~0.5 MiB each at 5,000 nodes)
 _PROBABILITY_DIGITS: Final = 4  # as the spreading report's probabilities
+_ROOM_CACHE: Final = 256  # entries of each room cache (cleared when full; a copies vector ~8 bytes a node)
 _FEW_BEST: Final = 16  # best nodes up to which the window's probability is computed in Python
-#: workloads whose stale prediction one call of :meth:`PredictionBuilding.stale_predictions` hands over
+#: workloads whose stale prediction one call of :meth:`Predictor.stale_predictions` hands over
 REFRESH_BATCH: Final = 200
 
 
@@ -157,11 +157,28 @@ def _go_half(values: Int64s) -> Int64s:
     return np.where(values >= 0, values // 2, -((-values) // 2))
 
 
-class PredictionBuilding(ReportBuilding):
-    """Reports with the whole profile's prediction (see the module docstring)."""
+class Predictor:
+    """Reports with the whole profile's prediction (see the module docstring). O(1) to create.
 
-    def __init__(self, profile: Profile, options: ReportOptions | None = None) -> None:
-        super().__init__(profile, options)
+    Given the index's records (:class:`~spreadwatch.index.state.IndexRecords`); ``candidate_set`` (a workload's
+    candidate set), ``window_size`` (nodes the scheduler scores per pod), ``term_counts`` (v1.29, per constraint,
+    node -> matching pods) and ``node_order`` (the scheduler's node order). The index tells it each change after its
+    own state took it.
+    """
+
+    def __init__(
+        self,
+        records: IndexRecords,
+        candidate_set: Callable[[Workload], CandidateSet],
+        window_size: Callable[[], int],
+        term_counts: Callable[[Workload], list[dict[str, int]]],
+        node_order: Callable[[], tuple[str, ...]],
+    ) -> None:
+        self.profile, self.options = records.profile, records.options
+        self._nodes, self._zones, self._ns = records.nodes, records.zones, records.namespaces
+        self._topo_groups = records.topo_groups
+        self._candidate_set, self._window_size = candidate_set, window_size
+        self._term_counts, self._node_order = term_counts, node_order
         self._loads = NodeLoads()
         self._images = NodeImages()
         self._affinity = AffinityPods()
@@ -171,7 +188,7 @@ class PredictionBuilding(ReportBuilding):
         self._nominated: set[tuple[str, str]] = set()
         scheduler = self.options.scheduler
         #: the profile predicted with (None: no prediction; only the PodTopologySpread profile v1.29 has one)
-        self.scheduler: SchedulerProfile | None = scheduler if profile.pod_topology_spread else None
+        self.scheduler: SchedulerProfile | None = scheduler if self.profile.pod_topology_spread else None
         #: placements checked against the prediction, by outcome (``predicted_outcome``)
         self.predicted_placements: dict[str, int] = dict.fromkeys(PLACEMENT_OUTCOMES, 0)
         #: bumped whenever something every prediction reads changes (loads, nodes, volumes, nominations)
@@ -186,15 +203,19 @@ class PredictionBuilding(ReportBuilding):
         self._shape_keys: dict[int, tuple[Pod, object, str, tuple[str, ...] | None, object, tuple[object, ...]]] = {}
         #: the workload whose report is being built, its candidate groups and PodTopologySpread scores
         self._report_scores: tuple[Workload, CandidateGroups, GroupScores] | None = None
+        #: the copies of a pod each node takes, per (requests, fit args), at (node epoch, loads version, slots)
+        self._copies: dict[tuple[object, ...], tuple[tuple[int, int, int], Int64s]] = {}
+        #: the room per (candidate set, requests, fit args): its epoch, the set (ids are reused), the counts
+        self._rooms: dict[tuple[object, ...], tuple[tuple[int, int, int], CandidateSet, RoomCounts]] = {}
 
     # --- events -------------------------------------------------------------------------------------------
 
     def _bump(self) -> None:
         self.prediction_epoch += 1
 
-    def _apply_node(self, node: Node) -> None:
-        old = self._nodes.get(node.name)
-        super()._apply_node(node)
+    def node_applied(self, old: Node | None, node: Node) -> None:
+        """A node added or changed (``old``: its previous record). O(1) unless what a prediction reads of it
+        changed."""
         if self.scheduler is None:  # (no prediction: none of its state is kept)
             return
         if old is None or (old.labels, old.taints, old.unschedulable, old.allocatable, old.images) != (
@@ -207,9 +228,8 @@ class PredictionBuilding(ReportBuilding):
             self._node_epoch += 1
             self._bump()
 
-    def _node_changed(self, old: Node | None, old_zone: ZoneKey | None, new: Node | None) -> None:
-        super()._node_changed(old, old_zone, new)
-        # a node removed (additions and changes: _apply_node)
+    def node_changed(self, old: Node | None, new: Node | None) -> None:
+        """A node's change (``new`` None: ``old`` removed; additions and changes: :meth:`node_applied`)."""
         if new is None and old is not None and self.scheduler is not None:
             self._loads.set_node(old.name, None)
             self._images.node_changed(old, None)
@@ -217,17 +237,9 @@ class PredictionBuilding(ReportBuilding):
             self._node_epoch += 1
             self._bump()
 
-    def _apply_pod(self, pod: Pod) -> None:
-        ns = self._ns.get(pod.namespace)
-        old = ns.pods.get(pod.name) if ns is not None else None
-        super()._apply_pod(pod)
-        self._pod_event(old, pod)
-
-    def _pod_removed(self, old: Pod) -> None:
-        """A pod deleted (``remove``): out of the loads and affinity groups. O(1)."""
-        self._pod_event(old, None)
-
-    def _pod_event(self, old: Pod | None, new: Pod | None) -> None:
+    def pod_changed(self, old: Pod | None, new: Pod | None) -> None:
+        """A pod added or changed (``old``: its previous record), or deleted (``new`` None): the loads, the
+        affinity groups, the nominations. O(1)."""
         if self.scheduler is None:
             return
         if old is not None and new is not None and (
@@ -245,8 +257,8 @@ class PredictionBuilding(ReportBuilding):
                     self._nominated.discard(key)
         self._bump()
 
-    def _pods_loaded(self, pods: Sequence[Pod]) -> None:
-        """Every pod of a fresh load, in bulk (the label groups took them without :meth:`_apply_pod`)."""
+    def pods_loaded(self, pods: Sequence[Pod]) -> None:
+        """Every pod of a fresh load, in bulk (the label groups took them without the event path)."""
         if self.scheduler is None:
             return
         self._loads.add_all(pods)
@@ -254,7 +266,7 @@ class PredictionBuilding(ReportBuilding):
         self._nominated.update((p.namespace, p.name) for p in pods if p.nominated and not p.node_name)
         self._bump()
 
-    def _apply_storage(self, record: PersistentVolumeClaim | PersistentVolume) -> None:
+    def apply_storage(self, record: PersistentVolumeClaim | PersistentVolume) -> None:
         """A claim or volume added or changed. O(1)."""
         if isinstance(record, PersistentVolumeClaim):
             self._claims[(record.namespace, record.name)] = record
@@ -262,7 +274,7 @@ class PredictionBuilding(ReportBuilding):
             self._volumes[record.name] = record
         self._bump()
 
-    def _remove_storage(self, kind: str, namespace: str, name: str) -> bool:
+    def remove_storage(self, kind: str, namespace: str, name: str) -> bool:
         """A claim or volume deleted; False for another kind. O(1)."""
         if kind == "PersistentVolumeClaim":
             self._claims.pop((namespace, name), None)
@@ -273,7 +285,7 @@ class PredictionBuilding(ReportBuilding):
         self._bump()
         return True
 
-    def _namespace_seen(self, name: str, labels: Mapping[str, str] | None) -> None:
+    def namespace_seen(self, name: str, labels: Mapping[str, str] | None) -> None:
         """A Namespace added or changed (``labels``), or deleted (None). O(1)."""
         if labels is None:
             self._namespace_records.pop(name, None)
@@ -326,13 +338,21 @@ class PredictionBuilding(ReportBuilding):
 
     # --- building ---------------------------------------------------------------------------------------
 
-    def _topology_scored(self, w: Workload, groups: CandidateGroups, scores: GroupScores) -> None:
+    def topology_scored(self, w: Workload, groups: CandidateGroups, scores: GroupScores) -> None:
+        """What the report's building scored the workload's pod with (PodTopologySpread: its candidate groups
+        and scores), read by :meth:`with_prediction` right after. O(1)."""
         if self.scheduler is not None:
             self._report_scores = (w, groups, scores)
 
-    def _build(self, w: Workload) -> SpreadReport:
-        self._report_scores = None
-        report = super()._build(w)
+    def with_prediction(self, w: Workload, report: SpreadReport) -> SpreadReport:
+        """The workload's report with its prediction (the report's building's scores, if any, reused). O(n) in
+        numpy (module docstring)."""
+        try:
+            return self._with_prediction(w, report)
+        finally:
+            self._report_scores = None
+
+    def _with_prediction(self, w: Workload, report: SpreadReport) -> SpreadReport:
         if self.scheduler is None or w.pod is None:
             return report
         self._built_epoch[w.ctrl.key] = self.prediction_epoch
@@ -342,7 +362,6 @@ class PredictionBuilding(ReportBuilding):
         if error:  # a template the API server would refuse: the workload's report is Error, with that reason
             return error_report(w.ref, self.profile.name, w.ctrl.replicas, error)
         prediction = self._predict(w, self.scheduler)
-        self._report_scores = None
         if not report.skipped and prediction.best_nodes:
             candidates = self._candidate_set(w).names
             zones = self._zones
@@ -377,6 +396,58 @@ class PredictionBuilding(ReportBuilding):
             outcome = Outcome.OTHER
         self.predicted_placements[outcome.value] += 1
         return outcome.value
+
+    def room_counts(self, w: Workload, candidates: CandidateSet) -> RoomCounts | None:
+        """The copies of the workload's next pod its candidate nodes take, per zone and per node, from the loads
+        this prediction keeps: the room for the replacements in the resilience
+        :class:`~spreadwatch.index.safety.Safety` forecasts (None without them — the prediction off, or a
+        scheduler profile without NodeResourcesFit's Filter — or without a next pod). Cached per (candidate
+        set, requests) until a load or a node changes: the workloads of a stale batch share them. O(1) cached,
+        else O(slots) in numpy (:meth:`NodeLoads.copies`, cached per requests) + O(candidate nodes) in numpy
+        (their slots cached per candidate set)."""
+        sched = self.scheduler
+        if sched is None or w.pod is None or NODE_RESOURCES_FIT not in sched.filters:
+            return None
+        loads = self._loads
+        epoch = (self._node_epoch, loads.version, len(loads))
+        requests = w.pod.needs.requests
+        key = (id(candidates), requests, sched.fit)
+        found = self._rooms.get(key)
+        if found is not None and found[0] == epoch and found[1] is candidates:
+            return found[2]
+        shape = (requests, sched.fit)
+        held = self._copies.get(shape)
+        if held is None or held[0] != epoch:
+            if len(self._copies) >= _ROOM_CACHE:
+                self._copies.clear()
+            held = self._copies[shape] = (epoch, loads.copies(requests, sched.fit))
+        copies = held[1]
+        by_zone = {z: int(copies[slots].sum()) for z, slots in self._zone_slots(candidates).items()}
+        slot, names = loads.slot, candidates.names
+
+        def on_node(name: str) -> int:
+            return int(copies[slot[name]]) if name in names else 0
+
+        if len(self._rooms) >= _ROOM_CACHE:
+            self._rooms.clear()
+        room = RoomCounts(by_zone, on_node)
+        self._rooms[key] = (epoch, candidates, room)
+        return room
+
+    def _zone_slots(self, candidates: CandidateSet) -> Mapping[ZoneKey | None, Int64s]:
+        """The load slots of a candidate set's nodes per zone. Cached per candidate set until a node changes.
+        O(candidate nodes) when new."""
+        slot = self._loads.slot
+
+        def make() -> tuple[CandidateSet, dict[ZoneKey | None, Int64s]]:
+            by_zone = candidates.layout.by_zone
+            return candidates, {z: np.array([slot[n] for n in names], dtype=np.int64) for z, names in by_zone.items()}
+
+        found = cast("tuple[CandidateSet, dict[ZoneKey | None, Int64s]]",
+                     self._cached(("room-slots", id(candidates)), make))  # fmt: skip
+        if found[0] is not candidates:  # (another set at a reused id)
+            found = make()
+        return found[1]
 
     def _cached(self, key: tuple[object, ...], make: Callable[[], object]) -> object:
         """A per-node vector or table, made by ``make`` unless cached since the last node change (and with as
@@ -522,11 +593,10 @@ class PredictionBuilding(ReportBuilding):
         """Each slot's position in the scheduler's node order (-1: a node-less slot). Cached. O(n)."""
 
         def make() -> Int64s:
-            if self._order is None:
-                self._order = scheduler_order((name, tree_zone(node.labels)) for name, node in self._nodes.items())
+            order = self._node_order()
             pos = np.full(len(self._loads), -1, dtype=np.int64)
             slot = self._loads.slot
-            pos[[slot[name] for name in self._order]] = np.arange(len(self._order), dtype=np.int64)
+            pos[[slot[name] for name in order]] = np.arange(len(order), dtype=np.int64)
             return pos
 
         return self._cached(("positions",), make)  # type: ignore[return-value]
@@ -1253,7 +1323,7 @@ class PredictionBuilding(ReportBuilding):
         """PodTopologySpread's scores of the workload's pod over these (feasible) node groups. O(busy nodes)."""
         plan = w.plan
         assert plan is not None
-        template = self._template(w)
+        template = template_of(w)
         # (no memo: these groups are the feasible nodes of one request shape; their levels rarely repeat, since
         # pods on nodes that do not fit count as outside ones: keeping them cost 16 MiB at scale 1.0 for ~6,000
         # levels and saved little)

@@ -1,7 +1,8 @@
 """The safety forecasts' incremental state: each controller's pods and each PodDisruptionBudget's counts.
 
-Kept per namespace, event by event, beside the spread state (:class:`SafetyTracking`, one more part of the
-index):
+Kept per namespace, event by event, beside the spread state (:class:`Safety`, one part of
+:class:`~spreadwatch.index.SpreadIndex`: it owns these and reads the index's namespaces, zones and candidate
+sets through what it is given):
 
 * **owned pods** — each controller's pods (``(kind, name)`` of the pod's controller ownerReference → the pods,
   bound or not, any phase): a workload's own pods, which its controller scales down and its budget counts;
@@ -14,10 +15,10 @@ index):
   report is built (their workloads, for the shared-budget note, recounted only after a workload or budget
   of the namespace changed).
 
-The report of a workload is built from these (:meth:`SafetyTracking._build`, report/forecast.py): its
+The report of a workload is built from these (:meth:`Safety.with_forecasts`, report/forecast.py): its
 resilience (zone and node loss under its budget; the room for the replacements from the node loads the
-prediction keeps, so a stale prediction's refresh refreshes it too) and its next scale-down
-(:mod:`spreadwatch.controllers`).
+prediction keeps, :meth:`~spreadwatch.index.predicting.Predictor.room_counts`, so a stale prediction's refresh
+refreshes it too) and its next scale-down (:mod:`spreadwatch.controllers`).
 A pod change dirties its controller's workload and, when a budget's counts change, the workloads that budget
 selects; a budget change dirties the workloads it selected and selects; a controller's replica change the
 workloads of the budgets counting its pods; a workload added, dropped or whose next pod's labels change, the
@@ -30,12 +31,11 @@ a report O(its pods log + nodes with them), plus O(W) per budget after a workloa
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Final, cast
+from typing import Final
 
 import msgspec
-import numpy as np
 
 from spreadwatch.controllers import (
     BudgetError,
@@ -46,9 +46,7 @@ from spreadwatch.controllers import (
     next_condemned,
     scale_shares,
 )
-from spreadwatch.index.comparing import ReportComparing
-from spreadwatch.index.loads import Int64s
-from spreadwatch.index.state import CandidateSet, NamespaceState, Workload
+from spreadwatch.index.state import CandidateSet, IndexRecords, NamespaceState, Workload
 from spreadwatch.model import (
     INVALID_DELETION_COST,
     TERMINAL_PHASES,
@@ -59,19 +57,16 @@ from spreadwatch.model import (
     PodDisruptionBudget,
     WorkloadKey,
 )
-from spreadwatch.report import Health, ReportOptions, SpreadReport
+from spreadwatch.report import Health, SpreadReport
 from spreadwatch.report.forecast import Budget, RoomCounts, resilience_of, scale_down_of, with_safety, zone_outage
 from spreadwatch.report.safety import ScaleDown
-from spreadwatch.scoring import Profile, ZoneKey, newest_replicaset
-from spreadwatch.scoring.resource_fit import NODE_RESOURCES_FIT
+from spreadwatch.scoring import ZoneKey, newest_replicaset
 from spreadwatch.selectors import POSITIVE_OPERATORS, Selector
-from spreadwatch.snapshot import Snapshot
 
-__all__ = ["BudgetCounts", "SafetyNamespace", "SafetyTracking"]
+__all__ = ["BudgetCounts", "Safety", "SafetyNamespace"]
 
 _Owner = tuple[str, str]  # (kind, name) of a pod's controller
 _RANKED_KINDS: Final = frozenset({"Deployment", "ReplicaSet", "ReplicationController"})
-_ROOM_CACHE: Final = 256  # entries of each room cache (cleared when full; a copies vector ~8 bytes a node)
 
 
 @dataclass(slots=True)
@@ -131,16 +126,31 @@ def _owner_of(pod: Pod) -> _Owner | None:
     return None if c is None else (c.kind, c.name)
 
 
-class SafetyTracking(ReportComparing):
-    """Owned pods, budgets, and the forecasts they give each report (see the module docstring)."""
+class Safety:
+    """Owned pods, budgets, and the forecasts they give each report (see the module docstring). O(1) to create.
 
-    def __init__(self, profile: Profile, options: ReportOptions | None = None, compare: Profile | None = None) -> None:
-        super().__init__(profile, options, compare)
+    Given the index's records (:class:`~spreadwatch.index.state.IndexRecords`: its namespaces, node zones and report
+    options), ``touch`` (dirty a workload's report), ``candidate_set`` (a workload's candidate set),
+    ``replicasets_of`` (a namespace's ReplicaSets by their controller's name) and ``room_counts`` (the copies of a
+    workload's next pod its candidate nodes take, per zone and node; None without the prediction's loads). The
+    index tells it each change after its own state has taken it (``pod_changed``, ``members_changed``,
+    ``controller_changed``, ``node_changed``, ...).
+    """
+
+    __slots__ = ("_candidate_set", "_ns", "_replicasets_of", "_room_counts", "_safety", "_touch", "_zones", "options")
+
+    def __init__(
+        self,
+        records: IndexRecords,
+        touch: Callable[[Workload, WorkloadKey], None],
+        candidate_set: Callable[[Workload], CandidateSet],
+        replicasets_of: Callable[[NamespaceState, str], list[Controller]],
+        room_counts: Callable[[Workload, CandidateSet], RoomCounts | None],
+    ) -> None:
+        self._ns, self._zones, self.options = records.namespaces, records.zones, records.options
+        self._touch, self._candidate_set, self._replicasets_of = touch, candidate_set, replicasets_of
+        self._room_counts = room_counts
         self._safety: dict[str, SafetyNamespace] = {}
-        #: the copies of a pod each node takes, per (requests, fit args), at (node epoch, loads version, slots)
-        self._copies: dict[tuple[object, ...], tuple[tuple[int, int, int], Int64s]] = {}
-        #: the room per (candidate set, requests, fit args): its epoch, the set (ids are reused), the counts
-        self._rooms: dict[tuple[object, ...], tuple[tuple[int, int, int], CandidateSet, RoomCounts]] = {}
 
     def _safety_of(self, namespace: str) -> SafetyNamespace:
         found = self._safety.get(namespace)
@@ -150,26 +160,16 @@ class SafetyTracking(ReportComparing):
 
     # --- pods ------------------------------------------------------------------------------------------------
 
-    def _apply_pod(self, pod: Pod) -> None:
-        ns = self._ns.get(pod.namespace)
-        old = ns.pods.get(pod.name) if ns is not None else None
-        super()._apply_pod(pod)
-        if old is not pod and old != pod:
-            self._pod_changed(pod.namespace, old, pod)
-
-    def _pod_removed(self, old: Pod) -> None:
-        """A pod removed (a DELETED event): out of its controller's pods and its budgets' counts. O(labels + B)."""
-        super()._pod_removed(old)
-        self._pod_changed(old.namespace, old, None)
-
-    def _pods_filed(self, pods: Sequence[Pod]) -> None:
-        """Pods a first listing filed in bulk (index/loading.py: without :meth:`_apply_pod`), the index holding
+    def pods_filed(self, pods: Sequence[Pod]) -> None:
+        """Pods a first listing filed in bulk (index/loading.py: without the event path), the index holding
         none of them before: each under its controller and in the counts of its namespace's budgets held so
         far (a budget listed later scans the namespace). O(pods × (1 + B))."""
         for pod in pods:
-            self._pod_changed(pod.namespace, None, pod)
+            self.pod_changed(pod.namespace, None, pod)
 
-    def _pod_changed(self, namespace: str, old: Pod | None, new: Pod | None) -> None:
+    def pod_changed(self, namespace: str, old: Pod | None, new: Pod | None) -> None:
+        """A pod added or changed (``old`` its previous record, if any), or removed (``new`` None): under its
+        controller and in its budgets' counts; their workloads dirtied. O(labels + B)."""
         sns = self._safety_of(namespace)
         touched: set[WorkloadKey] = set()
         for pod, gone in ((old, True), (new, False)):
@@ -224,7 +224,7 @@ class SafetyTracking(ReportComparing):
 
     # --- budgets ---------------------------------------------------------------------------------------------
 
-    def _apply_budget(self, pdb: PodDisruptionBudget, scan: bool = True) -> None:
+    def apply_budget(self, pdb: PodDisruptionBudget, scan: bool = True) -> None:
         """Add or update a budget: its counts from the namespace's pods, and the workloads it selected or
         selects are dirtied (without ``scan``, a bulk load: it counts every budget in one pass, and every
         workload is dirty anyway). O(P + W)."""
@@ -251,7 +251,7 @@ class SafetyTracking(ReportComparing):
         if scan:
             self._touch_keys(pdb.namespace, set(before) | set(self._budget_workloads(pdb.namespace, counts)))
 
-    def _remove_budget(self, namespace: str, name: str) -> None:
+    def remove_budget(self, namespace: str, name: str) -> None:
         """Forget a budget (a DELETED event) and dirty the workloads it selected. O(W)."""
         sns = self._safety.get(namespace)
         if sns is not None:
@@ -336,37 +336,22 @@ class SafetyTracking(ReportComparing):
             if w is not None:
                 self._touch(w, key)
 
-    def _refresh(self, ns: NamespaceState, w: Workload, force: bool = False) -> None:
-        """A workload whose next pod's labels change (or which is added) leaves and joins budgets: the
-        workloads sharing them before and after are dirtied (their shared-budget note). O(1), or with budgets
-        in the namespace O(W) on a label change."""
-        before = w.pod.labels if w.pod is not None else None
-        super()._refresh(ns, w, force)
-        after = w.pod.labels if w.pod is not None else None
-        if after is not before and after != before:
-            self._members_changed(w.ctrl.namespace, (before, after))
-
-    def _add_workloads(self, ctrls: Iterable[Controller]) -> None:
-        ctrls = list(ctrls)
-        super()._add_workloads(ctrls)
+    def workloads_added(self, ctrls: Iterable[Controller]) -> None:
+        """Workloads added in bulk (their controllers): as :meth:`members_changed`, namespace by namespace.
+        O(workloads), plus :meth:`members_changed`'s cost per namespace with budgets."""
         by_ns: dict[str, list[Mapping[str, str] | None]] = {}
         for ctrl in ctrls:
             ns = self._ns.get(ctrl.namespace)
             w = ns.workloads.get(ctrl.key) if ns is not None else None
             by_ns.setdefault(ctrl.namespace, []).append(w.pod.labels if w is not None and w.pod is not None else None)
         for namespace, labels in by_ns.items():
-            self._members_changed(namespace, labels)
+            self.members_changed(namespace, labels)
 
-    def _drop_workload(self, ns: NamespaceState, key: WorkloadKey) -> None:
-        w = ns.workloads.get(key)
-        super()._drop_workload(ns, key)
-        if w is not None:
-            self._members_changed(key.namespace, (w.pod.labels if w.pod is not None else None,))
-
-    def _members_changed(self, namespace: str, labels: Iterable[Mapping[str, str] | None]) -> None:
-        """Workloads of the namespace with next pods of ``labels`` were added, dropped or relabelled: the
-        budgets' members are recounted (lazily) and the workloads sharing a budget selecting any of those
-        labels are dirtied. O(1) without budgets, else O(W + labels × B)."""
+    def members_changed(self, namespace: str, labels: Iterable[Mapping[str, str] | None]) -> None:
+        """Workloads of the namespace with next pods of ``labels`` were added, dropped or relabelled (leaving
+        and joining budgets): the budgets' members are recounted (lazily) and the workloads sharing a budget
+        selecting any of those labels are dirtied (their shared-budget note). O(1) without budgets, else
+        O(W + labels × B)."""
         sns = self._safety_of(namespace)
         sns.epoch += 1
         if not sns.budgets:
@@ -377,10 +362,9 @@ class SafetyTracking(ReportComparing):
             touched.update(self._budget_workloads(namespace, sns.budgets[name]))
         self._touch_keys(namespace, touched)
 
-    def _controller_changed(self, ns: NamespaceState, old: Controller | None, new: Controller | None) -> None:
+    def controller_changed(self, ns: NamespaceState, old: Controller | None, new: Controller | None) -> None:
         """A controller's scale (or identity) counts in the expected pods of the budgets selecting its pods:
         their workloads are dirtied when it changes. O(budgets of the namespace × their controllers)."""
-        super()._controller_changed(ns, old, new)
         ctrl = new or old
         if ctrl is None:
             return
@@ -407,11 +391,10 @@ class SafetyTracking(ReportComparing):
                 touched.update(self._budget_workloads(ctrl.namespace, counts))
         self._touch_keys(ctrl.namespace, touched)
 
-    def _node_changed(self, old: Node | None, old_zone: ZoneKey | None, new: Node | None) -> None:
+    def node_changed(self, old: Node | None, old_zone: ZoneKey | None, new: Node | None) -> None:
         """A node changing zone moves the Ready pods on it between zones: dirty the workloads owning pods
         there (a candidate node's change already dirties the workloads whose candidate set it changes).
         O(1) unless its zone changed, then O(pods)."""
-        super()._node_changed(old, old_zone, new)
         if old is None or new is None or old_zone == self._zones.get(new.name):
             return
         for name, sns in self._safety.items():
@@ -424,13 +407,13 @@ class SafetyTracking(ReportComparing):
 
     # --- bulk load -------------------------------------------------------------------------------------------
 
-    def _load_safety(self, snapshot: Snapshot, fresh: bool) -> None:
-        """A snapshot's budgets. Into an empty index (``fresh``: its pods were filed without :meth:`_apply_pod`)
+    def load(self, pdbs: Sequence[PodDisruptionBudget], fresh: bool) -> None:
+        """A snapshot's budgets (``pdbs``). Into an empty index (``fresh``: its pods were filed without the event path)
         every held pod is filed under its controller and the budgets are counted in one pass over the pods
         of the namespaces that have any; else each budget scans its namespace. O(pods × (1 + B))."""
         if not fresh:
-            for pdb in snapshot.budgets:
-                self._apply_budget(pdb)
+            for pdb in pdbs:
+                self.apply_budget(pdb)
             return
         for name, ns in self._ns.items():
             owned: dict[_Owner, list[Pod]] = {}
@@ -444,8 +427,8 @@ class SafetyTracking(ReportComparing):
                         found.append(pod)
             if owned:
                 self._safety_of(name).owned = owned
-        for pdb in snapshot.budgets:
-            self._apply_budget(pdb, scan=False)
+        for pdb in pdbs:
+            self.apply_budget(pdb, scan=False)
         for namespace, sns in self._safety.items():
             held = self._ns.get(namespace)
             if not sns.budgets or held is None:
@@ -463,9 +446,9 @@ class SafetyTracking(ReportComparing):
 
     # --- the forecasts in a report ---------------------------------------------------------------------------
 
-    def _build(self, w: Workload) -> SpreadReport:
-        """The report with its resilience, scale-down forecast and safety verdict. O(its pods log + nodes)."""
-        report = super()._build(w)
+    def with_forecasts(self, w: Workload, report: SpreadReport) -> SpreadReport:
+        """The workload's report with its resilience, scale-down forecast and safety verdict. O(its pods log +
+        nodes)."""
         if report.health is Health.ERROR:
             return report
         ctrl = w.ctrl
@@ -501,57 +484,6 @@ class SafetyTracking(ReportComparing):
             )
         scale_down = self._scale_down(w, ns, sns, pods, report, candidates)
         return with_safety(report, resilience, scale_down, unsafe, notes)
-
-    def _room_counts(self, w: Workload, candidates: CandidateSet) -> RoomCounts | None:
-        """The copies of the workload's next pod its candidate nodes take, per zone and per node, from the loads
-        the prediction keeps (None without them — the prediction off, or a scheduler profile without
-        NodeResourcesFit's Filter — or without a next pod). Cached per (candidate set, requests) until a load
-        or a node changes: the workloads of a stale batch share them. O(1) cached, else O(slots) in numpy
-        (:meth:`NodeLoads.copies`, cached per requests) + O(candidate nodes) in numpy (their slots cached per
-        candidate set)."""
-        sched = self.scheduler
-        if sched is None or w.pod is None or NODE_RESOURCES_FIT not in sched.filters:
-            return None
-        loads = self._loads
-        epoch = (self._node_epoch, loads.version, len(loads))
-        requests = w.pod.needs.requests
-        key = (id(candidates), requests, sched.fit)
-        found = self._rooms.get(key)
-        if found is not None and found[0] == epoch and found[1] is candidates:
-            return found[2]
-        shape = (requests, sched.fit)
-        held = self._copies.get(shape)
-        if held is None or held[0] != epoch:
-            if len(self._copies) >= _ROOM_CACHE:
-                self._copies.clear()
-            held = self._copies[shape] = (epoch, loads.copies(requests, sched.fit))
-        copies = held[1]
-        by_zone = {z: int(copies[slots].sum()) for z, slots in self._zone_slots(candidates).items()}
-        slot, names = loads.slot, candidates.names
-
-        def on_node(name: str) -> int:
-            return int(copies[slot[name]]) if name in names else 0
-
-        if len(self._rooms) >= _ROOM_CACHE:
-            self._rooms.clear()
-        room = RoomCounts(by_zone, on_node)
-        self._rooms[key] = (epoch, candidates, room)
-        return room
-
-    def _zone_slots(self, candidates: CandidateSet) -> Mapping[ZoneKey | None, Int64s]:
-        """The load slots of a candidate set's nodes per zone. Cached per candidate set until a node changes.
-        O(candidate nodes) when new."""
-        slot = self._loads.slot
-
-        def make() -> tuple[CandidateSet, dict[ZoneKey | None, Int64s]]:
-            by_zone = candidates.layout.by_zone
-            return candidates, {z: np.array([slot[n] for n in names], dtype=np.int64) for z, names in by_zone.items()}
-
-        found = cast("tuple[CandidateSet, dict[ZoneKey | None, Int64s]]",
-                     self._cached(("room-slots", id(candidates)), make))  # fmt: skip
-        if found[0] is not candidates:  # (another set at a reused id)
-            found = make()
-        return found[1]
 
     def _pods_of(self, sns: SafetyNamespace, ns: NamespaceState, ctrl: Controller) -> Sequence[Pod]:
         """A workload's own pods (a Deployment's: its ReplicaSets'; the index's own list otherwise: read only).

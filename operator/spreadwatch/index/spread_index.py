@@ -3,13 +3,19 @@
 from __future__ import annotations
 
 import dataclasses
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 
 import msgspec
 
-from spreadwatch.index.loading import ListLoading
-from spreadwatch.index.state import IndexSizes, LabelGroup, Workload
-from spreadwatch.index.workloads import anchors
+from spreadwatch.index.building import ReportBuilder
+from spreadwatch.index.candidates import CandidateSets
+from spreadwatch.index.comparing import ProfileComparison, kept
+from spreadwatch.index.hard_filter import HardFilter
+from spreadwatch.index.loading import ListLoader
+from spreadwatch.index.predicting import REFRESH_BATCH, Predictor
+from spreadwatch.index.safety import Safety
+from spreadwatch.index.state import CandidateSet, IndexSizes, IndexState, LabelGroup, NamespaceState, Workload
+from spreadwatch.index.workloads import WorkloadTracker, anchors
 from spreadwatch.model import (
     Controller,
     Namespace,
@@ -24,6 +30,8 @@ from spreadwatch.model import (
     label_key,
 )
 from spreadwatch.report import (
+    PLACEMENT_OUTCOMES,
+    CandidateLayout,
     Comparison,
     Health,
     Outcome,
@@ -32,20 +40,66 @@ from spreadwatch.report import (
     SpreadReport,
     classify_placement,
 )
-from spreadwatch.scoring import Profile, WorkloadRef, is_workload
+from spreadwatch.scoring import Profile, WorkloadRef, ZoneKey, is_workload, zone_key
+from spreadwatch.scoring.scheduler_profile import SchedulerProfile
+from spreadwatch.scoring.topology_groups import CandidateGroups, GroupScores
+from spreadwatch.scoring.window import WindowModel
 from spreadwatch.snapshot import Snapshot, paused_gc
 
 __all__ = ["SpreadIndex"]
 
 
-class SpreadIndex(ListLoading):
+class SpreadIndex(IndexState):
     """Incremental cluster state and per-workload spread (see :mod:`spreadwatch.index` for costs).
 
     Implements ``scoring.ClusterLookup``. Not thread-safe: the operator calls it from one event loop.
     """
 
     def __init__(self, profile: Profile, options: ReportOptions | None = None, compare: Profile | None = None) -> None:
-        super().__init__(profile, options, compare)
+        super().__init__(profile, options)
+        #: Services, controllers, workloads and (its part) the pod counts (:mod:`~.workloads`)
+        self._workloads = WorkloadTracker(
+            self._records,
+            self._ns_of,
+            self._touch,
+            self._sig_ids,
+            self._workload_refreshed,
+            self._workloads_added,
+            self._workload_dropped,
+        )
+        self._counts = self._workloads.counts
+        #: the nodes passing each scheduling-constraint signature's filters (:mod:`~.candidates`)
+        self._candidate_sets = CandidateSets(self._records, self._touch)
+        #: a workload's candidate set (cached per signature; O(nodes) to build after a node change)
+        self._candidate_set: Callable[[Workload], CandidateSet] = self._candidate_sets.of
+        #: PodTopologySpread's Filter of the workloads with DoNotSchedule constraints (:mod:`~.hard_filter`)
+        self._hard_filter = HardFilter(self._records, self._touch)
+        #: each workload's spreading report and the scheduler's window (:mod:`~.building`)
+        self._builder = ReportBuilder(
+            self._records, self._candidate_set, self._hard_filter, self._counts.term_counts, self._topology_scored
+        )
+        #: the whole scheduler profile's prediction of each workload's next pod (:mod:`~.predicting`)
+        self._prediction = Predictor(
+            self._records,
+            self._candidate_set,
+            self._builder.window_size,
+            self._counts.term_counts,
+            self._builder.node_order,
+        )
+        #: each report's comparison with a profile scored from this index's counts (:mod:`~.comparing`)
+        self._comparing = ProfileComparison(self._records, compare, self._candidate_set)
+        #: placements checked against this profile's reports (:meth:`check_placement`), by outcome
+        self.placements: dict[str, int] = dict.fromkeys(PLACEMENT_OUTCOMES, 0)
+        #: the first listing in bulk (:mod:`~.loading`): the workloads deferred while it loads
+        self._loader = ListLoader(self._ns_of)
+        #: each controller's pods and each PodDisruptionBudget's counts, the forecasts in a report (:mod:`~.safety`)
+        self._safety = Safety(
+            self._records,
+            self._touch,
+            self._candidate_set,
+            self._workloads.replicasets_of,
+            self._prediction.room_counts,
+        )
         #: ``--compare-profile`` that this index cannot score from its own counts (:mod:`~.comparing`): a
         #: second index fed the same events (without window samples and prediction: a comparison shows neither);
         #: reports carry its ``comparison``
@@ -56,13 +110,42 @@ class SpreadIndex(ListLoading):
         )
 
     @property
+    def scheduler(self) -> SchedulerProfile | None:
+        """The scheduler profile predicted with (None: no prediction; only the PodTopologySpread profile v1.29
+        has one). O(1)."""
+        return self._prediction.scheduler
+
+    @property
+    def predicted_placements(self) -> dict[str, int]:
+        """Placements checked against the prediction, by outcome. O(1)."""
+        return self._prediction.predicted_placements
+
+    def stale_predictions(self, limit: int = REFRESH_BATCH) -> set[WorkloadKey]:
+        """Up to ``limit`` workloads whose report's prediction is stale, in turn (:mod:`~.predicting`). O(limit)
+        amortised."""
+        return self._prediction.stale_predictions(limit)
+
+    def refresh_predictions(self) -> None:
+        """Rebuild every report whose prediction is stale (tests, what-if). O(stale reports)."""
+        self._prediction.refresh_predictions()
+
+    @property
+    def sibling(self) -> Profile | None:
+        """The profile reports are compared with when this index scores it from its own counts (else None).
+        O(1)."""
+        return self._comparing.sibling
+
+    @property
     def compared(self) -> Profile | None:
         """The profile every report is compared with (None: none). O(1)."""
         return self.sibling if self.shadow is None else self.shadow.profile
 
     def placement_counts(self) -> dict[str, dict[str, int]]:
         """Checked placements by profile (this one's, and the compared one's) and outcome. O(1)."""
-        out = super().placement_counts()
+        out = {self.profile.name: dict(self.placements)}
+        sibling = self._comparing.sibling
+        if sibling is not None:
+            out[sibling.name] = dict(self._comparing.sibling_placements)
         if self.shadow is not None:
             out[self.shadow.profile.name] = dict(self.shadow.placements)
         return out
@@ -77,16 +160,16 @@ class SpreadIndex(ListLoading):
                 self._apply_node(node)
             for namespace in snapshot.namespaces:
                 self._ns_of(namespace.name).labels = namespace.labels
-                self._namespace_seen(namespace.name, namespace.labels)
+                self._prediction.namespace_seen(namespace.name, namespace.labels)
             for volume in snapshot.volumes:
-                self._apply_storage(volume)
+                self._prediction.apply_storage(volume)
             for claim in snapshot.claims:
-                self._apply_storage(claim)
+                self._prediction.apply_storage(claim)
             for svc in snapshot.services:
-                self._apply_service(svc)
+                self._workloads.apply_service(svc)
             if fresh:
-                self._count_bulk(snapshot.pods)
-                self._pods_loaded(snapshot.pods)
+                self._counts.count_bulk(snapshot.pods, self._apply_pod)
+                self._prediction.pods_loaded(snapshot.pods)
             else:
                 for pod in snapshot.pods:
                     self._apply_pod(pod)
@@ -102,7 +185,7 @@ class SpreadIndex(ListLoading):
                 if is_workload(ctrl):
                     workloads.append(ctrl)
             self._add_workloads(workloads)
-            self._load_safety(snapshot, fresh)
+            self._safety.load(snapshot.budgets, fresh)
         if self.shadow is not None:
             self.shadow.load(snapshot)
 
@@ -119,16 +202,103 @@ class SpreadIndex(ListLoading):
         elif isinstance(record, Node):
             self._apply_node(record)
         elif isinstance(record, Service):
-            self._apply_service(record)
+            self._workloads.apply_service(record)
         elif isinstance(record, Controller):
             self._apply_controller(record)
         elif isinstance(record, Namespace):
             self._ns_of(record.name).labels = record.labels
-            self._namespace_seen(record.name, record.labels)
+            self._prediction.namespace_seen(record.name, record.labels)
         elif isinstance(record, (PersistentVolumeClaim, PersistentVolume)):
-            self._apply_storage(record)
+            self._prediction.apply_storage(record)
         elif isinstance(record, PodDisruptionBudget):
-            self._apply_budget(record)
+            self._safety.apply_budget(record)
+
+    # --- each change, told to the parts that keep state of it after the spread core took it ------------------
+
+    def _apply_pod(self, pod: Pod) -> None:
+        ns = self._ns.get(pod.namespace)
+        old = ns.pods.get(pod.name) if ns is not None else None
+        self._counts.apply_pod(pod)
+        self._prediction.pod_changed(old, pod)
+        if old is not pod and old != pod:
+            self._safety.pod_changed(pod.namespace, old, pod)
+
+    def _pod_removed(self, old: Pod) -> None:
+        """A pod removed (a DELETED event): out of the prediction's state and the safety's. O(labels + B)."""
+        self._prediction.pod_changed(old, None)
+        self._safety.pod_changed(old.namespace, old, None)
+
+    def _apply_controller(self, ctrl: Controller) -> None:
+        """A controller: deferred while its namespace is loading (:meth:`start_loading`), else the event path's.
+        O(1) then."""
+        if not self._loader.defer(ctrl):
+            old = self._workloads.apply_controller(ctrl)
+            self._safety.controller_changed(self._ns[ctrl.namespace], old, ctrl)
+
+    def _controller_removed(self, ns: NamespaceState, ctrl: Controller) -> None:
+        """A controller removed (a DELETED event): nor deferred any more, its workload dropped. O(W)."""
+        self._loader.forget(ctrl)
+        self._workloads.controller_changed(ns, ctrl, None)
+        self._safety.controller_changed(ns, ctrl, None)
+
+    def _workload_refreshed(self, w: Workload, before: Mapping[str, str] | None) -> None:
+        """A workload prepared again (``before``: its next pod's labels before): one whose labels change (or
+        which is added) leaves and joins budgets. O(1), or with budgets in the namespace O(W) on a label
+        change."""
+        after = w.pod.labels if w.pod is not None else None
+        if after is not before and after != before:
+            self._safety.members_changed(w.ctrl.namespace, (before, after))
+
+    def _workloads_added(self, keys: list[WorkloadKey]) -> None:
+        """Workloads added: dirty, and no longer removed. O(keys)."""
+        if self._removed:
+            self._removed.difference_update(keys)
+        self._dirty.update(keys)
+
+    def _workload_dropped(self, key: WorkloadKey, w: Workload) -> None:
+        """A workload dropped: removed (not dirty), and out of the budgets' members. O(1) without budgets."""
+        self._dirty.discard(key)
+        self._removed.add(key)
+        self._safety.members_changed(key.namespace, (w.pod.labels if w.pod is not None else None,))
+
+    def _add_workloads(self, ctrls: Iterable[Controller]) -> None:
+        """Workloads added in bulk (``load``, a first listing's end): tracked, then the safety's members.
+        O(workloads × their groups)."""
+        ctrls = list(ctrls)
+        self._workloads.add_workloads(ctrls)
+        self._safety.workloads_added(ctrls)
+
+    def _apply_node(self, node: Node) -> None:
+        """A node added or changed: its record and zone kept; a change of what the filters read (labels, taints,
+        unschedulable) goes to :meth:`_node_changed`. O(1), else the change's cost."""
+        self._comparing.node_applied(node)
+        old = self._nodes.get(node.name)
+        self._nodes[node.name] = node
+        if old is None or (old.labels, old.taints, old.unschedulable) != (
+            node.labels,
+            node.taints,
+            node.unschedulable,
+        ):
+            old_zone = self._zones.get(node.name)
+            self._zones[node.name] = zone_key(node.labels, self.profile)
+            self._node_changed(old, old_zone, node)
+        self._prediction.node_applied(old, node)
+
+    def _node_changed(self, old: Node | None, old_zone: ZoneKey | None, new: Node | None) -> None:
+        """A node added, changed (``old_zone``: its zone before) or removed (``new`` None): the window layouts,
+        the candidate sets and the Filter's domains it alters go, the workloads using them dirtied; then the
+        parts. O(candidate sets + W)."""
+        self._comparing.node_changed(old, new)
+        self._builder.node_changed()
+        self._candidate_sets.node_changed(old, old_zone, new)
+        self._hard_filter.node_changed(old, new)
+        self._prediction.node_changed(old, new)
+        self._safety.node_changed(old, old_zone, new)
+
+    def _topology_scored(self, w: Workload, groups: CandidateGroups, scores: GroupScores) -> None:
+        self._prediction.topology_scored(w, groups, scores)
+
+    # --- the public API -------------------------------------------------------------------------------------
 
     def start_loading(self) -> None:
         """The informers' first listing begins: until :meth:`finish_loading`, the workloads of namespaces that
@@ -136,20 +306,27 @@ class SpreadIndex(ListLoading):
         O(1)."""
         if self.shadow is not None:
             self.shadow.start_loading()
-        self._start_loading()
+        self._loader.start()
 
     def apply_listed(self, records: Sequence[Record]) -> None:
         """Add or update the records of one list page: as :meth:`apply` each, pods of namespaces that are
         loading filed in bulk. O(records) + the event path for the others."""
         if self.shadow is not None:
             self.shadow.apply_listed(records)
-        for record in self._file_listed(records):
+        bulk, rest = self._loader.split(records)
+        if bulk:  # (pods of namespaces that are loading: label groups, the prediction's loads, the safety's)
+            self._counts.count_bulk(bulk, self._apply_pod)
+            self._prediction.pods_loaded(bulk)
+            self._safety.pods_filed(bulk)
+        for record in rest:
             self._apply_record(record)
 
     def finish_loading(self, budget: int = 1000) -> bool:
         """Add about ``budget`` deferred workloads in bulk (whole namespaces); True once loading has ended (call
         again until then). O(workloads added × their label groups)."""
-        done = self._finish_loading(budget)
+        ctrls, done = self._loader.take(budget)
+        if ctrls:
+            self._add_workloads(ctrls)
         if self.shadow is not None:
             return self.shadow.finish_loading(budget) and done
         return done
@@ -177,19 +354,19 @@ class SpreadIndex(ListLoading):
         node, seen = pod.node_name, now()
         zone = self._zones.get(node)
         out: list[tuple[WorkloadKey, Placement]] = []
-        for key in sorted(self._group_matches(ns, group)):
+        for key in sorted(self._counts.group_matches(ns, group)):
             w = ns.workloads[key]
             report = self.report_for(key)
             if report is None:
                 continue
-            self._check_sibling(w, node, node in self._candidate_set(w).names)  # (v1.28: no PodTopologySpread Filter)
+            self._comparing.check(w, node, node in self._candidate_set(w).names)  # (v1.28: no PodTopologySpread Filter)
             if report.skipped or report.health is Health.ERROR:
                 continue
             candidate = self.is_candidate(key, node)
             outcome = classify_placement(report, node, zone, candidate)
             previous = w.placement.consecutive_misses if w.placement is not None else 0
             misses = 0 if outcome is Outcome.BEST_NODE else previous + 1
-            predicted = self.predicted_outcome(w, report, node)
+            predicted = self._prediction.predicted_outcome(w, report, node)
             w.placement = Placement(pod.name, node, outcome.value, seen, misses, predicted)
             self.placements[outcome.value] += 1
             self._touch(w, key)
@@ -197,8 +374,10 @@ class SpreadIndex(ListLoading):
         return out
 
     def _build(self, w: Workload) -> SpreadReport:
-        """A report with the workload's last checked placement, if any. O(1) more than building it."""
-        report = super()._build(w)
+        """A report with its safety forecasts and the workload's last checked placement, if any. O(1) more than
+        building them."""
+        report = self._prediction.with_prediction(w, self._builder.build(w))
+        report = self._safety.with_forecasts(w, self._comparing.with_sibling(w, report))
         if w.placement is None:
             return report
         return msgspec.structs.replace(report, last_placement=w.placement)
@@ -211,7 +390,7 @@ class SpreadIndex(ListLoading):
             ns = self._ns.get(namespace)
             old = ns.pods.pop(name, None) if ns else None
             if ns is not None and old is not None:
-                self._shift(ns, old, -1)
+                self._counts.shift(ns, old, -1)
                 self._pod_removed(old)
         elif kind == "Node":
             old_node = self._nodes.pop(name, None)
@@ -220,15 +399,15 @@ class SpreadIndex(ListLoading):
         elif kind == "Service":
             ns = self._ns.get(namespace)
             if ns is not None:
-                self._drop_service(ns, name)
+                self._workloads.drop_service(ns, name)
         elif kind == "Namespace":
             ns = self._ns.get(name)
             if ns is not None:
                 ns.labels = {}
-            self._namespace_seen(name, None)
+            self._prediction.namespace_seen(name, None)
         elif kind == "PodDisruptionBudget":
-            self._remove_budget(namespace, name)
-        elif self._remove_storage(kind, namespace, name):
+            self._safety.remove_budget(namespace, name)
+        elif self._prediction.remove_storage(kind, namespace, name):
             pass
         else:
             ns = self._ns.get(namespace)
@@ -236,7 +415,7 @@ class SpreadIndex(ListLoading):
             if ns is not None and ctrl is not None:
                 if kind == "ReplicaSet":
                     ns.replicasets_by_owner = None
-                self._controller_changed(ns, ctrl, None)
+                self._controller_removed(ns, ctrl)
 
     def workload_keys(self) -> list[WorkloadKey]:
         return sorted(k for ns in self._ns.values() for k in ns.workloads)
@@ -259,7 +438,7 @@ class SpreadIndex(ListLoading):
     def _with_comparison(self, report: SpreadReport, other: SpreadReport, key: WorkloadKey) -> SpreadReport:
         """``report`` plus the shadow profile's best score/nodes and whether the best sets overlap (both reports
         current: their workloads' candidate sets and Filter views are). O(listed nodes + zone pairs)
-        (:meth:`~spreadwatch.index.comparing.ReportComparing._overlap`)."""
+        (:meth:`~spreadwatch.index.comparing.ProfileComparison.overlap`)."""
         shadow = self.shadow
         assert shadow is not None
         mine, theirs = self._workload(key), shadow._workload(key)
@@ -268,15 +447,15 @@ class SpreadIndex(ListLoading):
             and theirs is not None
             and not mine.error
             and not theirs.error
-            and self._overlap(
+            and self._comparing.overlap(
                 report,
                 self._candidate_set(mine).layout,
                 self._zones,
                 other,
                 shadow._candidate_set(theirs).layout,
                 shadow._zones,
-                self._kept(mine),
-                self._kept(theirs),
+                kept(mine),
+                kept(theirs),
             )
         )
         comparison = Comparison(shadow.profile.name, other.best_score, other.best_nodes, other.best_node_count, overlap)
@@ -311,9 +490,9 @@ class SpreadIndex(ListLoading):
     def report_of_controller(self, ctrl: Controller) -> SpreadReport:
         """A one-off report for a controller that is not a workload (a Deployment's ReplicaSet)."""
         w = Workload(ctrl, WorkloadRef.of(ctrl))
-        self._prepare(w)
+        self._workloads.prepare(w)
         w.anchors = anchors(w.selector) if w.counting else ()
-        self._recount(self._ns_of(ctrl.namespace), w)
+        self._counts.recount(self._ns_of(ctrl.namespace), w)
         return self._build(w)
 
     def take_dirty(self, stale: bool = True) -> tuple[set[WorkloadKey], set[WorkloadKey]]:
@@ -324,7 +503,7 @@ class SpreadIndex(ListLoading):
         dirty, removed = self._dirty, self._removed
         self._dirty, self._removed = set(), set()
         if stale:
-            dirty |= self.stale_predictions()
+            dirty |= self._prediction.stale_predictions()
         if self.shadow is not None:  # a report also changes when its comparison does
             dirty |= self.shadow.take_dirty(stale)[0]
         return dirty - removed, removed
@@ -337,7 +516,7 @@ class SpreadIndex(ListLoading):
             controllers=sum(len(c) for ns in self._ns.values() for c in ns.controllers.values()),
             workloads=sum(len(ns.workloads) for ns in self._ns.values()),
             label_groups=sum(len(ns.groups) for ns in self._ns.values()),
-            candidate_sets=len(self._candidates),
+            candidate_sets=len(self._candidate_sets),
         )
 
     def namespace_labels(self, namespace: str) -> Mapping[str, str]:
@@ -365,8 +544,8 @@ class SpreadIndex(ListLoading):
         if kind == "Service":
             return {(name, svc) for name, ns in self._ns.items() for svc in ns.services}
         if kind == "PodDisruptionBudget":
-            return self.budget_keys()
-        storage = self.storage_keys(kind)
+            return self._safety.budget_keys()
+        storage = self._prediction.storage_keys(kind)
         if storage is not None:
             return storage
         return {(name, ctrl) for name, ns in self._ns.items() for ctrl in ns.controllers.get(kind, ())}
@@ -378,6 +557,82 @@ class SpreadIndex(ListLoading):
         w = ns.workloads.get(key) if ns else None
         current = w is not None and w.report is not None
         return current and (self.shadow is None or self.shadow.report_is_current(key))
+
+    def owned_pods(self, namespace: str, kind: str, name: str) -> list[Pod]:
+        """The pods whose controller is ``kind/name`` (any phase; a Deployment's: its ReplicaSets'), for
+        ``simulate`` and the tests. O(its pods)."""
+        return self._safety.owned_pods(namespace, kind, name)
+
+    def replicasets_of(self, deployment: Controller) -> list[Controller]:
+        """The ReplicaSets a Deployment controls, by name. O(its ReplicaSets)."""
+        return self._safety.replicasets_of(deployment)
+
+    def budget_count(self) -> int:
+        """PodDisruptionBudgets held. O(namespaces)."""
+        return self._safety.budget_count()
+
+    def _built(self, key: WorkloadKey) -> tuple[Workload, SpreadReport] | None:
+        """A workload and its current report, built now if it is dirty (None: unknown workload). O(1) when
+        the report is current, else the building's cost."""
+        ns = self._ns.get(key.namespace)
+        w = ns.workloads.get(key) if ns else None
+        if w is None:
+            return None
+        if w.report is None:
+            w.report = self._build(w)
+        return w, w.report
+
+    def candidate_layout(self, key: WorkloadKey) -> CandidateLayout | None:
+        """A workload's candidate nodes by zone (each list sorted) and excluded-node counts — for one with
+        DoNotSchedule constraints, those PodTopologySpread's Filter passes as of its current report (built now
+        if dirty). None for an unknown workload or one in Error. Shared by workloads with the same scheduling
+        constraints; its nodes are never mutated (a node change replaces it; only report building's memo caches
+        grow), so another thread may read it. O(1) when current."""
+        built = self._built(key)
+        if built is None or built[0].error:
+            return None
+        w = built[0]
+        if w.filtered is not None:
+            return w.filtered.layout
+        return self._candidate_set(w).layout
+
+    def is_candidate(self, key: WorkloadKey, node: str) -> bool:
+        """Whether ``node`` is a candidate of the workload's next pod (after PodTopologySpread's Filter for
+        one with DoNotSchedule constraints), as of its current report. O(1) once it is built."""
+        built = self._built(key)
+        if built is None or built[0].error:
+            return False
+        w = built[0]
+        if w.filtered is not None:
+            return w.filtered.passes(node)
+        return node in self._candidate_set(w).names
+
+    def window_model(self, key: WorkloadKey) -> WindowModel | None:
+        """The window model of a workload's next pod (None: unknown, in Error or skipped), for ``simulate``
+        and the tests. O(busy nodes) after its report is built."""
+        built = self._built(key)
+        if built is None:
+            return None
+        w, report = built
+        if report.skipped or w.error:
+            return None
+        return self._builder.window_model(w)
+
+    def services_in(self, namespace: str) -> Iterable[Service]:
+        """``ClusterLookup``: the namespace's Services. O(1)."""
+        return self._workloads.services_in(namespace)
+
+    def controllers_in(self, kind: str, namespace: str) -> Iterable[Controller]:
+        """``ClusterLookup``: the namespace's controllers of a kind. O(1)."""
+        return self._workloads.controllers_in(kind, namespace)
+
+    def controller(self, key: WorkloadKey) -> Controller | None:
+        """``ClusterLookup``: a controller by key (a Deployment's stand-in ReplicaSet too). O(1)."""
+        return self._workloads.controller(key)
+
+    def spread_plan(self, key: WorkloadKey) -> str:
+        """v1.29: how PodTopologySpread scores the workload, as text ("" for other profiles). O(constraints)."""
+        return self._workloads.spread_plan(key)
 
     def namespace_count(self) -> int:
         """Namespaces the index holds any state for (labels, pods, Services or controllers). O(1)."""

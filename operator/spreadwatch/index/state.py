@@ -1,11 +1,10 @@
 """The index's records and its state: what every part of :class:`~spreadwatch.index.SpreadIndex` reads.
 
 :class:`IndexState` holds the cluster as the index keeps it (per namespace: pods, label groups, Services,
-controllers, workloads and their anchor index; nodes, zones and the cached candidate sets) and the few
-helpers every concern shares. The concerns extend it in turn: candidate sets
-(:mod:`~spreadwatch.index.candidates`), pod counting (:mod:`~spreadwatch.index.counting`), workloads
-(:mod:`~spreadwatch.index.workloads`), report building (:mod:`~spreadwatch.index.building`), and the public
-API (:mod:`~spreadwatch.index.spread_index`).
+controllers, workloads and their anchor index; nodes, zones and the candidate groups) and the few
+helpers every concern shares. The public API (:mod:`~spreadwatch.index.spread_index`) extends it; the
+index's parts (workload tracking, pod counts, candidate sets, the Filter, report building, prediction,
+comparison, safety, loading) are given what they read of it, :class:`IndexRecords` (:mod:`spreadwatch.index`).
 """
 
 from __future__ import annotations
@@ -18,19 +17,21 @@ from spreadwatch.model import Controller, LabelMap, Node, Pod, PodTemplate, Serv
 from spreadwatch.report import CandidateLayout, Placement, ReportOptions, SpreadReport
 from spreadwatch.scoring import Profile, SpreadSelector, WorkloadRef, ZoneKey
 from spreadwatch.scoring.topology import SpreadPlan
-from spreadwatch.scoring.topology_filter import DomainTable, FilterPlan, FilterState
+from spreadwatch.scoring.topology_filter import FilterPlan, FilterState
 from spreadwatch.scoring.topology_groups import CandidateGroups
-from spreadwatch.scoring.window import WindowLayout
 
 __all__ = [
     "CandidateSet",
     "FilteredCandidates",
+    "GroupsKey",
+    "IndexRecords",
     "IndexSizes",
     "IndexState",
     "LabelGroup",
     "LabelKey",
     "NamespaceState",
     "Workload",
+    "template_of",
 ]
 
 LabelKey = LabelMap  # (an interned label map is its own key: hashed by content)
@@ -120,6 +121,25 @@ class FilteredCandidates(NamedTuple):
         return self.groups.group_of.get(node) is not None
 
 
+#: v1.29: the key of a candidate set's candidate groups: (signature id, scoring keys, hard keys it is split by)
+GroupsKey = tuple[int, tuple[str, ...], tuple[str, ...]]
+
+
+@dataclass(frozen=True, slots=True)
+class IndexRecords:
+    """What the index's parts read of its state (:mod:`spreadwatch.index`): the profile and options, the nodes,
+    their zones and the namespaces — read, never written — and the candidate groups per candidate set, which
+    a part fills as a report would (``group_candidates``). Views of the index's own dictionaries: current as
+    they are. O(1)."""
+
+    profile: Profile
+    options: ReportOptions
+    nodes: Mapping[str, Node]
+    zones: Mapping[str, ZoneKey | None]
+    namespaces: Mapping[str, NamespaceState]
+    topo_groups: dict[GroupsKey, CandidateGroups]
+
+
 @dataclass(frozen=True, slots=True)
 class IndexSizes:
     """Object counts, for self-metrics."""
@@ -133,6 +153,11 @@ class IndexSizes:
     candidate_sets: int
 
 
+def template_of(w: Workload) -> PodTemplate:
+    """The pod template a workload is scheduled with: its next pod's, else its controller's. O(1)."""
+    return w.pod.template if w.pod is not None else w.ctrl.template
+
+
 class IndexState:
     """The index's state (see the module docstring) and the helpers all its parts use. O(1) to create."""
 
@@ -142,19 +167,13 @@ class IndexState:
         self._ns: dict[str, NamespaceState] = {}
         self._nodes: dict[str, Node] = {}
         self._zones: dict[str, ZoneKey | None] = {}
-        self._candidates: dict[int, CandidateSet] = {}  # signature id -> candidate set
         #: v1.29, per candidate set (signature id), scoring keys (and the hard constraints' keys it is split by)
-        self._topo_groups: dict[tuple[int, tuple[str, ...], tuple[str, ...]], CandidateGroups] = {}
-        #: v1.29: PodTopologySpread's Filter domains per (signature id, hard keys, key, inclusion policies);
-        #: dropped on any node change
-        self._domain_tables: dict[tuple[object, ...], DomainTable] = {}
+        self._topo_groups: dict[GroupsKey, CandidateGroups] = {}
         self._sig_ids: dict[tuple[object, ...], int] = {}  # constraint signature -> small int (cheap to hash)
         self._dirty: set[WorkloadKey] = set()
         self._removed: set[WorkloadKey] = set()
-        #: the scheduler's node order (scoring/window.py; None: to rebuild after a node change) and the window
-        #: layouts on it, per candidate set or candidate groups (by id, the object kept to check it)
-        self._order: tuple[str, ...] | None = None
-        self._window_layouts: dict[int, tuple[object, WindowLayout]] = {}
+        #: what the parts read of all this (the dictionaries above are never reassigned)
+        self._records = IndexRecords(self.profile, self.options, self._nodes, self._zones, self._ns, self._topo_groups)
 
     def _ns_of(self, name: str) -> NamespaceState:
         ns = self._ns.get(name)
@@ -166,6 +185,3 @@ class IndexState:
         w.report = None
         self._dirty.add(key)
 
-    @staticmethod
-    def _template(w: Workload) -> PodTemplate:
-        return w.pod.template if w.pod is not None else w.ctrl.template

@@ -4,6 +4,11 @@ A workload's *anchor* is one equality/``in`` requirement of its selector: the wo
 ``(key, value)`` pairs, so a new label set only tests the workloads anchored on one of its labels (plus the
 few whose selectors have no such requirement). A Service or controller change refreshes the workloads it
 can affect: O(W) selector checks, plus O(G) recount per workload whose selector changed.
+
+:class:`WorkloadTracker` is one part of :class:`~spreadwatch.index.SpreadIndex`: it keeps the Services,
+controllers, workloads and anchors in the index's namespace states and owns the pod counts
+(:class:`~spreadwatch.index.counting.PodCounts`), which it tells each workload's change; the index is told
+each workload refreshed, added or dropped through the callables it gives.
 """
 
 from __future__ import annotations
@@ -12,8 +17,8 @@ from collections.abc import Callable, Iterable, Mapping
 from functools import partial
 
 from spreadwatch.errors import ConstraintError, SelectorError
-from spreadwatch.index.counting import PodCounting
-from spreadwatch.index.state import NamespaceState, Workload
+from spreadwatch.index.counting import PodCounts
+from spreadwatch.index.state import IndexRecords, NamespaceState, Workload
 from spreadwatch.model import Controller, Pod, Service, WorkloadKey
 from spreadwatch.scoring import (
     ClusterLookup,
@@ -30,7 +35,7 @@ from spreadwatch.scoring.topology import SpreadPlan, plan_with
 from spreadwatch.scoring.topology_filter import FilterPlan, check_constraints, plan_filter
 from spreadwatch.selectors import POSITIVE_OPERATORS, Requirement, Selector
 
-__all__ = ["WorkloadTracking", "anchors"]
+__all__ = ["WorkloadTracker", "anchors"]
 
 _new_tuple = tuple.__new__  # a NamedTuple from a tuple in C (its own __new__ is Python code)
 
@@ -150,8 +155,33 @@ class _PodLookup:
         return self._index.controller(key)
 
 
-class WorkloadTracking(PodCounting):
-    """Services, controllers and workloads; implements ``scoring.ClusterLookup``."""
+class WorkloadTracker:
+    """Services, controllers and workloads (see the module docstring); implements ``scoring.ClusterLookup``.
+    O(1) to create.
+
+    Given the index's records (:class:`~spreadwatch.index.state.IndexRecords`), ``ns_of`` (a namespace's
+    state, made if new), ``touch`` (dirty a workload's report), ``sig_ids`` (scheduling-constraint signature
+    -> its id, shared with the candidate sets) and what the index is told: ``refreshed`` (a workload
+    prepared again, with its next pod's labels before), ``added`` (workloads added) and ``dropped`` (a
+    workload dropped).
+    """
+
+    __slots__ = ("_added", "_dropped", "_ns", "_ns_of", "_refreshed", "_sig_ids", "_touch", "counts", "profile")
+
+    def __init__(
+        self,
+        records: IndexRecords,
+        ns_of: Callable[[str], NamespaceState],
+        touch: Callable[[Workload, WorkloadKey], None],
+        sig_ids: dict[tuple[object, ...], int],
+        refreshed: Callable[[Workload, Mapping[str, str] | None], None],
+        added: Callable[[list[WorkloadKey]], None],
+        dropped: Callable[[WorkloadKey, Workload], None],
+    ) -> None:
+        self.profile, self._ns, self._ns_of, self._touch = records.profile, records.namespaces, ns_of, touch
+        self._sig_ids, self._refreshed, self._added, self._dropped = sig_ids, refreshed, added, dropped
+        #: pods, label groups and each workload's counts (:mod:`~.counting`), told each workload's change here
+        self.counts = PodCounts(records, ns_of, touch)
 
     def services_in(self, namespace: str) -> Iterable[Service]:
         ns = self._ns.get(namespace)
@@ -177,7 +207,8 @@ class WorkloadTracking(PodCounting):
                     return w.standin
         return found
 
-    def _apply_service(self, svc: Service) -> None:
+    def apply_service(self, svc: Service) -> None:
+        """A Service added or changed: indexed, and the workloads it selected or selects refreshed. O(W)."""
         ns = self._ns_of(svc.namespace)
         old = ns.services.get(svc.name)
         ns.services[svc.name] = svc
@@ -193,7 +224,7 @@ class WorkloadTracking(PodCounting):
         if ns.workloads:  # (none yet while a snapshot loads)
             self._refresh_matching(ns, old.selector if old else None, svc.selector)
 
-    def _drop_service(self, ns: NamespaceState, name: str) -> None:
+    def drop_service(self, ns: NamespaceState, name: str) -> None:
         """Forget a Service (a DELETED event) and refresh the workloads it selected. O(W)."""
         svc = ns.services.pop(name, None)
         if svc is not None:
@@ -219,7 +250,7 @@ class WorkloadTracking(PodCounting):
         owner = self._controller_in(ns, ref.kind, ref.name) if ref is not None else None
         return owner_merged_selector(services, owner)
 
-    def _replicasets_of(self, ns: NamespaceState, owner: str) -> list[Controller]:
+    def replicasets_of(self, ns: NamespaceState, owner: str) -> list[Controller]:
         """The namespace's ReplicaSets whose controller is named ``owner`` (``representative_pod`` checks the
         kind and uid). O(1), or O(ReplicaSets in the namespace) after a ReplicaSet change."""
         by_owner = ns.replicasets_by_owner
@@ -239,18 +270,23 @@ class WorkloadTracking(PodCounting):
                 continue
             labels = w.pod.labels
             if any(sel is not None and all(labels.get(k) == v for k, v in sel.items()) for sel in (old, new)):
-                self._refresh(ns, w)
+                self.refresh(ns, w)
 
-    def _apply_controller(self, ctrl: Controller) -> None:
+    def apply_controller(self, ctrl: Controller) -> Controller | None:
+        """A controller added or changed: stored, and its workload (and those it affects) refreshed; returns its
+        previous record. O(W) for a workload's selector change."""
         ns = self._ns_of(ctrl.namespace)
         by_name = ns.controllers.setdefault(ctrl.kind, {})
         old = by_name.get(ctrl.name)
         by_name[ctrl.name] = ctrl
         if ctrl.kind == "ReplicaSet":
             ns.replicasets_by_owner = None
-        self._controller_changed(ns, old, ctrl)
+        self.controller_changed(ns, old, ctrl)
+        return old
 
-    def _controller_changed(self, ns: NamespaceState, old: Controller | None, new: Controller | None) -> None:
+    def controller_changed(self, ns: NamespaceState, old: Controller | None, new: Controller | None) -> None:
+        """A controller's change (``new`` None: ``old`` removed): its workload added, refreshed or dropped, and
+        the workloads whose selection it takes part in refreshed. O(W)."""
         ctrl = new or old
         assert ctrl is not None
         key = ctrl.key
@@ -262,7 +298,7 @@ class WorkloadTracking(PodCounting):
                 self._add_workload(new)
             else:
                 w.ctrl, w.ref = new, WorkloadRef.of(new)
-                self._refresh(ns, w)
+                self.refresh(ns, w)
         else:
             self._drop_workload(ns, key)
         affected: set[WorkloadKey] = set()
@@ -284,17 +320,17 @@ class WorkloadTracking(PodCounting):
         for wk in affected:
             target = ns.workloads.get(wk)
             if target is not None:
-                self._refresh(ns, target)
+                self.refresh(ns, target)
 
     def _add_workload(self, ctrl: Controller) -> None:
         ns = self._ns_of(ctrl.namespace)
         key = ctrl.key
         w = Workload(ctrl, WorkloadRef.of(ctrl))
         ns.workloads[key] = w
-        self._removed.discard(key)
-        self._refresh(ns, w, force=True)
+        self._added([key])
+        self.refresh(ns, w, force=True)
 
-    def _add_workloads(self, ctrls: Iterable[Controller]) -> None:
+    def add_workloads(self, ctrls: Iterable[Controller]) -> None:
         """Add workloads in bulk (``load``), as :meth:`_add_workload` does one by one, namespace by namespace:
         every workload prepared and filed under its anchors, the label-group index entries of the new anchors
         built in one pass over the namespace's groups, then every workload counted; the namespace's epoch is
@@ -319,43 +355,40 @@ class WorkloadTracking(PodCounting):
                     self._unindex(ns, key, old.anchors)
                     fresh.intersection_update(ns.anchor_index)
                 w = ns.workloads[key] = Workload(ctrl, WorkloadRef.of(ctrl))
-                self._prepare(w, ns)
+                self.prepare(w, ns)
                 fresh.update(self._file_anchors(ns, key, w))
                 added.append(w)
                 keys.append(key)
             if first:
-                self._count_first(ns, added)
+                self.counts.count_first(ns, added)
             else:
                 if fresh:  # one pass over the namespace's groups for all the new anchors
-                    self._index_groups(ns, fresh)
+                    self.counts.index_groups(ns, fresh)
                 for w in added:
-                    self._recount(ns, w)
-            self._invalidate_groups(ns)
-        if self._removed:
-            self._removed.difference_update(keys)
-        self._dirty.update(keys)
+                    self.counts.recount(ns, w)
+            self.counts.invalidate_groups(ns)
+        self._added(keys)
 
     def _drop_workload(self, ns: NamespaceState, key: WorkloadKey) -> None:
         w = ns.workloads.pop(key, None)
         if w is None:
             return
         self._unindex(ns, key, w.anchors)
-        self._invalidate_groups(ns)
-        self._dirty.discard(key)
-        self._removed.add(key)
+        self.counts.invalidate_groups(ns)
+        self._dropped(key, w)
 
-    def _prepare(self, w: Workload, ns: NamespaceState | None = None) -> None:
+    def prepare(self, w: Workload, ns: NamespaceState | None = None) -> None:
         """Compute the workload's next pod, skip reason, error, spreading selector and whether it counts pods
         (``ns``: the workload's namespace state, when the caller has it). O(ReplicaSets of a Deployment + the
         pod's Services)."""
         ctrl = w.ctrl
         if ns is None:
             ns = self._ns_of(ctrl.namespace)
-        replicasets = self._replicasets_of(ns, ctrl.name) if ctrl.kind == "Deployment" else ()
+        replicasets = self.replicasets_of(ns, ctrl.name) if ctrl.kind == "Deployment" else ()
         pod, rs = representative_pod(ctrl, replicasets)
         w.pod = pod
         sig_ids = self._sig_ids
-        w.sig = sig_ids.setdefault(pod.template.constraint_key, len(sig_ids))  # (the pod's is ``_template(w)``)
+        w.sig = sig_ids.setdefault(pod.template.constraint_key, len(sig_ids))  # (the pod's is ``template_of(w)``)
         w.standin = rs if rs is not None and rs.name not in ns.controllers.get("ReplicaSet", {}) else None
         w.error = ""
         if ctrl.selector_error:
@@ -429,24 +462,28 @@ class WorkloadTracking(PodCounting):
         distinct = _count_by(w, selectors)
         w.selector_text = "; ".join(dict.fromkeys(str(s) for s in distinct))
 
-    def _refresh(self, ns: NamespaceState, w: Workload, force: bool = False) -> None:
+    def refresh(self, ns: NamespaceState, w: Workload, force: bool = False) -> None:
+        """Prepare a workload again (``force``: a new one) and refile it if its selector changed; then dirty
+        it and tell the index (``refreshed``). O(1), plus O(its groups) for a selector change."""
         key = w.ctrl.key
+        before = w.pod.labels if w.pod is not None else None
         old_selector, old_counting = w.selector, w.counting
-        self._prepare(w, ns)
+        self.prepare(w, ns)
         if force or w.selector != old_selector or w.counting != old_counting:
             old_anchors = w.anchors
             self._index_workload(ns, key, w)
             self._unindex(ns, key, old_anchors, keep=w.anchors)  # after: an anchor kept keeps its group index
-            self._invalidate_groups(ns)
+            self.counts.invalidate_groups(ns)
         self._touch(w, key)
+        self._refreshed(w, before)
 
     def _index_workload(self, ns: NamespaceState, key: WorkloadKey, w: Workload) -> None:
         """File a prepared workload under its anchors and count its pods from the label groups.
         O(anchors + the groups they point at), plus O(groups in the namespace) for an anchor new to it."""
         fresh = self._file_anchors(ns, key, w)
         if fresh:
-            self._index_groups(ns, fresh)
-        self._recount(ns, w)
+            self.counts.index_groups(ns, fresh)
+        self.counts.recount(ns, w)
 
     @staticmethod
     def _file_anchors(ns: NamespaceState, key: WorkloadKey, w: Workload) -> list[tuple[str, str]]:

@@ -6,13 +6,13 @@ holding each map as both key and value, and the index keys its label groups by t
 else is stored per map: no frozenset of item tuples, which cost ~580 bytes per map at the envelope (~26 MiB
 for the ~32,000 distinct maps of a 150,000-pod cluster, half of them StatefulSet pods' own).
 
-The cache is swept of the maps only it still holds (no record uses them any more) each time it has doubled
-since the last sweep, so label sets of old rollouts (pod-template-hash) do not pile up in a long-running
-operator, and a miss costs no weak reference (about 4x cheaper than a ``WeakValueDictionary``, which matters
-when a 150,000-pod listing interns ~60,000 distinct maps). A sweep is spread over the misses that follow it
-(:data:`_SWEEP_STEP` entries checked per new map), never done in one go: a sweep of 200,000 maps at once took
-~1 s of CPU, a stall in the operator's event loop. Cost: O(labels + _SWEEP_STEP) per new map, O(labels)
-per hit. Memory: at most about twice the label maps in use, plus those dropped since the last sweep.
+The cache is swept of the maps only it still holds (no record uses them any more) each time it holds twice
+the maps the last sweep found in use, so label sets of old rollouts (pod-template-hash) do not pile up in a
+long-running operator, and a miss costs no weak reference (about 4x cheaper than a ``WeakValueDictionary``,
+which matters when a 150,000-pod listing interns ~60,000 distinct maps). A sweep is spread over the misses
+that follow it (:data:`_SWEEP_STEP` entries checked per new map), never done in one go: a sweep of 200,000
+maps at once took ~1 s of CPU, a stall in the operator's event loop. Cost: O(labels + _SWEEP_STEP) per new
+map, O(labels) per hit. Memory: at most about twice the label maps in use, plus those dropped since the last sweep.
 """
 
 from __future__ import annotations
@@ -47,6 +47,8 @@ _SWEEP_STEP: Final = 32  # entries a sweep under way checks per new map (~2 µs)
 _next_sweep = _MIN_SWEEP
 #: Maps the sweep under way has still to check (taken when it started); empty: no sweep under way.
 _to_check: list[LabelMap] = []
+#: Maps the sweep under way has checked and kept (in use): the next sweep comes when the cache is twice these.
+_kept = 0
 #: Held by the thread stepping the sweep (the operator's informers decode, and so intern, in several
 #: threads at once): another thread's step is skipped, never run alongside (two steps once popped the same
 #: list empty, an IndexError that stopped an informer).
@@ -91,24 +93,35 @@ def _sweep_step(budget: int) -> None:
 
 
 def _step_locked(budget: int) -> None:
-    global _next_sweep  # noqa: PLW0603 - the sweep threshold is module state, like the cache
+    global _next_sweep, _kept  # noqa: PLW0603 - the sweep's threshold and tally are module state, like the cache
     if not _to_check:
         if len(_LABELS_CACHE) < _next_sweep:
             return
-        _to_check.extend(_LABELS_CACHE)
+        _start_sweep()
     for _ in range(min(budget, len(_to_check))):
         labels, refs = _popped_refcount(_to_check)
         if refs <= _ONLY_CACHED_POPPED and _LABELS_CACHE.get(labels) is labels:
             del _LABELS_CACHE[labels]
+        else:
+            _kept += 1
     if not _to_check:
-        _next_sweep = max(_MIN_SWEEP, 2 * len(_LABELS_CACHE))
+        # twice the maps found in use, not the cache's size: the maps interned while the sweep was under way
+        # are unchecked (counting them let the cache grow past twice the maps in use at every sweep)
+        _next_sweep = max(_MIN_SWEEP, 2 * _kept)
+
+
+def _start_sweep() -> None:
+    """Take the maps a new sweep checks; none kept yet. O(len(cache)) in C."""
+    global _kept  # noqa: PLW0603 - the sweep's tally is module state, like the cache
+    _to_check.extend(_LABELS_CACHE)
+    _kept = 0
 
 
 def _sweep() -> None:
     """Finish the sweep under way, or do a whole one now (tests, diagnostics). O(len(cache))."""
     with _SWEEPING:
         if not _to_check:
-            _to_check.extend(_LABELS_CACHE)
+            _start_sweep()
         _step_locked(len(_to_check))
 
 
