@@ -99,7 +99,8 @@ def test_forecasts_from_the_pods_and_the_budget() -> None:
     fields = ReportInput(
         web.ref, profile, "app=web", 3, index.candidates.layout, {"a1": 1, "a2": 1, "b1": 1}, ZONES, ReportOptions()
     )
-    report = index.safety.with_forecasts(web, build_report(fields, "", index.candidates.names))
+    built = build_report(fields, "", index.candidates.names)
+    report = index.safety.with_forecasts(web, built, index.safety.own_forecasts(web, built))
     resilience = report.resilience
     assert resilience is not None
     # three Ready pods, minAvailable 2: one disruption allowed; zone a holds two of them

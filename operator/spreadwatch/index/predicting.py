@@ -23,7 +23,10 @@ affinity, label codes) are cached until a node changes.
 pods change the loads every prediction reads: each change bumps :attr:`Predictor.prediction_epoch`,
 and :meth:`stale_predictions` hands the writer a bounded batch of workloads whose prediction is older, in
 turn, each call (the writer collects once a cycle, about every second): a prediction lags the cluster by at
-most the time to go round every workload in batches. ``analyze`` builds every report from one state.
+most the time to go round every workload in batches. Such a rebuild is a refresh: the façade keeps from the
+last full build everything the node loads do not change (the spreading report, its comparison, the forecasts'
+own parts: ``state.KeptParts``) and redoes only the prediction and the room for replacements (a third of a full
+build's cost). ``analyze`` builds every report from one state.
 """
 
 from __future__ import annotations

@@ -46,7 +46,7 @@ from spreadwatch.controllers import (
     next_condemned,
     scale_shares,
 )
-from spreadwatch.index.state import CandidateSet, IndexRecords, NamespaceState, Workload
+from spreadwatch.index.state import CandidateSet, IndexRecords, NamespaceState, OwnForecasts, Workload
 from spreadwatch.model import (
     INVALID_DELETION_COST,
     TERMINAL_PHASES,
@@ -446,35 +446,26 @@ class Safety:
 
     # --- the forecasts in a report ---------------------------------------------------------------------------
 
-    def with_forecasts(self, w: Workload, report: SpreadReport) -> SpreadReport:
-        """The workload's report with its resilience, scale-down forecast and safety verdict. O(its pods log +
-        nodes)."""
+    def own_forecasts(self, w: Workload, report: SpreadReport) -> OwnForecasts | None:
+        """The forecasts' parts made from the workload's own pods and budgets alone — its budget, its next
+        scale-down and the notes on bad input — (None for an Error report, which has none): what a refresh of
+        its stale prediction reuses (:meth:`with_forecasts`). O(its pods log)."""
         if report.health is Health.ERROR:
-            return report
+            return None
         ctrl = w.ctrl
         namespace = ctrl.namespace
         sns = self._safety_of(namespace)
-        ns = self._ns[namespace]
         terminal = TERMINAL_PHASES
         pods: list[Pod] = []
-        ready_on: dict[str, int] = {}
         invalid: list[str] = []
-        for p in self._pods_of(sns, ns, ctrl):
+        for p in self._pods_of(sns, self._ns[namespace], ctrl):
             if p.deleting or p.phase in terminal:
                 continue
             pods.append(p)
-            if p.ready_after is not None and p.node_name:
-                ready_on[p.node_name] = ready_on.get(p.node_name, 0) + 1
             if p.deletion_cost == INVALID_DELETION_COST:
                 invalid.append(p.name)
         notes: list[str] = []
         budget = self._budget_of(sns, w, notes) if sns.budgets else None
-        candidates = self._candidate_set(w)
-        layout = candidates.layout
-        resilience = resilience_of(
-            ready_on, ctrl.replicas, self._zones, layout, candidates.names, budget, self._room_counts(w, candidates)
-        )
-        unsafe = zone_outage(resilience, sum(ready_on.values()), ctrl.replicas, layout, self.options.thresholds)
         if invalid and ctrl.kind in _RANKED_KINDS:
             invalid.sort()
             more = f" (and {len(invalid) - 1} more)" if len(invalid) > 1 else ""
@@ -482,8 +473,28 @@ class Safety:
                 f"InvalidPodDeletionCost: pod {invalid[0]}{more}: controller.kubernetes.io/pod-deletion-cost "
                 "is not an int32; the ReplicaSet controller counts it as 0"
             )
-        scale_down = self._scale_down(w, ns, sns, pods, report, candidates)
-        return with_safety(report, resilience, scale_down, unsafe, notes)
+        scale_down = self._scale_down(w, self._ns[namespace], sns, pods, report, self._candidate_set(w))
+        return OwnForecasts(budget, scale_down, tuple(notes))
+
+    def with_forecasts(self, w: Workload, report: SpreadReport, own: OwnForecasts | None) -> SpreadReport:
+        """The workload's report with its resilience (the room for replacements counted now, from the node loads),
+        scale-down forecast and safety verdict, ``own`` from :meth:`own_forecasts` (the report unchanged
+        without). O(its pods + nodes with them)."""
+        if own is None:
+            return report
+        ctrl = w.ctrl
+        ready_on: dict[str, int] = {}
+        for p in self._pods_of(self._safety_of(ctrl.namespace), self._ns[ctrl.namespace], ctrl):
+            if p.ready_after is not None and p.node_name and not p.deleting and p.phase not in TERMINAL_PHASES:
+                ready_on[p.node_name] = ready_on.get(p.node_name, 0) + 1
+        candidates = self._candidate_set(w)
+        layout = candidates.layout
+        resilience = resilience_of(
+            ready_on, ctrl.replicas, self._zones, layout, candidates.names, own.budget,
+            self._room_counts(w, candidates),
+        )  # fmt: skip
+        unsafe = zone_outage(resilience, sum(ready_on.values()), ctrl.replicas, layout, self.options.thresholds)
+        return with_safety(report, resilience, own.scale_down, unsafe, own.notes)
 
     def _pods_of(self, sns: SafetyNamespace, ns: NamespaceState, ctrl: Controller) -> Sequence[Pod]:
         """A workload's own pods (a Deployment's: its ReplicaSets'; the index's own list otherwise: read only).

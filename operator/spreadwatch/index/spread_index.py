@@ -14,7 +14,15 @@ from spreadwatch.index.hard_filter import HardFilter
 from spreadwatch.index.loading import ListLoader
 from spreadwatch.index.predicting import REFRESH_BATCH, Predictor
 from spreadwatch.index.safety import Safety
-from spreadwatch.index.state import CandidateSet, IndexSizes, IndexState, LabelGroup, NamespaceState, Workload
+from spreadwatch.index.state import (
+    CandidateSet,
+    IndexSizes,
+    IndexState,
+    KeptParts,
+    LabelGroup,
+    NamespaceState,
+    Workload,
+)
 from spreadwatch.index.workloads import WorkloadTracker, anchors
 from spreadwatch.model import (
     Controller,
@@ -374,13 +382,32 @@ class SpreadIndex(IndexState):
         return out
 
     def _build(self, w: Workload) -> SpreadReport:
-        """A report with its safety forecasts and the workload's last checked placement, if any. O(1) more than
+        """A report with its prediction, safety forecasts and the workload's last checked placement, if any.
+        After a full build the parts the node loads do not change are kept (``w.kept``, with the prediction on;
+        any change of the workload's own state drops them): a refresh of its stale prediction then rebuilds only
+        the prediction and the room for replacements (about a third of a full build's cost). O(1) more than
         building them."""
-        report = self._prediction.with_prediction(w, self._builder.build(w))
-        report = self._safety.with_forecasts(w, self._comparing.with_sibling(w, report))
+        kept = w.kept
+        if kept is None:
+            base = self._comparing.with_sibling(w, self._builder.build(w))
+            report = self._predicted(w, base)
+            own = self._safety.own_forecasts(w, report)
+            if self.scheduler is not None:
+                w.kept = KeptParts(base, own)
+        else:
+            report, own = self._predicted(w, kept.base), kept.own
+        report = self._safety.with_forecasts(w, report, own)
         if w.placement is None:
             return report
         return msgspec.structs.replace(report, last_placement=w.placement)
+
+    def _predicted(self, w: Workload, base: SpreadReport) -> SpreadReport:
+        """``base`` (compared already) with its prediction; an Error report made by the prediction (a template
+        the API server would refuse) gets its comparison too."""
+        report = self._prediction.with_prediction(w, base)
+        if report.health is Health.ERROR and base.health is not Health.ERROR:
+            report = self._comparing.with_sibling(w, report)
+        return report
 
     def remove(self, kind: str, namespace: str, name: str) -> None:
         """Remove one object (a DELETED event); unknown objects are ignored."""

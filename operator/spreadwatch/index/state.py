@@ -15,6 +15,8 @@ from typing import NamedTuple
 
 from spreadwatch.model import Controller, LabelMap, Node, Pod, PodTemplate, Service, WorkloadKey
 from spreadwatch.report import CandidateLayout, Placement, ReportOptions, SpreadReport
+from spreadwatch.report.forecast import Budget
+from spreadwatch.report.safety import ScaleDown
 from spreadwatch.scoring import Profile, SpreadSelector, WorkloadRef, ZoneKey
 from spreadwatch.scoring.topology import SpreadPlan
 from spreadwatch.scoring.topology_filter import FilterPlan, FilterState
@@ -27,9 +29,11 @@ __all__ = [
     "IndexRecords",
     "IndexSizes",
     "IndexState",
+    "KeptParts",
     "LabelGroup",
     "LabelKey",
     "NamespaceState",
+    "OwnForecasts",
     "Workload",
     "template_of",
 ]
@@ -43,6 +47,24 @@ class LabelGroup:
     nodes: dict[str, int] = field(default_factory=dict)
     matches: list[WorkloadKey] | None = None
     epoch: int = -1  # the namespace epoch ``matches`` was computed at
+
+
+class OwnForecasts(NamedTuple):
+    """The safety forecasts' parts made from a workload's own pods and budgets alone (none reads the node
+    loads): its budget, its next scale-down, the notes on bad input (index/safety.py)."""
+
+    budget: Budget | None
+    scale_down: ScaleDown | None
+    notes: tuple[str, ...]
+
+
+class KeptParts(NamedTuple):
+    """What a refresh of a workload's stale prediction reuses from its last full build, none of it read from
+    the node loads the prediction follows: the report before its prediction and forecasts (spreading, window,
+    comparison), and its :class:`OwnForecasts` (None: an Error report has none)."""
+
+    base: SpreadReport
+    own: OwnForecasts | None
 
 
 @dataclass(slots=True)
@@ -67,6 +89,8 @@ class Workload:
     multi: bool = False  # v1.29: the constraints count pods with different selectors
     plan_error: bool = False  # v1.29: ``error`` is the pod's own constraints' (a SelectorSpread profile skips it)
     compared: tuple[SpreadReport, SpreadReport, SpreadReport] | None = None  # (own, other, with comparison)
+    #: what a refresh of a stale prediction reuses from the last full build (None: the next build is full)
+    kept: KeptParts | None = None
     #: the operator's check of the last new binding of one of its pods (``SpreadIndex.check_placement``)
     placement: Placement | None = None
     #: whether pods can count for this workload at all: no skip reason, no error, a non-empty selector (set with
@@ -183,5 +207,6 @@ class IndexState:
 
     def _touch(self, w: Workload, key: WorkloadKey) -> None:
         w.report = None
+        w.kept = None
         self._dirty.add(key)
 
