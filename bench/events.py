@@ -114,7 +114,9 @@ class StreamRun:
 
 
 def run_stream(index: SpreadIndex, stream: Sequence[Event]) -> StreamRun:
-    """Apply the stream, timing each event (wall and CPU) from apply/remove through the dirty report rebuilds."""
+    """Apply the stream, timing each event (wall and CPU) from apply/remove through the dirty report rebuilds,
+    as the writer takes an event's changes: without a batch of stale predictions (the writer takes one a second
+    at most: ``bench.index_figures.events``' ``refresh_batch_ms``)."""
     times: list[int] = []
     cpus: list[int] = []
     dirty_counts: list[int] = []
@@ -128,7 +130,7 @@ def run_stream(index: SpreadIndex, stream: Sequence[Event]) -> StreamRun:
             apply(ev[1])
         else:
             remove("Pod", ev[1], ev[2])
-        dirty, _removed = take()
+        dirty, _removed = take(False)
         for key in dirty:
             report_for(key)
         t1 = clock()

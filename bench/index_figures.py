@@ -24,6 +24,7 @@ import resource
 import subprocess
 import sys
 import time
+from collections.abc import Sequence
 from typing import Any, NamedTuple
 
 import msgspec
@@ -278,7 +279,33 @@ def events(
     frozen = _stream_stats(*_replay(c.snapshot, scored, stream, freeze_gc=True))
     for k in ("p50_us", "p99_us", "max_us", "events_per_s"):
         out[f"frozen_gc_{k}"] = frozen[k]
+    refresh = _refresh_batch(c.snapshot, scored, stream)
+    if refresh is not None:
+        out["refresh_batch_ms"] = refresh
     return out
+
+
+def _refresh_batch(snapshot: Snapshot, scored: Setup, stream: Sequence[Any], batches: int = 5) -> float | None:
+    """Milliseconds to rebuild one batch of stale predictions (``stale_predictions()`` and each one's report),
+    median of ``batches``, each after one more pod event of ``stream`` (which makes every prediction stale) and
+    its own dirty reports; None without the prediction. O(batches × REFRESH_BATCH reports)."""
+    index = fresh_index(snapshot, scored)
+    times: list[float] = []
+    for ev in stream[:batches]:
+        if ev[0] == "apply":
+            index.apply(ev[1])
+        else:
+            index.remove("Pod", ev[1], ev[2])
+        for key in index.take_dirty(False)[0]:
+            index.report_for(key)
+        t0 = time.perf_counter()
+        keys = index.stale_predictions()
+        for key in keys:
+            index.report_for(key)
+        if not keys:
+            return None
+        times.append(time.perf_counter() - t0)
+    return median(times) * 1e3
 
 
 def memory_child(scale: float, profile_name: str, prediction: bool = False, compare: str = "", window_samples: int = 0,
