@@ -150,24 +150,21 @@ def delete_namespace(api: client.ApiClient, name: str, wait: bool = False, timeo
     the deleted pods until the namespace controller deletes it; a scheduler started later would bind them)."""
     core = client.CoreV1Api(api)
 
-    def purge() -> bool:
+    def purge(then: Callable[[], object]) -> bool:
+        """Force-delete the pods, then ``then()``; True when the namespace is gone (a 404)."""
         try:
             core.delete_collection_namespaced_pod(name, grace_period_seconds=0)
-            core.read_namespace(name)
+            then()
         except ApiException as err:
             if err.status != 404:
                 raise
             return True
         return False
 
-    try:
-        core.delete_collection_namespaced_pod(name, grace_period_seconds=0)
-        core.delete_namespace(name)
-    except ApiException as err:
-        if err.status != 404:
-            raise
-    if wait:
-        wait_for(purge, timeout=timeout, interval=1.0, message=f"namespace {name} to be deleted")
+    gone = purge(lambda: core.delete_namespace(name))
+    if wait and not gone:
+        wait_for(lambda: purge(lambda: core.read_namespace(name)), timeout=timeout, interval=1.0,
+                 message=f"namespace {name} to be deleted")  # fmt: skip
 
 
 # --------------------------------------------------------------------------- nodes
