@@ -287,11 +287,14 @@ def events(
 
 def _refresh_batch(snapshot: Snapshot, scored: Setup, stream: Sequence[Any], batches: int = 5) -> float | None:
     """Milliseconds to rebuild one batch of stale predictions (``stale_predictions()`` and each one's report),
-    median of ``batches``, each after one more pod event of ``stream`` (which makes every prediction stale) and
-    its own dirty reports; None without the prediction. O(batches × REFRESH_BATCH reports)."""
+    median of ``batches``, each after one more pod event of ``stream`` that made every prediction stale (an event
+    that changes nothing, a pod "moved" to its own node, makes none) and its own dirty reports; None without the
+    prediction. O(batches × REFRESH_BATCH reports)."""
     index = fresh_index(snapshot, scored)
     times: list[float] = []
-    for ev in stream[:batches]:
+    for ev in stream:
+        if len(times) == batches:
+            break
         if ev[0] == "apply":
             index.apply(ev[1])
         else:
@@ -302,10 +305,9 @@ def _refresh_batch(snapshot: Snapshot, scored: Setup, stream: Sequence[Any], bat
         keys = index.stale_predictions()
         for key in keys:
             index.report_for(key)
-        if not keys:
-            return None
-        times.append(time.perf_counter() - t0)
-    return median(times) * 1e3
+        if keys:
+            times.append(time.perf_counter() - t0)
+    return median(times) * 1e3 if times else None
 
 
 def memory_child(scale: float, profile_name: str, prediction: bool = False, compare: str = "", window_samples: int = 0,
