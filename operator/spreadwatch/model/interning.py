@@ -118,10 +118,12 @@ def _start_sweep() -> None:
 
 
 def _sweep() -> None:
-    """Finish the sweep under way, or do a whole one now (tests, diagnostics). O(len(cache))."""
+    """Finish the sweep under way, then do a whole one now (tests, diagnostics): the maps interned while a
+    sweep was under way are checked too. O(len(cache))."""
     with _SWEEPING:
-        if not _to_check:
-            _start_sweep()
+        if _to_check:
+            _step_locked(len(_to_check))
+        _start_sweep()
         _step_locked(len(_to_check))
 
 
