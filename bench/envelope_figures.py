@@ -211,10 +211,12 @@ def phase_figures(
     beside = sum(r["writesBeside"] for r in runs)
     offset = after.wall - after.at  # the harness's monotonic clock → unix time
     windows = [(r["started"] - offset, r["started"] + r["seconds"] - offset) for r in runs]
-    overlapping, others = [], []
+    overlapping, others, made_during, made_in_all = [], [], 0, 0
     for made, latency in changes:
         hit = any(made <= end and made + latency >= start for start, end in windows)
         (overlapping if hit else others).append(latency)
+        made_in_all += 1
+        made_during += any(start <= made <= end for start, end in windows)
     return {
         "seconds": round(seconds, 1),
         "churn_s": round(churn_s, 1),
@@ -227,6 +229,12 @@ def phase_figures(
         "writes_beside_resyncs": beside,
         "writes_per_s_during_resync": round(beside / resync_s, 1) if resync_s > 0 else None,
         "writes_per_s_outside_resync": round((applies - beside) / (seconds - resync_s), 1)
+        if seconds > resync_s
+        else None,
+        "changes_made": made_in_all,
+        "changes_made_during_resync": made_during,
+        "changes_per_s_during_resync": round(made_during / resync_s, 1) if resync_s > 0 else None,
+        "changes_per_s_outside_resync": round((made_in_all - made_during) / (seconds - resync_s), 1)
         if seconds > resync_s
         else None,
         "changes_overlapping_a_resync": len(overlapping),
@@ -254,6 +262,12 @@ def sum_phases(phases: Sequence[Mapping[str, Any]], first: OperatorView, last: O
     applies = sum(p["report_writes"] for p in phases)
     during = beside / resync_s if resync_s > 0 else None
     outside = (applies - beside) / (seconds - resync_s) if seconds > resync_s else None
+    made_during = sum(p["changes_made_during_resync"] for p in phases)
+    made = sum(p["changes_made"] for p in phases)
+    demand_during = made_during / resync_s if resync_s > 0 else None
+    demand_outside = (made - made_during) / (seconds - resync_s) if seconds > resync_s else None
+    write_ratio = during / outside if during is not None and outside else None
+    demand_ratio = demand_during / demand_outside if demand_during is not None and demand_outside else None
     return {
         "resyncs": sum(p["resyncs"] for p in phases),
         "resync_max_s": max((max(p["resync_s"], default=0.0) for p in phases), default=0.0),
@@ -261,7 +275,13 @@ def sum_phases(phases: Sequence[Mapping[str, Any]], first: OperatorView, last: O
         "resync_mib": round(sum(p["resync_bytes"] for p in phases) / (1 << 20), 2),
         "writes_per_s_during": round(during, 1) if during is not None else None,
         "writes_per_s_outside": round(outside, 1) if outside is not None else None,
-        "write_rate_ratio": round(during / outside, 2) if during is not None and outside else None,
+        "write_rate_ratio": round(write_ratio, 2) if write_ratio is not None else None,
+        "changes_per_s_during": round(demand_during, 1) if demand_during is not None else None,
+        "changes_per_s_outside": round(demand_outside, 1) if demand_outside is not None else None,
+        "change_rate_ratio": round(demand_ratio, 2) if demand_ratio is not None else None,
+        "writes_per_change_ratio": round(write_ratio / demand_ratio, 2)
+        if write_ratio is not None and demand_ratio
+        else None,
         "churn_minutes": round(sum(p["churn_s"] for p in phases) / 60, 1),
         "write_latency": distribution(first.histograms["write"], last.histograms["write"]),
     }

@@ -85,6 +85,7 @@ def test_resyncs_run_inside_the_churn_and_its_figures_are_measured(result: dict[
     assert resync["resyncs"] >= 2  # a periodic resync every 3 s, wholly inside the two phases of 10 s
     assert resync["resync_pages"] >= resync["resyncs"]
     assert resync["churn_minutes"] > 0
+    assert resync["changes_per_s_outside"] > 0  # the churn's own rate beside the writes' (writes per change)
     for phase in ("rollouts", "scattered"):
         figures = result["churn"][phase]
         latency = figures["write_latency"]

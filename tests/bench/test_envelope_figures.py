@@ -1,0 +1,57 @@
+"""bench/envelope_figures.py: a churn phase's writes and changes inside and outside its resyncs.
+
+The views and changes are built by hand (a resync of 10 s inside 100 s of churn); every expected figure is the
+arithmetic in the row's id, not anything the harness computed.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+from bench.envelope_figures import OperatorView, phase_figures, sum_phases
+
+_EMPTY = {"write": [(float("inf"), 0.0)], "lag": [(float("inf"), 0.0)]}
+
+
+def _view(at: float, writes: int, resyncs: list[dict[str, Any]]) -> OperatorView:
+    # wall = at + 1000: the operator's unix clock runs 1000 s ahead of the harness's monotonic one
+    return OperatorView(at, at + 1000.0, {"creates": 0, "statusWrites": writes}, resyncs, _EMPTY)
+
+
+def _phase(beside: int, writes: int, made: list[float]) -> dict[str, Any]:
+    resync = {"started": 1040.0, "seconds": 10.0, "writesBeside": beside, "pages": 2, "bytes": 100}
+    return phase_figures(_view(0.0, 0, []), _view(100.0, writes, [resync]), [(t, 1.0) for t in made], 100.0)
+
+
+@pytest.mark.parametrize(
+    ("beside", "writes", "made", "write_ratio", "change_ratio", "per_change"),
+    [
+        # 10 writes in the 10 s resync, 90 in the 90 s outside: 1/s ÷ 1/s; 10 and 90 changes: 1 ÷ 1
+        pytest.param(10, 100, [float(t) for t in range(100)], 1.0, 1.0, 1.0, id="writes=changes=1/s-everywhere:1/1"),
+        # the writes halve during the resync (5/10 s ÷ 90/90 s = 0.5) with the changes unchanged: a stall
+        pytest.param(5, 95, [float(t) for t in range(100)], 0.5, 1.0, 0.5, id="writes-halve,changes-same:0.5/1=0.5"),
+        # the churn itself halves (5 changes in 40..50, 90 elsewhere) and the writes with it: no stall
+        pytest.param(
+            5,
+            95,
+            [*range(40, 50, 2), *range(40), *range(50, 100)],
+            0.5,
+            0.5,
+            1.0,
+            id="writes-and-changes-halve:0.5/0.5=1",
+        ),
+    ],
+)
+def test_writes_per_change_separates_a_stall_from_a_slower_churn(
+    beside: int, writes: int, made: list[float], write_ratio: float, change_ratio: float, per_change: float
+) -> None:
+    phase = _phase(beside, writes, [t + 0.5 for t in made])  # (never on a window's edge)
+    assert phase["changes_made"] == len(made)
+    assert phase["changes_made_during_resync"] == sum(1 for t in made if 40 <= t < 50)
+    summed = sum_phases([phase], _view(0.0, 0, []), _view(100.0, writes, []))
+    assert (summed["write_rate_ratio"], summed["change_rate_ratio"], summed["writes_per_change_ratio"]) == (
+        write_ratio,
+        change_ratio,
+        per_change,
+    )
