@@ -106,6 +106,10 @@ _PLUGIN_OF_REASON: Final = {
 }
 _CACHE_LIMIT: Final = 2048  # entries of each per-pod vector cache (cleared when full)
 _TABLE_LIMIT: Final = 64  # shape tables kept (cleared when full; ~0.5 MiB each at 5,000 nodes)
+#: feasible sets' PodTopologySpread groups, and groups' slot vectors, kept (cleared when full; ~40-80 KB each at
+#: 5,000 nodes). Their own tables, not the per-node vectors' (2,048, kept until a node changes): under churn the
+#: feasible sets change with the loads; 4,000 pod events left 442 there, ~6 MiB at scale 0.3.
+_GROUPS_CACHE: Final = 64
 _PROBABILITY_DIGITS: Final = 4  # as the spreading report's probabilities
 _ROOM_CACHE: Final = 256  # entries of each room cache (cleared when full; a copies vector ~8 bytes a node)
 _FEW_BEST: Final = 16  # best nodes up to which the window's probability is computed in Python
@@ -113,11 +117,14 @@ _FEW_BEST: Final = 16  # best nodes up to which the window's probability is comp
 REFRESH_BATCH: Final = 200
 
 
-_SHARED: dict[object, object] = {}  # equal breakdowns, pairs and excluded counts: one object (cleared when large)
+#: equal breakdowns, pairs, listed nodes and excluded counts: one object (cleared when large)
+_SHARED: dict[object, object] = {}
 _SHARED_LIMIT: Final = 200_000
 
 
 _T = TypeVar("_T")
+_K = TypeVar("_K")
+_E = TypeVar("_E", bound=tuple[object, ...])
 
 
 def _shared(value: _T) -> _T:
@@ -153,6 +160,17 @@ def _shared_counts(counts: dict[str, int]) -> Mapping[str, int]:
             _SHARED.clear()
         _SHARED[("counts", key)] = found
     return found  # type: ignore[return-value]
+
+
+def _put(cache: dict[_K, _E], key: _K, entry: _E, limit: int) -> None:
+    """Store ``entry`` (a tuple whose first item is the epoch it was made at) under ``key`` in one of the
+    per-epoch caches. Epochs never recur (node changes, load versions and slots only grow), so an entry of
+    another epoch can never be read again: all are dropped when the epoch moves (at the envelope a stale shape
+    table holds ~0.5 MiB, a copies vector 40 KB), and all when ``limit`` are held. Every entry shares one
+    epoch, so the first tells. O(1) amortised."""
+    if cache and (len(cache) >= limit or next(iter(cache.values()))[0] != entry[0]):
+        cache.clear()
+    cache[key] = entry
 
 
 def _go_half(values: Int64s) -> Int64s:
@@ -202,6 +220,11 @@ class Predictor:
         self._vectors: dict[tuple[object, ...], tuple[tuple[int, int], object]] = {}
         self._tables: dict[tuple[object, ...], tuple[tuple[int, int, int], CandidateSet, ShapeTable]] = {}
         self._resource_vectors: dict[tuple[object, ...], tuple[tuple[int, int, int], tuple[Int64s, Int64s | None]]] = {}
+        #: per (topology keys, feasible set): PodTopologySpread's groups of those nodes and each slot's group
+        self._feasible_group_cache: dict[tuple[object, ...], tuple[tuple[int, int],
+                                                                   tuple[CandidateGroups, Int64s]]] = {}  # fmt: skip
+        #: per groups object (by id, the object kept): each slot's group
+        self._group_slot_cache: dict[int, tuple[tuple[int, int], CandidateGroups, Int64s]] = {}
         #: per representative pod (kept: its id is not reused while cached), its plan and skip: its shape table's key
         self._shape_keys: dict[int, tuple[Pod, object, str, tuple[str, ...] | None, object, tuple[object, ...]]] = {}
         #: the workload whose report is being built, its candidate groups and PodTopologySpread scores
@@ -421,9 +444,8 @@ class Predictor:
         shape = (requests, sched.fit)
         held = self._copies.get(shape)
         if held is None or held[0] != epoch:
-            if len(self._copies) >= _ROOM_CACHE:
-                self._copies.clear()
-            held = self._copies[shape] = (epoch, loads.copies(requests, sched.fit))
+            held = (epoch, loads.copies(requests, sched.fit))
+            _put(self._copies, shape, held, _ROOM_CACHE)
         copies = held[1]
         by_zone = {z: int(copies[slots].sum()) for z, slots in self._zone_slots(candidates).items()}
         slot, names = loads.slot, candidates.names
@@ -431,10 +453,8 @@ class Predictor:
         def on_node(name: str) -> int:
             return int(copies[slot[name]]) if name in names else 0
 
-        if len(self._rooms) >= _ROOM_CACHE:
-            self._rooms.clear()
         room = RoomCounts(by_zone, on_node)
-        self._rooms[key] = (epoch, candidates, room)
+        _put(self._rooms, key, (epoch, candidates, room), _ROOM_CACHE)
         return room
 
     def _zone_slots(self, candidates: CandidateSet) -> Mapping[ZoneKey | None, Int64s]:
@@ -460,9 +480,7 @@ class Predictor:
         if found is not None and found[0] == epoch:
             return found[1]
         value = make()
-        if len(self._vectors) >= _CACHE_LIMIT:
-            self._vectors.clear()
-        self._vectors[key] = (epoch, value)
+        _put(self._vectors, key, (epoch, value), _CACHE_LIMIT)
         return value
 
     def _slot_nodes(self) -> list[Node | None]:
@@ -582,8 +600,8 @@ class Predictor:
         listed = self._top(totals, rank, top_n)
         plugins = tuple(per_plugin)
         nodes = tuple(
-            PredictedNode(names[i], int(totals[i]),
-                          _shared_breakdown(plugins, tuple([int(v[i]) * weights[p] for p, v in per_plugin.items()])))
+            _shared(PredictedNode(names[i], int(totals[i]), _shared_breakdown(
+                plugins, tuple([int(v[i]) * weights[p] for p, v in per_plugin.items()]))))
             for i in listed
         )  # fmt: skip
         probability = self._probability(feasible, best_slots, count)
@@ -657,9 +675,7 @@ class Predictor:
         if found is not None and found[0] == epoch and found[1] is candidates:
             return found[2]
         table = self._new_table(w, pod, sched, candidates, cand, keys, tolerations)
-        if len(self._tables) >= _TABLE_LIMIT:
-            self._tables.clear()
-        self._tables[key] = (epoch, candidates, table)
+        _put(self._tables, key, (epoch, candidates, table), _TABLE_LIMIT)
         return table
 
     def _new_table(
@@ -699,10 +715,11 @@ class Predictor:
         n = len(feasible)
         if keys is None:
             return None, np.zeros(n, dtype=np.int64)
-        key = ("groups", keys, np.packbits(feasible).tobytes(), n)
-        found = self._vectors.get(key)
-        if found is not None and found[0] == (self._node_epoch, n):
-            return found[1]  # type: ignore[return-value]
+        key = (keys, np.packbits(feasible).tobytes(), n)
+        epoch = (self._node_epoch, len(self._loads))
+        found = self._feasible_group_cache.get(key)
+        if found is not None and found[0] == epoch:
+            return found[1]
         names = self._loads.names
         chosen = sorted(names[i] for i in np.flatnonzero(feasible).tolist())
         groups = group_candidates((self._nodes[name] for name in chosen), keys, self._zones)
@@ -710,7 +727,8 @@ class Predictor:
         slot = self._loads.slot
         for g, members in enumerate(groups.names):
             group_of[[slot[name] for name in members]] = g
-        return self._cached(key, lambda: (groups, group_of))  # type: ignore[return-value]
+        _put(self._feasible_group_cache, key, (epoch, (groups, group_of)), _GROUPS_CACHE)
+        return groups, group_of
 
     def _predict_alike(
         self, w: Workload, pod: Pod, sched: SchedulerProfile, candidates: CandidateSet, cand: Bools,
@@ -809,8 +827,9 @@ class Predictor:
         names = self._loads.names
         best_names = [names[i] for i in sorted(best_candidates, key=rank.__getitem__)[:top_n]]
         listed = sorted(scored)[: max(top_n, 0)]
-        nodes = tuple(PredictedNode(names[i], -t, self._breakdown(i, plugins, table, weights, own, group_score, image,
-                                                                  taint_scores))
+        # (equal listed nodes of many workloads: one object)
+        nodes = tuple(_shared(PredictedNode(names[i], -t, self._breakdown(i, plugins, table, weights, own, group_score,
+                                                                          image, taint_scores)))
                       for t, _, i in listed)  # fmt: skip
         probability: float | None = 1.0
         window = self._window_size()
@@ -1242,9 +1261,7 @@ class Predictor:
             return found[1]
         balanced = None if balanced_skips(pod.needs, sched.balanced_resources) else self._balanced_scores(pod, sched)
         value = (self._fit_scores(pod, sched), balanced)
-        if len(self._resource_vectors) >= _TABLE_LIMIT:
-            self._resource_vectors.clear()
-        self._resource_vectors[key] = (epoch, value)
+        _put(self._resource_vectors, key, (epoch, value), _TABLE_LIMIT)
         return value
 
     def _fit_scores(self, pod: Pod, sched: SchedulerProfile) -> Int64s:
@@ -1310,17 +1327,19 @@ class Predictor:
         return found
 
     def _group_slots(self, groups: CandidateGroups) -> Int64s:
-        """Each slot's group in ``groups`` (the number of groups: none). Cached per groups. O(slots) when new."""
+        """Each slot's group in ``groups`` (the number of groups: none). Cached per groups object (kept in the
+        entry: an id is only reused once its object is gone) until a node changes. O(slots) when new."""
         n = len(self._loads)
+        epoch = (self._node_epoch, n)
+        found = self._group_slot_cache.get(id(groups))
+        if found is not None and found[0] == epoch and found[1] is groups:
+            return found[2]
         slot = self._loads.slot
-
-        def make() -> Int64s:
-            of = np.full(n, len(groups.names), dtype=np.int64)
-            for g, names in enumerate(groups.names):
-                of[[slot[name] for name in names]] = g
-            return of
-
-        return cast("Int64s", self._cached(("group-of", id(groups), n), make))
+        of = np.full(n, len(groups.names), dtype=np.int64)
+        for g, names in enumerate(groups.names):
+            of[[slot[name] for name in names]] = g
+        _put(self._group_slot_cache, id(groups), (epoch, groups, of), _GROUPS_CACHE)
+        return of
 
     def _group_scores(self, w: Workload, groups: CandidateGroups) -> GroupScores:
         """PodTopologySpread's scores of the workload's pod over these (feasible) node groups. O(busy nodes)."""
