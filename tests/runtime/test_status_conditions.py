@@ -14,7 +14,14 @@ from handler_fakes import deployment, ev, pipeline, pod_of, web_cluster
 
 from k8s_objects import GA_ZONE, controller
 from spreadwatch.report import Health, SpreadReport, error_report
-from spreadwatch.runtime.writing.status import balanced_condition, build_status, content_digest, find_condition, rfc3339
+from spreadwatch.runtime.writing.status import (
+    balanced_condition,
+    build_status,
+    content_digest,
+    find_condition,
+    kept_condition,
+    rfc3339,
+)
 from spreadwatch.runtime.writing.store import HEALTH_LABEL
 from spreadwatch.scoring import WorkloadRef
 
@@ -106,15 +113,22 @@ def test_message_joins_reasons_or_explains() -> None:
     assert "spread" in balanced_condition(_report(Health.BALANCED), 1, None, "t")["message"]
 
 
-def test_last_transition_time_changes_only_with_status_or_reason() -> None:
+@pytest.mark.parametrize(
+    "keep",
+    [pytest.param(lambda c: c, id="whole-previous-condition"), pytest.param(kept_condition, id="kept_condition")],
+)
+def test_last_transition_time_changes_only_with_status_or_reason(keep: Any) -> None:
+    """The writer keeps only ``kept_condition`` of the condition it wrote: the next one is the same as from the
+    whole condition."""
     first = balanced_condition(_report(Health.IMBALANCED, ("NodeSkew: 2 > 1",)), 1, None, "T1")
-    same = balanced_condition(_report(Health.IMBALANCED, ("NodeSkew: 3 > 1",)), 2, first, "T2")
+    same = balanced_condition(_report(Health.IMBALANCED, ("NodeSkew: 3 > 1",)), 2, keep(first), "T2")
     assert same["lastTransitionTime"] == "T1"
     assert same["message"] == "NodeSkew: 3 > 1"
-    spof = balanced_condition(_report(Health.SINGLE_POINT_OF_FAILURE), 2, same, "T3")  # same status, new reason
+    spof = balanced_condition(_report(Health.SINGLE_POINT_OF_FAILURE), 2, keep(same), "T3")  # new reason
     assert spof["lastTransitionTime"] == "T3"
-    ok = balanced_condition(_report(Health.BALANCED), 2, spof, "T4")
+    ok = balanced_condition(_report(Health.BALANCED), 2, keep(spof), "T4")
     assert (ok["status"], ok["lastTransitionTime"]) == ("True", "T4")
+    assert "message" not in kept_condition(ok)  # type: ignore[operator]
 
 
 def test_digest_ignores_last_update_time_only() -> None:

@@ -31,6 +31,7 @@ __all__ = [
     "build_status",
     "content_digest",
     "find_condition",
+    "kept_condition",
     "rfc3339",
     "workload_ref",
 ]
@@ -105,6 +106,19 @@ def find_condition(status: Mapping[str, Any] | None, kind: str = CONDITION_TYPE)
         if isinstance(cond, Mapping) and cond.get("type") == kind:
             return cond
     return None
+
+
+#: what :func:`balanced_condition` reads of a previous condition (and its type)
+_KEPT_CONDITION_FIELDS: Final = ("type", "status", "reason", "lastTransitionTime")
+
+
+def kept_condition(condition: Mapping[str, Any] | None) -> dict[str, Any] | None:
+    """What the writer keeps of a report's condition between writes: the fields :func:`balanced_condition`
+    compares and carries over, not its message (a few hundred bytes a report: ~5 MiB at 10,000 reports).
+    O(1)."""
+    if condition is None:
+        return None
+    return {k: condition[k] for k in _KEPT_CONDITION_FIELDS if k in condition}
 
 
 def content_digest(status: Mapping[str, Any]) -> bytes:

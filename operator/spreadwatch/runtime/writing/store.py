@@ -48,7 +48,13 @@ from spreadwatch.model import WORKLOAD_KINDS, WorkloadKey
 from spreadwatch.naming import report_name, workload_of_report_name
 from spreadwatch.report import Health, SpreadReport
 from spreadwatch.runtime.writing.ratelimit import TokenBucket
-from spreadwatch.runtime.writing.status import build_status, content_digest, find_condition, workload_ref
+from spreadwatch.runtime.writing.status import (
+    build_status,
+    content_digest,
+    find_condition,
+    kept_condition,
+    workload_ref,
+)
 
 __all__ = [
     "DIGEST_ANNOTATION",
@@ -190,7 +196,7 @@ class StoredReport:
     workload: WorkloadKey
     name: str  # the SpreadReport's name, in the workload's namespace
     digest: bytes | None = None  # content_digest of its status (its digest annotation; None: unknown)
-    condition: Mapping[str, Any] | None = None  # its Balanced condition (keeps lastTransitionTime)
+    condition: Mapping[str, Any] | None = None  # its Balanced condition, kept_condition: lastTransitionTime etc.
     health: str = ""  # its status.health ("": no status yet)
     material: int = 0  # material_key of its health and best nodes (0: unknown)
     placement: Mapping[str, Any] | None = None  # its status.lastPlacement (kept across a change of leader)
@@ -262,7 +268,7 @@ def stored_report(obj: Mapping[str, Any]) -> StoredReport | None:
         WorkloadKey(namespace, kind, workload),
         name,
         _digest_of(obj),
-        find_condition(status),
+        kept_condition(find_condition(status)),
         health,
         material_key(health, best if isinstance(best, list) else (), count if isinstance(count, int) else -1),
         _mapping(status.get("lastPlacement")) or None,
@@ -389,7 +395,7 @@ class ReportStore:
         self.stats.last_write = self.clock()
         previous = known.health if known is not None else ""
         self._known[key] = StoredReport(
-            key, name, digest, status["conditions"][0], report.health.value, report_material(report),
+            key, name, digest, kept_condition(status["conditions"][0]), report.health.value, report_material(report),
             status.get("lastPlacement"),
         ).with_object(obj)
         log.info(
