@@ -813,7 +813,8 @@ def measure(
                     log(f"{name}: changes never reported for {expectation.unresolved_keys()[:10]}")
                     raise
                 changes = list(expectation.latencies)
-                phases[name] = {**_latency([lat for _, lat in changes]), "settled_after_s": round(settle, 1),
+                phases[name] = {**_latency([lat for _, lat in changes]), "started_s": round(began, 1),
+                                "settled_after_s": round(settle, 1),
                                 "events_per_s": round(achieved, 1),
                                 "oldest_pending_max_s": _max_since(samples.oldest_pending_s, began),
                                 "in_flight_limit_max": _max_since(samples.in_flight_limit, began),
@@ -826,7 +827,7 @@ def measure(
             deployments = [k for k in keys if k.kind == "Deployment"][:burst]
             _scale_deployments(api, churn, deployments)
             _wait(lambda: expectation.unresolved() == 0, 600, "burst reported")
-            phases["burst"] = {**_latency([lat for _, lat in expectation.latencies]),
+            phases["burst"] = {**_latency([lat for _, lat in expectation.latencies]), "started_s": round(began, 1),
                                "oldest_pending_max_s": _max_since(samples.oldest_pending_s, began)}  # fmt: skip
             log(f"burst: {phases['burst']}")
             result["churn"] = phases
@@ -842,6 +843,7 @@ def measure(
                 "memory_limit_mib": limit_mib,
                 "rss_imports_mib": _imports_rss(command[0]),
                 "peak_rss_mib": round(samples.peak_rss_mib, 1),
+                **_rss_course(samples.rss_mib),
                 "cpu_s": round(samples.cpu_s, 1),
                 "probe_failures": samples.probe_failures,
                 "probe_p99_ms": {k: round(_percentile(v, 0.99), 1) for k, v in samples.probe_ms.items()},
@@ -868,6 +870,17 @@ def measure(
             if not cluster_dir:
                 devcluster.down(state, keep_logs=False)
     return result
+
+
+def _rss_course(rss: Sequence[tuple[float, float]], every: int = 10) -> dict[str, Any]:
+    """The largest RSS sampled (MiB) and when (seconds after the operator's start: the phases' ``started_s``
+    tell in which), and every ``every``-th sample (the peak RSS is the kernel's high-water mark, which also
+    catches what the 1 s sampling misses)."""
+    if not rss:
+        return {}
+    at, top = max(rss, key=lambda sample: sample[1])
+    return {"rss_sampled_max": {"mib": round(top, 1), "at_s": round(at, 1)},
+            "rss_course": [[round(t), round(r, 1)] for t, r in rss[::every]]}  # fmt: skip
 
 
 def _rss_at(samples: Samples, at: float | None) -> float | None:

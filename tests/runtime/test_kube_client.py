@@ -431,3 +431,40 @@ def test_report_lists_are_kept_page_by_page() -> None:
     pages = [i for i, entry in enumerate(log) if entry.startswith("page")]
     assert [log[i] for i in pages] == [f"page {s} limit {REPORT_PAGE_SIZE}" for s in range(0, total, REPORT_PAGE_SIZE)]
     assert pages == [0, REPORT_PAGE_SIZE + 1, 2 * REPORT_PAGE_SIZE + 2]  # a page's reports kept before the next page
+
+
+def test_a_report_apply_sends_its_json_as_given_and_reads_back_metadata_and_spec() -> None:
+    """Through the generated client itself (only its connection pool replaced): the apply patch goes out as
+    the JSON ``save`` made, byte for byte, with the apply media type the API server matches (its parameter
+    dropped, as handlers/patch.go does); the answer's metadata and spec come back, its status and
+    managedFields left undecoded."""
+    sent: list[tuple[str, str, bytes, dict[str, str]]] = []
+    stored = {"apiVersion": "spreadwatch.io/v1alpha1", "kind": "SpreadReport",
+              "metadata": {"name": "web-deployment", "namespace": "shop", "uid": "r-1", "resourceVersion": "42",
+                           "managedFields": [{"manager": "spreadwatch"}],
+                           "ownerReferences": [{"kind": "Deployment", "name": "web", "uid": "w-1"}]},
+              "spec": {"workloadRef": {"kind": "Deployment", "name": "web", "uid": "w-1"}},
+              "status": {"health": "Balanced", "nodes": [{"name": "n1"}] * 50}}  # fmt: skip
+
+    class Pool:
+        def request(self, method: str, url: str, *, body: bytes, headers: dict[str, str], **_: Any) -> Any:
+            sent.append((method, url, body, headers))
+            return SimpleNamespace(status=200, reason="OK", data=orjson.dumps(stored), headers={},
+                                   getheaders=dict, getheader=lambda name, default=None: default)  # fmt: skip
+
+    api = client.ApiClient(client.Configuration(host="https://api.example"))
+    api.rest_client.pool_manager = Pool()
+    status = {"health": "Balanced", "bestNodes": ["n1", "n2"], "conditions": [{"type": "Balanced"}]}
+    workload = {"apiVersion": "apps/v1", "kind": "Deployment", "name": "web", "uid": "w-1"}
+    got = asyncio.run(ReportClient(api).save("shop", "web-deployment", {"h": "Balanced"}, {"d": "ab"}, workload,
+                                             status))  # fmt: skip
+    [(method, url, body, headers)] = sent
+    assert (method, headers["Content-Type"]) == ("PATCH", "application/apply-patch+yaml; charset=utf-8")
+    assert url.startswith("https://api.example/apis/spreadwatch.io/v1alpha1/namespaces/shop/spreadreports/")
+    patch = orjson.loads(body)
+    assert isinstance(body, bytes) and body == orjson.dumps(patch)  # the bytes orjson made, not re-encoded
+    assert (patch["status"], patch["spec"]["workloadRef"], patch["metadata"]["annotations"]) == (
+        status, workload, {"d": "ab"})  # fmt: skip
+    assert got == {"metadata": {"name": "web-deployment", "namespace": "shop", "uid": "r-1", "resourceVersion": "42",
+                                "ownerReferences": [{"kind": "Deployment", "name": "web", "uid": "w-1"}]},
+                   "spec": {"workloadRef": {"kind": "Deployment", "name": "web", "uid": "w-1"}}}  # fmt: skip

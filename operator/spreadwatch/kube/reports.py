@@ -20,6 +20,7 @@ from collections.abc import Callable, Iterable, Mapping
 from concurrent.futures import ThreadPoolExecutor
 from typing import Any, Final, TypeVar
 
+import msgspec
 import orjson
 from kubernetes import client
 from kubernetes.client.exceptions import ApiException
@@ -49,6 +50,29 @@ _MANAGED_SELECTOR: Final = ",".join(f"{k}={v}" for k, v in MANAGED_BY.items())
 #: a page of 100 is ~12 MiB of objects, a fifth of the listing default's 500.
 REPORT_PAGE_SIZE: Final = 100
 _KEPT_STATUS: Final = ("health", "bestNodes", "bestNodeCount", "conditions", "lastPlacement")
+#: An apply patch's media type with a parameter: the generated client then sends the body's bytes as given
+#: (only the bare type makes it deep-copy the body and ``json.dumps`` it, two more transient copies of a report
+#: per write in flight); the API server drops parameters before matching the patch type (handlers/patch.go).
+_APPLY_CONTENT_TYPE: Final = "application/apply-patch+yaml; charset=utf-8"
+
+
+class _AppliedMeta(msgspec.Struct, gc=False):
+    name: str = ""
+    namespace: str = ""
+    uid: str = ""
+    resourceVersion: str = ""
+    ownerReferences: list[dict[str, Any]] = []
+
+
+class _Applied(msgspec.Struct, gc=False):
+    """What the writer reads of a report as the API stored it (its status and managedFields are skipped
+    undecoded: a whole report is tens of KiB of objects at the envelope, decoded for each write)."""
+
+    metadata: _AppliedMeta = msgspec.field(default_factory=_AppliedMeta)
+    spec: dict[str, Any] = {}
+
+
+_APPLIED: Final = msgspec.json.Decoder(_Applied)
 _GROUP, _VERSION, _PLURAL = SPREAD_REPORTS.group, SPREAD_REPORTS.version, SPREAD_REPORTS.plural
 
 
@@ -129,7 +153,7 @@ class ReportClient:
 
     async def save(self, namespace: str, name: str, labels: Mapping[str, str], annotations: Mapping[str, str],
                    workload: Mapping[str, str], status: Mapping[str, Any]) -> dict[str, Any]:
-        """The whole report in one request, as :meth:`_save`; the report as stored."""
+        """The whole report in one request, as :meth:`_save`; its metadata and spec as stored."""
         return await self._run(
             f"apply SpreadReport {namespace}/{name}",
             self._save, namespace, name, labels, annotations, workload, status,
@@ -218,7 +242,8 @@ class ReportClient:
         """Create or update the whole report in one request: server-side apply (field manager
         ``spreadwatch``, forced) of its labels (``MANAGED_BY`` plus ``labels``), ``annotations``,
         ownerReference, ``spec.workloadRef`` and ``status`` (the CRD has no status subresource, so one apply
-        sets them all). Returns the report as stored."""
+        sets them all). Returns its metadata (name, namespace, uid, resourceVersion, ownerReferences) and spec
+        as stored."""
         body = {
             "apiVersion": SPREAD_REPORTS.api_version,
             "kind": SPREAD_REPORTS.kind,
@@ -244,14 +269,14 @@ class ReportClient:
             path,
             "PATCH",
             query_params=[("fieldManager", FIELD_MANAGER), ("force", "true")],
-            body=body,  # (the client sends an apply patch as JSON, which is YAML)
-            header_params={"Content-Type": "application/apply-patch+yaml", "Accept": "application/json"},
+            body=orjson.dumps(body),  # (an apply patch as JSON, which is YAML)
+            header_params={"Content-Type": _APPLY_CONTENT_TYPE, "Accept": "application/json"},
             auth_settings=["BearerToken"],
             _preload_content=False,
             _return_http_data_only=True,
             _request_timeout=_request_timeout,
         )
-        result: dict[str, Any] = orjson.loads(response.data)
+        result: dict[str, Any] = msgspec.to_builtins(_APPLIED.decode(response.data))
         return result
 
     def _delete(self, namespace: str, name: str) -> bool:
