@@ -217,6 +217,7 @@ def phase_figures(
         (overlapping if hit else others).append(latency)
         made_in_all += 1
         made_during += any(start <= made <= end for start, end in windows)
+    per_change = (applies - beside) / (made_in_all - made_during) if made_in_all > made_during else None
     return {
         "seconds": round(seconds, 1),
         "churn_s": round(churn_s, 1),
@@ -237,6 +238,10 @@ def phase_figures(
         "changes_per_s_outside_resync": round((made_in_all - made_during) / (seconds - resync_s), 1)
         if seconds > resync_s
         else None,
+        "writes_per_change_outside_resync": per_change,
+        "writes_per_change_ratio": round(beside / (made_during * per_change), 2)
+        if made_during and per_change
+        else None,
         "changes_overlapping_a_resync": len(overlapping),
         "p99_s_overlapping_a_resync": _p99(overlapping),
         "p99_s_not_overlapping": _p99(others),
@@ -254,8 +259,10 @@ def _p99(values: Sequence[float]) -> float | None:
 
 def sum_phases(phases: Sequence[Mapping[str, Any]], first: OperatorView, last: OperatorView) -> dict[str, Any]:
     """The churn as a whole (every phase): resyncs inside it, writes per second during them and outside, and
-    their ratio (the issue's "writes during a resync": unchanged is 1), minutes of churn, and the write-latency
-    distribution from the first phase's start to the last one's end."""
+    their ratio; pod changes made per second during and outside them; writes per change (the issue's "writes
+    during a resync": unchanged is 1): the writes answered during the resyncs ÷ the writes their phases would
+    have made for the changes made meanwhile at each phase's own writes per change outside its resyncs;
+    minutes of churn, and the write-latency distribution from the first phase's start to the last one's end."""
     resync_s = sum(sum(p["resync_s"]) for p in phases)
     beside = sum(p["writes_beside_resyncs"] for p in phases)
     seconds = sum(p["seconds"] for p in phases)
@@ -268,6 +275,10 @@ def sum_phases(phases: Sequence[Mapping[str, Any]], first: OperatorView, last: O
     demand_outside = (made - made_during) / (seconds - resync_s) if seconds > resync_s else None
     write_ratio = during / outside if during is not None and outside else None
     demand_ratio = demand_during / demand_outside if demand_during is not None and demand_outside else None
+    # the writes a resync's changes would have made at their own phase's writes per change outside resyncs (a
+    # rollout's change makes few writes, a scattered one many: pooled, the phases' mix would decide the ratio)
+    expected = sum(p["changes_made_during_resync"] * p["writes_per_change_outside_resync"] for p in phases
+                   if p["writes_per_change_outside_resync"] is not None)  # fmt: skip
     return {
         "resyncs": sum(p["resyncs"] for p in phases),
         "resync_max_s": max((max(p["resync_s"], default=0.0) for p in phases), default=0.0),
@@ -279,9 +290,7 @@ def sum_phases(phases: Sequence[Mapping[str, Any]], first: OperatorView, last: O
         "changes_per_s_during": round(demand_during, 1) if demand_during is not None else None,
         "changes_per_s_outside": round(demand_outside, 1) if demand_outside is not None else None,
         "change_rate_ratio": round(demand_ratio, 2) if demand_ratio is not None else None,
-        "writes_per_change_ratio": round(write_ratio / demand_ratio, 2)
-        if write_ratio is not None and demand_ratio
-        else None,
+        "writes_per_change_ratio": round(beside / expected, 2) if expected > 0 else None,
         "churn_minutes": round(sum(p["churn_s"] for p in phases) / 60, 1),
         "write_latency": distribution(first.histograms["write"], last.histograms["write"]),
     }

@@ -55,3 +55,20 @@ def test_writes_per_change_separates_a_stall_from_a_slower_churn(
         change_ratio,
         per_change,
     )
+
+
+def test_writes_per_change_weighs_each_phase_at_its_own_rate() -> None:
+    """A rollout's change makes few writes (its workload's debounce merges them), a scattered one many: the
+    resyncs' writes are compared with what each phase would have written for the changes made meanwhile, not
+    with the phases pooled (their mix inside the resyncs would decide)."""
+    # rollouts: 9 writes for 900 changes outside (0.01 a change); 100 changes in the resync, 1 write: 1.0
+    rollouts = _phase(1, 10, [t / 10 + 0.05 for t in range(1000)])
+    # scattered: 90 writes for 90 changes outside (1 a change); the churn halves in the resync: 5 changes, 5
+    # writes: 1.0
+    made = [t + 0.5 for t in (*range(40), *range(40, 50, 2), *range(50, 100))]
+    scattered = _phase(5, 95, made)
+    assert (rollouts["writes_per_change_ratio"], scattered["writes_per_change_ratio"]) == (1.0, 1.0)
+    summed = sum_phases([rollouts, scattered], _view(0.0, 0, []), _view(200.0, 105, []))
+    assert summed["writes_per_change_ratio"] == 1.0  # expected 100 × 0.01 + 5 × 1 = 6, written 6
+    # pooled, the same churn reads as a stall: (6 / 99 writes) ÷ (105 / 990 changes) = 0.57
+    assert summed["write_rate_ratio"] / summed["change_rate_ratio"] == pytest.approx(0.57, abs=0.02)
