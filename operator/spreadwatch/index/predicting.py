@@ -119,7 +119,7 @@ REFRESH_BATCH: Final = 200
 
 #: equal breakdowns, pairs, listed nodes and excluded counts: one object (cleared when large)
 _SHARED: dict[object, object] = {}
-_SHARED_LIMIT: Final = 200_000
+_SHARED_LIMIT: Final = 50_000  # (an entry and its object: ~100-300 bytes; 200,000 allowed tens of MiB in a long churn)
 
 
 _T = TypeVar("_T")
