@@ -211,7 +211,9 @@ def phase_figures(
     beside = sum(r["writesBeside"] for r in runs)
     offset = after.wall - after.at  # the harness's monotonic clock → unix time
     windows = [(r["started"] - offset, r["started"] + r["seconds"] - offset) for r in runs]
-    overlapping, others, made_during, made_in_all = [], [], 0, 0
+    overlapping: list[float] = []
+    others: list[float] = []
+    made_during = made_in_all = 0
     for made, latency in changes:
         hit = any(made <= end and made + latency >= start for start, end in windows)
         (overlapping if hit else others).append(latency)
@@ -228,16 +230,10 @@ def phase_figures(
         "resync_pages": sum(r["pages"] for r in runs),
         "resync_bytes": sum(r["bytes"] for r in runs),
         "writes_beside_resyncs": beside,
-        "writes_per_s_during_resync": round(beside / resync_s, 1) if resync_s > 0 else None,
-        "writes_per_s_outside_resync": round((applies - beside) / (seconds - resync_s), 1)
-        if seconds > resync_s
-        else None,
+        **_per_second("writes_per_s", beside, applies, resync_s, seconds),
         "changes_made": made_in_all,
         "changes_made_during_resync": made_during,
-        "changes_per_s_during_resync": round(made_during / resync_s, 1) if resync_s > 0 else None,
-        "changes_per_s_outside_resync": round((made_in_all - made_during) / (seconds - resync_s), 1)
-        if seconds > resync_s
-        else None,
+        **_per_second("changes_per_s", made_during, made_in_all, resync_s, seconds),
         "writes_per_change_outside_resync": per_change,
         "writes_per_change_ratio": round(beside / (made_during * per_change), 2)
         if made_during and per_change
@@ -248,6 +244,21 @@ def phase_figures(
         "write_latency": distribution(before.histograms["write"], after.histograms["write"]),
         "lag": distribution(before.histograms["lag"], after.histograms["lag"]),
     }
+
+
+def _rates(inside: int, total: int, resync_s: float, seconds: float) -> tuple[float | None, float | None]:
+    """Per second: ``inside`` of ``total`` counted in the resyncs' ``resync_s`` seconds, and the rest in the
+    other ``seconds - resync_s`` (None: no time there)."""
+    during = inside / resync_s if resync_s > 0 else None
+    outside = (total - inside) / (seconds - resync_s) if seconds > resync_s else None
+    return during, outside
+
+
+def _per_second(name: str, inside: int, total: int, resync_s: float, seconds: float) -> dict[str, float | None]:
+    """``<name>_during_resync`` and ``<name>_outside_resync`` (:func:`_rates`), to 0.1."""
+    rates = _rates(inside, total, resync_s, seconds)
+    during, outside = (round(r, 1) if r is not None else None for r in rates)
+    return {f"{name}_during_resync": during, f"{name}_outside_resync": outside}
 
 
 def _p99(values: Sequence[float]) -> float | None:
@@ -267,12 +278,9 @@ def sum_phases(phases: Sequence[Mapping[str, Any]], first: OperatorView, last: O
     beside = sum(p["writes_beside_resyncs"] for p in phases)
     seconds = sum(p["seconds"] for p in phases)
     applies = sum(p["report_writes"] for p in phases)
-    during = beside / resync_s if resync_s > 0 else None
-    outside = (applies - beside) / (seconds - resync_s) if seconds > resync_s else None
+    during, outside = _rates(beside, applies, resync_s, seconds)
     made_during = sum(p["changes_made_during_resync"] for p in phases)
-    made = sum(p["changes_made"] for p in phases)
-    demand_during = made_during / resync_s if resync_s > 0 else None
-    demand_outside = (made - made_during) / (seconds - resync_s) if seconds > resync_s else None
+    demand_during, demand_outside = _rates(made_during, sum(p["changes_made"] for p in phases), resync_s, seconds)
     write_ratio = during / outside if during is not None and outside else None
     demand_ratio = demand_during / demand_outside if demand_during is not None and demand_outside else None
     # the writes a resync's changes would have made at their own phase's writes per change outside resyncs (a
