@@ -7,9 +7,11 @@ from __future__ import annotations
 
 from typing import Any
 
+import pytest
 from part_records import parsed
 
 from k8s_objects import GA_ZONE, controller, node, owner, pod
+from spreadwatch.index import predicting
 from spreadwatch.index.predicting import Predictor
 from spreadwatch.index.state import CandidateSet, IndexRecords, NamespaceState, Workload
 from spreadwatch.model import Controller, Node, Pod
@@ -17,6 +19,7 @@ from spreadwatch.report import CandidateLayout, ReportInput, ReportOptions, Spre
 from spreadwatch.scoring import WorkloadRef, ZoneKey, get_profile, representative_pod, zone_key
 from spreadwatch.scoring.resource_fit import NODE_RESOURCES_FIT
 from spreadwatch.scoring.scheduler_profile import default_scheduler_profile
+from spreadwatch.scoring.topology_groups import group_candidates
 
 V129 = get_profile("v1.29")
 OPTIONS = ReportOptions(scheduler=default_scheduler_profile())
@@ -122,3 +125,59 @@ def test_no_scheduler_profile_no_prediction() -> None:
     part.pod_changed(None, _busy_pod())
     assert (part.prediction_epoch, part.stale_predictions()) == (epoch, set())
     assert part.with_prediction(index.web, index.report()).prediction is None
+
+
+def test_a_load_change_leaves_no_cache_entry_of_the_loads_before() -> None:
+    """The caches keyed by the loads (shape tables, resource vectors, copies, rooms) hold only entries made at
+    the current loads once a prediction after a pod event has run: an older epoch's entry is never read again
+    (it held ~0.5 MiB a shape table at 5,000 nodes until 64 had piled up). The prediction is the one of a part
+    that saw both pods from the start."""
+    index = _Index()
+    small = {"containers": [{"name": "app", "image": "app:1", "resources": {"requests": {"cpu": "1"}}}]}
+    ctrl = parsed(controller("StatefulSet", "api", {"matchLabels": {"app": "api"}}, {"app": "api"},
+                             template_spec=small))  # fmt: skip
+    api = Workload(ctrl, WorkloadRef.of(ctrl), pod=representative_pod(ctrl, ())[0], selector_text="app=api")
+    index.part.with_prediction(api, index.report())  # (another request shape: entries of its own)
+    index.part.with_prediction(index.web, index.report())
+    index.add(_busy_pod())
+    after = index.part.with_prediction(index.web, index.report()).prediction
+    part = index.part
+    current = (part._node_epoch, part._loads.version, len(part._loads))  # (private: what the caches compare)
+    for cache in (part._tables, part._resource_vectors, part._copies, part._rooms):
+        assert all(entry[0] == current for entry in cache.values())
+    assert part._tables and part._resource_vectors
+    fresh = _Index()
+    fresh.add(_busy_pod())
+    assert after == fresh.part.with_prediction(fresh.web, fresh.report()).prediction
+
+
+@pytest.mark.parametrize(
+    ("held", "entry", "limit", "kept"),
+    [
+        pytest.param({"a": (1, "x")}, (1, "y"), 4, {"a", "b"}, id="same-epoch:kept"),
+        pytest.param({"a": (1, "x")}, (2, "y"), 4, {"b"}, id="epoch-moved:older-dropped"),
+        pytest.param({"a": (1, "x"), "c": (1, "z")}, (1, "y"), 2, {"b"}, id="limit-2-held:all-dropped"),
+        pytest.param({}, (7, "y"), 1, {"b"}, id="empty:stored"),
+    ],
+)
+def test_put_keeps_one_epoch_and_at_most_limit_entries(
+    held: dict[str, tuple[int, str]], entry: tuple[int, str], limit: int, kept: set[str]
+) -> None:
+    cache = dict(held)
+    predicting._put(cache, "b", entry, limit)
+    assert set(cache) == kept and cache["b"] == entry
+
+
+def test_a_groups_slot_vector_is_never_another_groups_object_s() -> None:
+    """The slot vectors are cached by ``id(groups)``: an entry left by groups object that is gone, under an id
+    reused by a new one, is not returned for it."""
+    index = _Index()
+    part = index.part
+    nodes = list(index.nodes.values())
+    both = group_candidates(nodes, (GA_ZONE,), index.zones)  # two groups: slot of n1 → 0, n2 → 1
+    only_n2 = group_candidates(nodes[1:], (GA_ZONE,), index.zones)  # one group: n1 in none (1), n2 → 0
+    expected = part._group_slots(only_n2).tolist()
+    part._group_slot_cache.clear()
+    epoch = (part._node_epoch, len(part._loads))
+    part._group_slot_cache[id(only_n2)] = (epoch, both, part._group_slots(both))  # (as if both's id were reused)
+    assert part._group_slots(only_n2).tolist() == expected != part._group_slots(both).tolist()
