@@ -409,6 +409,9 @@ class Samples:
     liveness_failures_in_a_row: int = 0
     restarts_a_kubelet_would_make: int = 0
     scrape_s: list[float] = field(default_factory=list)
+    # each gzip scrape: (began, s after the operator's start; the operator's CPU seconds during it; the share of
+    # the machine's CPU time busy during it, every process)
+    scrape_at: list[tuple[float, float, float]] = field(default_factory=list)
     scrape_failures: int = 0
     scrape_identity_s: list[float] = field(default_factory=list)  # the same scrape without gzip, once a minute
     scrape_gzip_bytes: int = 0  # of the last scrape, as sent
@@ -482,6 +485,27 @@ def _proc(pid: int) -> tuple[float, float, float]:
     return int(fields["VmRSS"]) / 1024, int(fields["VmHWM"]) / 1024, cpu
 
 
+def _cpu_s(pid: int) -> float:
+    """A process's CPU seconds so far (0 once it is gone)."""
+    try:
+        return _proc(pid)[2]
+    except OSError:
+        return 0.0
+
+
+def _machine_jiffies() -> tuple[int, int]:
+    """(busy, total) jiffies of every CPU since boot (/proc/stat: idle and iowait are not busy)."""
+    ticks = [int(x) for x in Path("/proc/stat").read_text().split("\n", 1)[0].split()[1:]]
+    total = sum(ticks[:8])  # (guest time is counted inside user and nice already)
+    return total - ticks[3] - ticks[4], total
+
+
+def _busy(before: tuple[int, int], after: tuple[int, int]) -> float:
+    """The share of the machine's CPU time that was busy between two :func:`_machine_jiffies`."""
+    total = after[1] - before[1]
+    return (after[0] - before[0]) / total if total > 0 else 0.0
+
+
 def sample_process(
     pid: int, port: int, metrics_port: int, token: str, samples: Samples, stop: threading.Event, started: float
 ) -> None:
@@ -513,8 +537,10 @@ def sample_process(
         tick += 1
         if tick % 10 == 0:
             url = f"https://127.0.0.1:{metrics_port}/metrics"
+            began, cpu_before, machine_before = time.monotonic() - started, _cpu_s(pid), _machine_jiffies()
             code, took, sent, body = _scrape(url, token, 10.0)
             samples.scrape_s.append(took)
+            samples.scrape_at.append((began, _cpu_s(pid) - cpu_before, _busy(machine_before, _machine_jiffies())))
             samples.scrape_gzip_bytes, samples.scrape_text_bytes = sent, len(body)
             if code != 200:
                 samples.scrape_failures += 1
@@ -852,6 +878,7 @@ def measure(
                 "scrapes": len(samples.scrape_s), "scrape_failures": samples.scrape_failures,
                 "scrape_max_s": round(max(samples.scrape_s, default=0.0), 2),
                 "scrape_p50_s": round(_percentile(samples.scrape_s, 0.5), 2),
+                **_scrape_course(samples),
                 "scrape_identity_max_s": round(max(samples.scrape_identity_s, default=0.0), 2),
                 "scrape_identity_p50_s": round(_percentile(samples.scrape_identity_s, 0.5), 2),
                 "scrape_mib": round(samples.scrape_text_bytes / MIB, 1),
@@ -870,6 +897,16 @@ def measure(
             if not cluster_dir:
                 devcluster.down(state, keep_logs=False)
     return result
+
+
+def _scrape_course(samples: Samples) -> dict[str, Any]:
+    """Every gzip scrape as [began (s after the operator's start), seconds, the operator's CPU seconds meanwhile,
+    the machine's busy share meanwhile]: the phases' ``started_s`` tell in which each fell, the CPU whether
+    the operator had a core to format it on (a scrape's own CPU is the metrics figure's render time). With
+    the slowest one's."""
+    course = [[round(at), round(took, 2), round(cpu, 2), round(busy, 2)]
+              for took, (at, cpu, busy) in zip(samples.scrape_s, samples.scrape_at, strict=True)]  # fmt: skip
+    return {"scrape_course": course, "scrape_slowest": max(course, key=lambda c: c[1], default=None)}
 
 
 def _rss_course(rss: Sequence[tuple[float, float]], every: int = 10) -> dict[str, Any]:

@@ -61,6 +61,9 @@ def test_probes_never_fail_and_no_restart(result: dict[str, Any]) -> None:
     assert result["restarts_a_kubelet_would_make"] == 0
     assert result["scrapes"] >= 1
     assert result["scrape_failures"] == 0
+    course = result["scrape_course"]  # [began s, seconds, the operator's CPU s meanwhile, the machine's busy share]
+    assert len(course) == result["scrapes"] and result["scrape_slowest"] in course
+    assert all(at >= 0 and took > 0 and cpu >= 0 and 0 <= busy <= 1 for at, took, cpu, busy in course)
     assert result["operator_exit"] == 0
 
 

@@ -59,6 +59,7 @@ from spreadwatch.decode.reading import (
     decode_json,
     decode_json_chunks,
     decode_page,
+    page_continue,
 )
 from spreadwatch.decode.watch import (
     Informed,
@@ -85,5 +86,6 @@ __all__ = [
     "decode_list_page",
     "decode_page",
     "list_resource_version",
+    "page_continue",
     "settle",
 ]

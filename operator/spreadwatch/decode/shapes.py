@@ -67,6 +67,7 @@ __all__ = [
     "Ordinals",
     "OwnerReference",
     "Page",
+    "PageHead",
     "PersistentVolumeClaimFields",
     "PersistentVolumeFields",
     "PersistentVolumeObject",
@@ -591,6 +592,12 @@ class Page(msgspec.Struct, gc=False):
 
     metadata: ListMeta | None = None
     items: list[msgspec.Raw] | None = None
+
+
+class PageHead(msgspec.Struct, gc=False):
+    """A list page's metadata, its items skipped."""
+
+    metadata: ListMeta | None = None
 
 
 class RawList(msgspec.Struct, gc=False):

@@ -192,13 +192,14 @@ class ReportClient:
           digest, ownerReferences, uid), no spec or status: pages of 500, ~1.9 KiB an item (most of it
           managedFields) where a whole report is tens of KiB at the envelope.
 
-        ``on_page(bytes)`` hears of every page read (called in this thread)."""
+        ``on_page(bytes)`` hears of every page read (called in this thread); no page is read ahead (a resync
+        is in no hurry, and one page is its memory)."""
         wanted: list[str | None] = [*namespaces] or [None]
         size = PAGE_SIZE if metadata_only else REPORT_PAGE_SIZE
         out: list[T] = []
         for ns in wanted:
             listed = iter_objects(self.api, SPREAD_REPORTS, ns, page_size=size, label_selector=_MANAGED_SELECTOR,
-                                  metadata_only=metadata_only, on_page=on_page)  # fmt: skip
+                                  metadata_only=metadata_only, on_page=on_page, read_ahead=False)  # fmt: skip
             out.extend(kept for kept in map(keep, map(_slim, listed)) if kept is not None)
         return out
 
