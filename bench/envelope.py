@@ -74,6 +74,7 @@ from bench.envelope_figures import (  # noqa: E402
     operator_start,
     operator_view,
     phase_figures,
+    scrape_shares,
     sum_phases,
 )
 from bench.soak_cluster import free_port, stop_process  # noqa: E402
@@ -903,10 +904,10 @@ def _scrape_course(samples: Samples) -> dict[str, Any]:
     """Every gzip scrape as [began (s after the operator's start), seconds, the operator's CPU seconds meanwhile,
     the machine's busy share meanwhile]: the phases' ``started_s`` tell in which each fell, the CPU whether
     the operator had a core to format it on (a scrape's own CPU is the metrics figure's render time). With
-    the slowest one's."""
+    :func:`scrape_shares`."""
     course = [[round(at), round(took, 2), round(cpu, 2), round(busy, 2)]
               for took, (at, cpu, busy) in zip(samples.scrape_s, samples.scrape_at, strict=True)]  # fmt: skip
-    return {"scrape_course": course, "scrape_slowest": max(course, key=lambda c: c[1], default=None)}
+    return {"scrape_course": course, **scrape_shares(course)}
 
 
 def _rss_course(rss: Sequence[tuple[float, float]], every: int = 10) -> dict[str, Any]:

@@ -23,6 +23,7 @@ import datetime as dt
 import json
 import os
 import re
+import statistics
 import time
 import urllib.request
 from collections.abc import Callable, Iterable, Mapping, Sequence
@@ -44,6 +45,7 @@ __all__ = [
     "operator_start",
     "operator_view",
     "phase_figures",
+    "scrape_shares",
     "sum_phases",
 ]
 
@@ -302,3 +304,16 @@ def sum_phases(phases: Sequence[Mapping[str, Any]], first: OperatorView, last: O
         "churn_minutes": round(sum(p["churn_s"] for p in phases) / 60, 1),
         "write_latency": distribution(first.histograms["write"], last.histograms["write"]),
     }
+
+
+def scrape_shares(course: Sequence[Sequence[float]]) -> dict[str, Any]:
+    """Of the envelope's scrape course (each scrape as [began s, seconds, the operator's CPU seconds meanwhile,
+    the machine's busy share meanwhile]): the slowest scrape and the operator's CPU seconds during it, and the
+    medians of the operator's CPU ÷ a scrape's seconds and of the machine's busy share during a scrape."""
+    if not course:
+        return {}
+    slowest = max(course, key=lambda c: c[1])
+    shares = [c[2] / c[1] for c in course if c[1] > 0]
+    return {"scrape_slowest": list(slowest), "scrape_slowest_cpu_s": slowest[2],
+            "scrape_cpu_share_p50": round(statistics.median(shares), 2) if shares else None,
+            "scrape_machine_busy_p50": round(statistics.median(c[3] for c in course), 2)}  # fmt: skip

@@ -9,7 +9,7 @@ from __future__ import annotations
 from typing import Any
 
 import pytest
-from bench.envelope_figures import OperatorView, phase_figures, sum_phases
+from bench.envelope_figures import OperatorView, phase_figures, scrape_shares, sum_phases
 
 _EMPTY = {"write": [(float("inf"), 0.0)], "lag": [(float("inf"), 0.0)]}
 
@@ -72,3 +72,19 @@ def test_writes_per_change_weighs_each_phase_at_its_own_rate() -> None:
     assert summed["writes_per_change_ratio"] == 1.0  # expected 100 × 0.01 + 5 × 1 = 6, written 6
     # pooled, the same churn reads as a stall: (6 / 99 writes) ÷ (105 / 990 changes) = 0.57
     assert summed["write_rate_ratio"] / summed["change_rate_ratio"] == pytest.approx(0.57, abs=0.02)
+
+
+@pytest.mark.parametrize(
+    ("course", "expected"),
+    [
+        pytest.param([], {}, id="no scrape: no figure"),
+        # [began, seconds, the operator's CPU, the machine's busy share]: the slowest is the 4 s one (2 s of CPU);
+        # CPU ÷ seconds 0.5, 0.5, 1.0 → median 0.5; busy 1.0, 0.9, 0.8 → median 0.9
+        pytest.param([[10, 1.0, 0.5, 1.0], [20, 4.0, 2.0, 0.9], [30, 2.0, 2.0, 0.8]],
+                     {"scrape_slowest": [20, 4.0, 2.0, 0.9], "scrape_slowest_cpu_s": 2.0,
+                      "scrape_cpu_share_p50": 0.5, "scrape_machine_busy_p50": 0.9},
+                     id="slowest 4 s with 2 s CPU; shares 0.5, 0.5, 1 → 0.5; busy → 0.9"),
+    ],
+)
+def test_scrape_shares_name_the_slowest_and_the_medians(course: list[list[float]], expected: dict[str, Any]) -> None:
+    assert scrape_shares(course) == expected

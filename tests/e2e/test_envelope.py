@@ -64,6 +64,7 @@ def test_probes_never_fail_and_no_restart(result: dict[str, Any]) -> None:
     course = result["scrape_course"]  # [began s, seconds, the operator's CPU s meanwhile, the machine's busy share]
     assert len(course) == result["scrapes"] and result["scrape_slowest"] in course
     assert all(at >= 0 and took > 0 and cpu >= 0 and 0 <= busy <= 1 for at, took, cpu, busy in course)
+    assert result["scrape_slowest_cpu_s"] == result["scrape_slowest"][2] and 0 <= result["scrape_machine_busy_p50"] <= 1
     assert result["operator_exit"] == 0
 
 
