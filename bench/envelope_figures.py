@@ -34,6 +34,7 @@ from typing import Any
 
 from kubernetes import client
 
+from spreadwatch.decode import page_continue
 from spreadwatch.kube.listing import PAGE_SIZE
 from spreadwatch.resources import CLUSTER_RESOURCES, ApiResource
 
@@ -49,7 +50,6 @@ __all__ = [
     "sum_phases",
 ]
 
-_CONTINUE = re.compile(rb'"continue":"([^"]*)"')
 _BUCKET = re.compile(rb'^(?P<name>[a-z_]+)_bucket\{le="(?P<le>[^"]+)"\} (?P<count>[0-9.e+]+)', re.MULTILINE)
 #: The operator's histograms the envelope reads: one apply, request to answer; a change to its report's write.
 HISTOGRAMS = {"write": b"spreadwatch_report_write_duration_seconds", "lag": b"spreadwatch_report_lag_seconds"}
@@ -60,7 +60,8 @@ HISTOGRAMS = {"write": b"spreadwatch_report_write_duration_seconds", "lag": b"sp
 
 def _list_bytes(api: client.ApiClient, resource: ApiResource, page_size: int) -> tuple[int, int]:
     """(pages, bytes) of one list of ``resource`` in all namespaces, the bytes read and dropped (the continue
-    token is read from the page's head, nothing is parsed)."""
+    token is read from the page's head as the operator reads it, ``decode.page_continue``; nothing else is
+    parsed)."""
     pages = size = 0
     token = ""
     while True:
@@ -72,9 +73,7 @@ def _list_bytes(api: client.ApiClient, resource: ApiResource, page_size: int) ->
         data: bytes = response.data
         pages += 1
         size += len(data)
-        head = data[: data.find(b'"items"')] if b'"items"' in data else data[:4096]
-        found = _CONTINUE.search(head)
-        token = found.group(1).decode() if found else ""
+        token = page_continue(data)
         if not token:
             return pages, size
 
