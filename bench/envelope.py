@@ -19,7 +19,8 @@
    every second: ``/healthz`` and ``/readyz`` with the kubelet's 1 s timeout, RSS and CPU from /proc;
    ``/metrics`` every 10 s with a bearer token, 10 s timeout, gzip (as Prometheus asks), and once a minute
    without gzip. Probes and scrapes are made by curl, a process of its own (as the kubelet and Prometheus
-   are): the harness's own threads never stretch the times. A watch on SpreadReports compares each
+   are), in threads of their own (a probe is made while a scrape runs): the harness's own threads never
+   stretch the times. A watch on SpreadReports compares each
    report's content (the status without conditions and timestamps) with the expected one.
 4. Churn, each change applied to the harness's index too, so the expected report of every workload it
    touches is known: ``--churn-rate`` pod events/s for ``--churn-seconds`` as rollouts in 20 workloads
@@ -507,13 +508,10 @@ def _busy(before: tuple[int, int], after: tuple[int, int]) -> float:
     return (after[0] - before[0]) / total if total > 0 else 0.0
 
 
-def sample_process(
-    pid: int, port: int, metrics_port: int, token: str, samples: Samples, stop: threading.Event, started: float
-) -> None:
+def sample_process(pid: int, port: int, samples: Samples, stop: threading.Event, started: float) -> None:
     """Probes every second (1 s for the whole request, as the kubelet's timeoutSeconds; 3 liveness failures in
-    a row = one kubelet restart; failures count once the probe has answered 200), /metrics every 10 s as
-    Prometheus scrapes it (10 s timeout; gzip) and once a minute without gzip, RSS and CPU every second."""
-    tick = 0
+    a row = one kubelet restart; failures count once the probe has answered 200), RSS and CPU every second.
+    Scrapes are :func:`sample_scrapes`' own thread: a kubelet probes while Prometheus scrapes."""
     answered: set[str] = set()
     while not stop.wait(1.0):
         with contextlib.suppress(OSError):
@@ -535,26 +533,36 @@ def sample_process(
                 samples.liveness_failures_in_a_row = samples.liveness_failures_in_a_row + 1 if code != 200 else 0
                 if samples.liveness_failures_in_a_row == 3:
                     samples.restarts_a_kubelet_would_make += 1
+
+
+def sample_scrapes(
+    pid: int, metrics_port: int, token: str, samples: Samples, stop: threading.Event, started: float
+) -> None:
+    """/metrics every 10 s as Prometheus scrapes it (10 s timeout; gzip; the next one 10 s after this one
+    began, or at once when it took longer) and once a minute without gzip."""
+    url = f"https://127.0.0.1:{metrics_port}/metrics"
+    tick = 0
+    due = time.monotonic() + 10.0
+    while not stop.wait(max(0.0, due - time.monotonic())):
         tick += 1
-        if tick % 10 == 0:
-            url = f"https://127.0.0.1:{metrics_port}/metrics"
-            began, cpu_before, machine_before = time.monotonic() - started, _cpu_s(pid), _machine_jiffies()
-            code, took, sent, body = _scrape(url, token, 10.0)
-            samples.scrape_s.append(took)
-            samples.scrape_at.append((began, _cpu_s(pid) - cpu_before, _busy(machine_before, _machine_jiffies())))
-            samples.scrape_gzip_bytes, samples.scrape_text_bytes = sent, len(body)
+        due = time.monotonic() + 10.0
+        began, cpu_before, machine_before = time.monotonic() - started, _cpu_s(pid), _machine_jiffies()
+        code, took, sent, body = _scrape(url, token, 10.0)
+        samples.scrape_s.append(took)
+        samples.scrape_at.append((began, _cpu_s(pid) - cpu_before, _busy(machine_before, _machine_jiffies())))
+        samples.scrape_gzip_bytes, samples.scrape_text_bytes = sent, len(body)
+        if code != 200:
+            samples.scrape_failures += 1
+        if tick % 6 == 0:
+            code, took, _, _ = _scrape(url, token, 10.0, gzip=False)
+            samples.scrape_identity_s.append(took)
             if code != 200:
                 samples.scrape_failures += 1
-            if tick % 60 == 0:
-                code, took, _, _ = _scrape(url, token, 10.0, gzip=False)
-                samples.scrape_identity_s.append(took)
-                if code != 200:
-                    samples.scrape_failures += 1
-            for series, name in ((samples.oldest_pending_s, b"spreadwatch_oldest_pending_seconds"),
-                                 (samples.in_flight_limit, b"spreadwatch_writes_in_flight_limit")):  # fmt: skip
-                value = _gauge(body, name)
-                if value is not None:
-                    series.append((time.monotonic() - started, value))
+        for series, name in ((samples.oldest_pending_s, b"spreadwatch_oldest_pending_seconds"),
+                             (samples.in_flight_limit, b"spreadwatch_writes_in_flight_limit")):  # fmt: skip
+            value = _gauge(body, name)
+            if value is not None:
+                series.append((time.monotonic() - started, value))
 
 
 # ----------------------------------------------------------------------------------------------- churn
@@ -797,10 +805,14 @@ def measure(
                 proc = subprocess.Popen(command, stdout=out, stderr=subprocess.STDOUT, env={**os.environ, **env})
             started = time.monotonic()
             samples = Samples()
-            sampler = threading.Thread(
-                target=sample_process, args=(proc.pid, port, metrics_port, token, samples, stop, started), daemon=True
-            )
-            sampler.start()
+            samplers = [
+                threading.Thread(target=sample_process, args=(proc.pid, port, samples, stop, started), daemon=True),
+                threading.Thread(
+                    target=sample_scrapes, args=(proc.pid, metrics_port, token, samples, stop, started), daemon=True
+                ),
+            ]
+            for sampler in samplers:
+                sampler.start()
             all_correct = _wait(expectation.all_correct, report_timeout, "every workload's report correct")
             result["every_report_correct_s"] = round(all_correct, 1)
             # at a small scale every report can be right before the next probe tick: wait for that probe's 200
@@ -865,7 +877,8 @@ def measure(
             rss_now = _proc(proc.pid)[0]
             result["rss_after_churn_mib"] = round(rss_now, 1)
             stop.set()
-            sampler.join(15)
+            for sampler in samplers:
+                sampler.join(15)
             result.update({
                 "memory_limit_mib": limit_mib,
                 "rss_imports_mib": _imports_rss(command[0]),

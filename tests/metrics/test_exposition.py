@@ -251,6 +251,32 @@ def test_a_frozen_view_does_not_see_later_changes() -> None:
     assert after[key] == 4
 
 
+@pytest.mark.parametrize(("compare", "prediction"), [(None, False), ("v1.29", False), (None, True)],
+                         ids=["one-profile", "compared", "prediction"])  # fmt: skip
+def test_the_operators_scrape_reads_the_reports_as_built_and_builds_none(compare: str | None, prediction: bool) -> None:
+    # as_built (the operator's registry): the writer builds each changed report; a scrape never does
+    idx = index(compare=compare, prediction=prediction)
+    as_built = registry_for(idx, MetricsOptions(), as_built=True)
+    pods = ("spreadwatch_workload_pods", (("kind", "StatefulSet"), ("namespace", "shop"), ("workload", "db")))
+
+    def scraped() -> dict[tuple[str, Any], float]:
+        return {(n, lab): v for n, lab, v in samples(render(as_built).decode())}
+
+    assert not any(name.startswith("spreadwatch_workload_") for name, _ in scraped())  # nothing built yet
+    assert not idx.report_is_current(DB)
+    idx.reports()
+    assert render(as_built) == render(registry_for(idx, MetricsOptions()))  # built: the same exposition
+    from k8s_objects import owner, pod
+    from spreadwatch.model import parse_object
+
+    new_pod = pod("db-3", {"app": "db"}, "node-a2", namespace="shop", owners=[owner("StatefulSet", "db")])
+    idx.apply(parse_object(new_pod))
+    assert scraped()[pods] == 3  # the report as last built ...
+    assert not idx.report_is_current(DB)  # ... and the scrape built none
+    idx.report_for(DB)  # (the writer, after the debounce)
+    assert scraped()[pods] == 4
+
+
 @pytest.mark.parametrize("openmetrics", [False, True])
 def test_chunks_are_the_exposition_in_pieces_of_about_the_size_asked(
     openmetrics: bool, monkeypatch: pytest.MonkeyPatch

@@ -155,6 +155,28 @@ def test_a_standby_writes_nothing_and_resyncs_when_it_becomes_leader() -> None:
     assert p.writer.stats.resyncs == 1
 
 
+def test_a_standby_builds_each_changed_report_after_the_debounce_and_writes_nothing() -> None:
+    # a standby's /metrics reads the reports as built (SpreadIndex.published_report): its writer builds them
+    p = pipeline(debounce=1.0)
+    p.leader = False
+    p.feed(*web_cluster())
+    key = next(iter(p.index.workload_keys()))
+    p.step()
+    assert p.index.published_report(key) is None  # within the debounce: not built yet
+    p.clock.advance(1.1)
+    p.step()
+    first = p.index.published_report(key)
+    assert first is not None and first.pods == 3 and p.index.report_is_current(key)
+    p.feed(ev("ADDED", pod_of("web", 7, "node-c2")))
+    assert not p.index.report_is_current(key)
+    assert p.index.published_report(key) is first  # the last one built, until the rebuild
+    p.clock.advance(1.1)
+    p.step()
+    rebuilt = p.index.published_report(key)
+    assert rebuilt is not None and rebuilt.pods == 4 and len(p.writer.debouncer) == 0
+    assert p.api.calls == []
+
+
 def test_leadership_lost_mid_cycle_stops_writing() -> None:
     p = pipeline(max_writes_per_second=1000.0, write_burst=1000)
     for i in range(10):

@@ -453,14 +453,22 @@ class SpreadIndex(IndexState):
         if built is None:
             return None
         w, report = built
-        if self.shadow is None:
-            return report
-        other = self.shadow.report_for(key)
-        if other is None:
-            return report
-        if w.compared is None or w.compared[0] is not report or w.compared[1] is not other:
-            w.compared = (report, other, self._with_comparison(report, other, key))
-        return w.compared[2]
+        other = self.shadow.report_for(key) if self.shadow is not None else None
+        if other is not None:
+            if w.compared is None or w.compared[0] is not report or w.compared[1] is not other:
+                w.compared = (report, other, self._with_comparison(report, other, key))
+            report = w.compared[2]
+        w.published = report
+        return report
+
+    def published_report(self, key: WorkloadKey) -> SpreadReport | None:
+        """The report :meth:`report_for` last returned for the workload — current, or the last one built while
+        a change waits for its rebuild (None: never built, or an unknown workload). Never builds: the operator's
+        /metrics reads this in the event loop while the writer builds each changed report after its debounce
+        (building every report in a scrape held the loop for 6.1 s at the envelope right after ready). O(1)."""
+        ns = self._ns.get(key.namespace)
+        w = ns.workloads.get(key) if ns else None
+        return w.published if w is not None else None
 
     def _with_comparison(self, report: SpreadReport, other: SpreadReport, key: WorkloadKey) -> SpreadReport:
         """``report`` plus the shadow profile's best score/nodes and whether the best sets overlap (both reports
@@ -511,6 +519,7 @@ class SpreadIndex(IndexState):
                     report = w.report
                     if report is None:
                         report = w.report = build(w)
+                    w.published = report
                     out.append(report)
         return out
 
@@ -609,16 +618,21 @@ class SpreadIndex(IndexState):
             w.report = self._build(w)
         return w, w.report
 
-    def candidate_layout(self, key: WorkloadKey) -> CandidateLayout | None:
+    def candidate_layout(self, key: WorkloadKey, *, build: bool = True) -> CandidateLayout | None:
         """A workload's candidate nodes by zone (each list sorted) and excluded-node counts — for one with
         DoNotSchedule constraints, those PodTopologySpread's Filter passes as of its current report (built now
-        if dirty). None for an unknown workload or one in Error. Shared by workloads with the same scheduling
-        constraints; its nodes are never mutated (a node change replaces it; only report building's memo caches
-        grow), so another thread may read it. O(1) when current."""
-        built = self._built(key)
-        if built is None or built[0].error:
+        if dirty; with ``build=False`` as of its last report, never building one: see
+        :meth:`published_report`). None for an unknown workload or one in Error. Shared by workloads with the
+        same scheduling constraints; its nodes are never mutated (a node change replaces it; only report
+        building's memo caches grow), so another thread may read it. O(1) when current."""
+        if build:
+            built = self._built(key)
+            w = built[0] if built is not None else None
+        else:
+            ns = self._ns.get(key.namespace)
+            w = ns.workloads.get(key) if ns else None
+        if w is None or w.error:
             return None
-        w = built[0]
         if w.filtered is not None:
             return w.filtered.layout
         return self._candidate_set(w).layout

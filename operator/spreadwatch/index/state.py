@@ -89,6 +89,9 @@ class Workload:
     multi: bool = False  # v1.29: the constraints count pods with different selectors
     plan_error: bool = False  # v1.29: ``error`` is the pod's own constraints' (a SelectorSpread profile skips it)
     compared: tuple[SpreadReport, SpreadReport, SpreadReport] | None = None  # (own, other, with comparison)
+    #: the report ``report_for`` last returned (kept while the workload is dirty: what the operator's /metrics
+    #: reads, never building one; ``SpreadIndex.published_report``)
+    published: SpreadReport | None = None
     #: what a refresh of a stale prediction reuses from the last full build (None: the next build is full)
     kept: KeptParts | None = None
     #: the operator's check of the last new binding of one of its pods (``SpreadIndex.check_placement``)

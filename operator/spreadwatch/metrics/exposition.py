@@ -106,13 +106,14 @@ def registry_for(
     *,
     workloads: Collection[WorkloadKey] | None = None,
     scope: Scope | None = None,
+    as_built: bool = False,
 ) -> SpreadwatchRegistry:
     """build_info, the workload/zone/node families of ``index`` (only ``workloads`` when given; only those in
-    ``scope`` when given) and, with ``operator``, the operator's self-metrics. Nothing is read until a scrape.
-    O(1)."""
+    ``scope`` when given; ``as_built``: the reports as last built, see :class:`WorkloadCollector`) and, with
+    ``operator``, the operator's self-metrics. Nothing is read until a scrape. O(1)."""
     registry = SpreadwatchRegistry()
     registry.register(BuildInfoCollector(index.profile.name))
-    registry.register(WorkloadCollector(index, options, workloads=workloads, scope=scope))
+    registry.register(WorkloadCollector(index, options, workloads=workloads, scope=scope, as_built=as_built))
     if operator is not None:
         registry.register(OperatorCollector(operator))
     return registry

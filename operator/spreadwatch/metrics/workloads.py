@@ -515,8 +515,11 @@ class WorkloadCollector(Collector):
     """Spread metrics of every workload in ``index`` (or only ``workloads``), read at scrape time.
 
     With a ``scope`` (the operator's), workloads out of it (opted out, or in an opted-out namespace) get no
-    series, as they get no SpreadReport. ``collect()`` reads the index: call it (or :meth:`view`) from the
-    thread that owns the index.
+    series, as they get no SpreadReport. ``as_built`` (the operator's): each workload's report as last built
+    (:meth:`~spreadwatch.index.SpreadIndex.published_report`; its writer builds a changed one after the
+    debounce), never building one in the scrape — a workload gets its series once its first report is built;
+    otherwise (``analyze``, tests) every report is brought current first. ``collect()`` reads the index: call it
+    (or :meth:`view`) from the thread that owns the index.
     """
 
     def __init__(
@@ -526,15 +529,18 @@ class WorkloadCollector(Collector):
         *,
         workloads: Collection[WorkloadKey] | None = None,
         scope: Scope | None = None,
+        as_built: bool = False,
     ) -> None:
         self.index = index
         self.options = options
         self.workloads = workloads
         self.scope = scope
+        self.as_built = as_built
 
     def view(self) -> WorkloadView:
-        """Take the immutable view (see the module docstring). O(workloads) with cached reports (plus O(labels)
-        each for the scope), and O(pods of a workload) for each one whose node series need its counts."""
+        """Take the immutable view (see the module docstring). O(workloads) with cached reports or ``as_built``
+        (plus O(labels) each for the scope), and O(pods of a workload) for each one whose node series need its
+        counts."""
         index = self.index
         mode = self.options.node_series
         keys: Iterable[WorkloadKey] = index.workload_keys()
@@ -546,15 +552,17 @@ class WorkloadCollector(Collector):
             keys = [k for k in keys if scope.covers(index, k)]
         nodes = _NodeSeries(mode, min(self.options.top_n, index.options.top_n), index.profile.max_score)
         rows = []
+        build = not self.as_built
+        report_of = index.report_for if build else index.published_report
         for key in keys:
-            report = index.report_for(key)
+            report = report_of(key)
             if report is None:
                 continue
             counts: Mapping[str, int] | None = None
             layout: CandidateLayout | None = None
             if mode == "all" or (mode == "default" and report.nodes_omitted):
                 counts = index.counts_of(key)
-                layout = index.candidate_layout(key)
+                layout = index.candidate_layout(key, build=build)
             rows.append(WorkloadRow(report, counts, layout, nodes))
         return WorkloadView(rows, self.options)
 

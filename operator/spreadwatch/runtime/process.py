@@ -137,7 +137,8 @@ class Runtime:
                 [None] if not resource.namespaced or config.clusterwide else list(config.namespaces)
             )
         ] if source is not None else []
-        self.metrics = registry_for(self.index, config.metrics, operator=self, scope=self.scope)
+        # the writer builds each changed report (a standby's too); a scrape reads them as built, never building
+        self.metrics = registry_for(self.index, config.metrics, operator=self, scope=self.scope, as_built=True)
         ProcessCollector(registry=self.metrics)
         self.server = ProbeServer(config.host, config.port, self.alive, self.ready, self.state)
         if reviews is None and self.api is not None:

@@ -78,7 +78,7 @@ class Debouncer:
             p.not_before = 0.0
 
     def clear(self) -> None:
-        """Forget everything (a standby keeps nothing pending)."""
+        """Forget everything (a standby before ready: nothing to build yet)."""
         self._pending.clear()
         self._deletions.clear()
 

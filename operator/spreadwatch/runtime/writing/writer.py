@@ -259,10 +259,11 @@ class Writer:
             self._next_resync = 0.0
         self._was_leader = leader
         if not leader:
-            # A standby keeps only the index warm; becoming the leader triggers a whole resync.
-            self.debouncer.clear()
+            # A standby keeps the index and its reports warm (its /metrics reads them); becoming the leader
+            # triggers a whole resync.
             self._resynced = self._settling = False
             await self._stop_resync()
+            await self._build_due()
             return 0
         if not self.ready:
             return 0  # the index is still loading: a report now would be computed from part of the cluster
@@ -321,6 +322,25 @@ class Writer:
                 self._record(key, p)
             if self.clock() >= deadline:
                 return
+
+    async def _build_due(self) -> None:
+        """A standby's cycle: the due workloads' reports built (after the debounce, as the leader's are) and
+        taken off the pending table, nothing written; before ready, only taken off (a report now would be
+        computed from part of the cluster). Yields every ``_YIELD_AFTER`` seconds. O(due) plus the building."""
+        debouncer = self.debouncer
+        debouncer.take_deletions()
+        if not self.ready:
+            debouncer.clear()
+            return
+        yielded = time.perf_counter()
+        for key in debouncer.due(self.clock()):
+            if self.is_leader():
+                return  # (the next cycle starts the leadership's resync, which checks every workload)
+            if time.perf_counter() - yielded >= _YIELD_AFTER:
+                await asyncio.sleep(0)
+                yielded = time.perf_counter()
+            if debouncer.take(key) is not None:
+                self.index.report_for(key)
 
     def _record(self, key: WorkloadKey, p: Pending) -> None:
         """A write of ``key``'s report was answered: into the writer's record and the lag histogram."""
