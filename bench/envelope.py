@@ -412,8 +412,9 @@ class Samples:
     restarts_a_kubelet_would_make: int = 0
     scrape_s: list[float] = field(default_factory=list)
     # each gzip scrape: (began, s after the operator's start; the operator's CPU seconds during it; the share of
-    # the machine's CPU time busy during it, every process)
-    scrape_at: list[tuple[float, float, float]] = field(default_factory=list)
+    # the machine's CPU time busy during it, every process; the CPU seconds of etcd and the API server during it;
+    # the harness's own, its threads' churn, expectations and report watch)
+    scrape_at: list[tuple[float, float, float, float, float]] = field(default_factory=list)
     scrape_failures: int = 0
     scrape_identity_s: list[float] = field(default_factory=list)  # the same scrape without gzip, once a minute
     scrape_gzip_bytes: int = 0  # of the last scrape, as sent
@@ -536,20 +537,33 @@ def sample_process(pid: int, port: int, samples: Samples, stop: threading.Event,
 
 
 def sample_scrapes(
-    pid: int, metrics_port: int, token: str, samples: Samples, stop: threading.Event, started: float
+    pid: int,
+    metrics_port: int,
+    token: str,
+    samples: Samples,
+    stop: threading.Event,
+    started: float,
+    control_plane: Sequence[int] = (),
 ) -> None:
     """/metrics every 10 s as Prometheus scrapes it (10 s timeout; gzip; the next one 10 s after this one
-    began, or at once when it took longer) and once a minute without gzip."""
+    began, or at once when it took longer) and once a minute without gzip; for each gzip scrape the CPU
+    seconds of the operator, of ``control_plane`` (etcd, the API server) and of the harness meanwhile."""
     url = f"https://127.0.0.1:{metrics_port}/metrics"
     tick = 0
     due = time.monotonic() + 10.0
+    harness = os.getpid()
+
+    def cpus() -> tuple[float, float, float]:
+        return _cpu_s(pid), sum(_cpu_s(p) for p in control_plane), _cpu_s(harness)
+
     while not stop.wait(max(0.0, due - time.monotonic())):
         tick += 1
         due = time.monotonic() + 10.0
-        began, cpu_before, machine_before = time.monotonic() - started, _cpu_s(pid), _machine_jiffies()
+        began, before, machine_before = time.monotonic() - started, cpus(), _machine_jiffies()
         code, took, sent, body = _scrape(url, token, 10.0)
+        after, busy = cpus(), _busy(machine_before, _machine_jiffies())
         samples.scrape_s.append(took)
-        samples.scrape_at.append((began, _cpu_s(pid) - cpu_before, _busy(machine_before, _machine_jiffies())))
+        samples.scrape_at.append((began, after[0] - before[0], busy, after[1] - before[1], after[2] - before[2]))
         samples.scrape_gzip_bytes, samples.scrape_text_bytes = sent, len(body)
         if code != 200:
             samples.scrape_failures += 1
@@ -805,11 +819,11 @@ def measure(
                 proc = subprocess.Popen(command, stdout=out, stderr=subprocess.STDOUT, env={**os.environ, **env})
             started = time.monotonic()
             samples = Samples()
+            control_plane = [p for name in ("etcd", "kube-apiserver") if (p := cluster.pids.get(name)) is not None]
+            scraping = (proc.pid, metrics_port, token, samples, stop, started, control_plane)
             samplers = [
                 threading.Thread(target=sample_process, args=(proc.pid, port, samples, stop, started), daemon=True),
-                threading.Thread(
-                    target=sample_scrapes, args=(proc.pid, metrics_port, token, samples, stop, started), daemon=True
-                ),
+                threading.Thread(target=sample_scrapes, args=scraping, daemon=True),
             ]
             for sampler in samplers:
                 sampler.start()
@@ -915,11 +929,11 @@ def measure(
 
 def _scrape_course(samples: Samples) -> dict[str, Any]:
     """Every gzip scrape as [began (s after the operator's start), seconds, the operator's CPU seconds meanwhile,
-    the machine's busy share meanwhile]: the phases' ``started_s`` tell in which each fell, the CPU whether
-    the operator had a core to format it on (a scrape's own CPU is the metrics figure's render time). With
-    :func:`scrape_shares`."""
-    course = [[round(at), round(took, 2), round(cpu, 2), round(busy, 2)]
-              for took, (at, cpu, busy) in zip(samples.scrape_s, samples.scrape_at, strict=True)]  # fmt: skip
+    the machine's busy share meanwhile, etcd's and the API server's CPU seconds meanwhile, the harness's]: the
+    phases' ``started_s`` tell in which each fell, the CPU whether the operator had a core to format it on (a
+    scrape's own CPU is the metrics figure's render time) and who had the machine. With :func:`scrape_shares`."""
+    course = [[round(at), round(took, 2), *(round(x, 2) for x in rest)]
+              for took, (at, *rest) in zip(samples.scrape_s, samples.scrape_at, strict=True)]  # fmt: skip
     return {"scrape_course": course, **scrape_shares(course)}
 
 

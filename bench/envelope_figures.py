@@ -307,12 +307,16 @@ def sum_phases(phases: Sequence[Mapping[str, Any]], first: OperatorView, last: O
 
 def scrape_shares(course: Sequence[Sequence[float]]) -> dict[str, Any]:
     """Of the envelope's scrape course (each scrape as [began s, seconds, the operator's CPU seconds meanwhile,
-    the machine's busy share meanwhile]): the slowest scrape and the operator's CPU seconds during it, and the
-    medians of the operator's CPU ÷ a scrape's seconds and of the machine's busy share during a scrape."""
+    the machine's busy share meanwhile, and, when recorded, etcd's and the API server's CPU seconds and the
+    harness's]): the slowest scrape and the operator's CPU seconds during it (and the others'), and the medians
+    of the operator's CPU ÷ a scrape's seconds and of the machine's busy share during a scrape."""
     if not course:
         return {}
     slowest = max(course, key=lambda c: c[1])
     shares = [c[2] / c[1] for c in course if c[1] > 0]
-    return {"scrape_slowest": list(slowest), "scrape_slowest_cpu_s": slowest[2],
-            "scrape_cpu_share_p50": round(statistics.median(shares), 2) if shares else None,
-            "scrape_machine_busy_p50": round(statistics.median(c[3] for c in course), 2)}  # fmt: skip
+    out = {"scrape_slowest": list(slowest), "scrape_slowest_cpu_s": slowest[2],
+           "scrape_cpu_share_p50": round(statistics.median(shares), 2) if shares else None,
+           "scrape_machine_busy_p50": round(statistics.median(c[3] for c in course), 2)}  # fmt: skip
+    if len(slowest) >= 6:
+        out["scrape_slowest_control_plane_cpu_s"], out["scrape_slowest_harness_cpu_s"] = slowest[4], slowest[5]
+    return out

@@ -84,6 +84,12 @@ def test_writes_per_change_weighs_each_phase_at_its_own_rate() -> None:
                      {"scrape_slowest": [20, 4.0, 2.0, 0.9], "scrape_slowest_cpu_s": 2.0,
                       "scrape_cpu_share_p50": 0.5, "scrape_machine_busy_p50": 0.9},
                      id="slowest 4 s with 2 s CPU; shares 0.5, 0.5, 1 → 0.5; busy → 0.9"),
+        # ... with etcd + the API server's CPU and the harness's: those of the slowest (4 s: 3.5 and 1.5 s)
+        pytest.param([[10, 1.0, 0.5, 1.0, 0.9, 0.4], [20, 4.0, 2.0, 0.9, 3.5, 1.5]],
+                     {"scrape_slowest": [20, 4.0, 2.0, 0.9, 3.5, 1.5], "scrape_slowest_cpu_s": 2.0,
+                      "scrape_cpu_share_p50": 0.5, "scrape_machine_busy_p50": 0.95,
+                      "scrape_slowest_control_plane_cpu_s": 3.5, "scrape_slowest_harness_cpu_s": 1.5},
+                     id="slowest 4 s: control plane 3.5 s, harness 1.5 s; busy 1, 0.9 → 0.95"),
     ],
 )
 def test_scrape_shares_name_the_slowest_and_the_medians(course: list[list[float]], expected: dict[str, Any]) -> None:
