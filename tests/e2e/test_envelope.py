@@ -61,10 +61,15 @@ def test_probes_never_fail_and_no_restart(result: dict[str, Any]) -> None:
     assert result["restarts_a_kubelet_would_make"] == 0
     assert result["scrapes"] >= 1
     assert result["scrape_failures"] == 0
-    course = result["scrape_course"]  # [began s, seconds, the operator's CPU s meanwhile, the machine's busy share]
+    # [began s, seconds, the operator's CPU s meanwhile, the machine's busy share, etcd + the API server's CPU s,
+    # the harness's CPU s]
+    course = result["scrape_course"]
     assert len(course) == result["scrapes"] and result["scrape_slowest"] in course
-    assert all(at >= 0 and took > 0 and cpu >= 0 and 0 <= busy <= 1 for at, took, cpu, busy in course)
-    assert result["scrape_slowest_cpu_s"] == result["scrape_slowest"][2] and 0 <= result["scrape_machine_busy_p50"] <= 1
+    assert all(at >= 0 and took > 0 and cpu >= 0 and 0 <= busy <= 1 and control >= 0 and harness >= 0
+               for at, took, cpu, busy, control, harness in course)  # fmt: skip
+    slowest = result["scrape_slowest"]
+    assert result["scrape_slowest_cpu_s"] == slowest[2] and 0 <= result["scrape_machine_busy_p50"] <= 1
+    assert (result["scrape_slowest_control_plane_cpu_s"], result["scrape_slowest_harness_cpu_s"]) == tuple(slowest[4:])
     assert result["operator_exit"] == 0
 
 
