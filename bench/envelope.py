@@ -891,8 +891,8 @@ def measure(
             rss_now = _proc(proc.pid)[0]
             result["rss_after_churn_mib"] = round(rss_now, 1)
             stop.set()
-            for sampler in samplers:
-                sampler.join(15)
+            for sampler in samplers:  # (each curl is bounded by its own timeout: the threads end, and their
+                sampler.join()  # samples are complete before they are read)
             result.update({
                 "memory_limit_mib": limit_mib,
                 "rss_imports_mib": _imports_rss(command[0]),
